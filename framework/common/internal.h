@@ -1,0 +1,17 @@
+/* internal.h — helpers shared by the library's modules; not part of the public API. */
+#ifndef T2_INTERNAL_H
+#define T2_INTERNAL_H
+
+#include <stddef.h>
+#include "t2exp/error.h"
+
+/* 64-byte aligned allocation (cache lines, AVX-512); zeroed. NULL on failure or overflow. */
+void *t2__alloc_aligned(size_t count, size_t size);
+void t2__free_aligned(void *p);
+
+/* Overflow-checked a*b; returns 0 and sets *out, or -1 on overflow. */
+int t2__mul_size(size_t a, size_t b, size_t *out);
+
+#define T2__UNUSED(x) ((void)(x))
+
+#endif

@@ -1,4 +1,165 @@
-/* placeholder: replaced by the module */
+/* t2exp/data.h — datasets (in-memory, IDX files, memory-mapped caches) and the data loader.
+ *
+ * A t2_dataset is a read-only, indexable set of samples: each sample is a float32 array of the
+ * dataset's sample shape ({C, H, W} for images, {F} for feature vectors) with values in [0, 1]
+ * for image data, plus an optional int32 class label. Datasets are safe to read from several
+ * threads at once.
+ *
+ * A t2_loader turns a dataset into a stream of t2_batch: per-epoch shuffling from (seed, epoch),
+ * sharding across data-parallel ranks, per-sample transforms that are random per
+ * (seed, epoch, sample index), and optional prefetch worker threads. The batch sequence depends
+ * only on the dataset and the parameters — never on the number of workers — and the loader's
+ * position can be saved and restored so a resumed trial sees exactly the batches it would have. */
 #ifndef T2EXP_DATA_H
 #define T2EXP_DATA_H
+
+#include <stdint.h>
+#include "t2exp/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct t2_dataset t2_dataset;
+typedef struct t2_loader t2_loader;
+
+/* ---- datasets ------------------------------------------------------------------------------ */
+
+/* Number of samples in ds (0 for NULL). */
+int64_t t2_dataset_len(const t2_dataset *ds);
+
+/* The shape of one sample without the batch dimension: *ndim is 3 with shape = {C, H, W} for
+ * images, or 1 with shape = {F, 1, 1} for feature vectors (the form t2_net_create takes).
+ * T2_EINVAL if any argument is NULL. */
+int t2_dataset_sample_shape(const t2_dataset *ds, int *ndim, int shape[3]);
+
+/* Number of classes (max label + 1), or 0 if the dataset has no labels. */
+int t2_dataset_num_classes(const t2_dataset *ds);
+
+/* Copies sample i, untransformed, into x (t2_dataset_sample_shape's element count of floats) and
+ * its label into *label (label may be NULL; it gets -1 for an unlabelled dataset). T2_EINVAL for
+ * an index out of range. Thread-safe. */
+int t2_dataset_get(const t2_dataset *ds, int64_t i, float *x, int32_t *label);
+
+/* Frees the dataset and whatever it owns (memory, mappings). Accepts NULL. A dataset must outlive
+ * every loader that borrows it. */
+void t2_dataset_free(t2_dataset *ds);
+
+/* An in-memory dataset over x ([N, C, H, W] images or [N, F] feature vectors) and labels (N
+ * int32 class labels >= 0, or NULL for an unlabelled dataset). With copy = 1 the data is copied
+ * and the caller may free its buffers at once; with copy = 0 the dataset borrows x->data and
+ * labels, which must stay valid and unchanged until t2_dataset_free. Values are used as they are
+ * (not rescaled). T2_EINVAL for a NULL/empty tensor, ndim other than 2 or 4, or a negative label;
+ * T2_ENOMEM if the copy cannot be allocated. */
+int t2_dataset_from_tensor(t2_dataset **out, const t2_tensor *x, const int32_t *labels, int copy);
+
+/* Opens an IDX image/label pair of the MNIST family: images_path is idx3 ubyte (magic 0x803,
+ * [N, H, W]), labels_path idx1 ubyte (magic 0x801, [N]). Each file may be raw or gzip-compressed
+ * (detected from its first bytes, decompressed through libarchive). The whole content is checked:
+ * magic, every dimension in 1..65536, the payload exactly as long as the header says (no
+ * truncation, no trailing bytes), equal counts. Pixels stay uint8 in memory (a quarter of the
+ * float size) and become floats in [0, 1] (v / 255) when a sample is read; samples are {1, H, W}.
+ * Errors name the file and the problem: T2_ENOTFOUND (no such file), T2_EIO (read error),
+ * T2_EFORMAT (bad magic, absurd dimensions, truncated or corrupt data, count mismatch), T2_ENOMEM. */
+int t2_dataset_idx_open(t2_dataset **out, const char *images_path, const char *labels_path);
+
+/* Writes ds to a flat cache file at path: a 4096-byte header (magic, version, sample count and
+ * shape, pixel type, label presence, class count, file size), the pixels (uint8 if ds stores
+ * uint8, else float32) and the int32 labels. The file is written under a temporary name in the
+ * same directory, fsynced and renamed over path, so readers never see a half-written cache.
+ * T2_EIO on any write failure (the temporary file is removed). */
+int t2_dataset_cache_write(const t2_dataset *ds, const char *path);
+
+/* Opens a cache written by t2_dataset_cache_write by mapping it read-only (MAP_SHARED), so all
+ * trials reading the same cache share one copy in the page cache; nothing is copied. The header
+ * is validated against the file's real size and every label against the class count.
+ * T2_ENOTFOUND, T2_EIO, or T2_EFORMAT (not a cache, other version or byte order, inconsistent
+ * sizes) with the path in the message. The file must not be truncated while mapped. */
+int t2_dataset_cache_open(t2_dataset **out, const char *path);
+
+/* The Fashion-MNIST directory: $FASHION_MNIST_DIR if set and non-empty, else
+ * "/usr/share/datasets/fashion-mnist" (where Debian's dataset-fashion-mnist installs it). */
+const char *t2_fashion_mnist_dir(void);
+
+/* Opens Fashion-MNIST's "train" (60000 samples) or "test" (10000) split from dir (NULL: the
+ * directory of t2_fashion_mnist_dir()), preferring the *.gz files and falling back to
+ * uncompressed ones. T2_ENOTFOUND, with a hint to `apt-get install dataset-fashion-mnist` or to
+ * set FASHION_MNIST_DIR, if the files are absent; T2_EINVAL for another split name; otherwise as
+ * t2_dataset_idx_open. */
+int t2_dataset_fashion_mnist(t2_dataset **out, const char *split, const char *dir);
+
+/* ---- loader -------------------------------------------------------------------------------- */
+
+#define T2_LOADER_MAX_CHANNELS 8
+
+typedef struct t2_loader_params {
+    int batch_size;   /* samples per batch on this rank (> 0) */
+    int shuffle;      /* 1: a fresh permutation per epoch, from (seed, epoch) only */
+    int drop_last;    /* 1: drop the short final global batch of an epoch */
+    uint64_t seed;    /* shuffle and transform randomness */
+    int rank;         /* this rank, 0..world_size-1 */
+    int world_size;   /* data-parallel ranks sharing the dataset (>= 1) */
+    int num_workers;  /* prefetch threads; 0 = batches built in the calling thread */
+    int prefetch;     /* ready batches the queue may hold (>= 1; raised to num_workers) */
+    int repeat;       /* 1: stream forever across epochs; 0: a NULL batch marks each epoch's end */
+    int own_dataset;  /* 1: the loader takes ds (freed by t2_loader_free, or at once if create fails) */
+    /* Transforms, applied in this order, each random per (seed, epoch, sample index):
+     * random crop after zero padding, random horizontal flip, then normalisation. */
+    int crop_padding;       /* 0 = off; else pad by this many pixels and crop back to H x W */
+    float hflip_prob;       /* probability of a horizontal flip (0 = off) */
+    int normalize_channels; /* 0 = off; 1 = mean[0]/std[0] for every channel; C = per channel */
+    float mean[T2_LOADER_MAX_CHANNELS];
+    float std[T2_LOADER_MAX_CHANNELS];
+} t2_loader_params;
+
+/* Defaults: batch_size 32, no shuffle, keep the short batch, seed 0, rank 0 of 1, 0 workers,
+ * prefetch 2, repeat 1, borrowed dataset, no transforms. */
+t2_loader_params t2_loader_params_default(void);
+
+/* The loader's position: the epoch and the index within it of the next batch t2_loader_next will
+ * deliver. In repeat = 0 mode batch may equal the batches per epoch, meaning the end-of-epoch NULL
+ * is due next. A plain value: store it in a checkpoint and give it back to t2_loader_restore. */
+typedef struct t2_loader_state {
+    int64_t epoch;
+    int64_t batch;
+} t2_loader_state;
+
+/* Creates a loader over ds (borrowed unless p->own_dataset). Batching: each epoch's sample order
+ * is the identity or, with shuffle, a permutation drawn from (seed, epoch). Global batch k is the
+ * samples at positions [k*G, (k+1)*G) of that order, G = batch_size * world_size, and rank r gets
+ * the r-th contiguous slice of batch_size of it, so the ranks' batches are disjoint and together
+ * make up the single-rank batch of size G. A short final global batch of m < G samples is dropped
+ * with drop_last; otherwise it is split as evenly as possible (rank r gets m / W samples, plus one
+ * if r < m % W, in rank order), except that it is dropped if m < world_size, since some rank
+ * would get nothing. Crop and flip need image samples (ndim 3). T2_EINVAL for bad parameters or
+ * an epoch with no batch; T2_ENOMEM. No thread starts until the first t2_loader_next. */
+int t2_loader_create(t2_loader **out, t2_dataset *ds, const t2_loader_params *p);
+
+/* Delivers the next batch in *out: x is [n, ...sample shape], labels NULL for an unlabelled
+ * dataset. The batch and its buffers belong to the loader and stay valid until the next
+ * t2_loader_next, t2_loader_restore or t2_loader_free. With repeat = 0, after the last batch of an
+ * epoch one call sets *out = NULL (and returns 0); the call after it starts the next epoch. On an
+ * error the position does not advance (a later call retries). T2_ENOMEM if a worker thread cannot
+ * be started. */
+int t2_loader_next(t2_loader *l, const t2_batch **out);
+
+/* Batches per epoch on every rank (the same for all ranks). 0 for NULL. */
+int64_t t2_loader_batches_per_epoch(const t2_loader *l);
+
+/* Current position (see t2_loader_state). T2_EINVAL for NULL arguments. */
+int t2_loader_state_get(const t2_loader *l, t2_loader_state *st);
+
+/* Moves the loader to st: the next batch delivered is batch st->batch of epoch st->epoch, exactly
+ * as an uninterrupted loader would have delivered it. Stops and discards prefetched work.
+ * T2_EINVAL for a negative epoch or a batch index outside 0..batches per epoch (the end value is
+ * only valid with repeat = 0). */
+int t2_loader_restore(t2_loader *l, const t2_loader_state *st);
+
+/* Stops the worker threads (waking any that wait), frees the batch buffers, and frees the dataset
+ * if the loader owns it. Accepts NULL. */
+void t2_loader_free(t2_loader *l);
+
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -1,0 +1,152 @@
+/* dataset.c — the dataset handle's common functions and the in-memory tensor dataset. */
+#include <stdlib.h>
+#include <string.h>
+#include "data_internal.h"
+#include "internal.h"
+
+int t2__dataset_new(t2_dataset **out, const struct t2__dataset_ops *ops, int64_t n, int ndim,
+                    const int *shape)
+{
+    *out = NULL;
+    if (n <= 0 || n > T2__MAX_SAMPLES)
+        return t2_seterr(T2_EINVAL, "dataset: %lld samples (must be 1..%lld)", (long long)n,
+                         (long long)T2__MAX_SAMPLES);
+    if (ndim != 1 && ndim != 3)
+        return t2_seterr(T2_EINVAL, "dataset: sample ndim %d (must be 1 or 3)", ndim);
+    size_t numel = 1;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] <= 0)
+            return t2_seterr(T2_EINVAL, "dataset: sample dimension %d is %d", i, shape[i]);
+        if (t2__mul_size(numel, (size_t)shape[i], &numel) != 0)
+            return t2_seterr(T2_EINVAL, "dataset: sample size overflows");
+    }
+    /* Whole-dataset byte counts (n * numel * 4) are computed in size_t elsewhere; keep them sane. */
+    size_t total;
+    if (t2__mul_size(numel, (size_t)n, &total) != 0 || t2__mul_size(total, sizeof(float), &total) != 0)
+        return t2_seterr(T2_EINVAL, "dataset: %lld samples of %zu values overflow", (long long)n, numel);
+    t2_dataset *ds = calloc(1, sizeof *ds);
+    if (!ds) return t2_seterr(T2_ENOMEM, "dataset: out of memory");
+    ds->ops = ops;
+    ds->n = (uint32_t)n;
+    ds->ndim = ndim;
+    ds->shape[0] = ds->shape[1] = ds->shape[2] = 1;
+    for (int i = 0; i < ndim; i++) ds->shape[i] = shape[i];
+    ds->numel = numel;
+    *out = ds;
+    return T2_OK;
+}
+
+int64_t t2_dataset_len(const t2_dataset *ds) { return ds ? (int64_t)ds->n : 0; }
+
+int t2_dataset_num_classes(const t2_dataset *ds) { return ds ? ds->num_classes : 0; }
+
+int t2_dataset_sample_shape(const t2_dataset *ds, int *ndim, int shape[3])
+{
+    if (!ds || !ndim || !shape) return t2_seterr(T2_EINVAL, "t2_dataset_sample_shape: NULL argument");
+    *ndim = ds->ndim;
+    for (int i = 0; i < 3; i++) shape[i] = ds->shape[i];
+    return T2_OK;
+}
+
+int t2_dataset_get(const t2_dataset *ds, int64_t i, float *x, int32_t *label)
+{
+    if (!ds || !x) return t2_seterr(T2_EINVAL, "t2_dataset_get: NULL argument");
+    if (i < 0 || i >= (int64_t)ds->n)
+        return t2_seterr(T2_EINVAL, "t2_dataset_get: index %lld out of range 0..%u", (long long)i,
+                         ds->n - 1);
+    uint32_t k = (uint32_t)i;
+    if (ds->pix_type == T2__PIX_U8) {
+        const uint8_t *p = (const uint8_t *)ds->pixels + (size_t)k * ds->numel;
+        for (size_t j = 0; j < ds->numel; j++) x[j] = (float)p[j] / 255.0f;
+    } else if (ds->pix_type == T2__PIX_F32) {
+        memcpy(x, (const float *)ds->pixels + (size_t)k * ds->numel, ds->numel * sizeof(float));
+    } else {
+        int32_t lab;
+        int rc = ds->ops->get(ds, k, x, &lab);
+        if (rc) return rc;
+        if (label) *label = lab;
+        return T2_OK;
+    }
+    if (label) *label = t2__dataset_label(ds, k);
+    return T2_OK;
+}
+
+void t2_dataset_free(t2_dataset *ds)
+{
+    if (!ds) return;
+    if (ds->ops && ds->ops->destroy) ds->ops->destroy(ds);
+    free(ds);
+}
+
+/* ---- in-memory tensor dataset ---- */
+
+typedef struct {
+    float *x;        /* owned copies (NULL when borrowed) */
+    int32_t *labels;
+} tensor_impl;
+
+static void tensor_destroy(t2_dataset *ds)
+{
+    tensor_impl *t = ds->impl;
+    if (!t) return;
+    t2__free_aligned(t->x);
+    free(t->labels);
+    free(t);
+}
+
+static const struct t2__dataset_ops tensor_ops = {"tensor", NULL, tensor_destroy};
+
+int t2_dataset_from_tensor(t2_dataset **out, const t2_tensor *x, const int32_t *labels, int copy)
+{
+    if (!out) return t2_seterr(T2_EINVAL, "t2_dataset_from_tensor: NULL out");
+    *out = NULL;
+    if (!x || !x->data) return t2_seterr(T2_EINVAL, "t2_dataset_from_tensor: NULL tensor");
+    if (x->ndim != 2 && x->ndim != 4)
+        return t2_seterr(T2_EINVAL, "t2_dataset_from_tensor: ndim %d (want [N, F] or [N, C, H, W])",
+                         x->ndim);
+    int shape[3] = {1, 1, 1};
+    for (int i = 1; i < x->ndim; i++) shape[i - 1] = x->shape[i];
+    t2_dataset *ds = NULL;
+    tensor_impl *impl = NULL;
+    int rc = t2__dataset_new(&ds, &tensor_ops, x->shape[0], x->ndim - 1, shape);
+    if (rc) return rc;
+    int32_t maxlab = -1;
+    for (uint32_t i = 0; labels && i < ds->n; i++) {
+        if (labels[i] < 0) {
+            rc = t2_seterr(T2_EINVAL, "t2_dataset_from_tensor: label %u is %d (must be >= 0)", i,
+                           labels[i]);
+            goto fail;
+        }
+        if (labels[i] > maxlab) maxlab = labels[i];
+    }
+    if (maxlab == INT32_MAX) {
+        rc = t2_seterr(T2_EINVAL, "t2_dataset_from_tensor: label %d too large", maxlab);
+        goto fail;
+    }
+    ds->num_classes = labels ? maxlab + 1 : 0;
+    ds->pix_type = T2__PIX_F32;
+    ds->pixels = x->data;
+    ds->labels32 = labels;
+    if (copy) {
+        impl = calloc(1, sizeof *impl);
+        if (!impl) goto nomem;
+        ds->impl = impl;
+        impl->x = t2__alloc_aligned((size_t)ds->n * ds->numel, sizeof(float));
+        if (!impl->x) goto nomem;
+        memcpy(impl->x, x->data, (size_t)ds->n * ds->numel * sizeof(float));
+        ds->pixels = impl->x;
+        if (labels) {
+            impl->labels = malloc((size_t)ds->n * sizeof(int32_t));
+            if (!impl->labels) goto nomem;
+            memcpy(impl->labels, labels, (size_t)ds->n * sizeof(int32_t));
+            ds->labels32 = impl->labels;
+        }
+    }
+    *out = ds;
+    return T2_OK;
+nomem:
+    rc = t2_seterr(T2_ENOMEM, "t2_dataset_from_tensor: cannot copy %u samples", ds->n);
+fail:
+    t2_dataset_free(ds);
+    return rc;
+}

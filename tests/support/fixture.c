@@ -1,3 +1,4 @@
+#define _POSIX_C_SOURCE 200809L
 /* fixture.c — loader for the PyTorch reference fixtures (format in fixture.h). */
 #include "fixture.h"
 #include <ctype.h>
@@ -91,7 +92,6 @@ const fixture_array *fixture_get(const fixture *f, const char *name)
 {
     for (size_t i = 0; f && i < f->count; i++)
         if (strcmp(f->arr[i].name, name) == 0) return &f->arr[i];
-    fprintf(stderr, "fixture: no array named %s\n", name);
     return NULL;
 }
 
@@ -99,7 +99,10 @@ size_t fixture_compare(const fixture *f, const char *name, const float *got, siz
                        double atol)
 {
     const fixture_array *a = fixture_get(f, name);
-    if (!a) return 1;
+    if (!a) {
+        fprintf(stderr, "fixture: no array named %s\n", name);
+        return 1;
+    }
     if (a->n != n) {
         fprintf(stderr, "fixture %s: %zu values, compared with %zu\n", name, a->n, n);
         return 1;

@@ -1,4 +1,4 @@
-/* fixture.h — reads the reference fixtures written by tests/fixtures/*.py (PyTorch).
+/* fixture.h — reads the reference fixtures written by the tests/fixtures scripts (PyTorch).
  *
  * File format (text, one array per record):
  *   # comment lines
@@ -24,7 +24,7 @@ typedef struct fixture_array {
 fixture *fixture_load(const char *file);
 void fixture_free(fixture *f);
 
-/* The array called name, or NULL (with a message on stderr). */
+/* The array called name, or NULL if the file has none. */
 const fixture_array *fixture_get(const fixture *f, const char *name);
 
 /* Compares got[0..n) with the fixture array `name`: |got-want| <= atol + rtol*|want| elementwise.

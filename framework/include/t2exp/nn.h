@@ -1,4 +1,128 @@
-/* placeholder: replaced by the module */
+/* t2exp/nn.h — sequential networks, layers, losses and metrics (float32, NCHW, CPU/OpenBLAS).
+ *
+ * A t2_net is a stack of layers built by appending: each append infers the layer's input shape
+ * from the previous layer's output, so a shape mistake is reported at the append that makes it.
+ * After the last layer, t2_net_init() lays every parameter out in ONE contiguous buffer (and the
+ * gradients in another, the batchnorm running statistics in a third), described by a table of
+ * {name, shape, offset} — one allreduce, one checkpoint write, one optimizer loop — and draws the
+ * initial values like PyTorch's defaults from the caller's seeded RNG.
+ *
+ * Forward/backward keep their activations inside the net, sized for the largest batch seen so
+ * far: after the first step at a given batch size, a training step allocates nothing. Gradients
+ * accumulate across backward calls until t2_net_zero_grad(). */
 #ifndef T2EXP_NN_H
 #define T2EXP_NN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "t2exp/rng.h"
+#include "t2exp/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct t2_net t2_net;
+
+typedef enum t2_mode {
+    T2_EVAL = 0,   /* dropout off, batchnorm uses running statistics */
+    T2_TRAIN = 1,  /* dropout on, batchnorm uses batch statistics and updates running ones */
+} t2_mode;
+
+/* Creates an empty net whose samples have the given shape (without the batch dimension):
+ * {C, H, W} for images, {F} for feature vectors. ndim is 1 or 3. */
+int t2_net_create(t2_net **out, int ndim, const int *sample_shape);
+
+/* Frees the net and everything it owns. Accepts NULL. */
+void t2_net_free(t2_net *net);
+
+/* Layer appenders. Each returns T2_ESHAPE if the current output shape does not suit the layer
+ * (e.g. conv2d after a flat layer), T2_EINVAL for bad settings, T2_ESTATE after t2_net_init. */
+int t2_net_dense(t2_net *net, int out_features);                 /* y = x W^T + b, W [out, in] */
+int t2_net_conv2d(t2_net *net, int out_channels, int kernel, int stride, int padding); /* W [oc, ic, k, k] */
+int t2_net_maxpool2d(t2_net *net, int kernel, int stride);       /* no padding, floor mode */
+int t2_net_avgpool2d(t2_net *net, int kernel, int stride, int padding); /* padding counted (PyTorch default) */
+int t2_net_relu(t2_net *net);
+int t2_net_leaky_relu(t2_net *net, float negative_slope);
+int t2_net_tanh(t2_net *net);
+int t2_net_sigmoid(t2_net *net);
+int t2_net_gelu(t2_net *net);                                    /* exact erf form */
+int t2_net_dropout(t2_net *net, float p);                        /* inverted: kept values scaled by 1/(1-p) */
+int t2_net_flatten(t2_net *net);
+/* Batch normalisation over the batch (1d, for [F] samples) or batch×H×W (2d, for [C,H,W]),
+ * with affine weight/bias; running stats updated with `momentum` (PyTorch: 0.1) using the
+ * unbiased batch variance. */
+int t2_net_batchnorm(t2_net *net, float eps, float momentum);
+int t2_net_log_softmax(t2_net *net);                             /* over the features of [F] samples */
+
+/* Finishes the net: allocates the flat parameter, gradient and buffer arrays and initialises them
+ * like PyTorch (dense/conv: Kaiming-uniform weights with a=sqrt(5), i.e. U(±1/sqrt(fan_in)), bias
+ * U(±1/sqrt(fan_in)); batchnorm weight 1, bias 0, running mean 0, var 1). Draws from rng. */
+int t2_net_init(t2_net *net, t2_rng *rng);
+
+/* Runs the net on x ([n, sample shape...]) and points *y at the output (owned by the net, valid
+ * until the next forward). In T2_TRAIN mode the activations needed by t2_net_backward are kept
+ * and dropout masks are drawn from rng (rng may be NULL in T2_EVAL mode). */
+int t2_net_forward(t2_net *net, const t2_tensor *x, t2_mode mode, t2_rng *rng, const t2_tensor **y);
+
+/* Back-propagates dy (same shape as the last forward's output) through the last T2_TRAIN
+ * forward: adds the parameter gradients into the gradient buffer, and, if dx is not NULL,
+ * points *dx at the gradient with respect to the input (owned by the net). */
+int t2_net_backward(t2_net *net, const t2_tensor *dy, const t2_tensor **dx);
+
+/* Zeroes the gradient buffer. */
+void t2_net_zero_grad(t2_net *net);
+
+/* The flat buffers and their lengths in floats (NULL/0 before t2_net_init). Parameters and
+ * gradients share one layout; buffers hold non-trained state (batchnorm running statistics). */
+float *t2_net_params(t2_net *net, size_t *n);
+float *t2_net_grads(t2_net *net, size_t *n);
+float *t2_net_buffers(t2_net *net, size_t *n);
+
+/* One entry of the tensor table: a named slice of the parameter (or, with is_buffer, of the
+ * buffer) array. Names look like "0.conv2d.weight": layer index, kind, role. */
+typedef struct t2_param_info {
+    char name[48];
+    int ndim;
+    int shape[T2_MAX_DIMS];
+    size_t offset;   /* in floats, from the start of its flat array */
+    size_t size;     /* in floats */
+    int is_buffer;
+} t2_param_info;
+
+/* Number of entries in the tensor table, and entry i (T2_EINVAL if out of range). */
+int t2_net_num_tensors(const t2_net *net);
+int t2_net_tensor_info(const t2_net *net, int i, t2_param_info *info);
+
+/* Number of layers; the per-sample output shape of the whole net. */
+int t2_net_num_layers(const t2_net *net);
+int t2_net_output_shape(const t2_net *net, int *ndim, int shape[T2_MAX_DIMS]);
+
+/* Writes a one-line-per-layer summary (kind, output shape, parameters) into buf. */
+int t2_net_summary(const t2_net *net, char *buf, size_t len);
+
+/* ---- losses: each computes the mean loss over the batch and, if dinput is not NULL, writes its
+ * gradient with respect to the input (same shape as input; caller-owned). ---- */
+
+/* Softmax cross-entropy on raw logits [n, classes] and labels in [0, classes), with label
+ * smoothing in [0, 1) (PyTorch's cross_entropy(label_smoothing=...)). T2_EINVAL for a label out
+ * of range (naming the sample), T2_ENUMERIC if the loss is not finite. */
+int t2_loss_softmax_xent(const t2_tensor *logits, const int32_t *labels, float label_smoothing,
+                         float *loss, t2_tensor *dlogits);
+
+/* Negative log-likelihood on log-probabilities [n, classes] (after t2_net_log_softmax). */
+int t2_loss_nll(const t2_tensor *logprobs, const int32_t *labels, float *loss, t2_tensor *dlogprobs);
+
+/* Mean squared error over all elements of pred and target (same shape). */
+int t2_loss_mse(const t2_tensor *pred, const t2_tensor *target, float *loss, t2_tensor *dpred);
+
+/* ---- metrics ---- */
+
+/* Number of samples whose label is among the k highest scores of their row of scores [n, classes]
+ * (ties broken toward the lower class index). k = 1 is plain accuracy. */
+int t2_topk_correct(const t2_tensor *scores, const int32_t *labels, int k, int64_t *correct);
+
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -1,0 +1,53 @@
+/* layer.h — the internal layer interface behind t2_net.
+ *
+ * A layer knows its per-sample input/output shapes and hyper-settings; the net owns every buffer.
+ * Parameters live in the net's flat arrays: a layer sees pointers into them (w/b and dw/db), set
+ * when the net is initialised. Per-batch scratch (dropout masks, pooling argmax, im2col columns,
+ * batchnorm statistics) is sized by the net for the largest batch and handed to the layer. */
+#ifndef T2_NN_LAYER_H
+#define T2_NN_LAYER_H
+
+#include <stddef.h>
+#include "t2exp/error.h"
+#include "t2exp/nn.h"
+
+typedef struct t2__layer t2__layer;
+
+typedef struct t2__layer_ops {
+    const char *kind;
+    /* Per-batch scratch in bytes for a batch of n (0 if none). */
+    size_t (*scratch_bytes)(const t2__layer *l, int n);
+    /* PyTorch-style initialisation of the layer's parameters and buffers. */
+    void (*init)(t2__layer *l, t2_rng *rng);
+    void (*forward)(t2__layer *l, const float *x, float *y, int n, t2_mode mode, t2_rng *rng);
+    /* dx may be NULL (first layer, input gradient not wanted). Adds into dw/db. */
+    void (*backward)(t2__layer *l, const float *x, const float *y, const float *dy, float *dx, int n);
+} t2__layer_ops;
+
+struct t2__layer {
+    const t2__layer_ops *ops;
+    int in_ndim, in_shape[3];   /* per sample: {F} or {C, H, W} */
+    int out_ndim, out_shape[3];
+    size_t in_size, out_size;   /* floats per sample */
+
+    /* Settings (meaning depends on the kind). */
+    int kernel, stride, padding, channels;
+    float p;                    /* dropout probability, leaky slope, batchnorm eps */
+    float momentum;             /* batchnorm */
+
+    /* Parameter slices (set by t2_net_init). */
+    size_t nweight, nbias, nbuffer;  /* counts the layer asks for */
+    float *w, *b, *dw, *db;
+    float *buf;                 /* running statistics */
+
+    void *scratch;              /* per-batch scratch, scratch_bytes(n) bytes */
+};
+
+extern const t2__layer_ops t2__dense_ops, t2__conv2d_ops, t2__maxpool2d_ops, t2__avgpool2d_ops,
+    t2__relu_ops, t2__leaky_relu_ops, t2__tanh_ops, t2__sigmoid_ops, t2__gelu_ops, t2__dropout_ops,
+    t2__flatten_ops, t2__batchnorm_ops, t2__log_softmax_ops;
+
+/* Uniform fill in [-bound, bound) from rng (PyTorch's kaiming_uniform(a=sqrt(5)) and bias init). */
+void t2__fill_uniform(float *p, size_t n, float bound, t2_rng *rng);
+
+#endif

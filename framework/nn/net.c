@@ -1,0 +1,379 @@
+/* net.c — the sequential container: layer list, flat parameter/gradient/buffer arrays with their
+ * tensor table, activation storage, and the forward/backward sweeps. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "internal.h"
+#include "net.h"
+
+struct t2_net {
+    int in_ndim, in_shape[3];
+    size_t in_size;
+    t2__layer *layers;
+    int nlayers, cap;
+
+    int initialized;
+    float *params, *grads, *buffers;
+    size_t nparams, nbuffers;
+    t2_param_info *table;
+    int ntable;
+
+    int max_batch;      /* activations and scratch are sized for this many samples */
+    float **acts;       /* acts[i]: output of layer i */
+    float *ping, *pong; /* gradients flowing backward alternate between these */
+    int last_n;         /* batch size of the last forward */
+    int last_train;     /* the last forward was in T2_TRAIN mode: backward may run */
+    const float *last_x;
+    t2_tensor out, dx;
+};
+
+static size_t shape_size(int ndim, const int *s)
+{
+    size_t n = 1;
+    for (int i = 0; i < ndim; i++) n *= (size_t)s[i];
+    return n;
+}
+
+int t2_net_create(t2_net **out, int ndim, const int *sample_shape)
+{
+    if (!out || !sample_shape) return t2_seterr(T2_EINVAL, "t2_net_create: NULL argument");
+    *out = NULL;
+    if (ndim != 1 && ndim != 3)
+        return t2_seterr(T2_EINVAL, "t2_net_create: sample ndim %d (must be 1 for [F] or 3 for [C,H,W])", ndim);
+    for (int i = 0; i < ndim; i++)
+        if (sample_shape[i] <= 0 || sample_shape[i] > (1 << 24))
+            return t2_seterr(T2_EINVAL, "t2_net_create: sample dimension %d is %d", i, sample_shape[i]);
+    t2_net *net = calloc(1, sizeof *net);
+    if (!net) return t2_seterr(T2_ENOMEM, "t2_net_create: out of memory");
+    net->in_ndim = ndim;
+    memcpy(net->in_shape, sample_shape, (size_t)ndim * sizeof(int));
+    net->in_size = shape_size(ndim, sample_shape);
+    *out = net;
+    return T2_OK;
+}
+
+static void free_activations(t2_net *net)
+{
+    for (int i = 0; net->acts && i < net->nlayers; i++) {
+        t2__free_aligned(net->acts[i]);
+        t2__free_aligned(net->layers[i].scratch);
+        net->layers[i].scratch = NULL;
+    }
+    free(net->acts);
+    net->acts = NULL;
+    t2__free_aligned(net->ping);
+    t2__free_aligned(net->pong);
+    net->ping = net->pong = NULL;
+    net->max_batch = 0;
+}
+
+void t2_net_free(t2_net *net)
+{
+    if (!net) return;
+    free_activations(net);
+    free(net->layers);
+    t2__free_aligned(net->params);
+    t2__free_aligned(net->grads);
+    t2__free_aligned(net->buffers);
+    free(net->table);
+    free(net);
+}
+
+int t2__net_tail(t2_net *net, int *ndim, int shape[3])
+{
+    if (!net) return t2_seterr(T2_EINVAL, "t2_net: NULL net");
+    if (net->initialized) return t2_seterr(T2_ESTATE, "t2_net: cannot add layers after t2_net_init");
+    if (net->nlayers == 0) {
+        *ndim = net->in_ndim;
+        memcpy(shape, net->in_shape, sizeof net->in_shape);
+    } else {
+        const t2__layer *l = &net->layers[net->nlayers - 1];
+        *ndim = l->out_ndim;
+        memcpy(shape, l->out_shape, sizeof l->out_shape);
+    }
+    return T2_OK;
+}
+
+int t2__net_append(t2_net *net, const t2__layer *l)
+{
+    if (net->nlayers == net->cap) {
+        int cap = net->cap ? net->cap * 2 : 8;
+        t2__layer *grown = realloc(net->layers, (size_t)cap * sizeof *grown);
+        if (!grown) return t2_seterr(T2_ENOMEM, "t2_net: out of memory adding a layer");
+        net->layers = grown;
+        net->cap = cap;
+    }
+    t2__layer *dst = &net->layers[net->nlayers++];
+    *dst = *l;
+    dst->in_size = shape_size(l->in_ndim, l->in_shape);
+    dst->out_size = shape_size(l->out_ndim, l->out_shape);
+    return T2_OK;
+}
+
+static int add_entry(t2_net *net, int li, const char *role, size_t offset, size_t size, int is_buffer,
+                     int ndim, const int *shape)
+{
+    t2_param_info *e = &net->table[net->ntable++];
+    memset(e, 0, sizeof *e);
+    snprintf(e->name, sizeof e->name, "%d.%s.%s", li, net->layers[li].ops->kind, role);
+    e->ndim = ndim;
+    for (int i = 0; i < T2_MAX_DIMS; i++) e->shape[i] = i < ndim ? shape[i] : 1;
+    e->offset = offset;
+    e->size = size;
+    e->is_buffer = is_buffer;
+    return T2_OK;
+}
+
+/* The shape of a layer's weight as PyTorch reports it. */
+static int weight_shape(const t2__layer *l, int *shape)
+{
+    if (l->ops == &t2__dense_ops) {
+        shape[0] = l->out_shape[0];
+        shape[1] = (int)l->in_size;
+        return 2;
+    }
+    if (l->ops == &t2__conv2d_ops) {
+        shape[0] = l->out_shape[0];
+        shape[1] = l->in_shape[0];
+        shape[2] = shape[3] = l->kernel;
+        return 4;
+    }
+    shape[0] = (int)l->nweight;
+    return 1;
+}
+
+int t2_net_init(t2_net *net, t2_rng *rng)
+{
+    if (!net || !rng) return t2_seterr(T2_EINVAL, "t2_net_init: NULL argument");
+    if (net->initialized) return t2_seterr(T2_ESTATE, "t2_net_init: net already initialised");
+    if (net->nlayers == 0) return t2_seterr(T2_EINVAL, "t2_net_init: the net has no layers");
+    size_t np = 0, nb = 0;
+    int nt = 0;
+    for (int i = 0; i < net->nlayers; i++) {
+        const t2__layer *l = &net->layers[i];
+        np += l->nweight + l->nbias;
+        nb += l->nbuffer;
+        nt += (l->nweight > 0) + (l->nbias > 0) + (l->nbuffer > 0 ? 2 : 0);
+    }
+    net->params = t2__alloc_aligned(np ? np : 1, sizeof(float));
+    net->grads = t2__alloc_aligned(np ? np : 1, sizeof(float));
+    net->buffers = t2__alloc_aligned(nb ? nb : 1, sizeof(float));
+    net->table = calloc((size_t)(nt ? nt : 1), sizeof *net->table);
+    if (!net->params || !net->grads || !net->buffers || !net->table) {
+        t2__free_aligned(net->params);
+        t2__free_aligned(net->grads);
+        t2__free_aligned(net->buffers);
+        free(net->table);
+        net->params = net->grads = net->buffers = NULL;
+        net->table = NULL;
+        return t2_seterr(T2_ENOMEM, "t2_net_init: cannot allocate %zu parameters", np);
+    }
+    net->nparams = np;
+    net->nbuffers = nb;
+    size_t po = 0, bo = 0;
+    for (int i = 0; i < net->nlayers; i++) {
+        t2__layer *l = &net->layers[i];
+        int shape[T2_MAX_DIMS], nd = weight_shape(l, shape);
+        if (l->nweight) {
+            l->w = net->params + po;
+            l->dw = net->grads + po;
+            add_entry(net, i, "weight", po, l->nweight, 0, nd, shape);
+            po += l->nweight;
+        }
+        if (l->nbias) {
+            l->b = net->params + po;
+            l->db = net->grads + po;
+            int bs[1] = {(int)l->nbias};
+            add_entry(net, i, "bias", po, l->nbias, 0, 1, bs);
+            po += l->nbias;
+        }
+        if (l->nbuffer) {
+            /* Batchnorm: running mean then running variance, C each. */
+            l->buf = net->buffers + bo;
+            int bs[1] = {(int)(l->nbuffer / 2)};
+            add_entry(net, i, "running_mean", bo, l->nbuffer / 2, 1, 1, bs);
+            add_entry(net, i, "running_var", bo + l->nbuffer / 2, l->nbuffer / 2, 1, 1, bs);
+            bo += l->nbuffer;
+        }
+        if (l->ops->init) l->ops->init(l, rng);
+    }
+    net->initialized = 1;
+    return T2_OK;
+}
+
+/* Grows activations, gradient ping-pong buffers and layer scratch to hold n samples. Only a
+ * batch larger than any before allocates. */
+static int ensure_batch(t2_net *net, int n)
+{
+    if (n <= net->max_batch) return T2_OK;
+    free_activations(net);
+    net->acts = calloc((size_t)net->nlayers, sizeof *net->acts);
+    if (!net->acts) goto oom;
+    size_t widest = net->in_size;
+    for (int i = 0; i < net->nlayers; i++) {
+        t2__layer *l = &net->layers[i];
+        if (l->out_size > widest) widest = l->out_size;
+        if (!(net->acts[i] = t2__alloc_aligned((size_t)n * l->out_size, sizeof(float)))) goto oom;
+        size_t sb = l->ops->scratch_bytes ? l->ops->scratch_bytes(l, n) : 0;
+        if (sb && !(l->scratch = t2__alloc_aligned(sb, 1))) goto oom;
+    }
+    net->ping = t2__alloc_aligned((size_t)n * widest, sizeof(float));
+    net->pong = t2__alloc_aligned((size_t)n * widest, sizeof(float));
+    if (!net->ping || !net->pong) goto oom;
+    net->max_batch = n;
+    return T2_OK;
+oom:
+    free_activations(net);
+    return t2_seterr(T2_ENOMEM, "t2_net: cannot allocate activations for a batch of %d", n);
+}
+
+static int check_input(const t2_net *net, const t2_tensor *x, const char *who)
+{
+    char got[64];
+    if (x->ndim != net->in_ndim + 1 || x->shape[0] <= 0 || !x->data)
+        goto bad;
+    for (int i = 0; i < net->in_ndim; i++)
+        if (x->shape[i + 1] != net->in_shape[i]) goto bad;
+    return T2_OK;
+bad:
+    t2_tensor_shape_str(x, got, sizeof got);
+    if (net->in_ndim == 3)
+        return t2_seterr(T2_ESHAPE, "%s: input %s does not match [n, %d, %d, %d]", who, got,
+                         net->in_shape[0], net->in_shape[1], net->in_shape[2]);
+    return t2_seterr(T2_ESHAPE, "%s: input %s does not match [n, %d]", who, got, net->in_shape[0]);
+}
+
+static t2_tensor batch_view(float *data, int n, int ndim, const int *shape)
+{
+    int s[T2_MAX_DIMS] = {n, 1, 1, 1};
+    for (int i = 0; i < ndim; i++) s[i + 1] = shape[i];
+    return t2_tensor_view(data, ndim + 1, s);
+}
+
+int t2_net_forward(t2_net *net, const t2_tensor *x, t2_mode mode, t2_rng *rng, const t2_tensor **y)
+{
+    if (!net || !x || !y) return t2_seterr(T2_EINVAL, "t2_net_forward: NULL argument");
+    if (!net->initialized) return t2_seterr(T2_ESTATE, "t2_net_forward: call t2_net_init first");
+    if (mode == T2_TRAIN && !rng) return t2_seterr(T2_EINVAL, "t2_net_forward: training mode needs an rng");
+    int rc = check_input(net, x, "t2_net_forward");
+    if (rc) return rc;
+    int n = x->shape[0];
+    if ((rc = ensure_batch(net, n))) return rc;
+    const float *in = x->data;
+    for (int i = 0; i < net->nlayers; i++) {
+        t2__layer *l = &net->layers[i];
+        l->ops->forward(l, in, net->acts[i], n, mode, rng);
+        in = net->acts[i];
+    }
+    const t2__layer *last = &net->layers[net->nlayers - 1];
+    net->out = batch_view(net->acts[net->nlayers - 1], n, last->out_ndim, last->out_shape);
+    net->last_n = n;
+    net->last_train = mode == T2_TRAIN;
+    net->last_x = x->data;
+    *y = &net->out;
+    return T2_OK;
+}
+
+int t2_net_backward(t2_net *net, const t2_tensor *dy, const t2_tensor **dx)
+{
+    if (!net || !dy) return t2_seterr(T2_EINVAL, "t2_net_backward: NULL argument");
+    if (!net->initialized || !net->last_train)
+        return t2_seterr(T2_ESTATE, "t2_net_backward: needs a preceding t2_net_forward in T2_TRAIN mode");
+    if (!t2_tensor_same_shape(dy, &net->out) || !dy->data) {
+        char a[64], b[64];
+        return t2_seterr(T2_ESHAPE, "t2_net_backward: dy %s does not match the output %s",
+                         t2_tensor_shape_str(dy, a, sizeof a), t2_tensor_shape_str(&net->out, b, sizeof b));
+    }
+    int n = net->last_n;
+    const float *g = dy->data;
+    float *bufs[2] = {net->ping, net->pong};
+    for (int i = net->nlayers - 1; i >= 0; i--) {
+        t2__layer *l = &net->layers[i];
+        const float *in = i ? net->acts[i - 1] : net->last_x;
+        float *gin = (i > 0 || dx) ? bufs[i & 1] : NULL;
+        l->ops->backward(l, in, net->acts[i], g, gin, n);
+        g = gin;
+    }
+    if (dx) {
+        net->dx = batch_view((float *)g, n, net->in_ndim, net->in_shape);
+        *dx = &net->dx;
+    }
+    return T2_OK;
+}
+
+void t2_net_zero_grad(t2_net *net)
+{
+    if (net && net->grads) memset(net->grads, 0, net->nparams * sizeof(float));
+}
+
+float *t2_net_params(t2_net *net, size_t *n)
+{
+    if (n) *n = net ? net->nparams : 0;
+    return net ? net->params : NULL;
+}
+
+float *t2_net_grads(t2_net *net, size_t *n)
+{
+    if (n) *n = net ? net->nparams : 0;
+    return net ? net->grads : NULL;
+}
+
+float *t2_net_buffers(t2_net *net, size_t *n)
+{
+    if (n) *n = net ? net->nbuffers : 0;
+    return net ? net->buffers : NULL;
+}
+
+int t2_net_num_tensors(const t2_net *net) { return net ? net->ntable : 0; }
+
+int t2_net_tensor_info(const t2_net *net, int i, t2_param_info *info)
+{
+    if (!net || !info) return t2_seterr(T2_EINVAL, "t2_net_tensor_info: NULL argument");
+    if (i < 0 || i >= net->ntable)
+        return t2_seterr(T2_EINVAL, "t2_net_tensor_info: index %d not in [0, %d)", i, net->ntable);
+    *info = net->table[i];
+    return T2_OK;
+}
+
+int t2_net_num_layers(const t2_net *net) { return net ? net->nlayers : 0; }
+
+int t2_net_output_shape(const t2_net *net, int *ndim, int shape[T2_MAX_DIMS])
+{
+    if (!net || !ndim || !shape) return t2_seterr(T2_EINVAL, "t2_net_output_shape: NULL argument");
+    int nd = net->in_ndim;
+    const int *s = net->in_shape;
+    if (net->nlayers) {
+        nd = net->layers[net->nlayers - 1].out_ndim;
+        s = net->layers[net->nlayers - 1].out_shape;
+    }
+    *ndim = nd;
+    for (int i = 0; i < T2_MAX_DIMS; i++) shape[i] = i < nd ? s[i] : 1;
+    return T2_OK;
+}
+
+int t2_net_summary(const t2_net *net, char *buf, size_t len)
+{
+    if (!net || !buf || !len) return t2_seterr(T2_EINVAL, "t2_net_summary: NULL argument");
+    size_t off = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < net->nlayers && off < len; i++) {
+        const t2__layer *l = &net->layers[i];
+        int w;
+        if (l->out_ndim == 3)
+            w = snprintf(buf + off, len - off, "%2d %-12s [%d, %d, %d] params=%zu\n", i, l->ops->kind,
+                         l->out_shape[0], l->out_shape[1], l->out_shape[2], l->nweight + l->nbias);
+        else
+            w = snprintf(buf + off, len - off, "%2d %-12s [%d] params=%zu\n", i, l->ops->kind,
+                         l->out_shape[0], l->nweight + l->nbias);
+        if (w < 0) break;
+        off += (size_t)w;
+    }
+    if (off < len)
+        snprintf(buf + off, len - off, "total params=%zu buffers=%zu\n", net->nparams, net->nbuffers);
+    return T2_OK;
+}
+
+void t2__fill_uniform(float *p, size_t n, float bound, t2_rng *rng)
+{
+    for (size_t i = 0; i < n; i++) p[i] = (2.0f * t2_rng_uniform(rng) - 1.0f) * bound;
+}

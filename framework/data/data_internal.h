@@ -60,6 +60,9 @@ int t2__idx_decode(const char *name, const uint8_t *file, size_t len, int want_n
 int t2__idx_dataset(t2_dataset **out, t2__idx *images, t2__idx *labels, const char *images_name,
                     const char *labels_name);
 
+/* Writes data[0..len) to path as a gzip file (used by tests to make compressed IDX files). */
+int t2__gzip_write_file(const char *path, const void *data, size_t len);
+
 /* Allocates a dataset with ops and fills the common fields (checks shape and n). */
 int t2__dataset_new(t2_dataset **out, const struct t2__dataset_ops *ops, int64_t n, int ndim,
                     const int *shape);

@@ -13,7 +13,7 @@
 static char tdir[256];
 
 /* A fresh directory under $TMPDIR (or /tmp) for this test's files; removed by tdir_cleanup. */
-static const char *tdir_make(void)
+static inline const char *tdir_make(void)
 {
     const char *base = getenv("TMPDIR");
     snprintf(tdir, sizeof tdir, "%s/t2data.XXXXXX", base && *base ? base : "/tmp");
@@ -31,7 +31,7 @@ static void tdir_cleanup(void)
     if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", tdir);
 }
 
-static const char *tpath(const char *name)
+static inline const char *tpath(const char *name)
 {
     static char buf[64][512];
     static int k;
@@ -50,7 +50,7 @@ static void put_be32(uint8_t *p, uint32_t v)
 
 /* An IDX ubyte file image: magic 0x0000080<ndim>, dims, then payload (count bytes). Returns a
  * malloc'd buffer and its length. */
-static uint8_t *idx_build(int ndim, const uint32_t *dims, const uint8_t *payload, size_t count, size_t *len)
+static inline uint8_t *idx_build(int ndim, const uint32_t *dims, const uint8_t *payload, size_t count, size_t *len)
 {
     *len = 4 + 4 * (size_t)ndim + count;
     uint8_t *b = malloc(*len ? *len : 1);

@@ -24,7 +24,7 @@ static inline const char *tdir_make(void)
     return tdir;
 }
 
-static void tdir_cleanup(void)
+static inline void tdir_cleanup(void)
 {
     char cmd[512];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tdir);
@@ -40,7 +40,7 @@ static inline const char *tpath(const char *name)
     return buf[k];
 }
 
-static void put_be32(uint8_t *p, uint32_t v)
+static inline void put_be32(uint8_t *p, uint32_t v)
 {
     p[0] = (uint8_t)(v >> 24);
     p[1] = (uint8_t)(v >> 16);
@@ -60,7 +60,7 @@ static inline uint8_t *idx_build(int ndim, const uint32_t *dims, const uint8_t *
     return b;
 }
 
-static void write_raw(const char *path, const void *data, size_t len)
+static inline void write_raw(const char *path, const void *data, size_t len)
 {
     FILE *f = fopen(path, "wb");
     if (!f || (len && fwrite(data, 1, len, f) != len) || fclose(f) != 0) {
@@ -69,7 +69,7 @@ static void write_raw(const char *path, const void *data, size_t len)
     }
 }
 
-static void write_gz(const char *path, const void *data, size_t len)
+static inline void write_gz(const char *path, const void *data, size_t len)
 {
     if (t2__gzip_write_file(path, data, len) != 0) {
         fprintf(stderr, "%s\n", t2_errmsg());
@@ -79,7 +79,7 @@ static void write_gz(const char *path, const void *data, size_t len)
 
 /* Writes an IDX image/label pair of n images H x W: pixel j of image i = (i * 7 + j * 3) % 256,
  * label i = i % classes. gz selects gzip or raw. */
-static void make_pair(const char *img, const char *lab, uint32_t n, uint32_t h, uint32_t w, int classes, int gz)
+static inline void make_pair(const char *img, const char *lab, uint32_t n, uint32_t h, uint32_t w, int classes, int gz)
 {
     size_t count = (size_t)n * h * w, len;
     uint8_t *pix = malloc(count), *labels = malloc(n);

@@ -1,0 +1,96 @@
+/* optim.c — optimizer lifecycle, learning rate, state access and the step dispatch. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include "internal.h"
+#include "optim_internal.h"
+
+int t2__optim_in_range(double v, double lo, double hi, int hi_open)
+{
+    if (!isfinite(v) || v < lo) return 0;
+    return hi_open ? v < hi : v <= hi;
+}
+
+int t2__optim_alloc(t2_optim_kind kind, size_t n, size_t state_n, t2_optim **out)
+{
+    t2_optim *opt = calloc(1, sizeof *opt);
+    if (!opt) goto fail;
+    opt->kind = kind;
+    opt->n = n;
+    opt->state_n = state_n;
+    if (state_n) {
+        opt->state = t2__alloc_aligned(state_n, sizeof(float));
+        if (!opt->state) goto fail;
+    }
+    *out = opt;
+    return T2_OK;
+fail:
+    free(opt);
+    return t2_seterr(T2_ENOMEM, "optimizer: cannot allocate state of %zu floats", state_n);
+}
+
+void t2_optim_free(t2_optim *opt)
+{
+    if (!opt) return;
+    t2__free_aligned(opt->state);
+    free(opt);
+}
+
+/* Overlap would break the restrict promise the kernels are vectorised under. */
+static int overlaps(const float *a, const float *b, size_t n)
+{
+    uintptr_t pa = (uintptr_t)a, pb = (uintptr_t)b, len = n * sizeof(float);
+    return pa < pb + len && pb < pa + len;
+}
+
+int t2_optim_step(t2_optim *opt, float *params, const float *grads, size_t n)
+{
+    if (!opt) return t2_seterr(T2_EINVAL, "optim_step: optimizer is NULL");
+    if (!params || !grads)
+        return t2_seterr(T2_EINVAL, "optim_step: %s is NULL", params ? "grads" : "params");
+    if (n != opt->n)
+        return t2_seterr(T2_ESHAPE, "optim_step: n=%zu but the optimizer was created for %zu parameters",
+                         n, opt->n);
+    if (overlaps(params, grads, n))
+        return t2_seterr(T2_EINVAL, "optim_step: params and grads overlap");
+    switch (opt->kind) {
+    case T2_OPTIM_SGD: t2__sgd_step(opt, params, grads); break;
+    case T2_OPTIM_ADAM:
+    case T2_OPTIM_ADAMW: t2__adam_step(opt, params, grads); break;
+    default: return t2_seterr(T2_EINVAL, "optim_step: unknown optimizer kind %d", (int)opt->kind);
+    }
+    opt->step++;
+    return T2_OK;
+}
+
+int t2_optim_set_lr(t2_optim *opt, double lr)
+{
+    if (!opt) return t2_seterr(T2_EINVAL, "optim_set_lr: optimizer is NULL");
+    if (!t2__optim_in_range(lr, 0.0, INFINITY, 1))
+        return t2_seterr(T2_EINVAL, "optim_set_lr: lr=%g (must be finite and >= 0)", lr);
+    opt->lr = lr;
+    return T2_OK;
+}
+
+double t2_optim_lr(const t2_optim *opt) { return opt ? opt->lr : 0.0; }
+
+t2_optim_kind t2_optim_get_kind(const t2_optim *opt) { return opt ? opt->kind : (t2_optim_kind)0; }
+
+size_t t2_optim_size(const t2_optim *opt) { return opt ? opt->n : 0; }
+
+float *t2_optim_state(t2_optim *opt, size_t *n)
+{
+    if (n) *n = opt ? opt->state_n : 0;
+    return opt && opt->state_n ? opt->state : NULL;
+}
+
+int64_t t2_optim_step_count(const t2_optim *opt) { return opt ? opt->step : 0; }
+
+int t2_optim_set_step_count(t2_optim *opt, int64_t step)
+{
+    if (!opt) return t2_seterr(T2_EINVAL, "optim_set_step_count: optimizer is NULL");
+    if (step < 0)
+        return t2_seterr(T2_EINVAL, "optim_set_step_count: step=%lld (must be >= 0)", (long long)step);
+    opt->step = step;
+    return T2_OK;
+}

@@ -61,7 +61,9 @@ int t2_adamw_create(const t2_adam_params *p, size_t n, t2_optim **out)
  * elementwise work in float in torch's order:
  *   m = m*b1 + (1-b1)*g;  v = v*b2 + (1-b2)*g*g;  p = p + (-step_size)*m / (sqrt(v)/sqrt(bc2) + eps).
  * AdamW first scales p by 1 - lr*wd; Adam adds wd*p to g. One fused loop: each element is read
- * and written once, which is what bounds this memory-bound update. */
+ * and written once, which is what bounds this memory-bound update. The sqrtf in it vectorises
+ * only because the build uses -fno-math-errno. */
+
 /* Per-step scalars, rounded to float once (as torch casts its double alphas). */
 typedef struct coef {
     float b1, b2, c1, c2;   /* beta and 1-beta (the latter formed in double, as torch does) */

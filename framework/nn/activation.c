@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 #include "net.h"
+#include "parallel.h"
 
 static int add_elementwise(t2_net *net, const t2__layer_ops *ops, float p)
 {
@@ -36,85 +37,55 @@ int t2_net_flatten(t2_net *net)
     return t2__net_append(net, &l);
 }
 
-#define COUNT(l, n) ((size_t)(n) * (l)->in_size)
+/* Elementwise kernels run over [begin, end) ranges split across the pool. */
+typedef struct {
+    const float *x, *y, *dy;
+    float *out;
+    float a;
+} ew_args;
 
-static void relu_fwd(t2__layer *l, const float *x, float *y, int n, t2_mode m, t2_rng *r)
-{
-    (void)m, (void)r;
-    for (size_t i = 0, c = COUNT(l, n); i < c; i++) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
-}
-static void relu_bwd(t2__layer *l, const float *x, const float *y, const float *dy, float *dx, int n)
-{
-    (void)x;
-    if (dx)
-        for (size_t i = 0, c = COUNT(l, n); i < c; i++) dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
-}
+/* Defines NAME_fwd/NAME_bwd layer callbacks from an expression over x[i] (forward) and over
+ * x[i], y[i], dy[i] (backward; yields dx[i]). */
+#define ELEMENTWISE(NAME, FWD, BWD)                                                            \
+    static void NAME##_fwd_range(void *ctx, size_t b, size_t e)                                \
+    {                                                                                          \
+        const ew_args *A = ctx;                                                                \
+        const float *restrict x = A->x;                                                        \
+        float *restrict out = A->out, a = A->a;                                                \
+        (void)a;                                                                               \
+        for (size_t i = b; i < e; i++) out[i] = (FWD);                                         \
+    }                                                                                          \
+    static void NAME##_bwd_range(void *ctx, size_t b, size_t e)                                \
+    {                                                                                          \
+        const ew_args *A = ctx;                                                                \
+        const float *restrict x = A->x, *restrict y = A->y, *restrict dy = A->dy;              \
+        float *restrict out = A->out, a = A->a;                                                \
+        (void)a, (void)x, (void)y;                                                             \
+        for (size_t i = b; i < e; i++) out[i] = (BWD);                                         \
+    }                                                                                          \
+    static void NAME##_fwd(t2__layer *l, const float *x, float *y, int n, t2_mode m, t2_rng *r) \
+    {                                                                                          \
+        (void)m, (void)r;                                                                      \
+        ew_args A = {x, NULL, NULL, y, l->p};                                                  \
+        t2__parallel_for((size_t)n * l->in_size, 1 << 14, NAME##_fwd_range, &A);                \
+    }                                                                                          \
+    static void NAME##_bwd(t2__layer *l, const float *x, const float *y, const float *dy, float *dx, int n) \
+    {                                                                                          \
+        if (!dx) return;                                                                       \
+        ew_args A = {x, y, dy, dx, l->p};                                                      \
+        t2__parallel_for((size_t)n * l->in_size, 1 << 14, NAME##_bwd_range, &A);                \
+    }
 
-static void leaky_fwd(t2__layer *l, const float *x, float *y, int n, t2_mode m, t2_rng *r)
-{
-    (void)m, (void)r;
-    float a = l->p;
-    for (size_t i = 0, c = COUNT(l, n); i < c; i++) y[i] = x[i] > 0.0f ? x[i] : a * x[i];
-}
-static void leaky_bwd(t2__layer *l, const float *x, const float *y, const float *dy, float *dx, int n)
-{
-    (void)y;
-    float a = l->p;
-    if (dx)
-        for (size_t i = 0, c = COUNT(l, n); i < c; i++) dx[i] = x[i] > 0.0f ? dy[i] : a * dy[i];
-}
+#define SQRT1_2 0.70710678118654752f
+#define INV_SQRT_2PI 0.3989422804014327f
 
-static void tanh_fwd(t2__layer *l, const float *x, float *y, int n, t2_mode m, t2_rng *r)
-{
-    (void)m, (void)r;
-    for (size_t i = 0, c = COUNT(l, n); i < c; i++) y[i] = tanhf(x[i]);
-}
-static void tanh_bwd(t2__layer *l, const float *x, const float *y, const float *dy, float *dx, int n)
-{
-    (void)x;
-    if (dx)
-        for (size_t i = 0, c = COUNT(l, n); i < c; i++) dx[i] = dy[i] * (1.0f - y[i] * y[i]);
-}
-
-static void sigmoid_fwd(t2__layer *l, const float *x, float *y, int n, t2_mode m, t2_rng *r)
-{
-    (void)m, (void)r;
-    for (size_t i = 0, c = COUNT(l, n); i < c; i++) y[i] = 1.0f / (1.0f + expf(-x[i]));
-}
-static void sigmoid_bwd(t2__layer *l, const float *x, const float *y, const float *dy, float *dx, int n)
-{
-    (void)x;
-    if (dx)
-        for (size_t i = 0, c = COUNT(l, n); i < c; i++) dx[i] = dy[i] * y[i] * (1.0f - y[i]);
-}
-
-static void gelu_fwd(t2__layer *l, const float *x, float *y, int n, t2_mode m, t2_rng *r)
-{
-    (void)m, (void)r;
-    for (size_t i = 0, c = COUNT(l, n); i < c; i++) y[i] = 0.5f * x[i] * (1.0f + erff(x[i] * 0.70710678118654752f));
-}
-static void gelu_bwd(t2__layer *l, const float *x, const float *y, const float *dy, float *dx, int n)
-{
-    (void)y;
-    const float inv_sqrt_2pi = 0.3989422804014327f;
-    if (dx)
-        for (size_t i = 0, c = COUNT(l, n); i < c; i++) {
-            float cdf = 0.5f * (1.0f + erff(x[i] * 0.70710678118654752f));
-            float pdf = inv_sqrt_2pi * expf(-0.5f * x[i] * x[i]);
-            dx[i] = dy[i] * (cdf + x[i] * pdf);
-        }
-}
-
-static void copy_fwd(t2__layer *l, const float *x, float *y, int n, t2_mode m, t2_rng *r)
-{
-    (void)m, (void)r;
-    memcpy(y, x, COUNT(l, n) * sizeof(float));
-}
-static void copy_bwd(t2__layer *l, const float *x, const float *y, const float *dy, float *dx, int n)
-{
-    (void)x, (void)y;
-    if (dx) memcpy(dx, dy, COUNT(l, n) * sizeof(float));
-}
+ELEMENTWISE(relu, x[i] > 0.0f ? x[i] : 0.0f, y[i] > 0.0f ? dy[i] : 0.0f)
+ELEMENTWISE(leaky, x[i] > 0.0f ? x[i] : a * x[i], x[i] > 0.0f ? dy[i] : a * dy[i])
+ELEMENTWISE(tanh, tanhf(x[i]), dy[i] * (1.0f - y[i] * y[i]))
+ELEMENTWISE(sigmoid, 1.0f / (1.0f + expf(-x[i])), dy[i] * y[i] * (1.0f - y[i]))
+ELEMENTWISE(gelu, 0.5f * x[i] * (1.0f + erff(x[i] * SQRT1_2)),
+            dy[i] * (0.5f * (1.0f + erff(x[i] * SQRT1_2)) + x[i] * INV_SQRT_2PI * expf(-0.5f * x[i] * x[i])))
+ELEMENTWISE(copy, x[i], dy[i])
 
 const t2__layer_ops t2__relu_ops = {"relu", NULL, NULL, relu_fwd, relu_bwd};
 const t2__layer_ops t2__leaky_relu_ops = {"leaky_relu", NULL, NULL, leaky_fwd, leaky_bwd};

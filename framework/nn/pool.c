@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <string.h>
 #include "net.h"
+#include "parallel.h"
 
 static int add_pool(t2_net *net, const t2__layer_ops *ops, const char *who, int kernel, int stride, int padding)
 {
@@ -40,15 +41,23 @@ int t2_net_avgpool2d(t2_net *net, int kernel, int stride, int padding)
 /* Argmax per output element, as an offset within its input plane. */
 static size_t max_scratch(const t2__layer *l, int n) { return (size_t)n * l->out_size * sizeof(int32_t); }
 
-static void max_forward(t2__layer *l, const float *x, float *y, int n, t2_mode mode, t2_rng *rng)
+typedef struct {
+    t2__layer *l;
+    const float *x, *dy;
+    float *y, *dx;
+} pool_args;
+
+/* Planes [b, e) of a max pooling forward. */
+static void max_forward_range(void *ctx, size_t pb, size_t pe)
 {
-    (void)mode;
-    (void)rng;
+    const pool_args *A = ctx;
+    const t2__layer *l = A->l;
+    const float *x = A->x;
+    float *y = A->y;
     int H = l->in_shape[1], W = l->in_shape[2], OH = l->out_shape[1], OW = l->out_shape[2];
     int k = l->kernel, s = l->stride;
     int32_t *arg = l->scratch;
-    long planes = (long)n * l->in_shape[0];
-    for (long p = 0; p < planes; p++) {
+    for (long p = (long)pb; p < (long)pe; p++) {
         const float *xp = x + p * H * W;
         float *yp = y + p * OH * OW;
         int32_t *ap = arg + p * OH * OW;
@@ -70,21 +79,38 @@ static void max_forward(t2__layer *l, const float *x, float *y, int n, t2_mode m
     }
 }
 
+static void max_forward(t2__layer *l, const float *x, float *y, int n, t2_mode mode, t2_rng *rng)
+{
+    (void)mode;
+    (void)rng;
+    pool_args A = {l, x, NULL, y, NULL};
+    t2__parallel_for((size_t)n * (size_t)l->in_shape[0], 8, max_forward_range, &A);
+}
+
+/* Planes [b, e) of a max pooling backward: zero the plane, scatter dy to the argmaxes. */
+static void max_backward_range(void *ctx, size_t pb, size_t pe)
+{
+    const pool_args *A = ctx;
+    const t2__layer *l = A->l;
+    const float *dy = A->dy;
+    size_t plane_in = (size_t)l->in_shape[1] * l->in_shape[2], plane_out = (size_t)l->out_shape[1] * l->out_shape[2];
+    const int32_t *arg = l->scratch;
+    memset(A->dx + pb * plane_in, 0, (pe - pb) * plane_in * sizeof(float));
+    for (long p = (long)pb; p < (long)pe; p++) {
+        float *dxp = A->dx + p * plane_in;
+        const float *dyp = dy + p * plane_out;
+        const int32_t *ap = arg + p * plane_out;
+        for (size_t o = 0; o < plane_out; o++) dxp[ap[o]] += dyp[o];
+    }
+}
+
 static void max_backward(t2__layer *l, const float *x, const float *y, const float *dy, float *dx, int n)
 {
     (void)x;
     (void)y;
     if (!dx) return;
-    size_t plane_in = (size_t)l->in_shape[1] * l->in_shape[2], plane_out = (size_t)l->out_shape[1] * l->out_shape[2];
-    const int32_t *arg = l->scratch;
-    memset(dx, 0, (size_t)n * l->in_size * sizeof(float));
-    long planes = (long)n * l->in_shape[0];
-    for (long p = 0; p < planes; p++) {
-        float *dxp = dx + p * plane_in;
-        const float *dyp = dy + p * plane_out;
-        const int32_t *ap = arg + p * plane_out;
-        for (size_t o = 0; o < plane_out; o++) dxp[ap[o]] += dyp[o];
-    }
+    pool_args A = {l, NULL, dy, NULL, dx};
+    t2__parallel_for((size_t)n * (size_t)l->in_shape[0], 8, max_backward_range, &A);
 }
 
 static void avg_forward(t2__layer *l, const float *x, float *y, int n, t2_mode mode, t2_rng *rng)

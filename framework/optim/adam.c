@@ -47,12 +47,12 @@ static int create(t2_optim_kind kind, const char *who, const t2_adam_params *p, 
     return T2_OK;
 }
 
-int t2_adam_create(const t2_adam_params *p, size_t n, t2_optim **out)
+int t2_adam_create(t2_optim **out, const t2_adam_params *p, size_t n)
 {
     return create(T2_OPTIM_ADAM, "adam", p, n, out);
 }
 
-int t2_adamw_create(const t2_adam_params *p, size_t n, t2_optim **out)
+int t2_adamw_create(t2_optim **out, const t2_adam_params *p, size_t n)
 {
     return create(T2_OPTIM_ADAMW, "adamw", p, n, out);
 }

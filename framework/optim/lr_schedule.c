@@ -77,7 +77,7 @@ static void plateau_reset(t2_lr_schedule *s)
     s->cooldown_counter = 0;
 }
 
-int t2_lr_schedule_create(const t2_lr_params *p, t2_lr_schedule **out)
+int t2_lr_schedule_create(t2_lr_schedule **out, const t2_lr_params *p)
 {
     if (out) *out = NULL;
     if (!p || !out) return t2_seterr(T2_EINVAL, "lr_schedule_create: %s is NULL", p ? "out" : "params");

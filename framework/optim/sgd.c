@@ -27,7 +27,7 @@ static int sgd_validate(const t2_sgd_params *p)
     return T2_OK;
 }
 
-int t2_sgd_create(const t2_sgd_params *p, size_t n, t2_optim **out)
+int t2_sgd_create(t2_optim **out, const t2_sgd_params *p, size_t n)
 {
     if (out) *out = NULL;
     if (!p || !out) return t2_seterr(T2_EINVAL, "sgd_create: %s is NULL", p ? "out" : "params");

@@ -73,7 +73,7 @@ static void test_sequences(const fixture *f)
         const fixture_array *metrics = strstr(name, "plateau") ? get(f, name, "metrics") : NULL;
         t2_lr_params p = params_from_hp(hp);
         t2_lr_schedule *s = NULL;
-        CHECK_OK(t2_lr_schedule_create(&p, &s));
+        CHECK_OK(t2_lr_schedule_create(&s, &p));
         if (!s) continue;
         int bad = 0;
         for (size_t k = 0; k < want->n; k++) {
@@ -100,8 +100,8 @@ static void test_restore(const fixture *f)
         const fixture_array *metrics = strstr(name, "plateau") ? get(f, name, "metrics") : NULL;
         t2_lr_params p = params_from_hp(hp);
         t2_lr_schedule *a = NULL, *b = NULL;
-        CHECK_OK(t2_lr_schedule_create(&p, &a));
-        CHECK_OK(t2_lr_schedule_create(&p, &b));
+        CHECK_OK(t2_lr_schedule_create(&a, &p));
+        CHECK_OK(t2_lr_schedule_create(&b, &p));
         if (!a || !b) goto next;
         int steps = (int)want->n - 1, cut = steps / 2 + 1;
         for (int k = 0; k < cut; k++) CHECK_OK(advance(a, metrics, k));
@@ -153,7 +153,7 @@ static void test_defaults_and_modes(void)
     p = t2_lr_default(T2_LR_CONSTANT, 0.1);
     p.step_mode = T2_LR_STEP_MANUAL;
     t2_lr_schedule *s = NULL;
-    CHECK_OK(t2_lr_schedule_create(&p, &s));
+    CHECK_OK(t2_lr_schedule_create(&s, &p));
     CHECK(t2_lr_schedule_step_mode(s) == T2_LR_STEP_MANUAL && t2_lr_schedule_lr(s) == 0.1);
     CHECK_ERR(t2_lr_schedule_step_metric(s, 1.0), T2_EINVAL, "constant");
     t2_lr_state st;
@@ -167,7 +167,7 @@ static void test_defaults_and_modes(void)
 
     /* Plateau needs a metric; a restored state with a bad lr is refused and changes nothing. */
     p = t2_lr_default(T2_LR_PLATEAU, 0.1);
-    CHECK_OK(t2_lr_schedule_create(&p, &s));
+    CHECK_OK(t2_lr_schedule_create(&s, &p));
     CHECK_ERR(t2_lr_schedule_step(s), T2_EINVAL, "metric");
     CHECK_OK(t2_lr_schedule_step_metric(s, NAN));   /* NaN is a bad epoch, not an error */
     CHECK_OK(t2_lr_schedule_get_state(s, &st));
@@ -183,7 +183,7 @@ static void test_defaults_and_modes(void)
     p = t2_lr_default(T2_LR_ONECYCLE, 0.5);
     p.total_steps = 10;
     p.warmup_steps = 2;
-    CHECK_OK(t2_lr_schedule_create(&p, &s));
+    CHECK_OK(t2_lr_schedule_create(&s, &p));
     for (int k = 0; k < 12; k++) CHECK_OK(t2_lr_schedule_step(s));
     double last = t2_lr_schedule_lr(s);
     CHECK_ERR(t2_lr_schedule_step(s), T2_ESTATE, "total_steps=10");
@@ -198,7 +198,7 @@ static void test_defaults_and_modes(void)
     p = t2_lr_default(T2_LR_CONSTANT, 1.0);
     p.warmup_steps = 4;
     p.warmup_start_factor = 0;
-    CHECK_OK(t2_lr_schedule_create(&p, &s));
+    CHECK_OK(t2_lr_schedule_create(&s, &p));
     static const double ramp[] = {0, 0.25, 0.5, 0.75, 1, 1};
     for (int k = 0; k < 6; k++) {
         CHECK_NEAR(t2_lr_schedule_lr(s), ramp[k], 1e-15);
@@ -213,7 +213,7 @@ static void test_defaults_and_modes(void)
 static void expect_bad(const t2_lr_params *p, const char *word)
 {
     t2_lr_schedule *s = (t2_lr_schedule *)&s;
-    int rc = t2_lr_schedule_create(p, &s);
+    int rc = t2_lr_schedule_create(&s, p);
     if (rc != T2_EINVAL || s != NULL || !strstr(t2_errmsg(), word)) {
         fprintf(stderr, "expected T2_EINVAL naming \"%s\", got %d (%s)\n", word, rc, t2_errmsg());
         check_failures++;
@@ -292,9 +292,9 @@ static void test_bad_params(void)
     expect_bad(&p, "mode=5");
 
     t2_lr_schedule *s = NULL;
-    CHECK_ERR(t2_lr_schedule_create(NULL, &s), T2_EINVAL, "NULL");
+    CHECK_ERR(t2_lr_schedule_create(&s, NULL), T2_EINVAL, "NULL");
     p = t2_lr_default(T2_LR_CONSTANT, 0.1);
-    CHECK_ERR(t2_lr_schedule_create(&p, NULL), T2_EINVAL, "NULL");
+    CHECK_ERR(t2_lr_schedule_create(NULL, &p), T2_EINVAL, "NULL");
     CHECK_ERR(t2_lr_schedule_step(NULL), T2_EINVAL, "NULL");
     CHECK_ERR(t2_lr_schedule_step_metric(NULL, 1), T2_EINVAL, "NULL");
     t2_lr_state st;

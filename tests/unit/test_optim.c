@@ -34,7 +34,7 @@ static int make_optim(const fixture_array *hp, size_t n, t2_optim **out)
         p.dampening = h[3];
         p.weight_decay = h[4];
         p.nesterov = h[5] != 0;
-        return t2_sgd_create(&p, n, out);
+        return t2_sgd_create(out, &p, n);
     }
     t2_adam_params p = kind == T2_OPTIM_ADAMW ? t2_adamw_default() : t2_adam_default();
     p.lr = h[1];
@@ -42,7 +42,7 @@ static int make_optim(const fixture_array *hp, size_t n, t2_optim **out)
     p.beta1 = h[6];
     p.beta2 = h[7];
     p.eps = h[8];
-    return kind == T2_OPTIM_ADAMW ? t2_adamw_create(&p, n, out) : t2_adam_create(&p, n, out);
+    return kind == T2_OPTIM_ADAMW ? t2_adamw_create(out, &p, n) : t2_adam_create(out, &p, n);
 }
 
 /* Runs steps [from, to) of a config's gradient sequence on params. */
@@ -164,16 +164,16 @@ static void test_defaults(void)
     CHECK(w.lr == 1e-3 && w.beta1 == 0.9 && w.beta2 == 0.999 && w.eps == 1e-8 && w.weight_decay == 0.01);
 
     t2_optim *o = NULL;
-    CHECK_OK(t2_sgd_create(&s, 5, &o));
+    CHECK_OK(t2_sgd_create(&o, &s, 5));
     size_t n = 99;
     CHECK(t2_optim_state(o, &n) == NULL && n == 0);   /* no momentum, no state */
     CHECK(t2_optim_get_kind(o) == T2_OPTIM_SGD && t2_optim_size(o) == 5 && t2_optim_lr(o) == 1e-3);
     t2_optim_free(o);
     s.momentum = 0.5;
-    CHECK_OK(t2_sgd_create(&s, 5, &o));
+    CHECK_OK(t2_sgd_create(&o, &s, 5));
     CHECK(t2_optim_state(o, &n) != NULL && n == 5);
     t2_optim_free(o);
-    CHECK_OK(t2_adamw_create(&w, 7, &o));
+    CHECK_OK(t2_adamw_create(&o, &w, 7));
     CHECK(t2_optim_state(o, &n) != NULL && n == 14 && t2_optim_get_kind(o) == T2_OPTIM_ADAMW);
     CHECK_OK(t2_optim_set_lr(o, 0.25));
     CHECK(t2_optim_lr(o) == 0.25);
@@ -196,54 +196,54 @@ static void test_bad_input(void)
     t2_optim *o = (t2_optim *)&o;   /* must be reset to NULL on failure */
     t2_sgd_params s = t2_sgd_default();
     s.lr = -0.1;
-    CHECK_ERR(t2_sgd_create(&s, 4, &o), T2_EINVAL, "lr=-0.1");
+    CHECK_ERR(t2_sgd_create(&o, &s, 4), T2_EINVAL, "lr=-0.1");
     CHECK(o == NULL);
     s = t2_sgd_default();
     s.lr = NAN;
-    CHECK_ERR(t2_sgd_create(&s, 4, &o), T2_EINVAL, "lr=");
+    CHECK_ERR(t2_sgd_create(&o, &s, 4), T2_EINVAL, "lr=");
     s = t2_sgd_default();
     s.momentum = 1.0;
-    CHECK_ERR(t2_sgd_create(&s, 4, &o), T2_EINVAL, "momentum=1");
+    CHECK_ERR(t2_sgd_create(&o, &s, 4), T2_EINVAL, "momentum=1");
     s.momentum = -0.5;
-    CHECK_ERR(t2_sgd_create(&s, 4, &o), T2_EINVAL, "momentum=-0.5");
+    CHECK_ERR(t2_sgd_create(&o, &s, 4), T2_EINVAL, "momentum=-0.5");
     s = t2_sgd_default();
     s.nesterov = 1;
-    CHECK_ERR(t2_sgd_create(&s, 4, &o), T2_EINVAL, "nesterov");
+    CHECK_ERR(t2_sgd_create(&o, &s, 4), T2_EINVAL, "nesterov");
     s.momentum = 0.9;
     s.dampening = 0.1;
-    CHECK_ERR(t2_sgd_create(&s, 4, &o), T2_EINVAL, "dampening=0.1");
+    CHECK_ERR(t2_sgd_create(&o, &s, 4), T2_EINVAL, "dampening=0.1");
     s = t2_sgd_default();
     s.dampening = 1.5;
-    CHECK_ERR(t2_sgd_create(&s, 4, &o), T2_EINVAL, "dampening=1.5");
+    CHECK_ERR(t2_sgd_create(&o, &s, 4), T2_EINVAL, "dampening=1.5");
     s = t2_sgd_default();
     s.weight_decay = -1;
-    CHECK_ERR(t2_sgd_create(&s, 4, &o), T2_EINVAL, "weight_decay=-1");
+    CHECK_ERR(t2_sgd_create(&o, &s, 4), T2_EINVAL, "weight_decay=-1");
     s = t2_sgd_default();
-    CHECK_ERR(t2_sgd_create(&s, 0, &o), T2_EINVAL, "n=0");
-    CHECK_ERR(t2_sgd_create(NULL, 4, &o), T2_EINVAL, "NULL");
-    CHECK_ERR(t2_sgd_create(&s, 4, NULL), T2_EINVAL, "NULL");
+    CHECK_ERR(t2_sgd_create(&o, &s, 0), T2_EINVAL, "n=0");
+    CHECK_ERR(t2_sgd_create(&o, NULL, 4), T2_EINVAL, "NULL");
+    CHECK_ERR(t2_sgd_create(NULL, &s, 4), T2_EINVAL, "NULL");
 
     t2_adam_params a = t2_adam_default();
     a.beta1 = 1.0;
-    CHECK_ERR(t2_adam_create(&a, 4, &o), T2_EINVAL, "beta1=1");
+    CHECK_ERR(t2_adam_create(&o, &a, 4), T2_EINVAL, "beta1=1");
     a = t2_adam_default();
     a.beta2 = -0.1;
-    CHECK_ERR(t2_adamw_create(&a, 4, &o), T2_EINVAL, "beta2=-0.1");
+    CHECK_ERR(t2_adamw_create(&o, &a, 4), T2_EINVAL, "beta2=-0.1");
     a = t2_adam_default();
     a.eps = -1e-8;
-    CHECK_ERR(t2_adam_create(&a, 4, &o), T2_EINVAL, "eps=");
+    CHECK_ERR(t2_adam_create(&o, &a, 4), T2_EINVAL, "eps=");
     a = t2_adam_default();
     a.lr = -1;
-    CHECK_ERR(t2_adamw_create(&a, 4, &o), T2_EINVAL, "lr=-1");
+    CHECK_ERR(t2_adamw_create(&o, &a, 4), T2_EINVAL, "lr=-1");
     a = t2_adam_default();
     a.weight_decay = INFINITY;
-    CHECK_ERR(t2_adam_create(&a, 4, &o), T2_EINVAL, "weight_decay=");
+    CHECK_ERR(t2_adam_create(&o, &a, 4), T2_EINVAL, "weight_decay=");
     a = t2_adam_default();
-    CHECK_ERR(t2_adam_create(&a, 0, &o), T2_EINVAL, "n=0");
+    CHECK_ERR(t2_adam_create(&o, &a, 0), T2_EINVAL, "n=0");
     CHECK(o == NULL);
 
     float p[8] = {0}, g[8] = {0};
-    CHECK_OK(t2_adam_create(&a, 4, &o));
+    CHECK_OK(t2_adam_create(&o, &a, 4));
     CHECK_ERR(t2_optim_step(o, p, g, 5), T2_ESHAPE, "n=5");
     CHECK_ERR(t2_optim_step(o, NULL, g, 4), T2_EINVAL, "params");
     CHECK_ERR(t2_optim_step(o, p, NULL, 4), T2_EINVAL, "grads");
@@ -326,7 +326,7 @@ static void test_large_adamw(void)
     t2_adam_params a = t2_adamw_default();
     a.lr = 0.01;
     t2_optim *o = NULL;
-    CHECK_OK(t2_adamw_create(&a, n, &o));
+    CHECK_OK(t2_adamw_create(&o, &a, n));
     for (int k = 1; k <= 3; k++) {
         for (size_t i = 0; i < n; i++) g[i] = t2_rng_normal(&r);
         CHECK_OK(t2_optim_step(o, p, g, n));

@@ -132,7 +132,7 @@ const char *t2_lr_kind_name(t2_lr_kind kind);
 
 /* Validates *p and creates a schedule at step 0 in *out (NULL on failure). T2_EINVAL for NULL
  * arguments or an invalid parameter (the message names it and its value); T2_ENOMEM. */
-int t2_lr_schedule_create(const t2_lr_params *p, t2_lr_schedule **out);
+int t2_lr_schedule_create(t2_lr_schedule **out, const t2_lr_params *p);
 
 /* Frees a schedule. Accepts NULL. */
 void t2_lr_schedule_free(t2_lr_schedule *s);

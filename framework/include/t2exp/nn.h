@@ -101,6 +101,15 @@ int t2_net_output_shape(const t2_net *net, int *ndim, int shape[T2_MAX_DIMS]);
 /* Writes a one-line-per-layer summary (kind, output shape, parameters) into buf. */
 int t2_net_summary(const t2_net *net, char *buf, size_t len);
 
+/* Sets the number of threads the numeric core uses: OpenBLAS's GEMM threads and the pool that
+ * runs the loops around them (im2col, activations, pooling). Default 1 (single-threaded) until
+ * called; the experiment runner sets it per trial so that concurrent trials never oversubscribe
+ * the cores. T2_EINVAL outside 1..64. */
+int t2_set_num_threads(int n);
+
+/* The thread count last set with t2_set_num_threads (1 by default). */
+int t2_get_num_threads(void);
+
 /* ---- losses: each computes the mean loss over the batch and, if dinput is not NULL, writes its
  * gradient with respect to the input (same shape as input; caller-owned). ---- */
 

@@ -61,15 +61,15 @@ t2_adam_params t2_adamw_default(void);
  * NULL on failure). The state buffer holds the momentum buffer (n floats) when momentum > 0 and is
  * empty otherwise. T2_EINVAL for NULL arguments, n == 0 or an invalid hyper-parameter (the message
  * names it and its value); T2_ENOMEM if the state cannot be allocated. */
-int t2_sgd_create(const t2_sgd_params *p, size_t n, t2_optim **out);
+int t2_sgd_create(t2_optim **out, const t2_sgd_params *p, size_t n);
 
 /* Creates an Adam optimizer (L2 weight decay) for n parameters. State: first moments m[0..n)
  * followed by second moments v[0..n), 2n floats, zero at creation. Errors as t2_sgd_create. */
-int t2_adam_create(const t2_adam_params *p, size_t n, t2_optim **out);
+int t2_adam_create(t2_optim **out, const t2_adam_params *p, size_t n);
 
 /* Creates an AdamW optimizer (decoupled weight decay) for n parameters; state layout as Adam.
  * Errors as t2_sgd_create. */
-int t2_adamw_create(const t2_adam_params *p, size_t n, t2_optim **out);
+int t2_adamw_create(t2_optim **out, const t2_adam_params *p, size_t n);
 
 /* Frees the optimizer and its state. Accepts NULL. */
 void t2_optim_free(t2_optim *opt);

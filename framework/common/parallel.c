@@ -1,0 +1,128 @@
+/* parallel.c — fork-join pool: persistent workers sleep on a condition variable; the caller posts
+ * one job (fn, ctx, n), runs the first range itself, then waits for the others. One job at a
+ * time, guarded by a mutex, so concurrent callers (e.g. two nets in two threads) serialise
+ * instead of corrupting the job slot. */
+#define _POSIX_C_SOURCE 200809L
+#include <cblas.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include "parallel.h"
+#include "t2exp/error.h"
+#include "t2exp/nn.h"
+
+#define MAX_THREADS 64
+
+static struct {
+    pthread_mutex_t job_lock; /* one job in flight */
+    pthread_mutex_t mu;
+    pthread_cond_t wake, done;
+    pthread_t tid[MAX_THREADS];
+    int nthreads;             /* including the caller; workers = nthreads - 1 */
+    int started;              /* workers running */
+    unsigned long generation; /* bumped per job so sleeping workers know a new job arrived */
+    int pending;              /* workers still running the current job */
+    int quit;
+    t2__range_fn fn;
+    void *ctx;
+    size_t n;
+} pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
+          PTHREAD_COND_INITIALIZER, {0}, 1, 0, 0, 0, 0, NULL, NULL, 0};
+
+static _Thread_local int in_worker;
+
+static void range_of(size_t n, int parts, int i, size_t *b, size_t *e)
+{
+    *b = n * (size_t)i / (size_t)parts;
+    *e = n * (size_t)(i + 1) / (size_t)parts;
+}
+
+static void *worker(void *arg)
+{
+    int id = (int)(size_t)arg;
+    unsigned long seen = 0;
+    in_worker = 1;
+    pthread_mutex_lock(&pool.mu);
+    for (;;) {
+        while (!pool.quit && pool.generation == seen) pthread_cond_wait(&pool.wake, &pool.mu);
+        if (pool.quit) break;
+        seen = pool.generation;
+        t2__range_fn fn = pool.fn;
+        void *ctx = pool.ctx;
+        size_t n = pool.n, b, e;
+        int parts = pool.nthreads;
+        pthread_mutex_unlock(&pool.mu);
+        range_of(n, parts, id, &b, &e);
+        if (b < e) fn(ctx, b, e);
+        pthread_mutex_lock(&pool.mu);
+        if (--pool.pending == 0) pthread_cond_signal(&pool.done);
+    }
+    pthread_mutex_unlock(&pool.mu);
+    return NULL;
+}
+
+static void stop_workers(void)
+{
+    pthread_mutex_lock(&pool.mu);
+    pool.quit = 1;
+    pthread_cond_broadcast(&pool.wake);
+    pthread_mutex_unlock(&pool.mu);
+    for (int i = 1; i < pool.started; i++) pthread_join(pool.tid[i], NULL);
+    pool.quit = 0;
+    pool.started = 1;
+}
+
+static void at_exit_stop(void) { stop_workers(); }
+
+/* Starts workers up to nthreads; returns the number that could be started (>= 1). */
+static int start_workers(int nthreads)
+{
+    static int registered;
+    if (!registered && atexit(at_exit_stop) == 0) registered = 1;
+    if (pool.started < 1) pool.started = 1;
+    while (pool.started < nthreads) {
+        if (pthread_create(&pool.tid[pool.started], NULL, worker, (void *)(size_t)pool.started) != 0) break;
+        pool.started++;
+    }
+    return pool.started;
+}
+
+int t2_set_num_threads(int n)
+{
+    if (n < 1 || n > MAX_THREADS) return t2_seterr(T2_EINVAL, "t2_set_num_threads: %d not in 1..%d", n, MAX_THREADS);
+    pthread_mutex_lock(&pool.job_lock);
+    if (pool.started > 1) stop_workers();
+    pool.nthreads = n > 1 ? start_workers(n) : 1;
+    pthread_mutex_unlock(&pool.job_lock);
+    openblas_set_num_threads(n);
+    return T2_OK;
+}
+
+int t2_get_num_threads(void) { return pool.nthreads; }
+
+int t2__pool_threads(void) { return pool.nthreads; }
+
+void t2__parallel_for(size_t n, size_t min_per_thread, t2__range_fn fn, void *ctx)
+{
+    int parts = pool.nthreads;
+    if (parts <= 1 || in_worker || n < 2 * (min_per_thread ? min_per_thread : 1)) {
+        if (n) fn(ctx, 0, n);
+        return;
+    }
+    pthread_mutex_lock(&pool.job_lock);
+    parts = pool.nthreads;
+    pthread_mutex_lock(&pool.mu);
+    pool.fn = fn;
+    pool.ctx = ctx;
+    pool.n = n;
+    pool.pending = parts - 1;
+    pool.generation++;
+    pthread_cond_broadcast(&pool.wake);
+    pthread_mutex_unlock(&pool.mu);
+    size_t b, e;
+    range_of(n, parts, 0, &b, &e);
+    if (b < e) fn(ctx, b, e);
+    pthread_mutex_lock(&pool.mu);
+    while (pool.pending > 0) pthread_cond_wait(&pool.done, &pool.mu);
+    pthread_mutex_unlock(&pool.mu);
+    pthread_mutex_unlock(&pool.job_lock);
+}

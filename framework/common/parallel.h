@@ -1,0 +1,21 @@
+/* parallel.h — a small fork-join pool for the memory-bound loops around the GEMMs (im2col,
+ * activations, pooling). Matrix products are threaded by OpenBLAS itself; these loops would
+ * otherwise leave all but one core idle for a large part of every training step. */
+#ifndef T2_PARALLEL_H
+#define T2_PARALLEL_H
+
+#include <stddef.h>
+
+/* Work on items [begin, end) of a parallel loop. */
+typedef void (*t2__range_fn)(void *ctx, size_t begin, size_t end);
+
+/* Runs fn over [0, n) split into contiguous ranges, one per thread, and returns when all are done.
+ * Runs inline when n is small (below min_per_thread items per thread), when the pool has one
+ * thread, or when called from inside a pool worker. The split depends only on n and the thread
+ * count, so results are deterministic for a fixed thread count. */
+void t2__parallel_for(size_t n, size_t min_per_thread, t2__range_fn fn, void *ctx);
+
+/* Threads the pool uses (including the caller), 1 if no pool. */
+int t2__pool_threads(void);
+
+#endif

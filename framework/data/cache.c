@@ -6,7 +6,7 @@
  *   40 u32 pixel type (1 uint8, 2 float32)  44 u32 has_labels  48 i32 num_classes  52 u32 0
  *   56 u64 pixels offset (4096)  64 u64 pixel bytes  72 u64 labels offset  80 u64 label bytes
  *   88 u64 file size;  zero padding to 4096, pixels, zero padding to 64, int32 labels. */
-#define _DEFAULT_SOURCE /* POSIX: O_CLOEXEC, mkstemp, fchmod, madvise, strdup */
+#define _DEFAULT_SOURCE /* POSIX: O_CLOEXEC, mkstemp, fchmod, MAP_POPULATE, strdup */
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -242,7 +242,13 @@ int t2_dataset_cache_open(t2_dataset **out, const char *path)
         rc = t2_seterr(T2_EFORMAT, "%s: not a t2exp dataset cache (%zu bytes, shorter than the header)", path, size);
         goto fail;
     }
-    map = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+    /* Populating the mapping up front (from the shared page cache) is far cheaper than the
+     * ~11k single-page faults the first epoch would take on Fashion-MNIST. */
+    int flags = MAP_SHARED;
+#ifdef MAP_POPULATE
+    flags |= MAP_POPULATE;
+#endif
+    map = mmap(NULL, size, PROT_READ, flags, fd, 0);
     if (map == MAP_FAILED) {
         rc = t2_seterr(T2_EIO, "%s: mmap failed: %s", path, strerror(errno));
         goto fail;
@@ -274,8 +280,6 @@ int t2_dataset_cache_open(t2_dataset **out, const char *path)
                 goto fail;
             }
     }
-    /* Start reading ahead now: the first epoch will touch every page anyway. */
-    (void)madvise(c->map, c->len, MADV_WILLNEED);
     *out = ds;
     return T2_OK;
 fail:

@@ -130,8 +130,8 @@ static int gz_decode(const char *name, const uint8_t *file, size_t len, int want
     if ((rc = parse_header(name, hdr, (size_t)h, want_ndim, out)) != 0) goto fail;
     size_t total = hdrlen + out->count;
     /* Grow with the data actually decompressed, so a header claiming terabytes costs nothing. */
-    size_t cap = total < ((size_t)1 << 20) ? total : ((size_t)1 << 20);
-    if (cap < len * 4 && len * 4 < total) cap = len * 4;
+    size_t cap = len < ((size_t)1 << 18) ? ((size_t)1 << 20) : len * 4;
+    if (cap > total) cap = total;
     buf = malloc(cap);
     if (!buf) goto nomem;
     memcpy(buf, hdr, hdrlen);

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# test.sh — the README's second command (and CI's): install what is missing, then build and run
+# the whole suite twice: a plain Release build and an ASan+UBSan build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/deps.sh
+t2exp_install_deps
+jobs=$(nproc)
+t2exp_build build
+(cd build && ctest --output-on-failure -j"$jobs")
+t2exp_build build-asan -DT2EXP_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
+(cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j"$jobs")
+echo "all tests passed (plain and sanitized)"

@@ -9,8 +9,12 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD:-$src/build}
 ref=${T2EXP_SHARED:-$src/../shared}/bench/numpy_load.py
 
-cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$build" --target bench_data -j"$(nproc)" >/dev/null
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+if ! { cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release && cmake --build "$build" --target bench_data -j"$(nproc)"; } >"$log" 2>&1; then
+  cat "$log" >&2
+  exit 1
+fi
 
 ours=$("$build/bench/data" 3)
 echo "$ours"

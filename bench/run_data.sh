@@ -29,7 +29,7 @@ done
 get() { sed -n "s/^$1=//p" <<<"$ours"; }
 load_s=$(get load_s)
 cached_s=$(get cached_s)
-awk -v n="$numpy_s" -v l="$load_s" -v c="$cached_s" -v u8="$(get load_u8_s)" -v cf="$(get cached_float_s)" \
+awk -v n="$numpy_s" -v l="$load_s" -v c="$cached_s" -v u8="$(get load_u8_s)" -v cf="$(get cached_float_s)" -v co="$(get cached_open_s)" \
     -v r="$(get loader_img_per_s)" -v ra="$(get loader_aug_img_per_s)" 'BEGIN{
   printf "data: ratio=%.2f load_s=%s numpy_s=%s cached_ratio=%.1f loader_img_per_s=%s", n/l, l, n, n/c, r
-  printf " load_u8_s=%s cached_s=%s cached_float_s=%s loader_aug_img_per_s=%s\n", u8, c, cf, ra }'
+  printf " load_u8_s=%s cached_s=%s cached_open_s=%s cached_float_s=%s loader_aug_img_per_s=%s\n", u8, c, co, cf, ra }'

@@ -31,6 +31,19 @@ static void check_pair_content(const t2_dataset *ds, uint32_t n, int h, int w, i
             if (x[j] != (float)((i * 7 + (uint32_t)j * 3) % 256) / 255.0f) bad++;
     }
     CHECK(bad == 0);
+    /* The whole set as one tensor (threaded) agrees with per-sample reads. */
+    t2_tensor all;
+    int32_t *labs = NULL;
+    CHECK_OK(t2_dataset_to_tensor(ds, &all, &labs));
+    CHECK(all.ndim == 4 && all.shape[0] == (int)n && all.shape[1] == 1 && all.shape[2] == h && all.shape[3] == w);
+    for (uint32_t i = 0; labs && i < n; i++) {
+        int32_t lab;
+        CHECK_OK(t2_dataset_get(ds, i, x, &lab));
+        if (lab != labs[i] || memcmp(x, all.data + (size_t)i * h * w, sizeof(float) * (size_t)h * w) != 0) bad++;
+    }
+    CHECK(bad == 0);
+    t2_tensor_free(&all);
+    free(labs);
     CHECK_RC(t2_dataset_get(ds, n, x, NULL), T2_EINVAL);
     CHECK_RC(t2_dataset_get(ds, -1, x, NULL), T2_EINVAL);
     free(x);
@@ -44,9 +57,9 @@ static void test_good_files(void)
     if (ds) check_pair_content(ds, 10, 2, 3, 3);
     t2_dataset_free(ds);
     ds = NULL;
-    make_pair(tpath("i.gz"), tpath("l.gz"), 300, 5, 4, 10, 1);
+    make_pair(tpath("i.gz"), tpath("l.gz"), 3000, 20, 20, 10, 1);
     CHECK_OK(t2_dataset_idx_open(&ds, tpath("i.gz"), tpath("l.gz")));
-    if (ds) check_pair_content(ds, 300, 5, 4, 10);
+    if (ds) check_pair_content(ds, 3000, 20, 20, 10);
     t2_dataset_free(ds);
     ds = NULL;
     /* Mixed: gzip images with raw labels. */

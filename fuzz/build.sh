@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # fuzz/build.sh — builds the libFuzzer harnesses with clang (ASan + UBSan) straight from the data
-# and common sources, and makes a seed corpus. Usage: fuzz/build.sh [outdir, default fuzz/build]
+# and common sources, and makes a seed corpus. Usage: fuzz/build.sh [outdir, default build-fuzz]
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
-out=${1:-$src/fuzz/build}
+out=${1:-$src/build-fuzz}  # /build* is already git-ignored
 mkdir -p "$out"
 clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -I"$src/framework/include" -I"$src/framework/common" -I"$src/framework" \

@@ -1,0 +1,74 @@
+/* home.c — where the store lives: the t2exp home directory and the paths under it. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "store.h"
+#include "t2exp/error.h"
+
+static int put(char *buf, size_t len, const char *a, const char *b)
+{
+    int n = snprintf(buf, len, "%s%s", a, b);
+    if (n < 0 || (size_t)n >= len)
+        return t2_seterr(T2_EINVAL, "store home: path %s%s is longer than %zu bytes", a, b,
+                         len ? len - 1 : 0);
+    return 0;
+}
+
+int t2__store_home(const char *override, char *buf, size_t len)
+{
+    if (!buf || !len) return t2_seterr(T2_EINVAL, "store home: no buffer");
+    if (override && *override) return put(buf, len, override, "");
+    const char *v = getenv("T2EXP_HOME");
+    if (v && *v) return put(buf, len, v, "");
+    /* The XDG base-directory spec says a relative $XDG_DATA_HOME is invalid and to be ignored. */
+    v = getenv("XDG_DATA_HOME");
+    if (v && v[0] == '/') return put(buf, len, v, "/t2exp");
+    v = getenv("HOME");
+    if (v && *v) return put(buf, len, v, "/.local/share/t2exp");
+    return t2_seterr(T2_ENOTFOUND,
+                     "store home: none of --home, $T2EXP_HOME, $XDG_DATA_HOME, $HOME is set");
+}
+
+int t2__store_experiment_dir(const char *home, int64_t experiment_id, const char *sub, char *buf,
+                             size_t len)
+{
+    if (!home || !*home || !buf || !len || experiment_id <= 0)
+        return t2_seterr(T2_EINVAL, "store: experiment directory needs a home and an id > 0");
+    int n = sub && *sub
+                ? snprintf(buf, len, "%s/experiments/%" PRId64 "/%s", home, experiment_id, sub)
+                : snprintf(buf, len, "%s/experiments/%" PRId64, home, experiment_id);
+    if (n < 0 || (size_t)n >= len)
+        return t2_seterr(T2_EINVAL, "store: path under %s for experiment %" PRId64
+                         " is longer than %zu bytes", home, experiment_id, len - 1);
+    return 0;
+}
+
+int t2__store_mkdirs(const char *path)
+{
+    if (!path || !*path) return t2_seterr(T2_EINVAL, "mkdir: empty path");
+    size_t n = strlen(path);
+    char *p = malloc(n + 1);
+    if (!p) return t2_seterr(T2_ENOMEM, "mkdir %s: out of memory", path);
+    memcpy(p, path, n + 1);
+    int rc = 0;
+    /* Create each prefix in turn; EEXIST is fine as long as it ends up a directory. */
+    for (size_t i = 1; i <= n && rc == 0; i++) {
+        if (p[i] != '/' && p[i] != '\0') continue;
+        char c = p[i];
+        p[i] = '\0';
+        if (mkdir(p, 0755) != 0 && errno != EEXIST)
+            rc = t2_seterr(T2_EIO, "mkdir %s: %s", p, strerror(errno));
+        else if (c == '\0' || p[i + 1] == '\0') {
+            struct stat sb;
+            if (stat(p, &sb) != 0 || !S_ISDIR(sb.st_mode))
+                rc = t2_seterr(T2_EIO, "mkdir %s: exists and is not a directory", p);
+        }
+        p[i] = c;
+    }
+    free(p);
+    return rc;
+}

@@ -1,0 +1,196 @@
+/* migrate.c — the schema and its forward migrations, keyed by PRAGMA user_version.
+ *
+ * MIGRATIONS[i] takes a database from version i to i+1. Changing the schema means appending one
+ * entry (never editing a shipped one: stores in the field already ran it) and bumping
+ * T2__STORE_SCHEMA_VERSION. All pending steps and the new user_version commit in one transaction,
+ * so an interrupted upgrade leaves the old version intact. */
+#include <stdio.h>
+#include "store_internal.h"
+#include "t2exp/error.h"
+
+/* 't2ex' in ASCII: marks the file as a t2exp store, so we never migrate someone else's database. */
+#define T2__STORE_APPLICATION_ID 0x74326578
+
+static const char SCHEMA_V1[] =
+    /* Trial counts live on the experiment row (triggers below) so `t2exp list` reads one small
+     * table however many trials exist. Ids are AUTOINCREMENT: they name directories under
+     * HOME/experiments and must never be reused after a delete. */
+    "CREATE TABLE experiments ("
+    " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    " name TEXT NOT NULL,"
+    " description TEXT,"
+    " labels TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(labels)),"
+    " config_yaml TEXT NOT NULL,"
+    " searcher_name TEXT NOT NULL,"
+    " metric TEXT NOT NULL,"
+    " smaller_is_better INTEGER NOT NULL CHECK (smaller_is_better IN (0, 1)),"
+    " state TEXT NOT NULL DEFAULT 'ACTIVE'"
+    "  CHECK (state IN ('ACTIVE','PAUSED','COMPLETED','ERRORED','CANCELED')),"
+    " progress REAL NOT NULL DEFAULT 0 CHECK (progress >= 0 AND progress <= 1),"
+    " trial_object TEXT NOT NULL,"
+    " seed INTEGER NOT NULL,"
+    " created_at REAL NOT NULL,"
+    " started_at REAL,"
+    " ended_at REAL,"
+    " best_trial_id INTEGER REFERENCES trials(id) ON DELETE SET NULL,"
+    " best_metric REAL,"
+    " error TEXT,"
+    " num_trials INTEGER NOT NULL DEFAULT 0"
+    ");"
+    /* hparams is checked JSON: listings embed it with json(), which fails on bad text. */
+    "CREATE TABLE trials ("
+    " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    " experiment_id INTEGER NOT NULL REFERENCES experiments(id) ON DELETE CASCADE,"
+    " ordinal INTEGER NOT NULL,"
+    " hparams TEXT NOT NULL CHECK (json_valid(hparams)),"
+    " seed INTEGER NOT NULL,"
+    " state TEXT NOT NULL DEFAULT 'QUEUED'"
+    "  CHECK (state IN ('QUEUED','RUNNING','PAUSED','COMPLETED','ERRORED','CANCELED')),"
+    " restarts INTEGER NOT NULL DEFAULT 0,"
+    " batches_trained INTEGER NOT NULL DEFAULT 0,"
+    " target_length_batches INTEGER,"
+    " best_validation REAL,"
+    " latest_validation REAL,"
+    " error TEXT,"
+    " log_path TEXT,"
+    " created_at REAL NOT NULL,"
+    " started_at REAL,"
+    " ended_at REAL,"
+    " UNIQUE (experiment_id, ordinal)" /* also the "trials of an experiment" index */
+    ");"
+    /* describe ranks trials by the metric: this index yields them in order, either direction. */
+    "CREATE INDEX trials_by_metric ON trials (experiment_id, best_validation);"
+    "CREATE TRIGGER trials_count AFTER INSERT ON trials BEGIN"
+    " UPDATE experiments SET num_trials = num_trials + 1 WHERE id = NEW.experiment_id; END;"
+    "CREATE TRIGGER trials_uncount AFTER DELETE ON trials BEGIN"
+    " UPDATE experiments SET num_trials = num_trials - 1 WHERE id = OLD.experiment_id; END;"
+    /* The key is the dedup rule: one value per (trial, kind, step, name), so a resumed trial can
+     * never duplicate a step. WITHOUT ROWID makes that key the table itself: one B-tree per
+     * insert instead of table + unique index, and `metrics TRIAL` reads it in key order. value is
+     * NULL for NaN (SQLite has no NaN). */
+    "CREATE TABLE metrics ("
+    " trial_id INTEGER NOT NULL REFERENCES trials(id) ON DELETE CASCADE,"
+    " kind TEXT NOT NULL CHECK (kind IN ('training','validation')),"
+    " batches INTEGER NOT NULL,"
+    " epoch REAL,"
+    " name TEXT NOT NULL,"
+    " value REAL,"
+    " time REAL NOT NULL,"
+    " PRIMARY KEY (trial_id, kind, batches, name)"
+    ") WITHOUT ROWID;"
+    "CREATE TABLE checkpoints ("
+    " uuid TEXT PRIMARY KEY,"
+    " trial_id INTEGER NOT NULL REFERENCES trials(id) ON DELETE CASCADE,"
+    " experiment_id INTEGER NOT NULL REFERENCES experiments(id) ON DELETE CASCADE,"
+    " batches INTEGER NOT NULL,"
+    " epoch REAL,"
+    " metric REAL,"
+    " size_bytes INTEGER NOT NULL DEFAULT 0,"
+    " path TEXT NOT NULL,"
+    " created_at REAL NOT NULL,"
+    " state TEXT NOT NULL DEFAULT 'ACTIVE' CHECK (state IN ('ACTIVE','DELETED'))"
+    ");"
+    "CREATE INDEX checkpoints_by_trial ON checkpoints (trial_id, batches);"
+    "CREATE INDEX checkpoints_by_experiment ON checkpoints (experiment_id);"
+    /* No json_valid CHECK here: an ASHA snapshot can be large and is saved after every event;
+     * the searcher validates it when it loads it. */
+    "CREATE TABLE searcher_state ("
+    " experiment_id INTEGER PRIMARY KEY REFERENCES experiments(id) ON DELETE CASCADE,"
+    " events INTEGER NOT NULL,"
+    " state TEXT NOT NULL,"
+    " updated_at REAL NOT NULL"
+    ");";
+
+static const char *const MIGRATIONS[] = {
+    SCHEMA_V1, /* 0 -> 1 */
+};
+
+_Static_assert(sizeof MIGRATIONS / sizeof MIGRATIONS[0] == T2__STORE_SCHEMA_VERSION,
+               "one migration per schema version");
+
+static int pragma_int(t2__store *st, const char *sql, int *out)
+{
+    sqlite3_stmt *s = NULL;
+    int rc = sqlite3_prepare_v2(st->db, sql, -1, &s, NULL);
+    if (rc != SQLITE_OK) return t2__store_err(st, rc, sql);
+    rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW) {
+        *out = sqlite3_column_int(s, 0);
+        rc = SQLITE_OK;
+    }
+    int ret = rc == SQLITE_OK ? 0 : t2__store_err(st, rc, sql);
+    sqlite3_finalize(s);
+    return ret;
+}
+
+int t2__store_schema_version(t2__store *st, int *version)
+{
+    return pragma_int(st, "PRAGMA user_version", version);
+}
+
+static int exec(t2__store *st, const char *sql, const char *what)
+{
+    int rc = sqlite3_exec(st->db, sql, NULL, NULL, NULL);
+    return rc == SQLITE_OK ? 0 : t2__store_err(st, rc, what);
+}
+
+/* Our files carry our application_id from their first migration on; a file without it is only
+ * acceptable while empty (a fresh database). Anything else is someone else's SQLite file given as
+ * --home, which we must neither migrate nor report as "newer". */
+static int check_foreign(t2__store *st, int version)
+{
+    int app = 0, tables = 0, rc;
+    if ((rc = pragma_int(st, "PRAGMA application_id", &app))) return rc;
+    if (app == T2__STORE_APPLICATION_ID) return 0;
+    if (app != 0)
+        return t2_seterr(T2_EFORMAT, "store %s: an SQLite database of another application "
+                         "(application_id %d), not a t2exp store", st->path, app);
+    if ((rc = pragma_int(st, "SELECT count(*) FROM sqlite_master", &tables))) return rc;
+    if (version != 0 || tables > 0)
+        return t2_seterr(T2_EFORMAT, "store %s: an SQLite database without the t2exp "
+                         "application id (%d schema objects, user_version %d); not a t2exp store",
+                         st->path, tables, version);
+    return 0;
+}
+
+static int newer(t2__store *st, int version)
+{
+    return t2_seterr(T2_EUNSUPPORTED, "store %s: schema version %d is newer than this t2exp "
+                     "knows (%d); it was written by a newer t2exp, use that one",
+                     st->path, version, T2__STORE_SCHEMA_VERSION);
+}
+
+int t2__store_check_schema(t2__store *st, int *version)
+{
+    int rc;
+    if ((rc = t2__store_schema_version(st, version))) return rc;
+    if ((rc = check_foreign(st, *version))) return rc;
+    if (*version > T2__STORE_SCHEMA_VERSION) return newer(st, *version);
+    return 0;
+}
+
+int t2__store_migrate(t2__store *st)
+{
+    int version = 0, rc;
+    if ((rc = t2__store_check_schema(st, &version))) return rc;
+    if (version == T2__STORE_SCHEMA_VERSION) return 0;
+
+    /* IMMEDIATE: take the write lock first, then look again — another process may have migrated
+     * between our read and the lock. */
+    if ((rc = exec(st, "BEGIN IMMEDIATE", "begin migration"))) return rc;
+    if ((rc = t2__store_check_schema(st, &version))) goto fail;
+    for (int v = version; v < T2__STORE_SCHEMA_VERSION; v++) {
+        char what[64];
+        snprintf(what, sizeof what, "migration to schema version %d", v + 1);
+        if ((rc = exec(st, MIGRATIONS[v], what))) goto fail;
+    }
+    char sql[96];
+    snprintf(sql, sizeof sql, "PRAGMA application_id = %d; PRAGMA user_version = %d",
+             T2__STORE_APPLICATION_ID, T2__STORE_SCHEMA_VERSION);
+    if ((rc = exec(st, sql, "set schema version"))) goto fail;
+    if ((rc = exec(st, "COMMIT", "commit migration"))) goto fail;
+    return 0;
+fail:
+    if (!sqlite3_get_autocommit(st->db)) sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}

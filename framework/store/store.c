@@ -1,0 +1,476 @@
+/* store.c — opening and closing the store, errors, the statement cache, transactions and the
+ * write batch. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include "store_internal.h"
+#include "t2exp/error.h"
+
+#define BUSY_TIMEOUT_MS 5000
+
+/* ---- errors ---------------------------------------------------------------------------- */
+
+static int map_code(int rc)
+{
+    switch (rc & 0xff) {
+    case SQLITE_NOMEM: return T2_ENOMEM;
+    case SQLITE_CONSTRAINT:
+    case SQLITE_MISMATCH:
+    case SQLITE_RANGE:
+    case SQLITE_TOOBIG: return T2_EINVAL;
+    case SQLITE_NOTADB:
+    case SQLITE_CORRUPT: return T2_EFORMAT;
+    case SQLITE_CANTOPEN: return T2_ENOTFOUND;
+    default: return T2_EIO;
+    }
+}
+
+int t2__store_err(t2__store *st, int sqlite_rc, const char *what)
+{
+    const char *msg = st->db ? sqlite3_errmsg(st->db) : sqlite3_errstr(sqlite_rc);
+    /* Some failures (disk full, I/O error, out of memory) make SQLite roll the whole transaction
+     * back by itself; our batch bookkeeping must follow, and the caller must hear that earlier
+     * uncommitted writes are gone, not just this one. */
+    if (st->tx_open && st->db && sqlite3_get_autocommit(st->db)) {
+        long lost = st->pending;
+        st->tx_open = st->explicit_tx = st->savepoint = 0;
+        st->pending = 0;
+        return t2_seterr(map_code(sqlite_rc),
+                         "store %s: %s: %s (transaction rolled back: %ld uncommitted writes lost)",
+                         st->path, what, msg, lost);
+    }
+    return t2_seterr(map_code(sqlite_rc), "store %s: %s: %s", st->path, what, msg);
+}
+
+/* ---- small helpers --------------------------------------------------------------------- */
+
+double t2__store_mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static double wall_clock(void *ud)
+{
+    (void)ud;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void t2__store_set_clock(t2__store *st, double (*now)(void *ud), void *ud)
+{
+    if (!st) return;
+    st->clock = now ? now : wall_clock;
+    st->clock_ud = now ? ud : NULL;
+}
+
+double t2__store_now(const t2__store *st) { return st->clock(st->clock_ud); }
+
+const char *t2__store_path(const t2__store *st) { return st ? st->path : ""; }
+const char *t2__store_home_of(const t2__store *st) { return st ? st->home : ""; }
+
+int t2__store_set_busy_timeout(t2__store *st, int ms)
+{
+    if (!st || ms < 0) return t2_seterr(T2_EINVAL, "store: busy timeout needs a store and ms >= 0");
+    int rc = sqlite3_busy_timeout(st->db, ms);
+    return rc == SQLITE_OK ? 0 : t2__store_err(st, rc, "busy_timeout");
+}
+
+void t2__store_set_flush_policy(t2__store *st, long rows, long ms)
+{
+    if (!st) return;
+    st->flush_rows = rows > 0 ? rows : 1;
+    st->flush_ms = ms >= 0 ? ms : 0;
+}
+
+long t2__store_pending(const t2__store *st) { return st && st->tx_open ? st->pending : 0; }
+
+char *t2__store_col_text(sqlite3_stmt *s, int col, int *rc)
+{
+    const unsigned char *t = sqlite3_column_text(s, col);
+    if (!t) return NULL;
+    size_t n = (size_t)sqlite3_column_bytes(s, col);
+    char *p = malloc(n + 1);
+    if (!p) {
+        *rc = t2_seterr(T2_ENOMEM, "store: out of memory reading a row");
+        return NULL;
+    }
+    memcpy(p, t, n + 1);
+    return p;
+}
+
+double t2__store_col_real(sqlite3_stmt *s, int col)
+{
+    return sqlite3_column_type(s, col) == SQLITE_NULL ? NAN : sqlite3_column_double(s, col);
+}
+
+int t2__store_bind_real(sqlite3_stmt *s, int idx, double v)
+{
+    return isnan(v) ? sqlite3_bind_null(s, idx) : sqlite3_bind_double(s, idx, v);
+}
+
+/* ---- statements ------------------------------------------------------------------------ */
+
+int t2__store_prepare(t2__store *st, const char *sql, sqlite3_stmt **out)
+{
+    *out = NULL;
+    int rc = sqlite3_prepare_v2(st->db, sql, -1, out, NULL);
+    if (rc != SQLITE_OK) {
+        sqlite3_finalize(*out);
+        *out = NULL;
+        return t2__store_err(st, rc, "prepare");
+    }
+    return 0;
+}
+
+int t2__store_stmt(t2__store *st, const char *sql, sqlite3_stmt **out)
+{
+    int i;
+    for (i = 0; i < T2__STORE_STMT_CACHE && st->cache[i].sql; i++) {
+        if (st->cache[i].sql == sql) {
+            sqlite3_reset(st->cache[i].stmt);
+            sqlite3_clear_bindings(st->cache[i].stmt);
+            *out = st->cache[i].stmt;
+            return 0;
+        }
+    }
+    if (i == T2__STORE_STMT_CACHE)
+        return t2_seterr(T2_ESTATE, "store: statement cache full (raise T2__STORE_STMT_CACHE)");
+    int rc = sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, out, NULL);
+    if (rc != SQLITE_OK) {
+        sqlite3_finalize(*out);
+        *out = NULL;
+        return t2__store_err(st, rc, "prepare");
+    }
+    st->cache[i].sql = sql;
+    st->cache[i].stmt = *out;
+    return 0;
+}
+
+int t2__store_exec_stmt(t2__store *st, sqlite3_stmt *stmt, const char *what)
+{
+    int rc = sqlite3_step(stmt);
+    int ret = rc == SQLITE_DONE || rc == SQLITE_ROW ? 0 : t2__store_err(st, rc, what);
+    sqlite3_reset(stmt);
+    return ret;
+}
+
+static int exec(t2__store *st, const char *sql, const char *what)
+{
+    int rc = sqlite3_exec(st->db, sql, NULL, NULL, NULL);
+    return rc == SQLITE_OK ? 0 : t2__store_err(st, rc, what);
+}
+
+/* ---- transactions ---------------------------------------------------------------------- */
+
+/* IMMEDIATE takes the write lock now, under busy_timeout; a deferred transaction that upgrades
+ * later can fail with SQLITE_BUSY at once, without waiting, when another writer got there first. */
+static int open_tx(t2__store *st)
+{
+    int rc = exec(st, "BEGIN IMMEDIATE", "begin transaction");
+    if (rc) return rc;
+    st->tx_open = 1;
+    st->pending = 0;
+    st->tx_opened = t2__store_mono_ms();
+    return 0;
+}
+
+static int commit_tx(t2__store *st)
+{
+    int rc = exec(st, "COMMIT", "commit");
+    if (rc) return rc;
+    st->tx_open = st->explicit_tx = st->savepoint = 0;
+    st->pending = 0;
+    return 0;
+}
+
+int t2__store_write_begin(t2__store *st)
+{
+    if (st->readonly) return t2_seterr(T2_ESTATE, "store %s: opened read-only", st->path);
+    return st->tx_open ? 0 : open_tx(st);
+}
+
+int t2__store_write_done(t2__store *st)
+{
+    st->pending++;
+    if (!st->explicit_tx && st->pending >= st->flush_rows) return commit_tx(st);
+    return 0;
+}
+
+int t2__store_begin(t2__store *st)
+{
+    if (!st) return t2_seterr(T2_EINVAL, "store: begin on NULL");
+    if (st->readonly) return t2_seterr(T2_ESTATE, "store %s: opened read-only", st->path);
+    if (st->explicit_tx)
+        return t2_seterr(T2_ESTATE, "store %s: begin inside begin (not nestable)", st->path);
+    int rc;
+    if (st->tx_open) {
+        if ((rc = exec(st, "SAVEPOINT t2__explicit", "begin (savepoint)"))) return rc;
+        st->savepoint = 1;
+    } else if ((rc = open_tx(st))) {
+        return rc;
+    }
+    st->explicit_tx = 1;
+    return 0;
+}
+
+int t2__store_commit(t2__store *st)
+{
+    if (!st) return t2_seterr(T2_EINVAL, "store: commit on NULL");
+    if (!st->explicit_tx)
+        return t2_seterr(T2_ESTATE, "store %s: commit without begin", st->path);
+    int rc;
+    if (st->savepoint) {
+        if ((rc = exec(st, "RELEASE t2__explicit", "commit (release savepoint)"))) return rc;
+        st->savepoint = 0;
+    }
+    st->explicit_tx = 0;
+    return commit_tx(st);
+}
+
+int t2__store_rollback(t2__store *st)
+{
+    if (!st) return t2_seterr(T2_EINVAL, "store: rollback on NULL");
+    if (!st->explicit_tx)
+        return t2_seterr(T2_ESTATE, "store %s: rollback without begin", st->path);
+    int rc;
+    if (st->savepoint) {
+        /* The batch before begin stays; pending keeps counting the undone writes, which only
+         * makes the next flush come a little early. */
+        rc = exec(st, "ROLLBACK TO t2__explicit; RELEASE t2__explicit", "rollback to savepoint");
+        st->explicit_tx = st->savepoint = 0;
+        return rc;
+    }
+    rc = exec(st, "ROLLBACK", "rollback");
+    st->tx_open = st->explicit_tx = 0;
+    st->pending = 0;
+    return rc;
+}
+
+int t2__store_flush(t2__store *st, int force)
+{
+    if (!st) return t2_seterr(T2_EINVAL, "store: flush on NULL");
+    if (!st->tx_open || st->explicit_tx) return 0;
+    if (force || st->pending >= st->flush_rows ||
+        t2__store_mono_ms() - st->tx_opened >= (double)st->flush_ms)
+        return commit_tx(st);
+    return 0;
+}
+
+/* ---- open / close ---------------------------------------------------------------------- */
+
+static int db_connect(t2__store *st, int readonly)
+{
+    int flags = readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+    /* NOMUTEX: a handle is used by one thread at a time; SQLite's own locking would be waste. */
+    int rc = sqlite3_open_v2(st->path, &st->db, flags | SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc != SQLITE_OK) {
+        if (!st->db) return t2_seterr(T2_ENOMEM, "store %s: out of memory opening", st->path);
+        return t2__store_err(st, rc, "open");
+    }
+    sqlite3_extended_result_codes(st->db, 1);
+    if ((rc = sqlite3_busy_timeout(st->db, BUSY_TIMEOUT_MS)) != SQLITE_OK)
+        return t2__store_err(st, rc, "busy_timeout");
+    if (readonly) return 0;
+    /* journal_mode is the first statement that reads the file, so a file that is not a database
+     * fails here with SQLite's "file is not a database". WAL persists in the file; readers never
+     * need to set it. On a filesystem without shared memory SQLite keeps the old journal mode: the
+     * store still works, readers just wait for the writer's commits. */
+    if ((rc = exec(st, "PRAGMA journal_mode = WAL", "set WAL mode"))) return rc;
+    /* NORMAL is safe in WAL mode (never corrupts, a crash of the process loses nothing
+     * committed) and saves an fsync per commit. */
+    if ((rc = exec(st, "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON",
+                   "set pragmas")))
+        return rc;
+    return 0;
+}
+
+static void disconnect(t2__store *st)
+{
+    for (int i = 0; i < T2__STORE_STMT_CACHE; i++) {
+        sqlite3_finalize(st->cache[i].stmt);
+        st->cache[i].stmt = NULL;
+        st->cache[i].sql = NULL;
+    }
+    /* close_v2 cannot fail on busy statements; every statement is finalized above anyway. */
+    sqlite3_close_v2(st->db);
+    st->db = NULL;
+}
+
+static char *dupstr(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *p = malloc(n);
+    if (p) memcpy(p, s, n);
+    return p;
+}
+
+static void store_free(t2__store *st)
+{
+    if (!st) return;
+    disconnect(st);
+    free(st->path);
+    free(st->home);
+    free(st);
+}
+
+int t2__store_open(const char *home, int readonly, t2__store **out)
+{
+    if (!out) return t2_seterr(T2_EINVAL, "store open: no output pointer");
+    *out = NULL;
+    if (!home || !*home) return t2_seterr(T2_EINVAL, "store open: empty home directory");
+    int rc;
+    t2__store *st = calloc(1, sizeof *st);
+    if (!st) return t2_seterr(T2_ENOMEM, "store open: out of memory");
+    st->readonly = readonly != 0;
+    st->flush_rows = 1000;
+    st->flush_ms = 200;
+    st->clock = wall_clock;
+    size_t n = strlen(home);
+    st->home = dupstr(home);
+    st->path = malloc(n + sizeof "/t2exp.db");
+    if (!st->home || !st->path) {
+        rc = t2_seterr(T2_ENOMEM, "store open: out of memory");
+        goto fail;
+    }
+    memcpy(st->path, home, n);
+    memcpy(st->path + n, "/t2exp.db", sizeof "/t2exp.db");
+
+    if (!readonly) {
+        if ((rc = t2__store_mkdirs(home))) goto fail;
+        if ((rc = db_connect(st, 0))) goto fail;
+        if ((rc = t2__store_migrate(st))) goto fail;
+        *out = st;
+        return 0;
+    }
+
+    struct stat sb;
+    if (stat(st->path, &sb) != 0) {
+        rc = errno == ENOENT
+                 ? t2_seterr(T2_ENOTFOUND, "store %s: does not exist (no experiment has been "
+                             "recorded in %s yet)", st->path, home)
+                 : t2_seterr(T2_EIO, "store %s: %s", st->path, strerror(errno));
+        goto fail;
+    }
+    if ((rc = db_connect(st, 1))) goto fail;
+    int version = 0;
+    if ((rc = t2__store_check_schema(st, &version))) goto fail;
+    if (version < T2__STORE_SCHEMA_VERSION) {
+        /* A store written by an older t2exp: upgrade it once through a short read-write
+         * connection rather than make every listing fail until the next `create`. */
+        disconnect(st);
+        t2__store *rw = NULL;
+        if ((rc = t2__store_open(home, 0, &rw))) goto fail;
+        if ((rc = t2__store_close(rw))) goto fail;
+        if ((rc = db_connect(st, 1))) goto fail;
+        if ((rc = t2__store_check_schema(st, &version))) goto fail;
+    }
+    *out = st;
+    return 0;
+fail:
+    store_free(st);
+    return rc;
+}
+
+int t2__store_close(t2__store *st)
+{
+    if (!st) return 0;
+    int rc = 0;
+    if (st->explicit_tx) {
+        char path[512];
+        snprintf(path, sizeof path, "%s", st->path);
+        int had_batch = st->savepoint;
+        t2__store_rollback(st);
+        if (had_batch && st->tx_open) commit_tx(st);
+        rc = t2_seterr(T2_ESTATE, "store %s: closed inside begin; that transaction was rolled "
+                       "back", path);
+    } else if (st->tx_open) {
+        rc = commit_tx(st);
+    }
+    store_free(st);
+    return rc;
+}
+
+/* ---- state names ----------------------------------------------------------------------- */
+
+static const char *const EXP_STATES[] = {"ACTIVE", "PAUSED", "COMPLETED", "ERRORED", "CANCELED"};
+static const char *const TRIAL_STATES[] = {"QUEUED",    "RUNNING", "PAUSED",
+                                           "COMPLETED", "ERRORED", "CANCELED"};
+static const char *const KINDS[] = {"training", "validation"};
+
+#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+const char *t2__exp_state_name(int s) { return s >= 0 && s < COUNT(EXP_STATES) ? EXP_STATES[s] : NULL; }
+const char *t2__trial_state_name(int s)
+{
+    return s >= 0 && s < COUNT(TRIAL_STATES) ? TRIAL_STATES[s] : NULL;
+}
+const char *t2__metric_kind_name(int k) { return k >= 0 && k < COUNT(KINDS) ? KINDS[k] : NULL; }
+
+static int parse(const char *const *names, int n, const char *what, const char *name, int *out)
+{
+    for (int i = 0; name && i < n; i++) {
+        if (strcmp(names[i], name) == 0) {
+            *out = i;
+            return 0;
+        }
+    }
+    return t2_seterr(T2_EINVAL, "store: unknown %s state '%s'", what, name ? name : "(null)");
+}
+
+int t2__exp_state_parse(const char *name, int *out)
+{
+    return parse(EXP_STATES, COUNT(EXP_STATES), "experiment", name, out);
+}
+
+int t2__trial_state_parse(const char *name, int *out)
+{
+    return parse(TRIAL_STATES, COUNT(TRIAL_STATES), "trial", name, out);
+}
+
+/* ---- raw SQL --------------------------------------------------------------------------- */
+
+int t2__store_exec_sql(t2__store *st, const char *sql)
+{
+    if (!st || !sql) return t2_seterr(T2_EINVAL, "store: exec_sql: NULL argument");
+    return exec(st, sql, "exec");
+}
+
+static int query_one(t2__store *st, const char *sql, sqlite3_stmt **s)
+{
+    int rc = t2__store_prepare(st, sql, s);
+    if (rc) return rc;
+    rc = sqlite3_step(*s);
+    if (rc == SQLITE_ROW) return 0;
+    if (rc == SQLITE_DONE) return t2_seterr(T2_ENOTFOUND, "store %s: no row from %s", st->path, sql);
+    return t2__store_err(st, rc, "query");
+}
+
+int t2__store_query_int(t2__store *st, const char *sql, int64_t *out)
+{
+    if (!st || !sql || !out) return t2_seterr(T2_EINVAL, "store: query_int: NULL argument");
+    sqlite3_stmt *s = NULL;
+    int rc = query_one(st, sql, &s);
+    if (!rc) *out = sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    return rc;
+}
+
+int t2__store_query_text(t2__store *st, const char *sql, char *buf, size_t len)
+{
+    if (!st || !sql || !buf || !len) return t2_seterr(T2_EINVAL, "store: query_text: bad argument");
+    sqlite3_stmt *s = NULL;
+    buf[0] = '\0';
+    int rc = query_one(st, sql, &s);
+    const char *t = rc ? NULL : (const char *)sqlite3_column_text(s, 0);
+    if (t) snprintf(buf, len, "%s", t);
+    sqlite3_finalize(s);
+    return rc;
+}

@@ -1,0 +1,354 @@
+/* store.h — the experiment store: one SQLite database per t2exp home (internal API).
+ *
+ * Who uses it: the controller is the only writer (experiments, trials, metrics, checkpoints,
+ * searcher snapshots); the CLI opens read-only connections for `list`, `describe`, `trials`,
+ * `metrics`, `checkpoints` while experiments run. Nothing here is part of the public trial header.
+ *
+ * Concurrency and durability: the database runs in WAL mode, so any number of readers see the last
+ * committed state while one writer appends; busy_timeout (5 s) absorbs the short moments when two
+ * processes want the same lock (two controllers writing to one home, a WAL checkpoint). Every write
+ * happens inside a transaction, so a writer killed at any instant leaves the database as it was at
+ * its last commit: the store always holds a prefix of the writer's sequence of writes.
+ * synchronous=NORMAL: a commit survives a killed process; a power loss may drop the last commits
+ * but never corrupts the file.
+ *
+ * Batching: writes are not committed one by one. The first write opens a transaction (the
+ * "batch"); later writes join it; t2__store_flush() commits it once it holds flush_rows writes or
+ * is flush_ms old (or always, with force), and t2__store_commit()/t2__store_close() commit it too.
+ * Until then readers do not see the writes. The controller calls add_metric per report, flush(0)
+ * from its event loop, and flush(1) after state changes a user should see at once.
+ *
+ * Times are Unix seconds (double, UTC) from the store's clock (t2__store_set_clock for tests).
+ * Doubles that may be absent use NAN for "none" (SQLite stores NaN as NULL anyway). Returned
+ * strings are malloc'ed and belong to the caller's row, freed by the row's free function.
+ * Every function returns 0 or a negative T2_E… code with t2_errmsg() naming the store and the
+ * SQLite message. */
+#ifndef T2_STORE_H
+#define T2_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct t2__store t2__store;
+
+/* ---- location ---------------------------------------------------------------------------- */
+
+/* The t2exp home directory: `override` (the CLI's --home) if non-empty, else $T2EXP_HOME, else
+ * $XDG_DATA_HOME/t2exp (only if absolute, per the XDG spec), else $HOME/.local/share/t2exp.
+ * Writes it to buf (NUL-terminated); does not create it. T2_EINVAL if it does not fit,
+ * T2_ENOTFOUND if nothing (not even $HOME) says where. */
+int t2__store_home(const char *override, char *buf, size_t len);
+
+/* HOME/experiments/<id>, or HOME/experiments/<id>/<sub> when sub is non-NULL (e.g. "checkpoints",
+ * "trials/3.log"). Only builds the path; t2__store_mkdirs creates directories. */
+int t2__store_experiment_dir(const char *home, int64_t experiment_id, const char *sub, char *buf,
+                             size_t len);
+
+/* mkdir -p with mode 0755 (existing directories are fine). */
+int t2__store_mkdirs(const char *path);
+
+/* ---- open / close / schema --------------------------------------------------------------- */
+
+/* The schema version this code writes (PRAGMA user_version). */
+#define T2__STORE_SCHEMA_VERSION 1
+
+/* Opens HOME/t2exp.db. Read-write: creates HOME (mkdir -p) and the database, sets WAL mode, and
+ * applies the pending forward migrations in one transaction. Read-only: the database must exist
+ * (T2_ENOTFOUND otherwise, saying nothing has been recorded in HOME yet); an older schema is
+ * migrated first through a short read-write connection when the file is writable. A database with
+ * a newer schema than this code knows is refused with T2_EUNSUPPORTED; a file that is not a t2exp
+ * store with T2_EFORMAT. */
+int t2__store_open(const char *home, int readonly, t2__store **out);
+
+/* Commits a pending batch and closes. A t2__store_begin without commit is rolled back (its work
+ * only; the batch before it is kept) and reported as T2_ESTATE, but the store is closed anyway.
+ * Accepts NULL. */
+int t2__store_close(t2__store *st);
+
+const char *t2__store_path(const t2__store *st); /* the database file, for messages */
+const char *t2__store_home_of(const t2__store *st);
+
+/* The clock used for every timestamp the store writes and for "now" in queries (durations of
+ * running experiments). NULL restores the wall clock. Tests pin it for exact output. */
+void t2__store_set_clock(t2__store *st, double (*now)(void *ud), void *ud);
+double t2__store_now(const t2__store *st);
+
+/* How long a lock wait may last before SQLITE_BUSY becomes T2_EIO (default 5000 ms). */
+int t2__store_set_busy_timeout(t2__store *st, int ms);
+
+/* ---- transactions and batching (writer only) ---------------------------------------------- */
+
+/* Flush policy: commit the batch once it holds `rows` writes (checked by every write) or is `ms`
+ * milliseconds old (checked by t2__store_flush). Defaults: 1000 rows, 200 ms. */
+void t2__store_set_flush_policy(t2__store *st, long rows, long ms);
+
+/* An explicit transaction for writes that must land together (a trial's state with the searcher
+ * snapshot). Not nestable (T2_ESTATE). If a batch is pending, begin joins it through a SAVEPOINT,
+ * so rollback undoes only the explicit part. commit commits everything (the batch too). */
+int t2__store_begin(t2__store *st);
+int t2__store_commit(t2__store *st);
+int t2__store_rollback(t2__store *st);
+
+/* Commits the pending batch if it is due under the flush policy, or whenever force is non-zero.
+ * Does nothing inside begin/commit or when nothing is pending. */
+int t2__store_flush(t2__store *st, int force);
+
+/* Writes not yet committed (0 when none). */
+long t2__store_pending(const t2__store *st);
+
+/* ---- states ----------------------------------------------------------------------------- */
+
+typedef enum {
+    T2__EXP_ACTIVE,
+    T2__EXP_PAUSED,
+    T2__EXP_COMPLETED,
+    T2__EXP_ERRORED,
+    T2__EXP_CANCELED,
+} t2__exp_state;
+
+typedef enum {
+    T2__TRIAL_QUEUED,
+    T2__TRIAL_RUNNING,
+    T2__TRIAL_PAUSED,
+    T2__TRIAL_COMPLETED,
+    T2__TRIAL_ERRORED,
+    T2__TRIAL_CANCELED,
+} t2__trial_state;
+
+typedef enum { T2__METRIC_TRAINING, T2__METRIC_VALIDATION } t2__metric_kind;
+
+/* Upper-case names as stored ("ACTIVE"); NULL for an unknown value. parse: T2_EINVAL if unknown. */
+const char *t2__exp_state_name(int state);
+const char *t2__trial_state_name(int state);
+const char *t2__metric_kind_name(int kind); /* "training" / "validation" */
+int t2__exp_state_parse(const char *name, int *out);
+int t2__trial_state_parse(const char *name, int *out);
+
+/* ---- writes (the controller) --------------------------------------------------------------- */
+
+typedef struct {
+    const char *name;          /* required */
+    const char *description;   /* may be NULL */
+    const char *labels_json;   /* a JSON array; NULL means [] */
+    const char *config_yaml;   /* the full config as given; required */
+    const char *searcher_name; /* required */
+    const char *metric;        /* the searcher metric; required */
+    int smaller_is_better;
+    const char *trial_object;  /* path of the trial .so; required */
+    int64_t seed;
+} t2__experiment_new;
+
+/* Records a new ACTIVE experiment (created_at = started_at = now) and returns its id. */
+int t2__store_create_experiment(t2__store *st, const t2__experiment_new *e, int64_t *id);
+
+/* ACTIVE clears ended_at (a resumed experiment is running again); PAUSED and the final states set
+ * ended_at = now, so durations cover the time the experiment actually ran until it stopped. */
+int t2__store_set_experiment_state(t2__store *st, int64_t id, int state);
+int t2__store_set_experiment_progress(t2__store *st, int64_t id, double progress); /* 0..1 */
+int t2__store_set_experiment_best(t2__store *st, int64_t id, int64_t trial_id, double metric);
+int t2__store_set_experiment_error(t2__store *st, int64_t id, const char *error); /* NULL clears */
+
+/* Records a QUEUED trial. `ordinal` is its number within the experiment (the searcher's request
+ * number; the CLI's "7.3" is experiment 7, ordinal 3); a negative ordinal means the next one
+ * free. hparams_json must be valid JSON (T2_EINVAL otherwise). target_length_batches <= 0: none. */
+int t2__store_create_trial(t2__store *st, int64_t experiment_id, int64_t ordinal,
+                           const char *hparams_json, int64_t seed, int64_t target_length_batches,
+                           int64_t *id);
+
+/* Fields of t2__trial_update that are written: only those whose bit is in `set`. */
+enum {
+    T2__TU_STATE = 1 << 0,       /* RUNNING sets started_at (once); final states set ended_at */
+    T2__TU_RESTARTS = 1 << 1,
+    T2__TU_BATCHES = 1 << 2,     /* batches_trained */
+    T2__TU_TARGET = 1 << 3,      /* target_length_batches */
+    T2__TU_BEST = 1 << 4,        /* best_validation := best_validation (NAN: none) */
+    T2__TU_LATEST = 1 << 5,      /* latest_validation := latest_validation */
+    T2__TU_VALIDATION = 1 << 6,  /* latest := validation; best := better of best and validation
+                                    under the experiment's smaller_is_better */
+    T2__TU_ERROR = 1 << 7,       /* error (NULL clears) */
+    T2__TU_LOG_PATH = 1 << 8,
+    T2__TU_STARTED = 1 << 9,     /* explicit started_at, overriding the automatic one */
+    T2__TU_ENDED = 1 << 10,      /* explicit ended_at */
+};
+
+typedef struct {
+    unsigned set;
+    int state;
+    int restarts;
+    int64_t batches_trained;
+    int64_t target_length_batches;
+    double best_validation, latest_validation, validation;
+    const char *error;
+    const char *log_path;
+    double started_at, ended_at;
+} t2__trial_update;
+
+/* T2_ENOTFOUND if there is no such trial. */
+int t2__store_update_trial(t2__store *st, int64_t trial_id, const t2__trial_update *u);
+
+/* Buffers one metric row into the batch (a cached prepared INSERT inside the open transaction).
+ * Dedup: INSERT OR IGNORE on the key (trial, kind, batches, name): the first value recorded for a
+ * step wins, so a trial resumed from a checkpoint that reports the steps after it again — with
+ * bit-identical values when resume is exact — never duplicates or rewrites them. epoch NAN: none;
+ * value NaN is stored as NULL. */
+int t2__store_add_metric(t2__store *st, int64_t trial_id, int kind, int64_t batches, double epoch,
+                         const char *name, double value);
+
+typedef struct {
+    const char *uuid;  /* required, unique */
+    int64_t trial_id;  /* the experiment comes from the trial */
+    int64_t batches;
+    double epoch;      /* NAN: none */
+    double metric;     /* the searcher metric at this checkpoint, NAN: none */
+    int64_t size_bytes;
+    const char *path;  /* required */
+} t2__checkpoint_new;
+
+int t2__store_add_checkpoint(t2__store *st, const t2__checkpoint_new *c);
+/* After garbage collection removed the file; T2_ENOTFOUND for an unknown uuid. */
+int t2__store_mark_checkpoint_deleted(t2__store *st, const char *uuid);
+
+/* The searcher's snapshot after `events` events (replaces the previous one). */
+int t2__store_save_searcher_state(t2__store *st, int64_t experiment_id, int64_t events,
+                                  const char *state_json);
+/* *state_json is malloc'ed (free()); T2_ENOTFOUND if none was saved. events may be NULL. */
+int t2__store_load_searcher_state(t2__store *st, int64_t experiment_id, int64_t *events,
+                                  char **state_json);
+
+/* ---- reads for resume and for the controller ---------------------------------------------- */
+
+typedef struct {
+    int64_t id;
+    char *name, *description, *labels_json, *config_yaml, *searcher_name, *metric;
+    int smaller_is_better;
+    int state;
+    double progress;
+    char *trial_object;
+    int64_t seed;
+    double created_at, started_at, ended_at; /* NAN: none */
+    int64_t best_trial_id;                   /* 0: none */
+    double best_metric;                      /* NAN: none */
+    char *error;
+    int64_t num_trials;
+} t2__experiment_row;
+
+/* T2_ENOTFOUND if there is no experiment `id`. Free with t2__experiment_row_free (zeroes it). */
+int t2__store_get_experiment(t2__store *st, int64_t id, t2__experiment_row *out);
+void t2__experiment_row_free(t2__experiment_row *r);
+
+typedef struct {
+    int64_t id, experiment_id, ordinal;
+    char *hparams_json;
+    int64_t seed;
+    int state;
+    int restarts;
+    int64_t batches_trained, target_length_batches; /* target 0: none */
+    double best_validation, latest_validation;      /* NAN: none */
+    char *error, *log_path;
+    double created_at, started_at, ended_at;        /* NAN: none */
+} t2__trial_row;
+
+/* Every trial of an experiment ordered by ordinal; *rows is one malloc'ed array (NULL when
+ * *n == 0) freed with t2__trial_rows_free. */
+int t2__store_list_trials(t2__store *st, int64_t experiment_id, t2__trial_row **rows, size_t *n);
+int t2__store_get_trial(t2__store *st, int64_t trial_id, t2__trial_row *out);
+void t2__trial_row_free(t2__trial_row *r);
+void t2__trial_rows_free(t2__trial_row *rows, size_t n);
+
+/* Trial id of "experiment.ordinal"; T2_ENOTFOUND if absent. */
+int t2__store_trial_id(t2__store *st, int64_t experiment_id, int64_t ordinal, int64_t *trial_id);
+
+typedef struct {
+    char *uuid;
+    int64_t trial_id, experiment_id, batches;
+    double epoch, metric; /* NAN: none */
+    int64_t size_bytes;
+    char *path;
+    double created_at;
+    int deleted;
+} t2__checkpoint_row;
+
+/* The ACTIVE checkpoint of the trial with the most batches (latest created among equals);
+ * T2_ENOTFOUND if the trial has none. */
+int t2__store_latest_checkpoint(t2__store *st, int64_t trial_id, t2__checkpoint_row *out);
+/* Every checkpoint of an experiment (trial_id 0) or of one trial, deleted ones included, ordered
+ * by trial then batches — what garbage collection needs. Free with t2__checkpoint_rows_free. */
+int t2__store_list_checkpoints(t2__store *st, int64_t experiment_id, int64_t trial_id,
+                               t2__checkpoint_row **rows, size_t *n);
+void t2__checkpoint_row_free(t2__checkpoint_row *r);
+void t2__checkpoint_rows_free(t2__checkpoint_row *rows, size_t n);
+
+/* ---- raw SQL (tests, maintenance) ---------------------------------------------------------- */
+
+/* Runs SQL text (one or more statements, results discarded), outside the batch bookkeeping:
+ * meant for tests and one-off maintenance such as "PRAGMA integrity_check", not for the writer's
+ * normal path. */
+int t2__store_exec_sql(t2__store *st, const char *sql);
+/* The first column of the first row of a query: as an integer, or as text into buf (truncated
+ * to len). T2_ENOTFOUND if the query returns no row. */
+int t2__store_query_int(t2__store *st, const char *sql, int64_t *out);
+int t2__store_query_text(t2__store *st, const char *sql, char *buf, size_t len);
+
+/* ---- CLI listings --------------------------------------------------------------------------- */
+
+typedef enum { T2__FMT_TABLE, T2__FMT_JSON, T2__FMT_CSV } t2__store_format;
+
+/* How the table format shows a column (JSON and CSV always get the raw value). */
+typedef enum {
+    T2__COL_AUTO,     /* as SQLite renders it; reals with %.6g in tables */
+    T2__COL_JSON,     /* text holding JSON: embedded as JSON (not a string) in --json */
+    T2__COL_PERCENT,  /* a 0..1 fraction shown as "42.0%" */
+    T2__COL_DURATION, /* seconds shown as "1h02m03s" */
+} t2__col_kind;
+
+typedef struct {
+    const char *name;
+    t2__col_kind kind;
+} t2__store_colspec; /* arrays end with {NULL, 0} */
+
+typedef struct {
+    const char *name; /* ":exp" */
+    enum { T2__P_INT, T2__P_REAL, T2__P_TEXT } type;
+    int64_t i;
+    double d;
+    const char *s;
+} t2__store_param;
+
+/* Runs `sql` (one SELECT; named parameters bound from params, plus ":now" from the store clock
+ * when the query uses it) and prints the result to out:
+ *   table — aligned columns for humans, header and a rule, numbers right-aligned;
+ *   json  — one array of objects, one per row, built by SQLite (json_group_array/json_object);
+ *   csv   — RFC 4180: a header record, fields with comma, quote, CR or LF quoted, quotes doubled,
+ *           NULL as an empty field; records end with LF (not CRLF) as Unix tools expect.
+ * cols (may be NULL) marks columns that are not T2__COL_AUTO. */
+int t2__store_print_query(t2__store *st, const char *sql, const t2__store_param *params,
+                          size_t nparams, const t2__store_colspec *cols, t2__store_format fmt,
+                          FILE *out);
+
+/* `t2exp list`: id, name, state, searcher, trials, progress, best_metric, started, duration.
+ * Reads only the experiments table (trial counts are kept there by triggers). */
+int t2__store_print_experiments(t2__store *st, t2__store_format fmt, FILE *out);
+
+/* `t2exp describe ID`: the experiment (with its config), then its trials ranked by the searcher
+ * metric (best first, trials without a validation last) with hparams, best and latest
+ * validation, batches, restarts and checkpoint count. trials_limit > 0 shows only the top ones.
+ * json: {"experiment": {...}, "trials": [...]}; csv: the ranked trials only (the experiment's own
+ * fields are `list --csv`). T2_ENOTFOUND for an unknown id. */
+int t2__store_print_experiment(t2__store *st, int64_t id, long trials_limit,
+                               t2__store_format fmt, FILE *out);
+
+/* `t2exp trials ID`: all trials by ordinal. */
+int t2__store_print_trials(t2__store *st, int64_t experiment_id, t2__store_format fmt, FILE *out);
+
+/* `t2exp metrics TRIAL`: kind, batches, epoch, name, value, time ordered by kind, batches, name.
+ * kind: NULL for both, else "training" or "validation" (T2_EINVAL otherwise). */
+int t2__store_print_metrics(t2__store *st, int64_t trial_id, const char *kind,
+                            t2__store_format fmt, FILE *out);
+
+/* `t2exp checkpoints ID`: of an experiment (trial_id 0) or of one trial (experiment_id ignored).
+ * include_deleted = 0 shows ACTIVE ones only. */
+int t2__store_print_checkpoints(t2__store *st, int64_t experiment_id, int64_t trial_id,
+                                int include_deleted, t2__store_format fmt, FILE *out);
+
+#endif

@@ -1,0 +1,108 @@
+/* store_internal.h — what the store's files share: the handle, error mapping, statement cache. */
+#ifndef T2_STORE_INTERNAL_H
+#define T2_STORE_INTERNAL_H
+
+#include <sqlite3.h>
+#include "store.h"
+
+/* Hot statements (a metric insert per report) are prepared once per connection; the cache is
+ * keyed by the address of the static SQL text, so it needs no names. */
+#define T2__STORE_STMT_CACHE 32
+
+struct t2__store {
+    sqlite3 *db;
+    char *path; /* HOME/t2exp.db */
+    char *home;
+    int readonly;
+    int tx_open;      /* a transaction (batch or explicit) is open on db */
+    int explicit_tx;  /* between t2__store_begin and commit/rollback */
+    int savepoint;    /* the explicit transaction is a SAVEPOINT inside a batch */
+    long pending;     /* writes since the transaction opened */
+    double tx_opened; /* monotonic ms */
+    long flush_rows, flush_ms;
+    double (*clock)(void *);
+    void *clock_ud;
+    struct {
+        const char *sql;
+        sqlite3_stmt *stmt;
+    } cache[T2__STORE_STMT_CACHE];
+};
+
+/* t2_seterr with "store PATH: what: sqlite message"; maps SQLite codes to T2_E… (NOMEM, CONSTRAINT
+ * -> EINVAL, NOTADB/CORRUPT -> EFORMAT, the rest EIO). Notices when SQLite rolled the whole
+ * transaction back on its own (disk full, I/O error) and forgets the batch, saying so. */
+int t2__store_err(t2__store *st, int sqlite_rc, const char *what);
+
+/* The cached prepared statement for static SQL text `sql` (reset, bindings cleared). */
+int t2__store_stmt(t2__store *st, const char *sql, sqlite3_stmt **out);
+/* A fresh statement the caller finalizes (for queries run once). */
+int t2__store_prepare(t2__store *st, const char *sql, sqlite3_stmt **out);
+
+/* Opens the batch transaction if none is open (writer only; T2_ESTATE on a read-only store). */
+int t2__store_write_begin(t2__store *st);
+/* Counts one write and commits the batch when it reached flush_rows (outside begin/commit). */
+int t2__store_write_done(t2__store *st);
+
+/* Runs a statement that returns no rows; SQLITE_DONE -> 0. Resets it. */
+int t2__store_exec_stmt(t2__store *st, sqlite3_stmt *stmt, const char *what);
+
+/* Column helpers: NULL text -> NULL, NULL real -> NAN; strdup failure -> T2_ENOMEM via *rc. */
+char *t2__store_col_text(sqlite3_stmt *s, int col, int *rc);
+double t2__store_col_real(sqlite3_stmt *s, int col);
+/* Binds NAN as NULL (SQLite would do so too, but this says it). */
+int t2__store_bind_real(sqlite3_stmt *s, int idx, double v);
+
+double t2__store_mono_ms(void);
+
+/* Schema migrations (migrate.c): brings an open read-write connection to
+ * T2__STORE_SCHEMA_VERSION, or refuses a newer or foreign database. */
+int t2__store_migrate(t2__store *st);
+/* user_version of the open database. */
+int t2__store_schema_version(t2__store *st, int *version);
+/* user_version, after refusing a foreign database (T2_EFORMAT) or a newer schema
+ * (T2_EUNSUPPORTED); no writes, so read-only connections use it too. */
+int t2__store_check_schema(t2__store *st, int *version);
+
+/* ---- printing helpers (store_print.c), shared with the listings in store_query.c ---------- */
+
+/* A growable string; `oom` sticks once an append failed, so callers check once at the end. */
+typedef struct {
+    char *p;
+    size_t n, cap;
+    int oom;
+} t2__sbuf;
+
+void t2__sbuf_put(t2__sbuf *b, const char *s, size_t n);
+void t2__sbuf_puts(t2__sbuf *b, const char *s);
+void t2__sbuf_printf(t2__sbuf *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+void t2__sbuf_free(t2__sbuf *b);
+
+/* Binds each named parameter the statement uses (others are skipped, so one list can serve
+ * several statements) and ":now" from the store clock. */
+int t2__store_bind_params(t2__store *st, sqlite3_stmt *s, const t2__store_param *params,
+                          size_t nparams);
+
+/* "SELECT json_object('col', "col", ...) FROM (base)" built from base's result columns, or with
+ * json_group_array around the object when array is set. *out is malloc'ed. */
+int t2__store_json_sql(t2__store *st, const char *base, const t2__store_colspec *cols, int array,
+                       char **out);
+
+t2__col_kind t2__store_col_kind(const t2__store_colspec *cols, const char *name);
+/* Appends column col of the current row as a table shows it. */
+void t2__store_cell(t2__sbuf *b, sqlite3_stmt *s, int col, t2__col_kind kind);
+
+/* Print the remaining rows of a prepared, bound statement. */
+int t2__store_print_table_stmt(t2__store *st, sqlite3_stmt *s, const t2__store_colspec *cols,
+                               FILE *out);
+int t2__store_print_csv_stmt(t2__store *st, sqlite3_stmt *s, FILE *out);
+/* Runs a statement returning one text value (a JSON document) and prints it with a newline. */
+int t2__store_print_json_stmt(t2__store *st, sqlite3_stmt *s, FILE *out);
+
+/* T2_EIO if writing to out failed. */
+int t2__store_check_output(t2__store *st, FILE *out);
+
+#endif

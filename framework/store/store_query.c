@@ -1,0 +1,285 @@
+/* store_query.c — the CLI's listings: list, describe, trials, metrics, checkpoints.
+ *
+ * Speed on big stores comes from the schema, not from here: `list` reads only the experiments
+ * table (trial counts are kept there by triggers), describe walks the (experiment_id,
+ * best_validation) index in metric order and stops at its limit, trials walks the
+ * (experiment_id, ordinal) unique index, metrics the metrics primary key, checkpoints their
+ * trial/experiment indexes. Times are ISO 8601 UTC text; durations are seconds (the table shows
+ * them as 1h02m03s). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "store_internal.h"
+#include "t2exp/error.h"
+
+#define ISO(c) "strftime('%Y-%m-%dT%H:%M:%SZ', " c ", 'unixepoch')"
+
+/* How long it ran: until it stopped, or until now while it runs. */
+#define RUN_SECONDS(running_state) \
+    "coalesce(ended_at, CASE WHEN state = '" running_state "' THEN :now END) - started_at"
+
+static const t2__store_colspec COLS[] = {
+    {"progress", T2__COL_PERCENT},
+    {"duration", T2__COL_DURATION},
+    {"labels", T2__COL_JSON},
+    {"hparams", T2__COL_JSON},
+    {NULL, T2__COL_AUTO},
+};
+
+static int exists(t2__store *st, const char *sql, int64_t id, const char *what)
+{
+    sqlite3_stmt *s = NULL;
+    int rc = t2__store_prepare(st, sql, &s);
+    if (rc) return rc;
+    if ((rc = sqlite3_bind_int64(s, 1, id)) != SQLITE_OK) {
+        rc = t2__store_err(st, rc, "bind");
+        goto done;
+    }
+    rc = sqlite3_step(s);
+    rc = rc == SQLITE_ROW    ? 0
+       : rc == SQLITE_DONE ? t2_seterr(T2_ENOTFOUND, "store %s: no %s %" PRId64, st->path, what, id)
+                           : t2__store_err(st, rc, what);
+done:
+    sqlite3_finalize(s);
+    return rc;
+}
+
+/* ---- list ------------------------------------------------------------------------------ */
+
+static const char SQL_EXPERIMENTS[] =
+    "SELECT id, name, state, searcher_name AS searcher, num_trials AS trials, progress,"
+    " best_metric, " ISO("started_at") " AS started, " RUN_SECONDS("ACTIVE") " AS duration"
+    " FROM experiments ORDER BY id";
+
+int t2__store_print_experiments(t2__store *st, t2__store_format fmt, FILE *out)
+{
+    return t2__store_print_query(st, SQL_EXPERIMENTS, NULL, 0, COLS, fmt, out);
+}
+
+/* ---- describe -------------------------------------------------------------------------- */
+
+static const char SQL_EXPERIMENT[] =
+    "SELECT id, name, description, labels, state, searcher_name AS searcher, metric,"
+    " smaller_is_better, progress, num_trials AS trials,"
+    " (SELECT ordinal FROM trials WHERE trials.id = e.best_trial_id) AS best_trial, best_metric,"
+    " trial_object, seed, " ISO("created_at") " AS created, " ISO("started_at") " AS started, "
+    ISO("ended_at") " AS ended, " RUN_SECONDS("ACTIVE") " AS duration, error,"
+    " config_yaml AS config FROM experiments e WHERE id = :exp";
+
+#define RANK_COLS                                                                             \
+    "ordinal AS trial, id, state, hparams, best_validation, latest_validation,"               \
+    " batches_trained AS batches, restarts,"                                                  \
+    " (SELECT count(*) FROM checkpoints c WHERE c.trial_id = t.id AND c.state = 'ACTIVE')"    \
+    " AS checkpoints"
+
+/* Trials with a validation in metric order, then those without. Each half walks the
+ * (experiment_id, best_validation) index — whose entries end with the rowid, hence the id
+ * tie-break — and the LIMITs stop the walk early, so the top 10 of 100,000 trials reads about
+ * ten index entries and never sorts. The inner LIMITs also keep SQLite from flattening the
+ * halves, so the union yields them in this order. */
+#define RANKED(dir)                                                                             \
+    "SELECT * FROM (SELECT " RANK_COLS " FROM trials t WHERE experiment_id = :exp"            \
+    " AND best_validation IS NOT NULL ORDER BY best_validation " dir ", id " dir " LIMIT :lim)" \
+    " UNION ALL SELECT * FROM (SELECT " RANK_COLS " FROM trials t WHERE experiment_id = :exp"  \
+    " AND best_validation IS NULL ORDER BY id LIMIT :lim) LIMIT :lim"
+
+static const char SQL_RANKED_ASC[] = RANKED("ASC");
+static const char SQL_RANKED_DESC[] = RANKED("DESC");
+
+static const char SQL_EXP_HEAD[] =
+    "SELECT smaller_is_better, metric, num_trials FROM experiments WHERE id = ?1";
+
+/* The table form: the experiment as "key  value" lines, its config indented, then the trials. */
+static int describe_table(t2__store *st, const t2__store_param *p, size_t np, const char *ranked,
+                          const char *metric, int smaller, int64_t ntrials, long limit, FILE *out)
+{
+    sqlite3_stmt *s = NULL;
+    t2__sbuf b = {0};
+    int rc = t2__store_prepare(st, SQL_EXPERIMENT, &s);
+    if (rc) return rc;
+    if ((rc = t2__store_bind_params(st, s, p, np))) goto done;
+    int src = sqlite3_step(s);
+    if (src != SQLITE_ROW) {
+        rc = t2__store_err(st, src, "describe");
+        goto done;
+    }
+    int n = sqlite3_column_count(s), keyw = 0;
+    for (int c = 0; c < n; c++) {
+        const char *nm = sqlite3_column_name(s, c);
+        int l = nm ? (int)strlen(nm) : 0;
+        if (l > keyw) keyw = l;
+    }
+    const char *config = NULL;
+    for (int c = 0; c < n; c++) {
+        const char *name = sqlite3_column_name(s, c);
+        if (!name) name = "";
+        if (strcmp(name, "config") == 0) {
+            config = (const char *)sqlite3_column_text(s, c);
+            continue;
+        }
+        if (sqlite3_column_type(s, c) == SQLITE_NULL) continue;
+        b.n = 0;
+        t2__store_cell(&b, s, c, t2__store_col_kind(COLS, name));
+        if (b.oom) {
+            rc = t2_seterr(T2_ENOMEM, "store: out of memory describing");
+            goto done;
+        }
+        fprintf(out, "%-*s  %s\n", keyw, name, b.p ? b.p : "");
+    }
+    fputs("config:\n", out);
+    /* Indented so the YAML reads as a block under its heading. */
+    for (const char *l = config ? config : ""; *l;) {
+        const char *e = strchr(l, '\n');
+        size_t len = e ? (size_t)(e - l) : strlen(l);
+        fprintf(out, "    %.*s\n", (int)len, l);
+        l += len + (e != NULL);
+    }
+    if (limit > 0 && limit < ntrials)
+        fprintf(out, "\ntrials ranked by %s (%s is better), top %ld of %" PRId64 ":\n", metric,
+                smaller ? "smaller" : "larger", limit, ntrials);
+    else
+        fprintf(out, "\ntrials ranked by %s (%s is better), all %" PRId64 ":\n", metric,
+                smaller ? "smaller" : "larger", ntrials);
+    sqlite3_finalize(s);
+    s = NULL;
+    if ((rc = t2__store_prepare(st, ranked, &s)) || (rc = t2__store_bind_params(st, s, p, np)))
+        goto done;
+    rc = t2__store_print_table_stmt(st, s, COLS, out);
+done:
+    sqlite3_finalize(s);
+    t2__sbuf_free(&b);
+    return rc;
+}
+
+int t2__store_print_experiment(t2__store *st, int64_t id, long trials_limit,
+                               t2__store_format fmt, FILE *out)
+{
+    if (!st || !out) return t2_seterr(T2_EINVAL, "store: describe: NULL argument");
+    if (fmt != T2__FMT_TABLE && fmt != T2__FMT_JSON && fmt != T2__FMT_CSV)
+        return t2_seterr(T2_EINVAL, "store: describe: unknown format %d", (int)fmt);
+    sqlite3_stmt *s = NULL;
+    char *exp_json = NULL, *trials_json = NULL;
+    t2__sbuf q = {0};
+    int rc = t2__store_prepare(st, SQL_EXP_HEAD, &s);
+    if (rc) return rc;
+    if ((rc = sqlite3_bind_int64(s, 1, id)) != SQLITE_OK) {
+        rc = t2__store_err(st, rc, "bind");
+        goto done;
+    }
+    int src = sqlite3_step(s);
+    if (src != SQLITE_ROW) {
+        rc = src == SQLITE_DONE
+                 ? t2_seterr(T2_ENOTFOUND, "store %s: no experiment %" PRId64, st->path, id)
+                 : t2__store_err(st, src, "describe");
+        goto done;
+    }
+    int smaller = sqlite3_column_int(s, 0);
+    char metric[256];
+    snprintf(metric, sizeof metric, "%s", (const char *)sqlite3_column_text(s, 1));
+    int64_t ntrials = sqlite3_column_int64(s, 2);
+    sqlite3_finalize(s);
+    s = NULL;
+
+    const char *ranked = smaller ? SQL_RANKED_ASC : SQL_RANKED_DESC;
+    const t2__store_param p[] = {
+        {.name = ":exp", .type = T2__P_INT, .i = id},
+        {.name = ":lim", .type = T2__P_INT, .i = trials_limit > 0 ? trials_limit : -1},
+    };
+    size_t np = sizeof p / sizeof p[0];
+    if (fmt == T2__FMT_TABLE) {
+        rc = describe_table(st, p, np, ranked, metric, smaller, ntrials, trials_limit, out);
+    } else if (fmt == T2__FMT_CSV) {
+        rc = t2__store_print_query(st, ranked, p, np, COLS, fmt, out);
+    } else {
+        /* One document; json() turns each part's text back into JSON so it nests as a value. */
+        if ((rc = t2__store_json_sql(st, SQL_EXPERIMENT, COLS, 0, &exp_json)) ||
+            (rc = t2__store_json_sql(st, ranked, COLS, 1, &trials_json)))
+            goto done;
+        t2__sbuf_printf(&q, "SELECT json_object('experiment', json((%s)), 'trials', json((%s)))",
+                        exp_json, trials_json);
+        if (q.oom) {
+            rc = t2_seterr(T2_ENOMEM, "store: out of memory building a JSON query");
+            goto done;
+        }
+        if ((rc = t2__store_prepare(st, q.p, &s)) || (rc = t2__store_bind_params(st, s, p, np)))
+            goto done;
+        rc = t2__store_print_json_stmt(st, s, out);
+    }
+done:
+    sqlite3_finalize(s);
+    free(exp_json);
+    free(trials_json);
+    t2__sbuf_free(&q);
+    return rc;
+}
+
+/* ---- trials, metrics, checkpoints ------------------------------------------------------ */
+
+static const char SQL_TRIALS[] =
+    "SELECT ordinal AS trial, id, state, hparams, seed, restarts, batches_trained AS batches,"
+    " target_length_batches AS target_batches, best_validation, latest_validation, "
+    ISO("started_at") " AS started, " RUN_SECONDS("RUNNING") " AS duration, error"
+    " FROM trials WHERE experiment_id = :exp ORDER BY ordinal";
+
+int t2__store_print_trials(t2__store *st, int64_t experiment_id, t2__store_format fmt, FILE *out)
+{
+    if (!st) return t2_seterr(T2_EINVAL, "store: trials: NULL store");
+    int rc = exists(st, "SELECT 1 FROM experiments WHERE id = ?1", experiment_id, "experiment");
+    if (rc) return rc;
+    const t2__store_param p[] = {{.name = ":exp", .type = T2__P_INT, .i = experiment_id}};
+    return t2__store_print_query(st, SQL_TRIALS, p, 1, COLS, fmt, out);
+}
+
+/* Key order of the metrics table, so the rows stream out of the primary key unsorted. */
+static const char SQL_METRICS[] =
+    "SELECT kind, batches, epoch, name, value,"
+    " strftime('%Y-%m-%dT%H:%M:%fZ', time, 'unixepoch') AS time"
+    " FROM metrics WHERE trial_id = :trial AND (:kind IS NULL OR kind = :kind)"
+    " ORDER BY kind, batches, name";
+
+int t2__store_print_metrics(t2__store *st, int64_t trial_id, const char *kind,
+                            t2__store_format fmt, FILE *out)
+{
+    if (!st) return t2_seterr(T2_EINVAL, "store: metrics: NULL store");
+    if (kind && strcmp(kind, "training") != 0 && strcmp(kind, "validation") != 0)
+        return t2_seterr(T2_EINVAL, "store: metric kind '%s' is neither training nor validation",
+                         kind);
+    int rc = exists(st, "SELECT 1 FROM trials WHERE id = ?1", trial_id, "trial");
+    if (rc) return rc;
+    /* A NULL text parameter binds SQL NULL: both kinds. */
+    const t2__store_param p[] = {
+        {.name = ":trial", .type = T2__P_INT, .i = trial_id},
+        {.name = ":kind", .type = T2__P_TEXT, .s = kind},
+    };
+    return t2__store_print_query(st, SQL_METRICS, p, 2, COLS, fmt, out);
+}
+
+#define CKPT_SQL(where)                                                                         \
+    "SELECT c.uuid, c.trial_id, t.ordinal AS trial, c.batches, c.epoch, c.metric, c.size_bytes," \
+    " c.state, " ISO("c.created_at") " AS created, c.path"                                     \
+    " FROM checkpoints c JOIN trials t ON t.id = c.trial_id WHERE " where                      \
+    " ORDER BY t.ordinal, c.batches, c.created_at"
+
+static const char *const SQL_CKPTS[2][2] = {
+    {CKPT_SQL("c.experiment_id = :exp AND c.state = 'ACTIVE'"), CKPT_SQL("c.experiment_id = :exp")},
+    {CKPT_SQL("c.trial_id = :trial AND c.state = 'ACTIVE'"), CKPT_SQL("c.trial_id = :trial")},
+};
+
+int t2__store_print_checkpoints(t2__store *st, int64_t experiment_id, int64_t trial_id,
+                                int include_deleted, t2__store_format fmt, FILE *out)
+{
+    if (!st) return t2_seterr(T2_EINVAL, "store: checkpoints: NULL store");
+    int by_trial = trial_id > 0;
+    int rc = by_trial
+                 ? exists(st, "SELECT 1 FROM trials WHERE id = ?1", trial_id, "trial")
+                 : exists(st, "SELECT 1 FROM experiments WHERE id = ?1", experiment_id,
+                          "experiment");
+    if (rc) return rc;
+    const t2__store_param p[] = {
+        {.name = ":exp", .type = T2__P_INT, .i = experiment_id},
+        {.name = ":trial", .type = T2__P_INT, .i = trial_id},
+    };
+    return t2__store_print_query(st, SQL_CKPTS[by_trial][include_deleted != 0], p, 2, COLS, fmt,
+                                 out);
+}

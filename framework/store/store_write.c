@@ -1,0 +1,305 @@
+/* store_write.c — the controller's writes. Each joins the open batch (store.c) through a cached
+ * prepared statement, so a write costs one B-tree insert or update and no commit. */
+#include <inttypes.h>
+#include <math.h>
+#include "store_internal.h"
+#include "t2exp/error.h"
+
+#define TEXT(s, i, v) sqlite3_bind_text((s), (i), (v), -1, SQLITE_STATIC)
+
+/* Every bind result is checked; they only fail on a programming error (index) or NOMEM. */
+static int bind_rc(t2__store *st, int rc)
+{
+    return rc == SQLITE_OK ? 0 : t2__store_err(st, rc, "bind");
+}
+
+/* Runs an UPDATE/INSERT that must touch exactly one row. */
+static int exec_one(t2__store *st, sqlite3_stmt *s, const char *what, const char *thing, int64_t id)
+{
+    int rc = t2__store_exec_stmt(st, s, what);
+    if (rc) return rc;
+    if (sqlite3_changes(st->db) != 1)
+        return t2_seterr(T2_ENOTFOUND, "store %s: %s: no %s %" PRId64, st->path, what, thing, id);
+    return t2__store_write_done(st);
+}
+
+static const char SQL_CREATE_EXPERIMENT[] =
+    "INSERT INTO experiments (name, description, labels, config_yaml, searcher_name, metric,"
+    " smaller_is_better, trial_object, seed, created_at, started_at)"
+    " VALUES (?1, ?2, coalesce(?3, '[]'), ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10)";
+
+int t2__store_create_experiment(t2__store *st, const t2__experiment_new *e, int64_t *id)
+{
+    if (!st || !e || !id) return t2_seterr(T2_EINVAL, "store: create_experiment: NULL argument");
+    const char *missing = !e->name ? "name" : !e->config_yaml ? "config_yaml"
+                        : !e->searcher_name ? "searcher_name" : !e->metric ? "metric"
+                        : !e->trial_object ? "trial_object" : NULL;
+    if (missing) return t2_seterr(T2_EINVAL, "store: create_experiment: %s is required", missing);
+    int rc;
+    sqlite3_stmt *s;
+    if ((rc = t2__store_write_begin(st)) || (rc = t2__store_stmt(st, SQL_CREATE_EXPERIMENT, &s)))
+        return rc;
+    int b = TEXT(s, 1, e->name);
+    b = b ? b : TEXT(s, 2, e->description);
+    b = b ? b : TEXT(s, 3, e->labels_json);
+    b = b ? b : TEXT(s, 4, e->config_yaml);
+    b = b ? b : TEXT(s, 5, e->searcher_name);
+    b = b ? b : TEXT(s, 6, e->metric);
+    b = b ? b : sqlite3_bind_int(s, 7, e->smaller_is_better != 0);
+    b = b ? b : TEXT(s, 8, e->trial_object);
+    b = b ? b : sqlite3_bind_int64(s, 9, e->seed);
+    b = b ? b : sqlite3_bind_double(s, 10, t2__store_now(st));
+    if ((rc = bind_rc(st, b))) return rc;
+    if ((rc = t2__store_exec_stmt(st, s, "create experiment"))) return rc;
+    *id = sqlite3_last_insert_rowid(st->db);
+    return t2__store_write_done(st);
+}
+
+static const char SQL_EXP_STATE[] =
+    "UPDATE experiments SET state = ?2, started_at = coalesce(started_at, ?3),"
+    " ended_at = CASE WHEN ?2 = 'ACTIVE' THEN NULL ELSE ?3 END WHERE id = ?1";
+
+int t2__store_set_experiment_state(t2__store *st, int64_t id, int state)
+{
+    const char *name = t2__exp_state_name(state);
+    if (!st || !name) return t2_seterr(T2_EINVAL, "store: set_experiment_state: bad state %d", state);
+    int rc;
+    sqlite3_stmt *s;
+    if ((rc = t2__store_write_begin(st)) || (rc = t2__store_stmt(st, SQL_EXP_STATE, &s))) return rc;
+    int b = sqlite3_bind_int64(s, 1, id);
+    b = b ? b : TEXT(s, 2, name);
+    b = b ? b : sqlite3_bind_double(s, 3, t2__store_now(st));
+    if ((rc = bind_rc(st, b))) return rc;
+    return exec_one(st, s, "set experiment state", "experiment", id);
+}
+
+static const char SQL_EXP_PROGRESS[] = "UPDATE experiments SET progress = ?2 WHERE id = ?1";
+
+int t2__store_set_experiment_progress(t2__store *st, int64_t id, double progress)
+{
+    if (!st || !(progress >= 0 && progress <= 1))
+        return t2_seterr(T2_EINVAL, "store: experiment progress %g is not in [0, 1]", progress);
+    int rc;
+    sqlite3_stmt *s;
+    if ((rc = t2__store_write_begin(st)) || (rc = t2__store_stmt(st, SQL_EXP_PROGRESS, &s)))
+        return rc;
+    int b = sqlite3_bind_int64(s, 1, id);
+    b = b ? b : sqlite3_bind_double(s, 2, progress);
+    if ((rc = bind_rc(st, b))) return rc;
+    return exec_one(st, s, "set experiment progress", "experiment", id);
+}
+
+static const char SQL_EXP_BEST[] =
+    "UPDATE experiments SET best_trial_id = ?2, best_metric = ?3 WHERE id = ?1";
+
+int t2__store_set_experiment_best(t2__store *st, int64_t id, int64_t trial_id, double metric)
+{
+    if (!st) return t2_seterr(T2_EINVAL, "store: set_experiment_best on NULL");
+    int rc;
+    sqlite3_stmt *s;
+    if ((rc = t2__store_write_begin(st)) || (rc = t2__store_stmt(st, SQL_EXP_BEST, &s))) return rc;
+    int b = sqlite3_bind_int64(s, 1, id);
+    b = b ? b : trial_id > 0 ? sqlite3_bind_int64(s, 2, trial_id) : sqlite3_bind_null(s, 2);
+    b = b ? b : t2__store_bind_real(s, 3, metric);
+    if ((rc = bind_rc(st, b))) return rc;
+    return exec_one(st, s, "set experiment best", "experiment", id);
+}
+
+static const char SQL_EXP_ERROR[] = "UPDATE experiments SET error = ?2 WHERE id = ?1";
+
+int t2__store_set_experiment_error(t2__store *st, int64_t id, const char *error)
+{
+    if (!st) return t2_seterr(T2_EINVAL, "store: set_experiment_error on NULL");
+    int rc;
+    sqlite3_stmt *s;
+    if ((rc = t2__store_write_begin(st)) || (rc = t2__store_stmt(st, SQL_EXP_ERROR, &s))) return rc;
+    int b = sqlite3_bind_int64(s, 1, id);
+    b = b ? b : TEXT(s, 2, error);
+    if ((rc = bind_rc(st, b))) return rc;
+    return exec_one(st, s, "set experiment error", "experiment", id);
+}
+
+/* A negative ordinal takes the next free one; max() over the (experiment_id, ordinal) unique
+ * index is one B-tree descent, not a scan. */
+static const char SQL_CREATE_TRIAL[] =
+    "INSERT INTO trials (experiment_id, ordinal, hparams, seed, target_length_batches, created_at)"
+    " VALUES (?1, CASE WHEN ?2 >= 0 THEN ?2 ELSE"
+    " (SELECT coalesce(max(ordinal), 0) + 1 FROM trials WHERE experiment_id = ?1) END,"
+    " ?3, ?4, ?5, ?6)";
+
+int t2__store_create_trial(t2__store *st, int64_t experiment_id, int64_t ordinal,
+                           const char *hparams_json, int64_t seed, int64_t target_length_batches,
+                           int64_t *id)
+{
+    if (!st || !hparams_json || !id)
+        return t2_seterr(T2_EINVAL, "store: create_trial: NULL argument");
+    int rc;
+    sqlite3_stmt *s;
+    if ((rc = t2__store_write_begin(st)) || (rc = t2__store_stmt(st, SQL_CREATE_TRIAL, &s)))
+        return rc;
+    int b = sqlite3_bind_int64(s, 1, experiment_id);
+    b = b ? b : sqlite3_bind_int64(s, 2, ordinal);
+    b = b ? b : TEXT(s, 3, hparams_json);
+    b = b ? b : sqlite3_bind_int64(s, 4, seed);
+    b = b ? b : target_length_batches > 0 ? sqlite3_bind_int64(s, 5, target_length_batches)
+                                          : sqlite3_bind_null(s, 5);
+    b = b ? b : sqlite3_bind_double(s, 6, t2__store_now(st));
+    if ((rc = bind_rc(st, b))) return rc;
+    if ((rc = t2__store_exec_stmt(st, s, "create trial"))) return rc;
+    *id = sqlite3_last_insert_rowid(st->db);
+    return t2__store_write_done(st);
+}
+
+/* One statement for every combination of fields: ?2 is the T2__TU_* mask and each column keeps
+ * its value unless its bit is set, so the controller's many small updates reuse one prepared
+ * statement. SET expressions see the row's old values, which the VALIDATION case relies on. */
+static const char SQL_UPDATE_TRIAL[] =
+    "UPDATE trials SET"
+    " state = CASE WHEN ?2 & 1 THEN ?3 ELSE state END,"
+    " restarts = CASE WHEN ?2 & 2 THEN ?4 ELSE restarts END,"
+    " batches_trained = CASE WHEN ?2 & 4 THEN ?5 ELSE batches_trained END,"
+    " target_length_batches = CASE WHEN ?2 & 8 THEN ?6 ELSE target_length_batches END,"
+    " best_validation = CASE"
+    "  WHEN ?2 & 64 AND ?9 IS NOT NULL THEN CASE"
+    "   WHEN best_validation IS NULL THEN ?9"
+    "   WHEN (SELECT smaller_is_better FROM experiments WHERE experiments.id = trials.experiment_id)"
+    "    THEN min(best_validation, ?9)"
+    "   ELSE max(best_validation, ?9) END"
+    "  WHEN ?2 & 16 THEN ?7 ELSE best_validation END,"
+    " latest_validation = CASE WHEN ?2 & 64 THEN ?9 WHEN ?2 & 32 THEN ?8"
+    "  ELSE latest_validation END,"
+    " error = CASE WHEN ?2 & 128 THEN ?10 ELSE error END,"
+    " log_path = CASE WHEN ?2 & 256 THEN ?11 ELSE log_path END,"
+    " started_at = CASE WHEN ?2 & 512 THEN ?12"
+    "  WHEN ?2 & 1 AND ?3 = 'RUNNING' THEN coalesce(started_at, ?14) ELSE started_at END,"
+    " ended_at = CASE WHEN ?2 & 1024 THEN ?13"
+    "  WHEN ?2 & 1 THEN CASE WHEN ?3 IN ('COMPLETED', 'ERRORED', 'CANCELED') THEN ?14 END"
+    "  ELSE ended_at END"
+    " WHERE id = ?1";
+
+int t2__store_update_trial(t2__store *st, int64_t trial_id, const t2__trial_update *u)
+{
+    if (!st || !u) return t2_seterr(T2_EINVAL, "store: update_trial: NULL argument");
+    const char *state = NULL;
+    if ((u->set & T2__TU_STATE) && !(state = t2__trial_state_name(u->state)))
+        return t2_seterr(T2_EINVAL, "store: update_trial: bad state %d", u->state);
+    if (u->set >= (T2__TU_ENDED << 1))
+        return t2_seterr(T2_EINVAL, "store: update_trial: unknown field bits 0x%x", u->set);
+    int rc;
+    sqlite3_stmt *s;
+    if ((rc = t2__store_write_begin(st)) || (rc = t2__store_stmt(st, SQL_UPDATE_TRIAL, &s)))
+        return rc;
+    int b = sqlite3_bind_int64(s, 1, trial_id);
+    b = b ? b : sqlite3_bind_int(s, 2, (int)u->set);
+    b = b ? b : TEXT(s, 3, state);
+    b = b ? b : sqlite3_bind_int(s, 4, u->restarts);
+    b = b ? b : sqlite3_bind_int64(s, 5, u->batches_trained);
+    b = b ? b : u->target_length_batches > 0 ? sqlite3_bind_int64(s, 6, u->target_length_batches)
+                                             : sqlite3_bind_null(s, 6);
+    b = b ? b : t2__store_bind_real(s, 7, u->best_validation);
+    b = b ? b : t2__store_bind_real(s, 8, u->latest_validation);
+    b = b ? b : t2__store_bind_real(s, 9, u->validation);
+    b = b ? b : TEXT(s, 10, u->error);
+    b = b ? b : TEXT(s, 11, u->log_path);
+    b = b ? b : t2__store_bind_real(s, 12, u->started_at);
+    b = b ? b : t2__store_bind_real(s, 13, u->ended_at);
+    b = b ? b : sqlite3_bind_double(s, 14, t2__store_now(st));
+    if ((rc = bind_rc(st, b))) return rc;
+    return exec_one(st, s, "update trial", "trial", trial_id);
+}
+
+/* ON CONFLICT DO NOTHING names the one conflict we expect (the step already recorded); unlike
+ * INSERT OR IGNORE it still reports any other broken constraint. */
+static const char SQL_ADD_METRIC[] =
+    "INSERT INTO metrics (trial_id, kind, batches, epoch, name, value, time)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+    " ON CONFLICT (trial_id, kind, batches, name) DO NOTHING";
+
+int t2__store_add_metric(t2__store *st, int64_t trial_id, int kind, int64_t batches, double epoch,
+                         const char *name, double value)
+{
+    const char *k = t2__metric_kind_name(kind);
+    if (!st || !k || !name || !*name)
+        return t2_seterr(T2_EINVAL, "store: add_metric: needs a store, a kind and a name");
+    int rc;
+    sqlite3_stmt *s;
+    if ((rc = t2__store_write_begin(st)) || (rc = t2__store_stmt(st, SQL_ADD_METRIC, &s)))
+        return rc;
+    int b = sqlite3_bind_int64(s, 1, trial_id);
+    b = b ? b : TEXT(s, 2, k);
+    b = b ? b : sqlite3_bind_int64(s, 3, batches);
+    b = b ? b : t2__store_bind_real(s, 4, epoch);
+    b = b ? b : TEXT(s, 5, name);
+    b = b ? b : t2__store_bind_real(s, 6, value);
+    b = b ? b : sqlite3_bind_double(s, 7, t2__store_now(st));
+    if ((rc = bind_rc(st, b))) return rc;
+    if ((rc = t2__store_exec_stmt(st, s, "add metric"))) return rc;
+    return t2__store_write_done(st);
+}
+
+/* The experiment id is copied from the trial so GC can select by experiment without a join;
+ * an unknown trial inserts nothing, which exec_one reports. */
+static const char SQL_ADD_CHECKPOINT[] =
+    "INSERT INTO checkpoints (uuid, trial_id, experiment_id, batches, epoch, metric, size_bytes,"
+    " path, created_at)"
+    " SELECT ?1, id, experiment_id, ?3, ?4, ?5, ?6, ?7, ?8 FROM trials WHERE id = ?2";
+
+int t2__store_add_checkpoint(t2__store *st, const t2__checkpoint_new *c)
+{
+    if (!st || !c || !c->uuid || !*c->uuid || !c->path)
+        return t2_seterr(T2_EINVAL, "store: add_checkpoint: needs a uuid and a path");
+    int rc;
+    sqlite3_stmt *s;
+    if ((rc = t2__store_write_begin(st)) || (rc = t2__store_stmt(st, SQL_ADD_CHECKPOINT, &s)))
+        return rc;
+    int b = TEXT(s, 1, c->uuid);
+    b = b ? b : sqlite3_bind_int64(s, 2, c->trial_id);
+    b = b ? b : sqlite3_bind_int64(s, 3, c->batches);
+    b = b ? b : t2__store_bind_real(s, 4, c->epoch);
+    b = b ? b : t2__store_bind_real(s, 5, c->metric);
+    b = b ? b : sqlite3_bind_int64(s, 6, c->size_bytes);
+    b = b ? b : TEXT(s, 7, c->path);
+    b = b ? b : sqlite3_bind_double(s, 8, t2__store_now(st));
+    if ((rc = bind_rc(st, b))) return rc;
+    return exec_one(st, s, "add checkpoint", "trial", c->trial_id);
+}
+
+static const char SQL_CKPT_DELETED[] =
+    "UPDATE checkpoints SET state = 'DELETED' WHERE uuid = ?1";
+
+int t2__store_mark_checkpoint_deleted(t2__store *st, const char *uuid)
+{
+    if (!st || !uuid) return t2_seterr(T2_EINVAL, "store: mark_checkpoint_deleted: NULL argument");
+    int rc;
+    sqlite3_stmt *s;
+    if ((rc = t2__store_write_begin(st)) || (rc = t2__store_stmt(st, SQL_CKPT_DELETED, &s)))
+        return rc;
+    if ((rc = bind_rc(st, TEXT(s, 1, uuid)))) return rc;
+    if ((rc = t2__store_exec_stmt(st, s, "mark checkpoint deleted"))) return rc;
+    if (sqlite3_changes(st->db) != 1)
+        return t2_seterr(T2_ENOTFOUND, "store %s: no checkpoint %s", st->path, uuid);
+    return t2__store_write_done(st);
+}
+
+static const char SQL_SAVE_SEARCHER[] =
+    "INSERT INTO searcher_state (experiment_id, events, state, updated_at) VALUES (?1, ?2, ?3, ?4)"
+    " ON CONFLICT (experiment_id) DO UPDATE SET events = excluded.events,"
+    " state = excluded.state, updated_at = excluded.updated_at";
+
+int t2__store_save_searcher_state(t2__store *st, int64_t experiment_id, int64_t events,
+                                  const char *state_json)
+{
+    if (!st || !state_json)
+        return t2_seterr(T2_EINVAL, "store: save_searcher_state: NULL argument");
+    int rc;
+    sqlite3_stmt *s;
+    if ((rc = t2__store_write_begin(st)) || (rc = t2__store_stmt(st, SQL_SAVE_SEARCHER, &s)))
+        return rc;
+    int b = sqlite3_bind_int64(s, 1, experiment_id);
+    b = b ? b : sqlite3_bind_int64(s, 2, events);
+    b = b ? b : TEXT(s, 3, state_json);
+    b = b ? b : sqlite3_bind_double(s, 4, t2__store_now(st));
+    if ((rc = bind_rc(st, b))) return rc;
+    if ((rc = t2__store_exec_stmt(st, s, "save searcher state"))) return rc;
+    return t2__store_write_done(st);
+}

@@ -1,0 +1,539 @@
+/* test_store.c — the store's location, schema versions, every write and read, metric dedup,
+ * batching and transactions, and a reader working while a writer holds a transaction. */
+#include "test_store_util.h"
+
+static char dir[512], home[600];
+
+static t2__store *open_rw(void)
+{
+    t2__store *st = NULL;
+    CHECK_OK(t2__store_open(home, 0, &st));
+    return st;
+}
+
+static int64_t new_experiment(t2__store *st, int smaller)
+{
+    t2__experiment_new e = {
+        .name = "mnist", .description = "a test", .labels_json = "[\"a\",\"b\"]",
+        .config_yaml = "name: mnist\n", .searcher_name = "random", .metric = "loss",
+        .smaller_is_better = smaller, .trial_object = "/x/trial.so", .seed = 42,
+    };
+    int64_t id = 0;
+    CHECK_OK(t2__store_create_experiment(st, &e, &id));
+    return id;
+}
+
+static void test_home(void)
+{
+    char buf[256];
+    setenv("T2EXP_HOME", "/t2home", 1);
+    setenv("XDG_DATA_HOME", "/xdg", 1);
+    setenv("HOME", "/home/u", 1);
+    CHECK_OK(t2__store_home("/cli", buf, sizeof buf));
+    CHECK_STR(buf, "/cli");
+    CHECK_OK(t2__store_home("", buf, sizeof buf));
+    CHECK_STR(buf, "/t2home");
+    unsetenv("T2EXP_HOME");
+    CHECK_OK(t2__store_home(NULL, buf, sizeof buf));
+    CHECK_STR(buf, "/xdg/t2exp");
+    setenv("XDG_DATA_HOME", "relative/xdg", 1); /* invalid per XDG: ignored */
+    CHECK_OK(t2__store_home(NULL, buf, sizeof buf));
+    CHECK_STR(buf, "/home/u/.local/share/t2exp");
+    unsetenv("XDG_DATA_HOME");
+    CHECK_OK(t2__store_home(NULL, buf, sizeof buf));
+    CHECK_STR(buf, "/home/u/.local/share/t2exp");
+    unsetenv("HOME");
+    CHECK_RC(t2__store_home(NULL, buf, sizeof buf), T2_ENOTFOUND);
+    CHECK_RC(t2__store_home("/a/long/path", buf, 5), T2_EINVAL);
+
+    CHECK_OK(t2__store_experiment_dir("/h", 7, NULL, buf, sizeof buf));
+    CHECK_STR(buf, "/h/experiments/7");
+    CHECK_OK(t2__store_experiment_dir("/h", 7, "checkpoints", buf, sizeof buf));
+    CHECK_STR(buf, "/h/experiments/7/checkpoints");
+    CHECK_RC(t2__store_experiment_dir("/h", 0, NULL, buf, sizeof buf), T2_EINVAL);
+    CHECK_RC(t2__store_experiment_dir("/h", 7, "x", buf, 8), T2_EINVAL);
+
+    char p[700];
+    snprintf(p, sizeof p, "%s/a/b/c", dir);
+    CHECK_OK(t2__store_mkdirs(p));
+    CHECK_OK(t2__store_mkdirs(p)); /* existing is fine */
+    snprintf(p, sizeof p, "%s/file", dir);
+    FILE *f = fopen(p, "w");
+    fclose(f);
+    CHECK_RC(t2__store_mkdirs(p), T2_EIO);
+    snprintf(p, sizeof p, "%s/file/sub", dir);
+    CHECK_RC(t2__store_mkdirs(p), T2_EIO);
+}
+
+static void test_open_and_migrate(void)
+{
+    t2__store *st = NULL;
+    CHECK_RC(t2__store_open(home, 1, &st), T2_ENOTFOUND); /* read-only never creates */
+    CHECK_MSG("no experiment has been recorded");
+    CHECK(st == NULL);
+    st = open_rw();
+    CHECK(sql_int(st, "PRAGMA user_version") == T2__STORE_SCHEMA_VERSION);
+    CHECK(sql_int(st, "PRAGMA foreign_keys") == 1);
+    CHECK(sql_int(st, "PRAGMA synchronous") == 1); /* NORMAL */
+    char buf[64];
+    CHECK_STR(sql_text(st, "PRAGMA journal_mode", buf, sizeof buf), "wal");
+    CHECK(sql_int(st, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN"
+                      " ('experiments','trials','metrics','checkpoints','searcher_state')") == 5);
+    CHECK(sql_int(st, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN"
+                      " ('trials_by_metric','checkpoints_by_trial','checkpoints_by_experiment')")
+          == 3);
+    CHECK_OK(t2__store_close(st));
+    /* Reopening an up-to-date store runs no migration and keeps the data. */
+    st = open_rw();
+    CHECK(sql_int(st, "PRAGMA user_version") == T2__STORE_SCHEMA_VERSION);
+    CHECK_OK(t2__store_close(st));
+    CHECK_OK(t2__store_open(home, 1, &st));
+    CHECK_RC(t2__store_create_trial(st, 1, 1, "{}", 0, 0, &(int64_t){0}), T2_ESTATE);
+    CHECK_RC(t2__store_begin(st), T2_ESTATE);
+    CHECK_OK(t2__store_close(st));
+    CHECK_OK(t2__store_close(NULL));
+}
+
+/* Opens the store at h, runs sql on it (to fake another version or application), closes. */
+static void tamper(const char *h, const char *sql)
+{
+    t2__store *st = NULL;
+    CHECK_OK(t2__store_open(h, 0, &st));
+    CHECK_OK(t2__store_exec_sql(st, sql));
+    CHECK_OK(t2__store_close(st));
+}
+
+static void test_versions(void)
+{
+    char h[700], path[800];
+    snprintf(h, sizeof h, "%s/newer", dir);
+    snprintf(path, sizeof path, "%s/t2exp.db", h);
+    t2__store *st = NULL;
+    tamper(h, "PRAGMA user_version = 99");
+    CHECK_RC(t2__store_open(h, 0, &st), T2_EUNSUPPORTED);
+    CHECK_MSG("schema version 99 is newer");
+    CHECK_RC(t2__store_open(h, 1, &st), T2_EUNSUPPORTED);
+    CHECK(st == NULL);
+
+    /* Someone else's database: neither migrated nor called "newer". */
+    snprintf(h, sizeof h, "%s/foreign", dir);
+    snprintf(path, sizeof path, "%s/t2exp.db", h);
+    tamper(h, "PRAGMA application_id = 0");
+    CHECK_RC(t2__store_open(h, 0, &st), T2_EFORMAT);
+    CHECK_MSG("not a t2exp store");
+    /* ...after which only raw SQLite could change it; a fresh one stands in. */
+    snprintf(h, sizeof h, "%s/foreign2", dir);
+    tamper(h, "PRAGMA application_id = 12345");
+    CHECK_RC(t2__store_open(h, 1, &st), T2_EFORMAT);
+    CHECK_MSG("another application");
+
+    /* Not a database at all. */
+    snprintf(h, sizeof h, "%s/garbage", dir);
+    snprintf(path, sizeof path, "%s/t2exp.db", h);
+    CHECK_OK(t2__store_mkdirs(h));
+    FILE *f = fopen(path, "w");
+    for (int i = 0; i < 200; i++) fputs("this is not an SQLite file\n", f);
+    fclose(f);
+    CHECK_RC(t2__store_open(h, 0, &st), T2_EFORMAT);
+    CHECK_MSG("not a database");
+    CHECK_RC(t2__store_open(h, 1, &st), T2_EFORMAT);
+
+    /* An older (here: empty, version 0) store is upgraded even by a read-only open. */
+    snprintf(h, sizeof h, "%s/old", dir);
+    snprintf(path, sizeof path, "%s/t2exp.db", h);
+    CHECK_OK(t2__store_mkdirs(h));
+    f = fopen(path, "w");
+    fclose(f);
+    CHECK_OK(t2__store_open(h, 1, &st));
+    if (st) CHECK(sql_int(st, "PRAGMA user_version") == T2__STORE_SCHEMA_VERSION);
+    CHECK_OK(t2__store_close(st));
+}
+
+static void test_experiments(void)
+{
+    t2__store *st = open_rw();
+    double now = 1000.0;
+    t2__store_set_clock(st, fixed_clock, &now);
+    int64_t id = new_experiment(st, 1);
+    CHECK(id > 0);
+    t2__experiment_new bad = {.name = "x"};
+    CHECK_RC(t2__store_create_experiment(st, &bad, &(int64_t){0}), T2_EINVAL);
+    CHECK_MSG("config_yaml is required");
+    bad = (t2__experiment_new){.name = "x", .config_yaml = "", .searcher_name = "s",
+                               .metric = "m", .trial_object = "t", .labels_json = "[oops"};
+    CHECK_RC(t2__store_create_experiment(st, &bad, &(int64_t){0}), T2_EINVAL);
+    CHECK_MSG("json_valid(labels)");
+
+    t2__experiment_row r;
+    CHECK_OK(t2__store_get_experiment(st, id, &r));
+    CHECK(r.id == id && strcmp(r.name, "mnist") == 0 && strcmp(r.description, "a test") == 0);
+    CHECK(strcmp(r.labels_json, "[\"a\",\"b\"]") == 0 && strcmp(r.config_yaml, "name: mnist\n") == 0);
+    CHECK(strcmp(r.searcher_name, "random") == 0 && strcmp(r.metric, "loss") == 0);
+    CHECK(r.smaller_is_better == 1 && r.state == T2__EXP_ACTIVE && r.progress == 0);
+    CHECK(strcmp(r.trial_object, "/x/trial.so") == 0 && r.seed == 42);
+    CHECK(r.created_at == 1000.0 && r.started_at == 1000.0 && isnan(r.ended_at));
+    CHECK(r.best_trial_id == 0 && isnan(r.best_metric) && r.error == NULL && r.num_trials == 0);
+    t2__experiment_row_free(&r);
+    t2__experiment_row_free(&r); /* zeroed: a second free is harmless */
+    t2__experiment_row_free(NULL);
+
+    now = 1010.0;
+    CHECK_OK(t2__store_set_experiment_state(st, id, T2__EXP_PAUSED));
+    CHECK_OK(t2__store_set_experiment_progress(st, id, 0.25));
+    CHECK_RC(t2__store_set_experiment_progress(st, id, 1.5), T2_EINVAL);
+    CHECK_RC(t2__store_set_experiment_progress(st, id, NAN), T2_EINVAL);
+    CHECK_OK(t2__store_set_experiment_error(st, id, "oops"));
+    CHECK_OK(t2__store_get_experiment(st, id, &r));
+    CHECK(r.state == T2__EXP_PAUSED && r.ended_at == 1010.0 && r.progress == 0.25);
+    CHECK(r.error && strcmp(r.error, "oops") == 0);
+    t2__experiment_row_free(&r);
+    now = 1020.0;
+    CHECK_OK(t2__store_set_experiment_state(st, id, T2__EXP_ACTIVE)); /* resumed */
+    CHECK_OK(t2__store_set_experiment_error(st, id, NULL));
+    CHECK_OK(t2__store_get_experiment(st, id, &r));
+    CHECK(r.state == T2__EXP_ACTIVE && isnan(r.ended_at) && r.started_at == 1000.0 && !r.error);
+    t2__experiment_row_free(&r);
+    now = 1030.0;
+    CHECK_OK(t2__store_set_experiment_state(st, id, T2__EXP_COMPLETED));
+    CHECK_OK(t2__store_get_experiment(st, id, &r));
+    CHECK(r.state == T2__EXP_COMPLETED && r.ended_at == 1030.0);
+    t2__experiment_row_free(&r);
+
+    CHECK_RC(t2__store_set_experiment_state(st, 999, T2__EXP_ACTIVE), T2_ENOTFOUND);
+    CHECK_MSG("no experiment 999");
+    CHECK_RC(t2__store_set_experiment_state(st, id, 17), T2_EINVAL);
+    CHECK_RC(t2__store_get_experiment(st, 999, &r), T2_ENOTFOUND);
+
+    int s;
+    CHECK_OK(t2__exp_state_parse("CANCELED", &s));
+    CHECK(s == T2__EXP_CANCELED);
+    CHECK_RC(t2__exp_state_parse("cancelled", &s), T2_EINVAL);
+    CHECK_OK(t2__trial_state_parse("QUEUED", &s));
+    CHECK(s == T2__TRIAL_QUEUED);
+    CHECK(t2__trial_state_name(99) == NULL);
+    CHECK_OK(t2__store_close(st));
+}
+
+static void test_trials(void)
+{
+    t2__store *st = open_rw();
+    double now = 2000.0;
+    t2__store_set_clock(st, fixed_clock, &now);
+    int64_t e = new_experiment(st, 1), e2 = new_experiment(st, 0);
+    int64_t t1, t2, t3, t4;
+    CHECK_OK(t2__store_create_trial(st, e, 5, "{\"lr\": 0.1}", 11, 1000, &t1));
+    CHECK_OK(t2__store_create_trial(st, e, -1, "{\"lr\": 0.2}", 12, 0, &t2)); /* next: 6 */
+    CHECK_OK(t2__store_create_trial(st, e2, -1, "{}", 13, 0, &t3));            /* first: 1 */
+    CHECK_RC(t2__store_create_trial(st, e, 5, "{}", 0, 0, &t4), T2_EINVAL);    /* taken */
+    CHECK_MSG("UNIQUE");
+    CHECK_RC(t2__store_create_trial(st, e, 9, "{lr: 1}", 0, 0, &t4), T2_EINVAL);
+    CHECK_MSG("json_valid(hparams)");
+    CHECK_RC(t2__store_create_trial(st, 999, 1, "{}", 0, 0, &t4), T2_EINVAL);
+    CHECK_MSG("FOREIGN KEY");
+
+    int64_t id;
+    CHECK_OK(t2__store_trial_id(st, e, 6, &id));
+    CHECK(id == t2);
+    CHECK_OK(t2__store_trial_id(st, e2, 1, &id));
+    CHECK(id == t3);
+    CHECK_RC(t2__store_trial_id(st, e, 7, &id), T2_ENOTFOUND);
+    char want[64];
+    snprintf(want, sizeof want, "no trial %lld.7", (long long)e);
+    CHECK_MSG(want);
+
+    now = 2010.0;
+    t2__trial_update u = {.set = T2__TU_STATE | T2__TU_LOG_PATH, .state = T2__TRIAL_RUNNING,
+                          .log_path = "/logs/5.log"};
+    CHECK_OK(t2__store_update_trial(st, t1, &u));
+    now = 2020.0;
+    u = (t2__trial_update){.set = T2__TU_VALIDATION | T2__TU_BATCHES, .validation = 0.5,
+                           .batches_trained = 100};
+    CHECK_OK(t2__store_update_trial(st, t1, &u));
+    u.validation = 0.7; /* worse when smaller is better: best stays */
+    CHECK_OK(t2__store_update_trial(st, t1, &u));
+    u = (t2__trial_update){.set = T2__TU_STATE | T2__TU_RESTARTS | T2__TU_ERROR,
+                           .state = T2__TRIAL_RUNNING, .restarts = 1, .error = "killed"};
+    CHECK_OK(t2__store_update_trial(st, t1, &u));
+    now = 2030.0;
+    u = (t2__trial_update){.set = T2__TU_STATE | T2__TU_ERROR | T2__TU_TARGET,
+                           .state = T2__TRIAL_COMPLETED, .target_length_batches = 2000};
+    CHECK_OK(t2__store_update_trial(st, t1, &u));
+
+    t2__trial_row r;
+    CHECK_OK(t2__store_get_trial(st, t1, &r));
+    CHECK(r.id == t1 && r.experiment_id == e && r.ordinal == 5 && r.seed == 11);
+    CHECK(strcmp(r.hparams_json, "{\"lr\": 0.1}") == 0);
+    CHECK(r.state == T2__TRIAL_COMPLETED && r.restarts == 1 && r.batches_trained == 100);
+    CHECK(r.target_length_batches == 2000 && r.best_validation == 0.5);
+    CHECK(r.latest_validation == 0.7 && r.error == NULL);
+    CHECK(r.log_path && strcmp(r.log_path, "/logs/5.log") == 0);
+    /* started when first RUNNING (a restart keeps it), ended when COMPLETED */
+    CHECK(r.created_at == 2000.0 && r.started_at == 2010.0 && r.ended_at == 2030.0);
+    t2__trial_row_free(&r);
+
+    /* larger is better in e2; explicit fields; explicit timestamps win */
+    u = (t2__trial_update){.set = T2__TU_VALIDATION, .validation = 0.5};
+    CHECK_OK(t2__store_update_trial(st, t3, &u));
+    u.validation = 0.9;
+    CHECK_OK(t2__store_update_trial(st, t3, &u));
+    u.validation = 0.6;
+    CHECK_OK(t2__store_update_trial(st, t3, &u));
+    u.validation = NAN; /* a NaN validation: latest is none, best untouched */
+    CHECK_OK(t2__store_update_trial(st, t3, &u));
+    CHECK_OK(t2__store_get_trial(st, t3, &r));
+    CHECK(r.best_validation == 0.9 && isnan(r.latest_validation));
+    CHECK(r.state == T2__TRIAL_QUEUED && isnan(r.started_at) && r.target_length_batches == 0);
+    t2__trial_row_free(&r);
+    u = (t2__trial_update){.set = T2__TU_BEST | T2__TU_LATEST | T2__TU_STARTED | T2__TU_ENDED,
+                           .best_validation = NAN, .latest_validation = 3.0, .started_at = 1.0,
+                           .ended_at = 2.0};
+    CHECK_OK(t2__store_update_trial(st, t3, &u));
+    CHECK_OK(t2__store_get_trial(st, t3, &r));
+    CHECK(isnan(r.best_validation) && r.latest_validation == 3.0);
+    CHECK(r.started_at == 1.0 && r.ended_at == 2.0);
+    t2__trial_row_free(&r);
+
+    CHECK_RC(t2__store_update_trial(st, 999, &u), T2_ENOTFOUND);
+    CHECK_MSG("no trial 999");
+    u = (t2__trial_update){.set = T2__TU_STATE, .state = 42};
+    CHECK_RC(t2__store_update_trial(st, t1, &u), T2_EINVAL);
+    u = (t2__trial_update){.set = 1u << 20};
+    CHECK_RC(t2__store_update_trial(st, t1, &u), T2_EINVAL);
+
+    t2__trial_row *rows = NULL;
+    size_t n = 0;
+    CHECK_OK(t2__store_list_trials(st, e, &rows, &n));
+    CHECK(n == 2 && rows && rows[0].id == t1 && rows[1].id == t2 && rows[1].ordinal == 6);
+    CHECK(rows && strcmp(rows[1].hparams_json, "{\"lr\": 0.2}") == 0 && rows[1].seed == 12);
+    t2__trial_rows_free(rows, n);
+    CHECK_OK(t2__store_list_trials(st, 999, &rows, &n));
+    CHECK(n == 0 && rows == NULL);
+    t2__trial_rows_free(NULL, 0);
+
+    t2__experiment_row er;
+    CHECK_OK(t2__store_set_experiment_best(st, e, t1, 0.5));
+    CHECK_OK(t2__store_get_experiment(st, e, &er));
+    CHECK(er.num_trials == 2 && er.best_trial_id == t1 && er.best_metric == 0.5);
+    t2__experiment_row_free(&er);
+    CHECK_OK(t2__store_set_experiment_best(st, e, 0, NAN));
+    CHECK_OK(t2__store_get_experiment(st, e, &er));
+    CHECK(er.best_trial_id == 0 && isnan(er.best_metric));
+    t2__experiment_row_free(&er);
+    CHECK_OK(t2__store_close(st));
+}
+
+static void test_checkpoints_and_searcher(void)
+{
+    t2__store *st = open_rw();
+    double now = 3000.0;
+    t2__store_set_clock(st, fixed_clock, &now);
+    int64_t e = new_experiment(st, 1), t1, t2;
+    CHECK_OK(t2__store_create_trial(st, e, -1, "{}", 1, 0, &t1));
+    CHECK_OK(t2__store_create_trial(st, e, -1, "{}", 2, 0, &t2));
+    t2__checkpoint_row c;
+    CHECK_RC(t2__store_latest_checkpoint(st, t1, &c), T2_ENOTFOUND);
+    CHECK_MSG("has no checkpoint");
+    t2__checkpoint_new n1 = {.uuid = "u-100", .trial_id = t1, .batches = 100, .epoch = 0.5,
+                             .metric = 0.4, .size_bytes = 1234, .path = "/c/u-100.tar"};
+    CHECK_OK(t2__store_add_checkpoint(st, &n1));
+    now = 3001.0;
+    t2__checkpoint_new n2 = {.uuid = "u-200", .trial_id = t1, .batches = 200, .epoch = NAN,
+                             .metric = NAN, .size_bytes = 99, .path = "/c/u-200.tar"};
+    CHECK_OK(t2__store_add_checkpoint(st, &n2));
+    t2__checkpoint_new n3 = {.uuid = "u-t2", .trial_id = t2, .batches = 50, .path = "/c/t2.tar"};
+    CHECK_OK(t2__store_add_checkpoint(st, &n3));
+    CHECK_RC(t2__store_add_checkpoint(st, &n3), T2_EINVAL); /* same uuid */
+    n3.uuid = "u-none";
+    n3.trial_id = 999;
+    CHECK_RC(t2__store_add_checkpoint(st, &n3), T2_ENOTFOUND);
+
+    CHECK_OK(t2__store_latest_checkpoint(st, t1, &c));
+    CHECK(strcmp(c.uuid, "u-200") == 0 && c.batches == 200 && isnan(c.epoch) && isnan(c.metric));
+    CHECK(c.trial_id == t1 && c.experiment_id == e && c.size_bytes == 99 && !c.deleted);
+    CHECK(strcmp(c.path, "/c/u-200.tar") == 0 && c.created_at == 3001.0);
+    t2__checkpoint_row_free(&c);
+    CHECK_OK(t2__store_mark_checkpoint_deleted(st, "u-200"));
+    CHECK_RC(t2__store_mark_checkpoint_deleted(st, "nope"), T2_ENOTFOUND);
+    CHECK_OK(t2__store_latest_checkpoint(st, t1, &c)); /* the deleted one is skipped */
+    CHECK(strcmp(c.uuid, "u-100") == 0 && c.epoch == 0.5 && c.metric == 0.4);
+    t2__checkpoint_row_free(&c);
+
+    t2__checkpoint_row *rows;
+    size_t n;
+    CHECK_OK(t2__store_list_checkpoints(st, e, 0, &rows, &n));
+    CHECK(n == 3 && strcmp(rows[0].uuid, "u-100") == 0 && rows[1].deleted &&
+          strcmp(rows[2].uuid, "u-t2") == 0);
+    t2__checkpoint_rows_free(rows, n);
+    CHECK_OK(t2__store_list_checkpoints(st, 0, t2, &rows, &n));
+    CHECK(n == 1 && strcmp(rows[0].uuid, "u-t2") == 0);
+    t2__checkpoint_rows_free(rows, n);
+
+    char *js = NULL;
+    int64_t ev = -1;
+    CHECK_RC(t2__store_load_searcher_state(st, e, &ev, &js), T2_ENOTFOUND);
+    CHECK_OK(t2__store_save_searcher_state(st, e, 3, "{\"rung\": 1}"));
+    CHECK_OK(t2__store_save_searcher_state(st, e, 4, "{\"rung\": 2}")); /* replaces */
+    CHECK_OK(t2__store_load_searcher_state(st, e, &ev, &js));
+    CHECK(ev == 4 && js && strcmp(js, "{\"rung\": 2}") == 0);
+    free(js);
+    CHECK(sql_int(st, "SELECT count(*) FROM searcher_state") == 1);
+    CHECK_RC(t2__store_save_searcher_state(st, 999, 1, "{}"), T2_EINVAL); /* no experiment */
+    CHECK_OK(t2__store_close(st));
+}
+
+static void test_metrics_dedup(void)
+{
+    t2__store *st = open_rw();
+    int64_t e = new_experiment(st, 1), t;
+    CHECK_OK(t2__store_create_trial(st, e, -1, "{}", 1, 0, &t));
+    CHECK_OK(t2__store_add_metric(st, t, T2__METRIC_TRAINING, 10, 0.1, "loss", 2.0));
+    CHECK_OK(t2__store_add_metric(st, t, T2__METRIC_TRAINING, 10, 0.1, "acc", 0.3));
+    CHECK_OK(t2__store_add_metric(st, t, T2__METRIC_VALIDATION, 10, NAN, "loss", NAN));
+    CHECK_OK(t2__store_flush(st, 1));
+    /* A resumed trial reports step 10 again (here with another value): nothing changes. */
+    CHECK_OK(t2__store_add_metric(st, t, T2__METRIC_TRAINING, 10, 0.1, "loss", 9.0));
+    CHECK_OK(t2__store_add_metric(st, t, T2__METRIC_TRAINING, 20, 0.2, "loss", 1.0));
+    CHECK_OK(t2__store_flush(st, 1));
+    CHECK(sql_int(st, "SELECT count(*) FROM metrics") == 4);
+    CHECK(sql_int(st, "SELECT value * 10 FROM metrics WHERE kind = 'training' AND batches = 10"
+                      " AND name = 'loss'") == 20);
+    CHECK(sql_int(st, "SELECT value IS NULL AND epoch IS NULL FROM metrics WHERE"
+                      " kind = 'validation'") == 1);
+    CHECK_RC(t2__store_add_metric(st, 999, T2__METRIC_TRAINING, 1, 0, "loss", 1), T2_EINVAL);
+    CHECK_MSG("FOREIGN KEY");
+    CHECK_RC(t2__store_add_metric(st, t, 7, 1, 0, "loss", 1), T2_EINVAL);
+    CHECK_RC(t2__store_add_metric(st, t, T2__METRIC_TRAINING, 1, 0, NULL, 1), T2_EINVAL);
+    CHECK_OK(t2__store_close(st));
+}
+
+static long long count_ro(t2__store *ro, const char *table)
+{
+    char sql[128];
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM %s", table);
+    return sql_int(ro, sql);
+}
+
+static void test_batching(void)
+{
+    t2__store *st = open_rw(), *ro = NULL;
+    CHECK_OK(t2__store_open(home, 1, &ro));
+    int64_t e = new_experiment(st, 1), t;
+    CHECK_OK(t2__store_create_trial(st, e, -1, "{}", 1, 0, &t));
+    CHECK_OK(t2__store_flush(st, 1));
+    CHECK(t2__store_pending(st) == 0);
+    long long base = count_ro(ro, "metrics");
+
+    t2__store_set_flush_policy(st, 3, 1000000);
+    CHECK_OK(t2__store_add_metric(st, t, T2__METRIC_TRAINING, 1, 0, "m", 1));
+    CHECK_OK(t2__store_add_metric(st, t, T2__METRIC_TRAINING, 2, 0, "m", 1));
+    CHECK(t2__store_pending(st) == 2);
+    CHECK_OK(t2__store_flush(st, 0)); /* neither 3 rows nor old enough */
+    CHECK(count_ro(ro, "metrics") == base);
+    CHECK_OK(t2__store_add_metric(st, t, T2__METRIC_TRAINING, 3, 0, "m", 1)); /* 3rd: commits */
+    CHECK(t2__store_pending(st) == 0);
+    CHECK(count_ro(ro, "metrics") == base + 3);
+
+    t2__store_set_flush_policy(st, 1000, 0); /* every flush is due */
+    CHECK_OK(t2__store_add_metric(st, t, T2__METRIC_TRAINING, 4, 0, "m", 1));
+    CHECK_OK(t2__store_flush(st, 0));
+    CHECK(count_ro(ro, "metrics") == base + 4);
+
+    /* begin inside a pending batch: rollback undoes only the explicit part. */
+    t2__store_set_flush_policy(st, 1000, 1000000);
+    CHECK_OK(t2__store_add_metric(st, t, T2__METRIC_TRAINING, 5, 0, "m", 1));
+    CHECK_OK(t2__store_begin(st));
+    CHECK_RC(t2__store_begin(st), T2_ESTATE);
+    CHECK_OK(t2__store_add_metric(st, t, T2__METRIC_TRAINING, 6, 0, "m", 1));
+    CHECK_OK(t2__store_flush(st, 1)); /* no commit inside begin */
+    CHECK(count_ro(ro, "metrics") == base + 4);
+    CHECK_OK(t2__store_rollback(st));
+    CHECK_OK(t2__store_flush(st, 1));
+    CHECK(count_ro(ro, "metrics") == base + 5);
+    char q6[128];
+    snprintf(q6, sizeof q6, "SELECT count(*) FROM metrics WHERE trial_id = %lld AND batches = 6",
+             (long long)t);
+    CHECK(sql_int(st, q6) == 0);
+
+    /* begin with nothing pending, commit: visible at once. */
+    CHECK_OK(t2__store_begin(st));
+    CHECK_OK(t2__store_add_metric(st, t, T2__METRIC_TRAINING, 7, 0, "m", 1));
+    CHECK_OK(t2__store_commit(st));
+    CHECK(count_ro(ro, "metrics") == base + 6);
+    CHECK_RC(t2__store_commit(st), T2_ESTATE);
+    CHECK_RC(t2__store_rollback(st), T2_ESTATE);
+    CHECK_OK(t2__store_begin(st));
+    CHECK_OK(t2__store_add_metric(st, t, T2__METRIC_TRAINING, 8, 0, "m", 1));
+    CHECK_OK(t2__store_rollback(st));
+    CHECK(t2__store_pending(st) == 0);
+
+    /* pending writes are committed by close; an open begin is rolled back by it. */
+    CHECK_OK(t2__store_add_metric(st, t, T2__METRIC_TRAINING, 9, 0, "m", 1));
+    CHECK_OK(t2__store_begin(st));
+    CHECK_OK(t2__store_add_metric(st, t, T2__METRIC_TRAINING, 10, 0, "m", 1));
+    CHECK_RC(t2__store_close(st), T2_ESTATE);
+    CHECK(count_ro(ro, "metrics") == base + 7);
+    char q[128];
+    snprintf(q, sizeof q, "SELECT count(*) FROM metrics WHERE trial_id = %lld AND batches = 10",
+             (long long)t);
+    CHECK(sql_int(ro, q) == 0);
+    CHECK_OK(t2__store_close(ro));
+}
+
+static int print_list(t2__store *st, void *ud, FILE *out)
+{
+    (void)ud;
+    return t2__store_print_experiments(st, T2__FMT_CSV, out);
+}
+
+static void test_concurrent_reader(void)
+{
+    t2__store *w = open_rw(), *w2 = open_rw(), *ro = NULL;
+    CHECK_OK(t2__store_open(home, 1, &ro));
+    int64_t e = new_experiment(w, 1), t;
+    CHECK_OK(t2__store_flush(w, 1));
+    long long trials0 = count_ro(ro, "trials");
+    long long exps0 = count_ro(ro, "experiments");
+
+    CHECK_OK(t2__store_begin(w));
+    for (int i = 0; i < 100; i++) CHECK_OK(t2__store_create_trial(w, e, -1, "{}", i, 0, &t));
+    new_experiment(w, 0);
+    /* The reader is not blocked and sees the last commit, not the open transaction. */
+    double t0 = mono_s();
+    CHECK(count_ro(ro, "trials") == trials0);
+    int rc;
+    char *out = capture(ro, print_list, NULL, &rc);
+    CHECK_OK(rc);
+    size_t lines = 0;
+    for (char *p = out; *p; p++) lines += *p == '\n';
+    CHECK(lines == (size_t)exps0 + 1);
+    free(out);
+    CHECK(mono_s() - t0 < 1.0); /* no lock wait */
+    /* A second writer waits for the lock, then gives up with a clear message. */
+    CHECK_OK(t2__store_set_busy_timeout(w2, 50));
+    CHECK_RC(t2__store_begin(w2), T2_EIO);
+    CHECK_MSG("locked");
+    CHECK_OK(t2__store_commit(w));
+    CHECK(count_ro(ro, "trials") == trials0 + 100);
+    CHECK(count_ro(ro, "experiments") == exps0 + 1);
+    CHECK_OK(t2__store_begin(w2)); /* the lock is free again */
+    CHECK_OK(t2__store_commit(w2));
+    CHECK_OK(t2__store_close(w));
+    CHECK_OK(t2__store_close(w2));
+    CHECK_OK(t2__store_close(ro));
+}
+
+int main(void)
+{
+    scratch_home(dir, sizeof dir, home, sizeof home);
+    test_home();
+    test_open_and_migrate();
+    test_versions();
+    test_experiments();
+    test_trials();
+    test_checkpoints_and_searcher();
+    test_metrics_dedup();
+    test_batching();
+    test_concurrent_reader();
+    rm_rf(dir);
+    return check_report("test_store");
+}

@@ -1,0 +1,415 @@
+/* config.c — t2__config_load: read the file, apply --config overrides, validate the top level. */
+#define _POSIX_C_SOURCE 200809L /* strdup */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "config_internal.h"
+#include "t2exp/error.h"
+
+#define KEY_IS(s) (strcmp(key, (s)) == 0)
+#define CONFIG_MAX_BYTES (16u << 20) /* a config is a few KB; anything this big is the wrong file */
+#define OVERRIDE_MAX_DEPTH 32
+
+const char *t2__unit_name(t2__unit u)
+{
+    return u == T2__UNIT_BATCHES ? "batches" : u == T2__UNIT_RECORDS ? "records" : "epochs";
+}
+
+const char *t2__searcher_name(t2__searcher_kind k)
+{
+    switch (k) {
+    case T2__SEARCH_SINGLE: return "single";
+    case T2__SEARCH_GRID: return "grid";
+    case T2__SEARCH_RANDOM: return "random";
+    case T2__SEARCH_ADAPTIVE_ASHA: return "adaptive_asha";
+    }
+    return "?";
+}
+
+const char *t2__asha_mode_name(t2__asha_mode m)
+{
+    return m == T2__ASHA_AGGRESSIVE ? "aggressive" : m == T2__ASHA_STANDARD ? "standard" : "conservative";
+}
+
+void t2__config_free(t2__config *cfg)
+{
+    if (!cfg) return;
+    free(cfg->source);
+    free(cfg->yaml_text);
+    t2__val_free(cfg->tree);
+    free(cfg->name);
+    free(cfg->description);
+    for (size_t k = 0; k < cfg->nlabels; k++) free(cfg->labels[k]);
+    free(cfg->labels);
+    t2__val_free(cfg->data);
+    t2__hparam_free(cfg->hparams);
+    free(cfg->searcher.metric);
+    free(cfg->searcher.bracket_rungs);
+    free(cfg->searcher.source_checkpoint);
+    free(cfg->resources.hostfile);
+    free(cfg->checkpoint_storage.host_path);
+    free(cfg->checkpoint_storage.storage_path);
+    for (size_t k = 0; k < cfg->nwarnings; k++) free(cfg->warnings[k]);
+    free(cfg->warnings);
+    free(cfg);
+}
+
+const char *const *t2__config_warnings(const t2__config *cfg, size_t *n)
+{
+    if (n) *n = cfg ? cfg->nwarnings : 0;
+    return cfg ? (const char *const *)cfg->warnings : NULL;
+}
+
+static void set_defaults(t2__config *cfg)
+{
+    cfg->searcher.smaller_is_better = 1;
+    cfg->searcher.mode = T2__ASHA_STANDARD;
+    cfg->searcher.divisor = 4;
+    cfg->searcher.max_rungs = 5;
+    cfg->scheduling_unit = 100;
+    cfg->checkpoint_policy = T2__CKPT_BEST;
+    cfg->resources.slots_per_trial = 1;
+    cfg->checkpoint_storage.save_experiment_best = 0;
+    cfg->checkpoint_storage.save_trial_best = 1;
+    cfg->checkpoint_storage.save_trial_latest = 1;
+    cfg->max_restarts = 5;
+    cfg->optimizations.aggregation_frequency = 1;
+    cfg->optimizations.average_aggregated_gradients = 1;
+    cfg->optimizations.average_training_metrics = 1;
+}
+
+/* The experiment's default name: the file name without directory and extension. */
+static char *default_name(const char *source)
+{
+    const char *base = strrchr(source, '/');
+    base = base ? base + 1 : source;
+    const char *dot = strrchr(base, '.');
+    size_t len = dot && dot != base ? (size_t)(dot - base) : strlen(base);
+    char *s = malloc(len + 1);
+    if (s) {
+        memcpy(s, base, len);
+        s[len] = '\0';
+    }
+    return s;
+}
+
+static int labels(t2__config *cfg, const t2__ynode *v)
+{
+    char path[T2__PATH_MAX], buf[128];
+    if (t2__ynull(v)) return T2_OK;
+    if (v->kind != T2__Y_SEQ)
+        return t2__cfg_err(&v->mark, "labels", "expected a list of strings, got %s", t2__ydesc(v, buf, sizeof buf));
+    for (size_t k = 0; k < v->n; k++) {
+        snprintf(path, sizeof path, "labels.%zu", k);
+        if (v->items[k]->kind != T2__Y_SCALAR || t2__ynull(v->items[k]))
+            return t2__cfg_err(&v->items[k]->mark, path, "expected a string, got %s",
+                               t2__ydesc(v->items[k], buf, sizeof buf));
+    }
+    char **l = calloc(v->n ? v->n : 1, sizeof *l);
+    if (!l) return t2_seterr(T2_ENOMEM, "config: out of memory");
+    for (size_t k = 0; k < cfg->nlabels; k++) free(cfg->labels[k]);
+    free(cfg->labels);
+    cfg->labels = l;
+    cfg->nlabels = 0;
+    for (size_t k = 0; k < v->n; k++) {
+        if (!(l[k] = strdup(v->items[k]->text))) return t2_seterr(T2_ENOMEM, "config: out of memory");
+        cfg->nlabels = k + 1;
+    }
+    return T2_OK;
+}
+
+static int data_section(t2__config *cfg, const t2__ynode *v)
+{
+    if (t2__ynull(v)) return T2_OK;
+    int rc = t2__want_map(v, "data");
+    if (rc) return rc;
+    t2__val *d = NULL;
+    if ((rc = t2__ynode_to_val(v, &d))) return rc;
+    t2__val_free(cfg->data);
+    cfg->data = d;
+    return T2_OK;
+}
+
+/* Determined keys that make no sense without its cluster: accepted so that a Determined config
+ * loads, reported once so nobody believes they took effect. */
+static const char *ignored_reason(const char *key)
+{
+    if (KEY_IS("entrypoint")) return "the trial object named on the command line is run";
+    if (KEY_IS("environment") || KEY_IS("bind_mounts")) return "trials run as processes on this machine, not in containers";
+    if (KEY_IS("workspace") || KEY_IS("project")) return "t2exp has no workspaces or projects";
+    if (KEY_IS("profiling") || KEY_IS("debug")) return "not implemented by t2exp";
+    if (KEY_IS("tensorboard_storage") || KEY_IS("data_layer") || KEY_IS("integrations") || KEY_IS("log_policies") ||
+        KEY_IS("retention_policy") || KEY_IS("security") || KEY_IS("internal"))
+        return "not implemented by t2exp";
+    return NULL;
+}
+
+static int top_level(t2__config *cfg, const t2__ynode *root)
+{
+    static const t2__ymark origin_template = {NULL, 1, 1};
+    t2__ymark origin = origin_template;
+    const t2__ynode *hp = NULL;
+    const t2__ymark *hp_mark = NULL;
+    int rc, have_searcher = 0;
+    origin.src = cfg->source;
+    if (root->kind != T2__Y_MAP) {
+        char buf[128];
+        if (t2__ynull(root)) return t2__cfg_err(&origin, "", "the config is empty");
+        return t2__cfg_err(&root->mark, "", "expected a map of config keys at the top level, got %s",
+                           t2__ydesc(root, buf, sizeof buf));
+    }
+    for (size_t k = 0; k < root->n; k++) {
+        const char *key = root->keys[k];
+        const t2__ynode *v = root->items[k];
+        const t2__ymark *km = &root->key_marks[k];
+        const char *why;
+        if (KEY_IS("name")) rc = t2__get_string(v, key, &cfg->name);
+        else if (KEY_IS("description")) rc = t2__get_string(v, key, &cfg->description);
+        else if (KEY_IS("labels")) rc = labels(cfg, v);
+        else if (KEY_IS("data")) rc = data_section(cfg, v);
+        else if (KEY_IS("hyperparameters")) {
+            hp = t2__ynull(v) ? NULL : v;
+            hp_mark = km;
+            rc = t2__cfg_hparams_parse(cfg, v);
+        } else if (KEY_IS("searcher")) {
+            if (t2__ynull(v)) rc = t2__cfg_err(&v->mark, key, "expected a map, got null");
+            else rc = t2__cfg_searcher(cfg, v, km);
+            have_searcher = 1;
+        } else if (KEY_IS("records_per_epoch")) rc = t2__get_int(v, key, 0, &cfg->records_per_epoch);
+        else if (KEY_IS("min_validation_period")) rc = t2__get_length(v, key, 1, &cfg->min_validation_period);
+        else if (KEY_IS("min_checkpoint_period")) rc = t2__get_length(v, key, 1, &cfg->min_checkpoint_period);
+        else if (KEY_IS("perform_initial_validation")) rc = t2__get_bool(v, key, &cfg->perform_initial_validation);
+        else if (KEY_IS("scheduling_unit")) rc = t2__get_int(v, key, 1, &cfg->scheduling_unit);
+        else if (KEY_IS("checkpoint_policy")) {
+            static const char *const policies[] = {"best", "all", "none", NULL};
+            int p = (int)cfg->checkpoint_policy;
+            rc = t2__get_enum(v, key, policies, &p);
+            cfg->checkpoint_policy = (t2__ckpt_policy)p;
+        } else if (KEY_IS("resources")) rc = t2__ynull(v) ? T2_OK : t2__cfg_resources(cfg, v, km);
+        else if (KEY_IS("checkpoint_storage")) rc = t2__ynull(v) ? T2_OK : t2__cfg_checkpoint_storage(cfg, v, km);
+        else if (KEY_IS("max_restarts")) rc = t2__get_int(v, key, 0, &cfg->max_restarts);
+        else if (KEY_IS("reproducibility")) rc = t2__ynull(v) ? T2_OK : t2__cfg_reproducibility(cfg, v, km);
+        else if (KEY_IS("optimizations")) rc = t2__ynull(v) ? T2_OK : t2__cfg_optimizations(cfg, v, km);
+        else if ((why = ignored_reason(key))) rc = t2__cfg_ignored(cfg, km, key, why);
+        else rc = t2__cfg_unknown(cfg, km, key);
+        if (rc) return rc;
+    }
+    if (!have_searcher) return t2__cfg_missing(&origin, "", "searcher");
+    if (!cfg->hparams && (rc = t2__cfg_hparams_parse(cfg, NULL))) return rc;
+    return t2__cfg_hparams_check(cfg, hp, hp_mark ? hp_mark : &origin);
+}
+
+/* ---------- overrides ---------- */
+
+/* Applies one "a.b.c=VALUE" to the tree. src names the override in messages and must outlive the tree. */
+static int apply_override(t2__ynode *root, const char *ov, const char *src)
+{
+    t2__ymark m = {src, 0, 0};
+    const char *eq = strchr(ov, '=');
+    char key[T2__PATH_MAX];
+    if (!eq || eq == ov)
+        return t2_seterr(T2_EINVAL, "%s: expected KEY=VALUE with a dotted key, e.g. searcher.max_trials=8", src);
+    if ((size_t)(eq - ov) >= sizeof key) return t2_seterr(T2_EINVAL, "%s: key too long", src);
+    memcpy(key, ov, (size_t)(eq - ov));
+    key[eq - ov] = '\0';
+    t2__ynode *value = NULL;
+    int rc = t2__yparse(eq + 1, strlen(eq + 1), src, &value);
+    if (rc) {
+        /* yparse placed the problem at LINE:COL of the value text alone, which reads like a position
+         * in the config file: keep only "--config KEY=VALUE: problem". */
+        char msg[1024];
+        const char *p = t2_errmsg();
+        size_t sl = strlen(src);
+        snprintf(msg, sizeof msg, "%s", p);
+        if (strncmp(msg, src, sl) == 0) {
+            const char *q = msg + sl;
+            while (*q == ':' || (*q >= '0' && *q <= '9')) q++;
+            if (*q == ' ') t2_seterr(rc, "%s: %s", src, q + 1);
+        }
+        return rc;
+    }
+    /* Every node of the value is placed at the override itself: the positions inside a one-line
+     * value would only confuse a FILE:LINE:COL reader. */
+    t2__ynode *stack[T2__PATH_MAX];
+    size_t sp = 0;
+    stack[sp++] = value;
+    while (sp) {
+        t2__ynode *n = stack[--sp];
+        n->mark = m;
+        for (size_t k = 0; k < n->n; k++) {
+            if (n->key_marks) n->key_marks[k] = m;
+            if (sp < sizeof stack / sizeof *stack) stack[sp++] = n->items[k];
+        }
+    }
+    t2__ynode *at = root;
+    char *seg = key;
+    for (int depth = 0;; depth++) {
+        char *dot = strchr(seg, '.');
+        if (dot) *dot = '\0';
+        if (!*seg || depth >= OVERRIDE_MAX_DEPTH) {
+            t2__yfree(value);
+            return t2_seterr(T2_EINVAL, "%s: bad key (empty segment or more than %d levels)", src, OVERRIDE_MAX_DEPTH);
+        }
+        if (!dot) return t2__ymap_set(at, seg, m, value);
+        t2__ynode *next = t2__ymap_get(at, seg, NULL);
+        if (next && t2__ynull(next)) next = NULL; /* `searcher:` left empty: fill it */
+        if (!next) {
+            if ((rc = t2__ymap_set(at, seg, m, t2__ymap_new(m)))) {
+                t2__yfree(value);
+                return rc;
+            }
+            next = t2__ymap_get(at, seg, NULL);
+        } else if (next->kind != T2__Y_MAP) {
+            /* key's dots are NULs by now; the original text has the path up to this segment. */
+            t2__yfree(value);
+            return t2_seterr(T2_EINVAL, "%s: '%.*s' is not a map in the config, so it has no key '%s'", src,
+                             (int)(dot - key), ov, dot + 1);
+        }
+        at = next;
+        seg = dot + 1;
+    }
+}
+
+/* ---------- entry points ---------- */
+
+static int load(char *text, size_t len, const char *name, const char *const *overrides, int noverrides,
+                t2__config **out)
+{
+    int rc = T2_ENOMEM;
+    t2__ynode *root = NULL;
+    char **srcs = NULL;
+    t2__config *cfg = calloc(1, sizeof *cfg);
+    if (!cfg) {
+        free(text);
+        return t2_seterr(T2_ENOMEM, "config: out of memory");
+    }
+    cfg->yaml_text = text;
+    set_defaults(cfg);
+    if (noverrides < 0 || (noverrides > 0 && !overrides)) {
+        rc = t2_seterr(T2_EINVAL, "config: bad override list");
+        goto fail;
+    }
+    if (!(cfg->source = strdup(name)) || !(cfg->name = default_name(name)) || !(cfg->data = t2__val_map()))
+        goto oom;
+    if (memchr(text, '\0', len)) {
+        rc = t2_seterr(T2_EFORMAT, "%s: the file contains a NUL byte (not a YAML text file?)", name);
+        goto fail;
+    }
+    if ((rc = t2__yparse(text, len, cfg->source, &root))) goto fail;
+    if (noverrides > 0) {
+        /* The override sources are named in messages through ymarks, so they must live as long as the
+         * tree: they are kept here and freed at the end of the load. */
+        if (!(srcs = calloc((size_t)noverrides, sizeof *srcs))) goto oom;
+        if (root->kind != T2__Y_MAP && t2__ynull(root)) {
+            t2__ymark m = {cfg->source, 1, 1};
+            t2__yfree(root);
+            if (!(root = t2__ymap_new(m))) goto oom;
+        }
+        for (int k = 0; k < noverrides; k++) {
+            size_t n = strlen(overrides[k] ? overrides[k] : "") + 16;
+            if (!(srcs[k] = malloc(n))) goto oom;
+            snprintf(srcs[k], n, "--config %s", overrides[k] ? overrides[k] : "");
+            if (!overrides[k]) {
+                rc = t2_seterr(T2_EINVAL, "config: override %d is NULL", k);
+                goto fail;
+            }
+            if (root->kind != T2__Y_MAP) break; /* top_level reports the real problem */
+            if ((rc = apply_override(root, overrides[k], srcs[k]))) goto fail;
+        }
+    }
+    if ((rc = t2__ynode_to_val(root, &cfg->tree))) goto fail;
+    if ((rc = top_level(cfg, root))) goto fail;
+    t2__yfree(root);
+    for (int k = 0; srcs && k < noverrides; k++) free(srcs[k]);
+    free(srcs);
+    *out = cfg;
+    return T2_OK;
+oom:
+    rc = t2_seterr(T2_ENOMEM, "config: out of memory");
+fail:
+    t2__yfree(root);
+    for (int k = 0; srcs && k < noverrides; k++) free(srcs[k]);
+    free(srcs);
+    t2__config_free(cfg);
+    return rc;
+}
+
+int t2__config_load_string(const char *text, const char *name, const char *const *overrides, int noverrides,
+                           t2__config **out)
+{
+    if (!out) return t2_seterr(T2_EINVAL, "config: NULL out");
+    *out = NULL;
+    if (!text) return t2_seterr(T2_EINVAL, "config: NULL text");
+    size_t len = strlen(text);
+    char *copy = malloc(len + 1);
+    if (!copy) return t2_seterr(T2_ENOMEM, "config: out of memory");
+    memcpy(copy, text, len + 1);
+    return load(copy, len, name ? name : "<string>", overrides, noverrides, out);
+}
+
+int t2__config_load(const char *path, const char *const *overrides, int noverrides, t2__config **out)
+{
+    if (!out) return t2_seterr(T2_EINVAL, "config: NULL out");
+    *out = NULL;
+    if (!path) return t2_seterr(T2_EINVAL, "config: NULL path");
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        int e = errno;
+        return t2_seterr(e == ENOENT ? T2_ENOTFOUND : T2_EIO, "%s: cannot open: %s", path, strerror(e));
+    }
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len == cap) {
+            if (cap >= CONFIG_MAX_BYTES) {
+                fclose(f);
+                free(buf);
+                return t2_seterr(T2_EINVAL, "%s: larger than %u bytes; not an experiment config", path,
+                                 CONFIG_MAX_BYTES);
+            }
+            cap = cap ? cap * 2 : 4096;
+            char *nb = realloc(buf, cap + 1);
+            if (!nb) {
+                fclose(f);
+                free(buf);
+                return t2_seterr(T2_ENOMEM, "config: out of memory");
+            }
+            buf = nb;
+        }
+        size_t got = fread(buf + len, 1, cap - len, f);
+        len += got;
+        if (got == 0) break;
+    }
+    int bad = ferror(f);
+    int e = errno;
+    fclose(f);
+    if (bad) {
+        free(buf);
+        return t2_seterr(T2_EIO, "%s: read failed: %s", path, strerror(e));
+    }
+    if (!buf && !(buf = malloc(1))) return t2_seterr(T2_ENOMEM, "config: out of memory");
+    buf[len] = '\0';
+    return load(buf, len, path, overrides, noverrides, out);
+}
+
+int t2__config_batch_sizes(const t2__config *cfg, const t2__val *hparams, int64_t *global, int64_t *per_slot)
+{
+    if (!cfg || !hparams) return t2_seterr(T2_EINVAL, "config: NULL argument");
+    const t2__val *g = t2__val_map_get(hparams, "global_batch_size");
+    int64_t slots = cfg->resources.slots_per_trial > 0 ? cfg->resources.slots_per_trial : 1;
+    if (!g) return t2_seterr(T2_EINVAL, "hyperparameters.global_batch_size: missing from the trial's hyperparameters");
+    if (g->kind == T2__VAL_INT && g->i < 1)
+        return t2_seterr(T2_EINVAL, "hyperparameters.global_batch_size: expected a positive integer, got %lld",
+                         (long long)g->i);
+    if (g->kind != T2__VAL_INT)
+        return t2_seterr(T2_EINVAL, "hyperparameters.global_batch_size: expected a positive integer, got a%s %s",
+                         g->kind == T2__VAL_INT ? "n" : "", t2__val_kind_name(g->kind));
+    if (g->i % slots)
+        return t2_seterr(T2_EINVAL, "hyperparameters.global_batch_size: %lld is not divisible by "
+                                    "resources.slots_per_trial (%lld)",
+                         (long long)g->i, (long long)slots);
+    if (global) *global = g->i;
+    if (per_slot) *per_slot = g->i / slots;
+    return T2_OK;
+}

@@ -1,0 +1,137 @@
+/* config.h — experiment configs (`const.yaml`): loading, validation, the parsed struct (internal).
+ *
+ * The names and meanings follow Determined's experiment configuration so that a Determined user's
+ * file reads naturally; docs/config-reference.md lists every key, its default and what differs.
+ *
+ * Errors (t2_errmsg) always look like `FILE:LINE:COLUMN: KEY.PATH: problem`, e.g.
+ *   const.yaml:14:18: searcher.max_length.batches: expected a positive integer, got "ten"
+ * YAML syntax errors are T2_EFORMAT with libyaml's position and problem; everything the schema
+ * rejects (wrong type, out of range, missing required key, inconsistent values) is T2_EINVAL. A
+ * value that came from a --config override is placed as `--config KEY=VALUE` instead of
+ * FILE:LINE:COLUMN. Unknown keys never fail a load: they become warnings (t2__config_warnings). */
+#ifndef T2_CONFIGS_CONFIG_H
+#define T2_CONFIGS_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "hparams.h"
+#include "value.h"
+
+/* Training lengths. `n == 0` means "not set" (only allowed for the periods, where it means never). */
+typedef enum t2__unit { T2__UNIT_BATCHES, T2__UNIT_RECORDS, T2__UNIT_EPOCHS } t2__unit;
+
+typedef struct t2__length {
+    t2__unit unit;
+    int64_t n;
+} t2__length;
+
+typedef enum t2__searcher_kind {
+    T2__SEARCH_SINGLE,
+    T2__SEARCH_GRID,
+    T2__SEARCH_RANDOM,
+    T2__SEARCH_ADAPTIVE_ASHA,
+} t2__searcher_kind;
+
+typedef enum t2__asha_mode { T2__ASHA_AGGRESSIVE, T2__ASHA_STANDARD, T2__ASHA_CONSERVATIVE } t2__asha_mode;
+
+typedef enum t2__clip_kind { T2__CLIP_NONE, T2__CLIP_NORM, T2__CLIP_VALUE } t2__clip_kind;
+
+typedef enum t2__ckpt_policy { T2__CKPT_BEST, T2__CKPT_ALL, T2__CKPT_NONE } t2__ckpt_policy;
+
+typedef struct t2__searcher_config {
+    t2__searcher_kind name;
+    char *metric;                  /* required */
+    int smaller_is_better;         /* default 1 */
+    t2__length max_length;         /* required, n > 0 */
+    int64_t max_trials;            /* random, adaptive_asha: required, >= 1; else 0 */
+    int64_t max_concurrent_trials; /* default 0: as many as the slot pool allows */
+    t2__asha_mode mode;            /* adaptive_asha; default standard */
+    double divisor;                /* adaptive_asha; > 1, default 4 */
+    int64_t max_rungs;             /* adaptive_asha; >= 1, default 5 */
+    int stop_once;                 /* adaptive_asha; default 0 */
+    int64_t *bracket_rungs;        /* adaptive_asha; optional list of positive ints (NULL, 0 if absent) */
+    size_t nbracket_rungs;
+    char *source_checkpoint;       /* warm start: a checkpoint path/uuid (source_checkpoint_uuid too), or NULL */
+    int64_t source_trial_id;       /* warm start from a trial's latest checkpoint; 0 = none */
+} t2__searcher_config;
+
+typedef struct t2__config {
+    char *source;      /* the path or name errors are reported against */
+    char *yaml_text;   /* the file exactly as read, for the store */
+    t2__val *tree;     /* the whole document after overrides, before defaults (for the store/describe) */
+
+    char *name;        /* default: the file name without directory and extension */
+    char *description; /* NULL if absent */
+    char **labels;
+    size_t nlabels;
+    t2__val *data;     /* the `data:` map, passed to the trial untouched (empty map if absent) */
+    t2__hparam *hparams; /* the search space; root is NESTED; global_batch_size is always present */
+    t2__searcher_config searcher;
+
+    int64_t records_per_epoch;      /* 0: an epoch is one pass of the training loader */
+    t2__length min_validation_period; /* n == 0: validate only at the end of each searcher op */
+    t2__length min_checkpoint_period; /* n == 0: checkpoint only at the end of each searcher op */
+    int perform_initial_validation; /* default 0 */
+    int64_t scheduling_unit;        /* batches per training-metrics report; default 100 */
+    t2__ckpt_policy checkpoint_policy; /* default best */
+
+    struct {
+        int64_t slots_per_trial; /* default 1 */
+        int64_t max_slots;       /* 0: every core of this machine (plus the hostfile's) */
+        char *hostfile;          /* NULL: this machine only */
+    } resources;
+
+    struct {
+        char *host_path;    /* shared_fs base directory; NULL: under the t2exp home */
+        char *storage_path; /* relative to host_path (or the home) unless absolute; NULL if absent */
+        int64_t save_experiment_best; /* default 0 */
+        int64_t save_trial_best;      /* default 1 */
+        int64_t save_trial_latest;    /* default 1 */
+    } checkpoint_storage;
+
+    int64_t max_restarts; /* default 5 */
+
+    uint64_t experiment_seed;
+    int experiment_seed_set; /* 0: the config has no seed; the caller picks one and records it */
+
+    struct {
+        t2__clip_kind clip;      /* gradient_clipping.type; default none */
+        double clip_max;         /* gradient_clipping.max (> 0) */
+        int64_t aggregation_frequency;     /* default 1 */
+        int average_aggregated_gradients;  /* default 1 */
+        int average_training_metrics;      /* default 1 (t2exp reduces metrics across ranks anyway) */
+    } optimizations;
+
+    char **warnings;
+    size_t nwarnings;
+} t2__config;
+
+/* Reads and validates the YAML file at path. overrides[0..noverrides) are "dotted.key=value"
+ * strings (the CLI's --config); each value is parsed as a YAML scalar or flow collection
+ * (`searcher.max_trials=8`, `labels=[a, b]`, `hyperparameters.lr={type: log, minval: -4, maxval: -1}`)
+ * and replaces or adds that key, creating maps on the way, before validation. On success *out is a
+ * new config (free with t2__config_free); on failure *out is NULL and t2_errmsg() says what and
+ * where. T2_ENOTFOUND / T2_EIO for the file, T2_EFORMAT, T2_EINVAL as above, T2_ENOMEM. */
+int t2__config_load(const char *path, const char *const *overrides, int noverrides, t2__config **out);
+
+/* The same for text already in memory; name is used in messages and for the default experiment
+ * name (NULL -> "<string>"). */
+int t2__config_load_string(const char *text, const char *name, const char *const *overrides, int noverrides,
+                           t2__config **out);
+
+void t2__config_free(t2__config *cfg);
+
+/* The warnings collected while loading, in file order per section, e.g.
+ * "const.yaml:7:3: unknown key 'searcher.max_epochs' (ignored)". *n gets the count. */
+const char *const *t2__config_warnings(const t2__config *cfg, size_t *n);
+
+/* Global and per-slot batch size for one hparams assignment: global_batch_size must be a positive
+ * integer divisible by resources.slots_per_trial. T2_EINVAL otherwise, with a message naming both
+ * values. Either out pointer may be NULL. */
+int t2__config_batch_sizes(const t2__config *cfg, const t2__val *hparams, int64_t *global, int64_t *per_slot);
+
+const char *t2__unit_name(t2__unit u);                /* "batches", "records", "epochs" */
+const char *t2__searcher_name(t2__searcher_kind k);   /* "single", "grid", "random", "adaptive_asha" */
+const char *t2__asha_mode_name(t2__asha_mode m);      /* "aggressive", "standard", "conservative" */
+
+#endif

@@ -1,0 +1,195 @@
+/* config_fields.c — typed getters for config values, and the error/warning formatting. */
+#define _POSIX_C_SOURCE 200809L /* strdup */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "config_internal.h"
+#include "t2exp/error.h"
+
+int t2__cfg_err(const t2__ymark *m, const char *path, const char *fmt, ...)
+{
+    char where[512], what[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    t2__ymark_format(m, where, sizeof where);
+    if (path && *path) return t2_seterr(T2_EINVAL, "%s: %s: %s", where, path, what);
+    return t2_seterr(T2_EINVAL, "%s: %s", where, what);
+}
+
+int t2__cfg_warn(t2__config *cfg, const t2__ymark *m, const char *fmt, ...)
+{
+    char where[512], what[512], *line;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    t2__ymark_format(m, where, sizeof where);
+    size_t n = strlen(where) + strlen(what) + 3;
+    char **w = realloc(cfg->warnings, (cfg->nwarnings + 1) * sizeof *w);
+    if (!w) return t2_seterr(T2_ENOMEM, "config: out of memory");
+    cfg->warnings = w;
+    if (!(line = malloc(n))) return t2_seterr(T2_ENOMEM, "config: out of memory");
+    snprintf(line, n, "%s: %s", where, what);
+    cfg->warnings[cfg->nwarnings++] = line;
+    return T2_OK;
+}
+
+int t2__cfg_unknown(t2__config *cfg, const t2__ymark *kmark, const char *path)
+{
+    return t2__cfg_warn(cfg, kmark, "unknown key '%s' (ignored)", path);
+}
+
+int t2__cfg_missing(const t2__ymark *kmark, const char *path, const char *key)
+{
+    char full[T2__PATH_MAX];
+    t2__path_join(full, sizeof full, path, key);
+    return t2__cfg_err(kmark, full, "missing required key");
+}
+
+int t2__cfg_ignored(t2__config *cfg, const t2__ymark *kmark, const char *path, const char *why)
+{
+    return t2__cfg_warn(cfg, kmark, "key '%s' is accepted but ignored: %s", path, why);
+}
+
+void t2__path_join(char *out, size_t size, const char *parent, const char *key)
+{
+    if (parent && *parent) snprintf(out, size, "%s.%s", parent, key);
+    else snprintf(out, size, "%s", key);
+}
+
+int t2__ynull(const t2__ynode *n)
+{
+    static const char *const nulls[] = {"", "~", "null", "Null", "NULL"};
+    if (!n || n->kind != T2__Y_SCALAR || !n->plain) return 0;
+    for (size_t k = 0; k < sizeof nulls / sizeof *nulls; k++)
+        if (strcmp(n->text, nulls[k]) == 0) return 1;
+    return 0;
+}
+
+const char *t2__ydesc(const t2__ynode *n, char *buf, size_t size)
+{
+    if (n->kind == T2__Y_MAP) return "a map";
+    if (n->kind == T2__Y_SEQ) return "a list";
+    if (t2__ynull(n)) return "null";
+    t2__val *v = NULL;
+    int numeric = 0;
+    if (n->plain && t2__yscalar_to_val(n, &v) == T2_OK)
+        numeric = v->kind == T2__VAL_INT || v->kind == T2__VAL_DOUBLE || v->kind == T2__VAL_BOOL;
+    t2__val_free(v);
+    /* Long values are cut so the whole message still fits t2_errmsg's buffer. */
+    if (numeric) snprintf(buf, size, "%.60s", n->text);
+    else snprintf(buf, size, "%s\"%.60s%s\"", n->plain ? "" : "the string ", n->text, n->len > 60 ? "..." : "");
+    return buf;
+}
+
+static int mismatch(const t2__ynode *n, const char *path, const char *expected)
+{
+    char buf[128];
+    return t2__cfg_err(&n->mark, path, "expected %s, got %s", expected, t2__ydesc(n, buf, sizeof buf));
+}
+
+int t2__get_int(const t2__ynode *n, const char *path, int64_t min, int64_t *out)
+{
+    const char *what = min == 1 ? "a positive integer" : min == 0 ? "a non-negative integer" : "an integer";
+    if (t2__ynull(n)) return T2_OK;
+    t2__val *v = NULL;
+    if (n->kind != T2__Y_SCALAR || !n->plain || t2__yscalar_to_val(n, &v) || v->kind != T2__VAL_INT ||
+        v->i < min) {
+        t2__val_free(v);
+        return mismatch(n, path, what);
+    }
+    *out = v->i;
+    t2__val_free(v);
+    return T2_OK;
+}
+
+int t2__get_number(const t2__ynode *n, const char *path, double *out)
+{
+    if (t2__ynull(n)) return T2_OK;
+    t2__val *v = NULL;
+    double d;
+    if (n->kind != T2__Y_SCALAR || !n->plain || t2__yscalar_to_val(n, &v) || t2__val_as_double(v, &d) ||
+        !isfinite(d)) {
+        t2__val_free(v);
+        return mismatch(n, path, "a finite number");
+    }
+    t2__val_free(v);
+    *out = d;
+    return T2_OK;
+}
+
+int t2__get_bool(const t2__ynode *n, const char *path, int *out)
+{
+    if (t2__ynull(n)) return T2_OK;
+    t2__val *v = NULL;
+    if (n->kind != T2__Y_SCALAR || !n->plain || t2__yscalar_to_val(n, &v) || v->kind != T2__VAL_BOOL) {
+        t2__val_free(v);
+        return mismatch(n, path, "true or false");
+    }
+    *out = v->b;
+    t2__val_free(v);
+    return T2_OK;
+}
+
+int t2__get_string(const t2__ynode *n, const char *path, char **out)
+{
+    if (t2__ynull(n)) return T2_OK;
+    if (n->kind != T2__Y_SCALAR) return mismatch(n, path, "a string");
+    char *s = strdup(n->text);
+    if (!s) return t2_seterr(T2_ENOMEM, "config: out of memory");
+    free(*out);
+    *out = s;
+    return T2_OK;
+}
+
+int t2__get_enum(const t2__ynode *n, const char *path, const char *const *names, int *out)
+{
+    char expected[256] = "one of ";
+    if (t2__ynull(n)) return T2_OK;
+    if (n->kind == T2__Y_SCALAR)
+        for (int k = 0; names[k]; k++)
+            if (strcmp(n->text, names[k]) == 0) {
+                *out = k;
+                return T2_OK;
+            }
+    for (int k = 0; names[k]; k++) {
+        strncat(expected, names[k], sizeof expected - strlen(expected) - 1);
+        if (names[k + 1]) strncat(expected, names[k + 2] ? ", " : " or ", sizeof expected - strlen(expected) - 1);
+    }
+    return mismatch(n, path, expected);
+}
+
+int t2__want_map(const t2__ynode *n, const char *path)
+{
+    return n->kind == T2__Y_MAP ? T2_OK : mismatch(n, path, "a map");
+}
+
+int t2__get_length(const t2__ynode *n, const char *path, int allow_zero, t2__length *out)
+{
+    static const char *const units[] = {"batches", "records", "epochs"};
+    char sub[T2__PATH_MAX];
+    if (t2__ynull(n)) return T2_OK;
+    if (n->kind != T2__Y_MAP || n->n != 1) {
+        if (n->kind == T2__Y_MAP && n->n > 1)
+            return t2__cfg_err(&n->mark, path, "expected exactly one of batches, records or epochs, got %zu keys",
+                               n->n);
+        return mismatch(n, path, "a length such as {batches: 1000} (one of batches, records or epochs)");
+    }
+    for (int u = 0; u < 3; u++) {
+        if (strcmp(n->keys[0], units[u]) != 0) continue;
+        t2__path_join(sub, sizeof sub, path, units[u]);
+        int64_t v = -1;
+        if (t2__ynull(n->items[0])) return mismatch(n->items[0], sub, allow_zero ? "a non-negative integer" : "a positive integer");
+        int rc = t2__get_int(n->items[0], sub, allow_zero ? 0 : 1, &v);
+        if (rc) return rc;
+        out->unit = (t2__unit)u;
+        out->n = v;
+        return T2_OK;
+    }
+    return t2__cfg_err(&n->key_marks[0], path, "unknown length unit '%s' (expected batches, records or epochs)",
+                       n->keys[0]);
+}

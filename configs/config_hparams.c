@@ -1,0 +1,286 @@
+/* config_hparams.c — `hyperparameters:` into a t2__hparam tree, and its checks against the
+ * searcher and the resources. */
+#define _POSIX_C_SOURCE 200809L /* strdup */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "config_internal.h"
+#include "t2exp/error.h"
+
+#define KEY_IS(s) (strcmp(key, (s)) == 0)
+
+static const char *const HP_TYPES[] = {"const", "int", "double", "log", "categorical", NULL};
+
+/* Which keys each typed hyperparameter reads, besides `type`. */
+static int key_applies(t2__hp_kind kind, const char *key)
+{
+    switch (kind) {
+    case T2__HP_CONST: return KEY_IS("val");
+    case T2__HP_INT:
+    case T2__HP_DOUBLE: return KEY_IS("minval") || KEY_IS("maxval") || KEY_IS("count");
+    case T2__HP_LOG: return KEY_IS("minval") || KEY_IS("maxval") || KEY_IS("count") || KEY_IS("base");
+    case T2__HP_CATEGORICAL: return KEY_IS("vals");
+    case T2__HP_NESTED: return 0;
+    }
+    return 0;
+}
+
+static int is_hp_key(const char *key)
+{
+    return KEY_IS("val") || KEY_IS("minval") || KEY_IS("maxval") || KEY_IS("count") || KEY_IS("base") ||
+           KEY_IS("vals");
+}
+
+static int required_null(const t2__ynode *v, const char *path, const char *what)
+{
+    return t2__cfg_err(&v->mark, path, "expected %s, got null", what);
+}
+
+static int parse_typed(t2__config *cfg, const t2__ynode *n, const char *full, t2__hparam *h)
+{
+    char sub[T2__PATH_MAX];
+    const t2__ynode *tv = t2__ymap_get(n, "type", NULL);
+    int kind = 0, rc;
+    t2__path_join(sub, sizeof sub, full, "type");
+    if (t2__ynull(tv)) return required_null(tv, sub, "one of const, int, double, log or categorical");
+    if ((rc = t2__get_enum(tv, sub, HP_TYPES, &kind))) return rc;
+    h->kind = (t2__hp_kind)kind;
+    h->base = 10;
+    const t2__ynode *minv = NULL, *maxv = NULL;
+    int have_val = 0;
+    for (size_t k = 0; k < n->n; k++) {
+        const char *key = n->keys[k];
+        const t2__ynode *v = n->items[k];
+        t2__path_join(sub, sizeof sub, full, key);
+        if (KEY_IS("type")) continue;
+        if (!key_applies(h->kind, key)) {
+            rc = is_hp_key(key) ? t2__cfg_warn(cfg, &n->key_marks[k], "key '%s' does not apply to a %s hyperparameter (ignored)",
+                                               sub, HP_TYPES[kind])
+                                : t2__cfg_unknown(cfg, &n->key_marks[k], sub);
+            if (rc) return rc;
+            continue;
+        }
+        if (KEY_IS("val")) {
+            t2__val_free(h->val);
+            h->val = NULL;
+            if ((rc = t2__ynode_to_val(v, &h->val))) return rc;
+            have_val = 1;
+        } else if (KEY_IS("minval") || KEY_IS("maxval")) {
+            int is_min = KEY_IS("minval");
+            if (t2__ynull(v)) return required_null(v, sub, h->kind == T2__HP_INT ? "an integer" : "a finite number");
+            if (h->kind == T2__HP_INT) {
+                int64_t i = 0;
+                if ((rc = t2__get_int(v, sub, INT64_MIN, &i))) return rc;
+                if (is_min) h->imin = i;
+                else h->imax = i;
+                if (is_min) h->minval = (double)i;
+                else h->maxval = (double)i;
+            } else {
+                if ((rc = t2__get_number(v, sub, is_min ? &h->minval : &h->maxval))) return rc;
+            }
+            if (is_min) minv = v;
+            else maxv = v;
+        } else if (KEY_IS("count")) {
+            if ((rc = t2__get_int(v, sub, 1, &h->count))) return rc;
+        } else if (KEY_IS("base")) {
+            if ((rc = t2__get_number(v, sub, &h->base))) return rc;
+            if (!(h->base > 0) || h->base == 1)
+                return t2__cfg_err(&v->mark, sub, "expected a positive number other than 1, got %s", v->text);
+        } else { /* vals */
+            if (t2__ynull(v)) return required_null(v, sub, "a non-empty list");
+            if (v->kind != T2__Y_SEQ || v->n == 0) {
+                char buf[128];
+                return t2__cfg_err(&v->mark, sub, "expected a non-empty list, got %s",
+                                   v->kind == T2__Y_SEQ ? "an empty list" : t2__ydesc(v, buf, sizeof buf));
+            }
+            t2__val_free(h->vals);
+            h->vals = NULL;
+            if ((rc = t2__ynode_to_val(v, &h->vals))) return rc;
+        }
+    }
+    switch (h->kind) {
+    case T2__HP_CONST:
+        if (!have_val) return t2__cfg_missing(&n->mark, full, "val");
+        break;
+    case T2__HP_CATEGORICAL:
+        if (!h->vals) return t2__cfg_missing(&n->mark, full, "vals");
+        break;
+    default:
+        if (!minv) return t2__cfg_missing(&n->mark, full, "minval");
+        if (!maxv) return t2__cfg_missing(&n->mark, full, "maxval");
+        if (h->minval > h->maxval || (h->kind == T2__HP_INT && h->imin > h->imax)) {
+            t2__path_join(sub, sizeof sub, full, "maxval");
+            return t2__cfg_err(&maxv->mark, sub, "maxval %s is less than minval %s", maxv->text, minv->text);
+        }
+        break;
+    }
+    return T2_OK;
+}
+
+static int parse_node(t2__config *cfg, const t2__ynode *n, const char *name, const char *path, t2__hparam *h);
+
+static int parse_nested(t2__config *cfg, const t2__ynode *n, const char *path, t2__hparam *h)
+{
+    char sub[T2__PATH_MAX], full[T2__PATH_MAX];
+    h->kind = T2__HP_NESTED;
+    if (n->n == 0) return T2_OK;
+    if (!(h->children = calloc(n->n, sizeof *h->children))) return t2_seterr(T2_ENOMEM, "config: out of memory");
+    for (size_t k = 0; k < n->n; k++) {
+        t2__path_join(sub, sizeof sub, path, n->keys[k]);
+        if (strchr(n->keys[k], '.') || !*n->keys[k]) {
+            t2__path_join(full, sizeof full, "hyperparameters", sub);
+            return t2__cfg_err(&n->key_marks[k], full,
+                               "a hyperparameter name must be non-empty and must not contain '.' (dots separate "
+                               "nested names)");
+        }
+        h->nchildren = k + 1; /* counted before parsing so that a failure frees what was built */
+        int rc = parse_node(cfg, n->items[k], n->keys[k], sub, &h->children[k]);
+        if (rc) return rc;
+    }
+    return T2_OK;
+}
+
+static int parse_node(t2__config *cfg, const t2__ynode *n, const char *name, const char *path, t2__hparam *h)
+{
+    char full[T2__PATH_MAX];
+    if (!(h->name = strdup(name)) || !(h->path = strdup(path))) return t2_seterr(T2_ENOMEM, "config: out of memory");
+    t2__path_join(full, sizeof full, "hyperparameters", path);
+    if (n->kind == T2__Y_MAP && t2__ymap_get(n, "type", NULL)) return parse_typed(cfg, n, full, h);
+    if (n->kind == T2__Y_MAP) return parse_nested(cfg, n, path, h);
+    h->kind = T2__HP_CONST;
+    return t2__ynode_to_val(n, &h->val);
+}
+
+int t2__cfg_hparams_parse(t2__config *cfg, const t2__ynode *n)
+{
+    int rc;
+    t2__hparam_free(cfg->hparams);
+    if (!(cfg->hparams = calloc(1, sizeof *cfg->hparams))) return t2_seterr(T2_ENOMEM, "config: out of memory");
+    if (!n || t2__ynull(n)) { /* absent, or `hyperparameters:` with nothing: an empty space; the check reports the batch size */
+        cfg->hparams->kind = T2__HP_NESTED;
+        if (!(cfg->hparams->name = strdup("")) || !(cfg->hparams->path = strdup("")))
+            return t2_seterr(T2_ENOMEM, "config: out of memory");
+        return T2_OK;
+    }
+    if ((rc = t2__want_map(n, "hyperparameters"))) return rc;
+    if (!(cfg->hparams->name = strdup("")) || !(cfg->hparams->path = strdup("")))
+        return t2_seterr(T2_ENOMEM, "config: out of memory");
+    return parse_nested(cfg, n, "", cfg->hparams);
+}
+
+/* The YAML node of a hyperparameter path, for placing errors found after parsing. */
+static const t2__ynode *ynode_at(const t2__ynode *hp, const char *path)
+{
+    char seg[T2__PATH_MAX];
+    const t2__ynode *n = hp;
+    while (n && *path) {
+        const char *dot = strchr(path, '.');
+        size_t len = dot ? (size_t)(dot - path) : strlen(path);
+        if (len >= sizeof seg) return NULL;
+        memcpy(seg, path, len);
+        seg[len] = '\0';
+        n = t2__ymap_get(n, seg, NULL);
+        path = dot ? dot + 1 : path + len;
+    }
+    return n;
+}
+
+static int check_grid(const t2__config *cfg, const t2__ynode *hp, const t2__ymark *kmark)
+{
+    char full[T2__PATH_MAX];
+    size_t nleaves = t2__hparam_leaves(cfg->hparams, NULL, 0);
+    const t2__hparam **leaves = calloc(nleaves ? nleaves : 1, sizeof *leaves);
+    if (!leaves) return t2_seterr(T2_ENOMEM, "config: out of memory");
+    t2__hparam_leaves(cfg->hparams, leaves, nleaves);
+    for (size_t k = 0; k < nleaves; k++) {
+        const t2__hparam *h = leaves[k];
+        if ((h->kind == T2__HP_INT || h->kind == T2__HP_DOUBLE || h->kind == T2__HP_LOG) && h->count == 0) {
+            const t2__ynode *at = ynode_at(hp, h->path);
+            t2__path_join(full, sizeof full, "hyperparameters", h->path);
+            free(leaves);
+            return t2__cfg_err(at ? &at->mark : kmark, full,
+                               "the grid searcher needs a count for a%s %s hyperparameter (how many points to try)",
+                               h->kind == T2__HP_INT ? "n" : "", t2__hp_kind_name(h->kind));
+        }
+    }
+    free(leaves);
+    uint64_t points = 0;
+    int rc = t2__hparam_grid_size(cfg->hparams, &points);
+    if (rc) return rc;
+    if (points > T2__GRID_MAX_POINTS)
+        return t2__cfg_err(hp ? &hp->mark : kmark, "hyperparameters",
+                           "the grid has %llu points, more than the %d a grid search may have",
+                           (unsigned long long)points, T2__GRID_MAX_POINTS);
+    return T2_OK;
+}
+
+static int batch_value(const t2__val *v, const t2__ynode *at, const char *path, int64_t slots)
+{
+    char buf[128];
+    if (v->kind != T2__VAL_INT || v->i < 1)
+        return t2__cfg_err(&at->mark, path, "expected a positive integer, got %s", t2__ydesc(at, buf, sizeof buf));
+    if (v->i % slots)
+        return t2__cfg_err(&at->mark, path, "%lld is not divisible by resources.slots_per_trial (%lld)",
+                           (long long)v->i, (long long)slots);
+    return T2_OK;
+}
+
+static int check_batch(const t2__config *cfg, const t2__ynode *hp, const t2__ymark *kmark)
+{
+    static const char path[] = "hyperparameters.global_batch_size";
+    const t2__hparam *h = t2__hparam_find(cfg->hparams, "global_batch_size");
+    const t2__ynode *at = ynode_at(hp, "global_batch_size");
+    int64_t slots = cfg->resources.slots_per_trial;
+    char sub[T2__PATH_MAX], idx[32];
+    if (!h || !at) return t2__cfg_missing(kmark, "hyperparameters", "global_batch_size");
+    switch (h->kind) {
+    case T2__HP_CONST: {
+        const t2__ynode *vn = at->kind == T2__Y_MAP ? t2__ymap_get(at, "val", NULL) : at;
+        if (at->kind == T2__Y_MAP) t2__path_join(sub, sizeof sub, path, "val");
+        else snprintf(sub, sizeof sub, "%s", path);
+        return batch_value(h->val, vn ? vn : at, sub, slots);
+    }
+    case T2__HP_INT:
+        if (h->imin < 1) {
+            const t2__ynode *mn = t2__ymap_get(at, "minval", NULL);
+            t2__path_join(sub, sizeof sub, path, "minval");
+            return t2__cfg_err(mn ? &mn->mark : &at->mark, sub, "expected a positive integer, got %lld",
+                               (long long)h->imin);
+        }
+        if (slots > 1 && h->imin != h->imax)
+            return t2__cfg_err(&at->mark, path,
+                               "an int range includes values not divisible by resources.slots_per_trial (%lld); "
+                               "use a categorical list of multiples of it",
+                               (long long)slots);
+        if (h->imin % slots)
+            return t2__cfg_err(&at->mark, path, "%lld is not divisible by resources.slots_per_trial (%lld)",
+                               (long long)h->imin, (long long)slots);
+        return T2_OK;
+    case T2__HP_CATEGORICAL: {
+        const t2__ynode *vals = t2__ymap_get(at, "vals", NULL);
+        for (size_t k = 0; k < h->vals->n; k++) {
+            snprintf(idx, sizeof idx, "vals.%zu", k);
+            t2__path_join(sub, sizeof sub, path, idx);
+            int rc = batch_value(h->vals->items[k], vals && k < vals->n ? vals->items[k] : at, sub, slots);
+            if (rc) return rc;
+        }
+        return T2_OK;
+    }
+    default:
+        return t2__cfg_err(&at->mark, path,
+                           "expected a positive integer (a constant, or an int or categorical hyperparameter), got "
+                           "a %s",
+                           h->kind == T2__HP_NESTED ? "map of nested hyperparameters" : h->kind == T2__HP_DOUBLE
+                                                                                          ? "double hyperparameter"
+                                                                                          : "log hyperparameter");
+    }
+}
+
+int t2__cfg_hparams_check(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark)
+{
+    int rc;
+    if ((rc = check_batch(cfg, n, kmark))) return rc;
+    if (cfg->searcher.name == T2__SEARCH_GRID && (rc = check_grid(cfg, n, kmark))) return rc;
+    return T2_OK;
+}

@@ -1,0 +1,79 @@
+/* config_internal.h — helpers shared by the config loader's files (internal to configs/).
+ *
+ * Every typed getter reads one YAML node, and on a mismatch sets the error
+ * `FILE:LINE:COL: PATH: expected ..., got ...` (T2_EINVAL) at that node. A null node (`key:` or
+ * `key: ~`) leaves *out untouched and returns T2_OK, which is how defaults survive an explicit
+ * null — Determined's schema allows null for every optional key too. */
+#ifndef T2_CONFIGS_CONFIG_INTERNAL_H
+#define T2_CONFIGS_CONFIG_INTERNAL_H
+
+#include <stdint.h>
+#include "config.h"
+#include "ytree.h"
+
+#define T2__PATH_MAX 512
+
+/* T2_EINVAL with "WHERE: PATH: problem" (or "WHERE: problem" when path is empty). */
+int t2__cfg_err(const t2__ymark *m, const char *path, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Appends "WHERE: message" to cfg->warnings. T2_ENOMEM only. */
+int t2__cfg_warn(t2__config *cfg, const t2__ymark *m, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* The standard warning for a key nobody reads: "WHERE: unknown key 'PATH' (ignored)". */
+int t2__cfg_unknown(t2__config *cfg, const t2__ymark *kmark, const char *path);
+
+/* parent + "." + key (or just key at the top), truncated to size. */
+void t2__path_join(char *out, size_t size, const char *parent, const char *key);
+
+int t2__ynull(const t2__ynode *n); /* a plain null scalar */
+
+/* Describes a node for "got ...": a map, a list, null, 12, "ten", the string "10". */
+const char *t2__ydesc(const t2__ynode *n, char *buf, size_t size);
+
+/* An integer >= min (min 1: "a positive integer", 0: "a non-negative integer"). */
+int t2__get_int(const t2__ynode *n, const char *path, int64_t min, int64_t *out);
+/* A finite number (int or float). */
+int t2__get_number(const t2__ynode *n, const char *path, double *out);
+int t2__get_bool(const t2__ynode *n, const char *path, int *out);
+/* Any scalar, as its text (`name: 2024` is the name "2024"); replaces and frees *out. */
+int t2__get_string(const t2__ynode *n, const char *path, char **out);
+/* One of names[] (NULL-terminated); *out is its index. */
+int t2__get_enum(const t2__ynode *n, const char *path, const char *const *names, int *out);
+/* {batches|records|epochs: N} with exactly one unit; N >= 1, or >= 0 when allow_zero. */
+int t2__get_length(const t2__ynode *n, const char *path, int allow_zero, t2__length *out);
+/* A map (for sections); T2_EINVAL "expected a map" otherwise. Null is not accepted here. */
+int t2__want_map(const t2__ynode *n, const char *path);
+
+/* A required key is absent: "WHERE(kmark of the section): PATH.KEY: missing required key". */
+int t2__cfg_missing(const t2__ymark *kmark, const char *path, const char *key);
+
+/* A key of a known section that t2exp accepts for compatibility but does not act on. */
+int t2__cfg_ignored(t2__config *cfg, const t2__ymark *kmark, const char *path, const char *why);
+
+/* Sections (config_sections.c). Each reads one top-level value into cfg; kmark is where the
+ * section's key is (for "missing required key" errors). */
+int t2__cfg_searcher(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark);
+int t2__cfg_resources(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark);
+int t2__cfg_checkpoint_storage(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark);
+int t2__cfg_optimizations(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark);
+int t2__cfg_reproducibility(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark);
+
+/* hyperparameters: (config_hparams.c). _parse reads the space into cfg->hparams; _check runs after
+ * every section is read and checks the space against the searcher (grid needs counts) and resources
+ * (global_batch_size divisible by slots_per_trial). n is NULL when the section is absent; kmark
+ * then places the "missing global_batch_size" error. */
+int t2__cfg_hparams_parse(t2__config *cfg, const t2__ynode *n);
+int t2__cfg_hparams_check(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark);
+
+/* Grids larger than this are refused at load time: a typo in a count, not a search. */
+#define T2__GRID_MAX_POINTS 1000000
+
+#endif

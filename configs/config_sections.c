@@ -1,0 +1,304 @@
+/* config_sections.c — the searcher, resources, checkpoint_storage, optimizations and
+ * reproducibility sections. Each walks its map in file order so that warnings come out in the
+ * order a user reads the file. */
+#define _POSIX_C_SOURCE 200809L /* strdup */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "config_internal.h"
+#include "internal.h"
+#include "t2exp/error.h"
+
+#define KEY_IS(s) (strcmp(key, (s)) == 0)
+
+/* ---------- searcher ---------- */
+
+enum { APPLIES_SINGLE = 1, APPLIES_GRID = 2, APPLIES_RANDOM = 4, APPLIES_ASHA = 8, APPLIES_ALL = 15 };
+
+static const struct {
+    const char *key;
+    int applies;
+} SEARCHER_KEYS[] = {
+    {"name", APPLIES_ALL},
+    {"metric", APPLIES_ALL},
+    {"smaller_is_better", APPLIES_ALL},
+    {"max_length", APPLIES_ALL},
+    {"source_checkpoint", APPLIES_ALL},
+    {"source_checkpoint_uuid", APPLIES_ALL},
+    {"source_trial_id", APPLIES_ALL},
+    {"max_trials", APPLIES_RANDOM | APPLIES_ASHA},
+    {"max_concurrent_trials", APPLIES_GRID | APPLIES_RANDOM | APPLIES_ASHA},
+    {"mode", APPLIES_ASHA},
+    {"divisor", APPLIES_ASHA},
+    {"max_rungs", APPLIES_ASHA},
+    {"stop_once", APPLIES_ASHA},
+    {"bracket_rungs", APPLIES_ASHA},
+};
+
+/* Determined searchers t2exp does not implement: a clear refusal instead of "expected one of". */
+static const char *const UNSUPPORTED_SEARCHERS[] = {"custom", "pbt", "adaptive", "adaptive_simple",
+                                                    "async_halving", "sync_halving", "manual", NULL};
+
+static int searcher_name(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark)
+{
+    static const char *const names[] = {"single", "grid", "random", "adaptive_asha", NULL};
+    const t2__ynode *v = t2__ymap_get(n, "name", NULL);
+    if (!v) return t2__cfg_missing(kmark, "searcher", "name");
+    if (t2__ynull(v)) return t2__cfg_err(&v->mark, "searcher.name", "expected one of single, grid, random or adaptive_asha, got null");
+    if (v->kind == T2__Y_SCALAR)
+        for (int k = 0; UNSUPPORTED_SEARCHERS[k]; k++)
+            if (strcmp(v->text, UNSUPPORTED_SEARCHERS[k]) == 0)
+                return t2__cfg_err(&v->mark, "searcher.name",
+                                   "the \"%s\" searcher is not supported by t2exp (use single, grid, random or "
+                                   "adaptive_asha)",
+                                   v->text);
+    int kind = 0;
+    int rc = t2__get_enum(v, "searcher.name", names, &kind);
+    cfg->searcher.name = (t2__searcher_kind)kind;
+    return rc;
+}
+
+static int int_list(const t2__ynode *v, const char *path, int64_t **out, size_t *n)
+{
+    char sub[T2__PATH_MAX], idx[24];
+    if (t2__ynull(v)) return T2_OK;
+    if (v->kind != T2__Y_SEQ) {
+        char buf[128];
+        return t2__cfg_err(&v->mark, path, "expected a list of positive integers, got %s",
+                           t2__ydesc(v, buf, sizeof buf));
+    }
+    int64_t *a = calloc(v->n ? v->n : 1, sizeof *a);
+    if (!a) return t2_seterr(T2_ENOMEM, "config: out of memory");
+    for (size_t k = 0; k < v->n; k++) {
+        snprintf(idx, sizeof idx, "%zu", k);
+        t2__path_join(sub, sizeof sub, path, idx);
+        a[k] = 0;
+        int rc = t2__ynull(v->items[k]) ? t2__cfg_err(&v->items[k]->mark, sub, "expected a positive integer, got null")
+                                         : t2__get_int(v->items[k], sub, 1, &a[k]);
+        if (rc) {
+            free(a);
+            return rc;
+        }
+    }
+    free(*out);
+    *out = a;
+    *n = v->n;
+    return T2_OK;
+}
+
+int t2__cfg_searcher(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark)
+{
+    t2__searcher_config *s = &cfg->searcher;
+    char path[T2__PATH_MAX];
+    int rc, have_metric = 0, have_length = 0, have_trials = 0;
+    if ((rc = t2__want_map(n, "searcher")) || (rc = searcher_name(cfg, n, kmark))) return rc;
+    int mine = 1 << s->name;
+    for (size_t k = 0; k < n->n; k++) {
+        const char *key = n->keys[k];
+        const t2__ynode *v = n->items[k];
+        const t2__ymark *km = &n->key_marks[k];
+        t2__path_join(path, sizeof path, "searcher", key);
+        int applies = -1;
+        for (size_t j = 0; j < sizeof SEARCHER_KEYS / sizeof *SEARCHER_KEYS; j++)
+            if (KEY_IS(SEARCHER_KEYS[j].key)) applies = SEARCHER_KEYS[j].applies;
+        if (applies < 0) {
+            rc = t2__cfg_unknown(cfg, km, path);
+        } else if (!(applies & mine)) {
+            rc = t2__cfg_warn(cfg, km, "key '%s' does not apply to the %s searcher (ignored)", path,
+                              t2__searcher_name(s->name));
+        } else if (KEY_IS("name")) {
+            rc = T2_OK;
+        } else if (KEY_IS("metric")) {
+            rc = t2__get_string(v, path, &s->metric);
+            if (!rc && s->metric && !*s->metric) rc = t2__cfg_err(&v->mark, path, "expected a metric name, got \"\"");
+            have_metric = s->metric != NULL;
+        } else if (KEY_IS("smaller_is_better")) {
+            rc = t2__get_bool(v, path, &s->smaller_is_better);
+        } else if (KEY_IS("max_length")) {
+            if (t2__ynull(v)) rc = t2__cfg_err(&v->mark, path, "expected a length such as {batches: 1000}, got null");
+            else rc = t2__get_length(v, path, 0, &s->max_length);
+            have_length = 1;
+        } else if (KEY_IS("max_trials")) {
+            rc = t2__get_int(v, path, 1, &s->max_trials);
+            have_trials = s->max_trials > 0;
+        } else if (KEY_IS("max_concurrent_trials")) {
+            rc = t2__get_int(v, path, 0, &s->max_concurrent_trials);
+        } else if (KEY_IS("mode")) {
+            static const char *const modes[] = {"aggressive", "standard", "conservative", NULL};
+            int m = (int)s->mode;
+            rc = t2__get_enum(v, path, modes, &m);
+            s->mode = (t2__asha_mode)m;
+        } else if (KEY_IS("divisor")) {
+            double d = s->divisor;
+            rc = t2__get_number(v, path, &d);
+            if (!rc && !(d > 1)) rc = t2__cfg_err(&v->mark, path, "expected a number greater than 1, got %s", v->text);
+            s->divisor = d;
+        } else if (KEY_IS("max_rungs")) {
+            rc = t2__get_int(v, path, 1, &s->max_rungs);
+        } else if (KEY_IS("stop_once")) {
+            rc = t2__get_bool(v, path, &s->stop_once);
+        } else if (KEY_IS("bracket_rungs")) {
+            rc = int_list(v, path, &s->bracket_rungs, &s->nbracket_rungs);
+        } else if (KEY_IS("source_checkpoint") || KEY_IS("source_checkpoint_uuid")) {
+            rc = t2__get_string(v, path, &s->source_checkpoint);
+        } else { /* source_trial_id */
+            rc = t2__get_int(v, path, 1, &s->source_trial_id);
+        }
+        if (rc) return rc;
+    }
+    if (!have_metric) return t2__cfg_missing(kmark, "searcher", "metric");
+    if (!have_length) return t2__cfg_missing(kmark, "searcher", "max_length");
+    if ((s->name == T2__SEARCH_RANDOM || s->name == T2__SEARCH_ADAPTIVE_ASHA) && !have_trials)
+        return t2__cfg_missing(kmark, "searcher", "max_trials");
+    return T2_OK;
+}
+
+/* ---------- resources ---------- */
+
+int t2__cfg_resources(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark)
+{
+    char path[T2__PATH_MAX];
+    int rc;
+    T2__UNUSED(kmark);
+    if ((rc = t2__want_map(n, "resources"))) return rc;
+    for (size_t k = 0; k < n->n; k++) {
+        const char *key = n->keys[k];
+        const t2__ynode *v = n->items[k];
+        t2__path_join(path, sizeof path, "resources", key);
+        if (KEY_IS("slots_per_trial")) rc = t2__get_int(v, path, 1, &cfg->resources.slots_per_trial);
+        else if (KEY_IS("max_slots")) rc = t2__get_int(v, path, 1, &cfg->resources.max_slots);
+        else if (KEY_IS("hostfile")) rc = t2__get_string(v, path, &cfg->resources.hostfile);
+        else if (KEY_IS("resource_pool") || KEY_IS("priority") || KEY_IS("weight") || KEY_IS("shm_size") ||
+                 KEY_IS("devices") || KEY_IS("native_parallel") || KEY_IS("is_single_node") ||
+                 KEY_IS("agent_label"))
+            rc = t2__cfg_ignored(cfg, &n->key_marks[k], path, "t2exp has no cluster scheduler");
+        else rc = t2__cfg_unknown(cfg, &n->key_marks[k], path);
+        if (rc) return rc;
+    }
+    return T2_OK;
+}
+
+/* ---------- checkpoint_storage ---------- */
+
+int t2__cfg_checkpoint_storage(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark)
+{
+    char path[T2__PATH_MAX];
+    int rc;
+    T2__UNUSED(kmark);
+    if ((rc = t2__want_map(n, "checkpoint_storage"))) return rc;
+    for (size_t k = 0; k < n->n; k++) {
+        const char *key = n->keys[k];
+        const t2__ynode *v = n->items[k];
+        t2__path_join(path, sizeof path, "checkpoint_storage", key);
+        if (KEY_IS("type")) {
+            if (!t2__ynull(v) && (v->kind != T2__Y_SCALAR || strcmp(v->text, "shared_fs") != 0)) {
+                char buf[128];
+                return t2__cfg_err(&v->mark, path, "only shared_fs is supported, got %s", t2__ydesc(v, buf, sizeof buf));
+            }
+            rc = T2_OK;
+        } else if (KEY_IS("host_path")) rc = t2__get_string(v, path, &cfg->checkpoint_storage.host_path);
+        else if (KEY_IS("storage_path")) rc = t2__get_string(v, path, &cfg->checkpoint_storage.storage_path);
+        else if (KEY_IS("save_experiment_best")) rc = t2__get_int(v, path, 0, &cfg->checkpoint_storage.save_experiment_best);
+        else if (KEY_IS("save_trial_best")) rc = t2__get_int(v, path, 0, &cfg->checkpoint_storage.save_trial_best);
+        else if (KEY_IS("save_trial_latest")) rc = t2__get_int(v, path, 0, &cfg->checkpoint_storage.save_trial_latest);
+        else if (KEY_IS("propagation") || KEY_IS("container_path"))
+            rc = t2__cfg_ignored(cfg, &n->key_marks[k], path, "there are no containers");
+        else rc = t2__cfg_unknown(cfg, &n->key_marks[k], path);
+        if (rc) return rc;
+    }
+    return T2_OK;
+}
+
+/* ---------- optimizations ---------- */
+
+static int gradient_clipping(t2__config *cfg, const t2__ynode *v, const t2__ymark *kmark)
+{
+    static const char *const kinds[] = {"norm", "value", NULL};
+    const char *path = "optimizations.gradient_clipping";
+    char sub[T2__PATH_MAX];
+    int rc, kind = -1, have_max = 0;
+    if (t2__ynull(v)) return T2_OK;
+    if ((rc = t2__want_map(v, path))) return rc;
+    for (size_t k = 0; k < v->n; k++) {
+        const char *key = v->keys[k];
+        t2__path_join(sub, sizeof sub, path, key);
+        if (KEY_IS("type")) {
+            rc = t2__get_enum(v->items[k], sub, kinds, &kind);
+        } else if (KEY_IS("max")) {
+            double d = 0;
+            rc = t2__get_number(v->items[k], sub, &d);
+            if (!rc && !(d > 0))
+                rc = t2__cfg_err(&v->items[k]->mark, sub, "expected a positive number, got %s", v->items[k]->text);
+            cfg->optimizations.clip_max = d;
+            have_max = d > 0;
+        } else {
+            rc = t2__cfg_unknown(cfg, &v->key_marks[k], sub);
+        }
+        if (rc) return rc;
+    }
+    if (kind < 0) return t2__cfg_missing(kmark, path, "type");
+    if (!have_max) return t2__cfg_missing(kmark, path, "max");
+    cfg->optimizations.clip = kind == 0 ? T2__CLIP_NORM : T2__CLIP_VALUE;
+    return T2_OK;
+}
+
+int t2__cfg_optimizations(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark)
+{
+    char path[T2__PATH_MAX];
+    int rc;
+    T2__UNUSED(kmark);
+    if ((rc = t2__want_map(n, "optimizations"))) return rc;
+    for (size_t k = 0; k < n->n; k++) {
+        const char *key = n->keys[k];
+        const t2__ynode *v = n->items[k];
+        const t2__ymark *km = &n->key_marks[k];
+        t2__path_join(path, sizeof path, "optimizations", key);
+        if (KEY_IS("gradient_clipping")) {
+            rc = gradient_clipping(cfg, v, km);
+        } else if (KEY_IS("aggregation_frequency")) {
+            rc = t2__get_int(v, path, 1, &cfg->optimizations.aggregation_frequency);
+        } else if (KEY_IS("average_aggregated_gradients")) {
+            rc = t2__get_bool(v, path, &cfg->optimizations.average_aggregated_gradients);
+        } else if (KEY_IS("average_training_metrics")) {
+            rc = t2__get_bool(v, path, &cfg->optimizations.average_training_metrics);
+        } else if (KEY_IS("mixed_precision")) {
+            rc = T2_OK;
+            if (!t2__ynull(v) && !(v->kind == T2__Y_SCALAR && strcmp(v->text, "O0") == 0))
+                rc = t2__cfg_ignored(cfg, km, path, "t2exp always trains in float32 (O0)");
+        } else if (KEY_IS("gradient_compression") || KEY_IS("tensor_fusion_threshold") ||
+                   KEY_IS("tensor_fusion_cycle_time") || KEY_IS("auto_tune_tensor_fusion") ||
+                   KEY_IS("grad_updates_size_file")) {
+            rc = t2__cfg_ignored(cfg, km, path, "gradients are reduced in one flat buffer with no fusion tuning");
+        } else {
+            rc = t2__cfg_unknown(cfg, km, path);
+        }
+        if (rc) return rc;
+    }
+    return T2_OK;
+}
+
+/* ---------- reproducibility ---------- */
+
+int t2__cfg_reproducibility(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark)
+{
+    char path[T2__PATH_MAX];
+    int rc;
+    T2__UNUSED(kmark);
+    if ((rc = t2__want_map(n, "reproducibility"))) return rc;
+    for (size_t k = 0; k < n->n; k++) {
+        const char *key = n->keys[k];
+        t2__path_join(path, sizeof path, "reproducibility", key);
+        if (KEY_IS("experiment_seed")) {
+            int64_t seed = -1;
+            rc = t2__get_int(n->items[k], path, 0, &seed);
+            if (!rc && seed >= 0) {
+                cfg->experiment_seed = (uint64_t)seed;
+                cfg->experiment_seed_set = 1;
+            }
+        } else {
+            rc = t2__cfg_unknown(cfg, &n->key_marks[k], path);
+        }
+        if (rc) return rc;
+    }
+    return T2_OK;
+}

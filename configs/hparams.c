@@ -1,0 +1,288 @@
+/* hparams.c — walking the search space: lookup, building an assignment, grid points, random points.
+ *
+ * The grid follows Determined's master/pkg/searcher/grid.go formulas exactly (the same configs give
+ * the same points), so results can be compared across the two tools. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "hparams.h"
+#include "t2exp/error.h"
+
+static void hparam_clear(t2__hparam *h)
+{
+    for (size_t k = 0; k < h->nchildren; k++) hparam_clear(&h->children[k]);
+    free(h->children);
+    free(h->name);
+    free(h->path);
+    t2__val_free(h->val);
+    t2__val_free(h->vals);
+}
+
+void t2__hparam_free(t2__hparam *root)
+{
+    if (!root) return;
+    hparam_clear(root);
+    free(root);
+}
+
+const char *t2__hp_kind_name(t2__hp_kind k)
+{
+    switch (k) {
+    case T2__HP_CONST: return "const";
+    case T2__HP_INT: return "int";
+    case T2__HP_DOUBLE: return "double";
+    case T2__HP_LOG: return "log";
+    case T2__HP_CATEGORICAL: return "categorical";
+    case T2__HP_NESTED: return "nested";
+    }
+    return "?";
+}
+
+int t2__hparam_searchable(const t2__hparam *h)
+{
+    return h && (h->kind == T2__HP_INT || h->kind == T2__HP_DOUBLE || h->kind == T2__HP_LOG ||
+                 h->kind == T2__HP_CATEGORICAL);
+}
+
+const t2__hparam *t2__hparam_find(const t2__hparam *root, const char *path)
+{
+    if (!root || !path) return NULL;
+    const t2__hparam *h = root;
+    while (*path) {
+        const char *dot = strchr(path, '.');
+        size_t len = dot ? (size_t)(dot - path) : strlen(path);
+        const t2__hparam *next = NULL;
+        for (size_t k = 0; h->kind == T2__HP_NESTED && k < h->nchildren; k++)
+            if (strlen(h->children[k].name) == len && memcmp(h->children[k].name, path, len) == 0)
+                next = &h->children[k];
+        if (!next) return NULL;
+        h = next;
+        path = dot ? dot + 1 : path + len;
+    }
+    return h;
+}
+
+static void leaves(const t2__hparam *h, const t2__hparam **out, size_t max, size_t *n)
+{
+    if (h->kind != T2__HP_NESTED) {
+        if (*n < max) out[*n] = h;
+        (*n)++;
+        return;
+    }
+    for (size_t k = 0; k < h->nchildren; k++) leaves(&h->children[k], out, max, n);
+}
+
+size_t t2__hparam_leaves(const t2__hparam *root, const t2__hparam **out, size_t max)
+{
+    size_t n = 0;
+    if (root) leaves(root, out, max, &n);
+    return n;
+}
+
+static int build(const t2__hparam *h, const t2__val *const *values, size_t *next, t2__val **out)
+{
+    if (h->kind != T2__HP_NESTED) {
+        const t2__val *v = values ? values[*next] : NULL;
+        (*next)++;
+        if (!v && h->kind != T2__HP_CONST)
+            return t2_seterr(T2_EINVAL, "hparams: no value given for the %s hyperparameter '%s'",
+                             t2__hp_kind_name(h->kind), h->path);
+        if (!(*out = t2__val_copy(v ? v : h->val))) return t2_seterr(T2_ENOMEM, "hparams: out of memory");
+        return T2_OK;
+    }
+    t2__val *m = t2__val_map();
+    if (!m) return t2_seterr(T2_ENOMEM, "hparams: out of memory");
+    for (size_t k = 0; k < h->nchildren; k++) {
+        t2__val *c = NULL;
+        int rc = build(&h->children[k], values, next, &c);
+        if (!rc) rc = t2__val_map_set(m, h->children[k].name, c);
+        if (rc) {
+            t2__val_free(m);
+            return rc;
+        }
+    }
+    *out = m;
+    return T2_OK;
+}
+
+int t2__hparam_build(const t2__hparam *root, const t2__val *const *values, t2__val **out)
+{
+    size_t next = 0;
+    if (!root || !out) return t2_seterr(T2_EINVAL, "hparams: NULL argument");
+    *out = NULL;
+    return build(root, values, &next, out);
+}
+
+/* ---------- grid ---------- */
+
+static int axis_len(const t2__hparam *h, uint64_t *n)
+{
+    switch (h->kind) {
+    case T2__HP_CONST: *n = 1; return T2_OK;
+    case T2__HP_CATEGORICAL: *n = h->vals->n; return T2_OK;
+    case T2__HP_INT:
+    case T2__HP_DOUBLE:
+    case T2__HP_LOG:
+        if (h->count < 1)
+            return t2_seterr(T2_EINVAL, "hparams: grid search needs a count for the %s hyperparameter '%s'",
+                             t2__hp_kind_name(h->kind), h->path);
+        *n = (uint64_t)h->count;
+        if (h->kind == T2__HP_INT) {
+            /* Clamp to the number of integers in [imin, imax]; the subtraction cannot overflow unsigned. */
+            uint64_t range = (uint64_t)h->imax - (uint64_t)h->imin;
+            if (*n - 1 > range) *n = range + 1;
+        }
+        return T2_OK;
+    case T2__HP_NESTED: break;
+    }
+    return t2_seterr(T2_EINVAL, "hparams: '%s' is a group of hyperparameters, not one", h->path);
+}
+
+int t2__hparam_axis(const t2__hparam *h, t2__val **out)
+{
+    uint64_t n;
+    int rc;
+    if (!h || !out) return t2_seterr(T2_EINVAL, "hparams: NULL argument");
+    *out = NULL;
+    if ((rc = axis_len(h, &n))) return rc;
+    if (h->kind == T2__HP_CATEGORICAL) {
+        if (!(*out = t2__val_copy(h->vals))) return t2_seterr(T2_ENOMEM, "hparams: out of memory");
+        return T2_OK;
+    }
+    t2__val *list = t2__val_list();
+    if (!list) return t2_seterr(T2_ENOMEM, "hparams: out of memory");
+    for (uint64_t i = 0; i < n; i++) {
+        t2__val *v;
+        if (h->kind == T2__HP_CONST) {
+            v = t2__val_copy(h->val);
+        } else if (h->kind == T2__HP_INT) {
+            double x = n == 1 ? round(((double)h->imin + (double)h->imax) / 2.0)
+                              : round((double)h->imin + (double)i * ((double)h->imax - (double)h->imin) / (double)(n - 1));
+            v = t2__val_int((int64_t)x);
+        } else {
+            double e = n == 1 ? (h->minval + h->maxval) / 2.0
+                              : h->minval + (double)i * (h->maxval - h->minval) / (double)(n - 1);
+            v = t2__val_double(h->kind == T2__HP_LOG ? pow(h->base, e) : e);
+        }
+        if ((rc = t2__val_list_append(list, v))) {
+            t2__val_free(list);
+            return rc;
+        }
+    }
+    *out = list;
+    return T2_OK;
+}
+
+int t2__hparam_grid_size(const t2__hparam *root, uint64_t *n)
+{
+    if (!root || !n) return t2_seterr(T2_EINVAL, "hparams: NULL argument");
+    size_t nl = t2__hparam_leaves(root, NULL, 0);
+    const t2__hparam **lv = calloc(nl ? nl : 1, sizeof *lv);
+    if (!lv) return t2_seterr(T2_ENOMEM, "hparams: out of memory");
+    t2__hparam_leaves(root, lv, nl);
+    uint64_t total = 1;
+    for (size_t k = 0; k < nl; k++) {
+        uint64_t len;
+        int rc = axis_len(lv[k], &len);
+        if (rc) {
+            free(lv);
+            return rc;
+        }
+        total = len && total > UINT64_MAX / len ? UINT64_MAX : total * len;
+    }
+    free(lv);
+    *n = total;
+    return T2_OK;
+}
+
+int t2__hparam_grid(const t2__hparam *root, uint64_t max_points, t2__val **out)
+{
+    int rc;
+    uint64_t total;
+    size_t nl;
+    const t2__hparam **lv = NULL;
+    t2__val **axes = NULL, *list = NULL;
+    const t2__val **point = NULL;
+    size_t *at = NULL;
+    if (!root || !out) return t2_seterr(T2_EINVAL, "hparams: NULL argument");
+    *out = NULL;
+    if ((rc = t2__hparam_grid_size(root, &total))) return rc;
+    if (max_points && total > max_points)
+        return t2_seterr(T2_EINVAL, "hparams: the grid has %llu points, more than the limit of %llu",
+                         (unsigned long long)total, (unsigned long long)max_points);
+    nl = t2__hparam_leaves(root, NULL, 0);
+    lv = calloc(nl + 1, sizeof *lv);
+    axes = calloc(nl + 1, sizeof *axes);
+    point = calloc(nl + 1, sizeof *point);
+    at = calloc(nl + 1, sizeof *at);
+    list = t2__val_list();
+    rc = T2_ENOMEM;
+    if (!lv || !axes || !point || !at || !list) goto fail;
+    t2__hparam_leaves(root, lv, nl);
+    for (size_t k = 0; k < nl; k++)
+        if ((rc = t2__hparam_axis(lv[k], &axes[k]))) goto fail;
+    /* An odometer over the axes with the last leaf turning fastest: the first leaf varies slowest,
+     * which is the order of Determined's recursive cartesianProduct. */
+    for (uint64_t p = 0; p < total; p++) {
+        for (size_t k = 0; k < nl; k++) point[k] = axes[k]->items[at[k]];
+        t2__val *m = NULL;
+        if ((rc = t2__hparam_build(root, point, &m)) || (rc = t2__val_list_append(list, m))) goto fail;
+        for (size_t k = nl; k-- > 0;) {
+            if (++at[k] < axes[k]->n) break;
+            at[k] = 0;
+        }
+    }
+    *out = list;
+    list = NULL;
+    rc = T2_OK;
+fail:
+    if (rc == T2_ENOMEM) t2_seterr(T2_ENOMEM, "hparams: out of memory");
+    for (size_t k = 0; axes && k < nl; k++) t2__val_free(axes[k]);
+    free(axes);
+    free(lv);
+    free(point);
+    free(at);
+    t2__val_free(list);
+    return rc;
+}
+
+/* ---------- random ---------- */
+
+static t2__val *sample_leaf(const t2__hparam *h, t2_rng *rng)
+{
+    switch (h->kind) {
+    case T2__HP_CONST: return t2__val_copy(h->val);
+    case T2__HP_INT: {
+        uint64_t range = (uint64_t)h->imax - (uint64_t)h->imin;
+        uint64_t off = range == UINT64_MAX ? t2_rng_u64(rng) : t2_rng_below(rng, range + 1);
+        return t2__val_int((int64_t)((uint64_t)h->imin + off));
+    }
+    case T2__HP_DOUBLE: return t2__val_double(h->minval + t2_rng_uniform_double(rng) * (h->maxval - h->minval));
+    case T2__HP_LOG:
+        return t2__val_double(pow(h->base, h->minval + t2_rng_uniform_double(rng) * (h->maxval - h->minval)));
+    case T2__HP_CATEGORICAL: return t2__val_copy(h->vals->items[t2_rng_below(rng, h->vals->n)]);
+    case T2__HP_NESTED: break;
+    }
+    return NULL;
+}
+
+int t2__hparam_sample(const t2__hparam *root, t2_rng *rng, t2__val **out)
+{
+    int rc = T2_ENOMEM;
+    if (!root || !rng || !out) return t2_seterr(T2_EINVAL, "hparams: NULL argument");
+    *out = NULL;
+    size_t nl = t2__hparam_leaves(root, NULL, 0);
+    const t2__hparam **lv = calloc(nl + 1, sizeof *lv);
+    t2__val **vals = calloc(nl + 1, sizeof *vals);
+    if (!lv || !vals) goto done;
+    t2__hparam_leaves(root, lv, nl);
+    for (size_t k = 0; k < nl; k++)
+        if (!(vals[k] = sample_leaf(lv[k], rng))) goto done;
+    rc = t2__hparam_build(root, (const t2__val *const *)vals, out);
+done:
+    if (rc == T2_ENOMEM) t2_seterr(T2_ENOMEM, "hparams: out of memory");
+    for (size_t k = 0; vals && k < nl; k++) t2__val_free(vals[k]);
+    free(vals);
+    free(lv);
+    return rc;
+}

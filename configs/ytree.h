@@ -1,0 +1,68 @@
+/* ytree.h — a YAML document as a tree that remembers where every node came from (internal to
+ * configs/).
+ *
+ * Validation errors must say file:line:column, so the config loader works on this tree rather than
+ * on t2__val: scalars keep their source text and whether they were quoted (YAML's type resolution
+ * depends on it: `10` is an int, `"10"` a string), maps keep the position of every key. */
+#ifndef T2_CONFIGS_YTREE_H
+#define T2_CONFIGS_YTREE_H
+
+#include <stddef.h>
+#include "value.h"
+
+/* Where a node starts. src is owned by whoever parsed the text (it outlives the tree). line and col
+ * are 1-based; line 0 means "no position" (a node from a --config override). */
+typedef struct t2__ymark {
+    const char *src;
+    int line, col;
+} t2__ymark;
+
+typedef enum t2__ykind { T2__Y_SCALAR, T2__Y_SEQ, T2__Y_MAP } t2__ykind;
+
+typedef struct t2__ynode {
+    t2__ykind kind;
+    t2__ymark mark;
+    /* SCALAR */
+    char *text;
+    size_t len;
+    int plain;   /* unquoted and untagged: subject to type resolution (null/bool/int/float) */
+    /* SEQ / MAP */
+    size_t n, cap;
+    struct t2__ynode **items;
+    char **keys;          /* MAP only */
+    t2__ymark *key_marks; /* MAP only */
+    int open;             /* set while the parser is still inside this node (detects recursive aliases) */
+} t2__ynode;
+
+/* Parses one YAML document (block or flow style; anchors and aliases are expanded by copying).
+ * An empty document gives a plain empty scalar (null). Errors are T2_EFORMAT with
+ * "SRC:LINE:COL: YAML syntax error: PROBLEM", or for what this loader refuses: a second document,
+ * a non-scalar map key, a duplicate key, a recursive alias, more than 100 levels of nesting or more
+ * than 1,000,000 nodes after alias expansion. T2_ENOMEM. */
+int t2__yparse(const char *text, size_t len, const char *src, t2__ynode **out);
+
+void t2__yfree(t2__ynode *n);
+t2__ynode *t2__ycopy(const t2__ynode *n);
+
+/* The value of key in a MAP node (and its index through *idx, may be NULL), or NULL. */
+t2__ynode *t2__ymap_get(const t2__ynode *map, const char *key, size_t *idx);
+
+/* Sets map[key] = v, taking ownership of v: an existing key is replaced in place (its key mark
+ * becomes kmark), a new one appended. T2_ENOMEM (v is freed). */
+int t2__ymap_set(t2__ynode *map, const char *key, t2__ymark kmark, t2__ynode *v);
+
+/* A new empty MAP node at mark m, or NULL. */
+t2__ynode *t2__ymap_new(t2__ymark m);
+
+/* YAML 1.2 core-schema resolution of a plain scalar: null (~, null, Null, NULL, empty), bool
+ * (true/True/TRUE/false/False/FALSE), int (decimal, 0x hex, 0o octal, fitting int64), float
+ * (1.5, 1e-3, .inf, -.Inf, .nan), else string. Quoted scalars are strings. */
+int t2__yscalar_to_val(const t2__ynode *n, t2__val **out);
+
+/* The whole subtree as a t2__val (maps keep key order). T2_ENOMEM. */
+int t2__ynode_to_val(const t2__ynode *n, t2__val **out);
+
+/* Writes "SRC:LINE:COL" (or just "SRC" for a mark without position) into buf. */
+void t2__ymark_format(const t2__ymark *m, char *buf, size_t size);
+
+#endif

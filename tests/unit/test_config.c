@@ -1,0 +1,794 @@
+/* test_config.c — experiment configs: the examples load cleanly, defaults, every key, each error
+ * with its exact FILE:LINE:COLUMN and key path, unknown-key warnings, --config overrides. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "check.h"
+#include "../../configs/config.h" /* configs/ is not on the test include path */
+
+#define CHECK_STR(got, want)                                                                      \
+    do {                                                                                          \
+        const char *g_ = (got), *w_ = (want);                                                     \
+        if (!g_ || strcmp(g_, w_) != 0) {                                                         \
+            fprintf(stderr, "%s:%d: got  \"%s\"\n%*swant \"%s\"\n", __FILE__, __LINE__,           \
+                    g_ ? g_ : "(null)", (int)strlen(__FILE__) + 8, "", w_);                        \
+            check_failures++;                                                                     \
+        }                                                                                         \
+    } while (0)
+
+/* A minimal valid config; tests append or replace lines around it. */
+#define MINIMAL                                                                                   \
+    "hyperparameters:\n"                                                                          \
+    "  global_batch_size: 32\n"                                                                   \
+    "searcher:\n"                                                                                 \
+    "  name: single\n"                                                                            \
+    "  metric: loss\n"                                                                            \
+    "  max_length:\n"                                                                             \
+    "    batches: 100\n"
+
+static t2__config *load_ok(const char *text)
+{
+    t2__config *cfg = NULL;
+    int rc = t2__config_load_string(text, "const.yaml", NULL, 0, &cfg);
+    if (rc) {
+        fprintf(stderr, "unexpected failure (%s): %s\n--- config ---\n%s\n", t2_strerror(rc), t2_errmsg(), text);
+        check_failures++;
+    }
+    return cfg;
+}
+
+/* The load must fail with `code` and exactly `msg`. */
+static void expect_err_ov(int line, const char *text, const char *const *ov, int nov, int code, const char *msg)
+{
+    t2__config *cfg = (t2__config *)1;
+    int rc = t2__config_load_string(text, "const.yaml", ov, nov, &cfg);
+    if (rc != code || strcmp(t2_errmsg(), msg) != 0 || cfg != NULL) {
+        fprintf(stderr, "test_config.c:%d: rc %d (want %d)\n  got  \"%s\"\n  want \"%s\"\n", line, rc, code,
+                t2_errmsg(), msg);
+        check_failures++;
+    }
+    if (rc == T2_OK) t2__config_free(cfg);
+}
+#define EXPECT_ERR(text, code, msg) expect_err_ov(__LINE__, text, NULL, 0, code, msg)
+
+static char *fixture_path(char *buf, size_t size, const char *rel)
+{
+    const char *fx = getenv("T2EXP_FIXTURES");
+    snprintf(buf, size, "%s/%s", fx ? fx : "tests/fixtures", rel);
+    return buf;
+}
+
+/* ---------- the example configs ---------- */
+
+static void test_examples(void)
+{
+    static const char *const names[] = {"fashion_mnist_cnn",          "fashion_mnist_cnn_adaptive",
+                                        "fashion_mnist_cnn_distributed", "fashion_mnist_mlp",
+                                        "quadratic_grid",             "quadratic_random"};
+    char path[1024];
+    for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
+        char rel[256];
+        snprintf(rel, sizeof rel, "../../configs/examples/%s.yaml", names[k]);
+        t2__config *cfg = NULL;
+        CHECK_OK(t2__config_load(fixture_path(path, sizeof path, rel), NULL, 0, &cfg));
+        if (!cfg) continue;
+        size_t nw = 99;
+        const char *const *w = t2__config_warnings(cfg, &nw);
+        if (nw) fprintf(stderr, "%s: unexpected warning: %s\n", names[k], w[0]);
+        CHECK(nw == 0);
+        CHECK_STR(cfg->name, names[k]);
+        CHECK(cfg->yaml_text && strstr(cfg->yaml_text, "hyperparameters:"));
+        t2__val *hp = NULL;
+        /* Every example must produce a hparams map that passes the batch-size check. */
+        t2_rng rng;
+        t2_rng_seed(&rng, 1);
+        CHECK_OK(t2__hparam_sample(cfg->hparams, &rng, &hp));
+        CHECK_OK(t2__config_batch_sizes(cfg, hp, NULL, NULL));
+        t2__val_free(hp);
+        t2__config_free(cfg);
+    }
+
+    t2__config *cfg = NULL;
+    CHECK_OK(t2__config_load(fixture_path(path, sizeof path, "../../configs/examples/fashion_mnist_cnn.yaml"), NULL,
+                             0, &cfg));
+    if (cfg) {
+        CHECK(cfg->searcher.name == T2__SEARCH_SINGLE);
+        CHECK_STR(cfg->searcher.metric, "validation_accuracy");
+        CHECK(cfg->searcher.smaller_is_better == 0);
+        CHECK(cfg->searcher.max_length.unit == T2__UNIT_EPOCHS && cfg->searcher.max_length.n == 10);
+        CHECK(cfg->min_validation_period.unit == T2__UNIT_EPOCHS && cfg->min_validation_period.n == 1);
+        const t2__hparam *lr = t2__hparam_find(cfg->hparams, "learning_rate");
+        CHECK(lr && lr->kind == T2__HP_CONST && lr->val->kind == T2__VAL_DOUBLE && lr->val->d == 0.05);
+        int64_t g = 0, s = 0;
+        t2__val *hp = NULL;
+        CHECK_OK(t2__hparam_build(cfg->hparams, NULL, &hp));
+        CHECK_OK(t2__config_batch_sizes(cfg, hp, &g, &s));
+        CHECK(g == 64 && s == 64);
+        t2__val_free(hp);
+        t2__config_free(cfg);
+    }
+    cfg = NULL;
+    CHECK_OK(t2__config_load(
+        fixture_path(path, sizeof path, "../../configs/examples/fashion_mnist_cnn_distributed.yaml"), NULL, 0, &cfg));
+    if (cfg) {
+        int64_t g = 0, s = 0;
+        t2__val *hp = NULL;
+        CHECK(cfg->resources.slots_per_trial == 2);
+        CHECK_OK(t2__hparam_build(cfg->hparams, NULL, &hp));
+        CHECK_OK(t2__config_batch_sizes(cfg, hp, &g, &s));
+        CHECK(g == 64 && s == 32);
+        t2__val_free(hp);
+        t2__config_free(cfg);
+    }
+    cfg = NULL;
+    CHECK_OK(t2__config_load(fixture_path(path, sizeof path, "../../configs/examples/fashion_mnist_cnn_adaptive.yaml"),
+                             NULL, 0, &cfg));
+    if (cfg) {
+        CHECK(cfg->searcher.name == T2__SEARCH_ADAPTIVE_ASHA && cfg->searcher.max_trials == 16);
+        CHECK(cfg->searcher.max_rungs == 3 && cfg->searcher.divisor == 4 && cfg->searcher.mode == T2__ASHA_STANDARD);
+        const t2__hparam *lr = t2__hparam_find(cfg->hparams, "learning_rate");
+        CHECK(lr && lr->kind == T2__HP_LOG && lr->minval == -3.0 && lr->maxval == -0.7 && lr->base == 10);
+        const t2__hparam *w = t2__hparam_find(cfg->hparams, "n_hidden");
+        CHECK(w && w->kind == T2__HP_CATEGORICAL && w->vals->n == 3);
+        t2__config_free(cfg);
+    }
+    cfg = NULL;
+    CHECK_OK(t2__config_load(fixture_path(path, sizeof path, "../../configs/examples/quadratic_grid.yaml"), NULL, 0,
+                             &cfg));
+    if (cfg) {
+        uint64_t n = 0;
+        CHECK_OK(t2__hparam_grid_size(cfg->hparams, &n));
+        CHECK(n == 25);
+        t2__config_free(cfg);
+    }
+}
+
+/* ---------- defaults and every key ---------- */
+
+static void test_defaults(void)
+{
+    t2__config *cfg = load_ok(MINIMAL);
+    if (!cfg) return;
+    CHECK_STR(cfg->source, "const.yaml");
+    CHECK_STR(cfg->name, "const");
+    CHECK(cfg->description == NULL && cfg->nlabels == 0);
+    CHECK(cfg->data && cfg->data->kind == T2__VAL_MAP && cfg->data->n == 0);
+    CHECK(cfg->searcher.name == T2__SEARCH_SINGLE);
+    CHECK(cfg->searcher.smaller_is_better == 1);
+    CHECK(cfg->searcher.max_length.unit == T2__UNIT_BATCHES && cfg->searcher.max_length.n == 100);
+    CHECK(cfg->searcher.max_trials == 0 && cfg->searcher.max_concurrent_trials == 0);
+    CHECK(cfg->searcher.mode == T2__ASHA_STANDARD && cfg->searcher.divisor == 4 && cfg->searcher.max_rungs == 5);
+    CHECK(cfg->searcher.stop_once == 0 && cfg->searcher.bracket_rungs == NULL);
+    CHECK(cfg->searcher.source_checkpoint == NULL && cfg->searcher.source_trial_id == 0);
+    CHECK(cfg->records_per_epoch == 0);
+    CHECK(cfg->min_validation_period.n == 0 && cfg->min_checkpoint_period.n == 0);
+    CHECK(cfg->perform_initial_validation == 0 && cfg->scheduling_unit == 100);
+    CHECK(cfg->checkpoint_policy == T2__CKPT_BEST);
+    CHECK(cfg->resources.slots_per_trial == 1 && cfg->resources.max_slots == 0 && !cfg->resources.hostfile);
+    CHECK(!cfg->checkpoint_storage.host_path && !cfg->checkpoint_storage.storage_path);
+    CHECK(cfg->checkpoint_storage.save_experiment_best == 0 && cfg->checkpoint_storage.save_trial_best == 1 &&
+          cfg->checkpoint_storage.save_trial_latest == 1);
+    CHECK(cfg->max_restarts == 5);
+    CHECK(cfg->experiment_seed_set == 0);
+    CHECK(cfg->optimizations.clip == T2__CLIP_NONE && cfg->optimizations.aggregation_frequency == 1);
+    CHECK(cfg->optimizations.average_aggregated_gradients == 1 && cfg->optimizations.average_training_metrics == 1);
+    size_t nw = 9;
+    t2__config_warnings(cfg, &nw);
+    CHECK(nw == 0);
+    /* The tree is the document as written, for the store. */
+    char *json = NULL;
+    CHECK_OK(t2__val_to_json(cfg->tree, &json, NULL));
+    CHECK_STR(json, "{\"hyperparameters\":{\"global_batch_size\":32},\"searcher\":{\"name\":\"single\",\"metric\":"
+                    "\"loss\",\"max_length\":{\"batches\":100}}}");
+    free(json);
+    t2__config_free(cfg);
+}
+
+static const char FULL[] =
+    "name: my experiment\n"
+    "description: every key\n"
+    "labels: [a, \"b c\", 3]\n"
+    "data:\n"
+    "  url: https://example.com/x.gz\n"
+    "  sizes: [1, 2.5]\n"
+    "hyperparameters:\n"
+    "  global_batch_size:\n"
+    "    type: categorical\n"
+    "    vals: [32, 64]\n"
+    "  optimizer:\n"
+    "    lr: {type: log, minval: -4, maxval: -1, base: 10, count: 4}\n"
+    "    momentum: {type: const, val: 0.9}\n"
+    "  layers: [64, 32]\n"
+    "  units: {type: int, minval: 8, maxval: 12, count: 3}\n"
+    "  act: {type: categorical, vals: [relu, tanh]}\n"
+    "  drop: {type: double, minval: 0.0, maxval: 0.5}\n"
+    "searcher:\n"
+    "  name: adaptive_asha\n"
+    "  metric: validation_error\n"
+    "  smaller_is_better: true\n"
+    "  max_length: {records: 60000}\n"
+    "  max_trials: 32\n"
+    "  max_concurrent_trials: 4\n"
+    "  mode: aggressive\n"
+    "  divisor: 3\n"
+    "  max_rungs: 4\n"
+    "  stop_once: true\n"
+    "  bracket_rungs: [3, 2]\n"
+    "  source_checkpoint: /tmp/ckpt.tar\n"
+    "  source_trial_id: 12\n"
+    "records_per_epoch: 50000\n"
+    "min_validation_period: {batches: 200}\n"
+    "min_checkpoint_period: {epochs: 2}\n"
+    "perform_initial_validation: true\n"
+    "scheduling_unit: 50\n"
+    "checkpoint_policy: all\n"
+    "resources:\n"
+    "  slots_per_trial: 2\n"
+    "  max_slots: 8\n"
+    "  hostfile: hosts.txt\n"
+    "checkpoint_storage:\n"
+    "  type: shared_fs\n"
+    "  host_path: /data\n"
+    "  storage_path: ckpts\n"
+    "  save_experiment_best: 3\n"
+    "  save_trial_best: 2\n"
+    "  save_trial_latest: 0\n"
+    "max_restarts: 0\n"
+    "reproducibility:\n"
+    "  experiment_seed: 12345\n"
+    "optimizations:\n"
+    "  gradient_clipping: {type: norm, max: 1.5}\n"
+    "  aggregation_frequency: 2\n"
+    "  average_aggregated_gradients: false\n"
+    "  average_training_metrics: false\n"
+    "  mixed_precision: O0\n";
+
+static void test_every_key(void)
+{
+    t2__config *cfg = load_ok(FULL);
+    if (!cfg) return;
+    CHECK_STR(cfg->name, "my experiment");
+    CHECK_STR(cfg->description, "every key");
+    CHECK(cfg->nlabels == 3);
+    if (cfg->nlabels == 3) {
+        CHECK_STR(cfg->labels[0], "a");
+        CHECK_STR(cfg->labels[1], "b c");
+        CHECK_STR(cfg->labels[2], "3");
+    }
+    const t2__val *url = t2__val_lookup(cfg->data, "url");
+    CHECK(url && url->kind == T2__VAL_STRING && strcmp(url->s, "https://example.com/x.gz") == 0);
+    const t2__val *sz = t2__val_lookup(cfg->data, "sizes.1");
+    CHECK(sz && sz->kind == T2__VAL_DOUBLE && sz->d == 2.5);
+
+    const t2__searcher_config *s = &cfg->searcher;
+    CHECK(s->name == T2__SEARCH_ADAPTIVE_ASHA);
+    CHECK_STR(s->metric, "validation_error");
+    CHECK(s->smaller_is_better == 1);
+    CHECK(s->max_length.unit == T2__UNIT_RECORDS && s->max_length.n == 60000);
+    CHECK(s->max_trials == 32 && s->max_concurrent_trials == 4);
+    CHECK(s->mode == T2__ASHA_AGGRESSIVE && s->divisor == 3 && s->max_rungs == 4 && s->stop_once == 1);
+    CHECK(s->nbracket_rungs == 2 && s->bracket_rungs[0] == 3 && s->bracket_rungs[1] == 2);
+    CHECK_STR(s->source_checkpoint, "/tmp/ckpt.tar");
+    CHECK(s->source_trial_id == 12);
+    CHECK(cfg->records_per_epoch == 50000);
+    CHECK(cfg->min_validation_period.unit == T2__UNIT_BATCHES && cfg->min_validation_period.n == 200);
+    CHECK(cfg->min_checkpoint_period.unit == T2__UNIT_EPOCHS && cfg->min_checkpoint_period.n == 2);
+    CHECK(cfg->perform_initial_validation == 1 && cfg->scheduling_unit == 50);
+    CHECK(cfg->checkpoint_policy == T2__CKPT_ALL);
+    CHECK(cfg->resources.slots_per_trial == 2 && cfg->resources.max_slots == 8);
+    CHECK_STR(cfg->resources.hostfile, "hosts.txt");
+    CHECK_STR(cfg->checkpoint_storage.host_path, "/data");
+    CHECK_STR(cfg->checkpoint_storage.storage_path, "ckpts");
+    CHECK(cfg->checkpoint_storage.save_experiment_best == 3 && cfg->checkpoint_storage.save_trial_best == 2 &&
+          cfg->checkpoint_storage.save_trial_latest == 0);
+    CHECK(cfg->max_restarts == 0);
+    CHECK(cfg->experiment_seed_set == 1 && cfg->experiment_seed == 12345);
+    CHECK(cfg->optimizations.clip == T2__CLIP_NORM && cfg->optimizations.clip_max == 1.5);
+    CHECK(cfg->optimizations.aggregation_frequency == 2);
+    CHECK(cfg->optimizations.average_aggregated_gradients == 0 && cfg->optimizations.average_training_metrics == 0);
+
+    /* The hparam tree: kinds, paths, nesting, file order. */
+    const t2__hparam *leaves[16];
+    size_t n = t2__hparam_leaves(cfg->hparams, leaves, 16);
+    CHECK(n == 7);
+    static const char *const paths[] = {"global_batch_size", "optimizer.lr", "optimizer.momentum", "layers",
+                                        "units",             "act",          "drop"};
+    static const t2__hp_kind kinds[] = {T2__HP_CATEGORICAL, T2__HP_LOG, T2__HP_CONST, T2__HP_CONST,
+                                        T2__HP_INT,         T2__HP_CATEGORICAL, T2__HP_DOUBLE};
+    for (size_t k = 0; k < n && k < 7; k++) {
+        CHECK_STR(leaves[k]->path, paths[k]);
+        CHECK(leaves[k]->kind == kinds[k]);
+    }
+    const t2__hparam *lr = t2__hparam_find(cfg->hparams, "optimizer.lr");
+    CHECK(lr && lr->minval == -4 && lr->maxval == -1 && lr->count == 4 && lr->base == 10);
+    CHECK_STR(lr ? lr->name : NULL, "lr");
+    const t2__hparam *opt = t2__hparam_find(cfg->hparams, "optimizer");
+    CHECK(opt && opt->kind == T2__HP_NESTED && opt->nchildren == 2);
+    const t2__hparam *units = t2__hparam_find(cfg->hparams, "units");
+    CHECK(units && units->imin == 8 && units->imax == 12 && units->count == 3);
+    const t2__hparam *drop = t2__hparam_find(cfg->hparams, "drop");
+    CHECK(drop && drop->count == 0);
+    CHECK(t2__hparam_find(cfg->hparams, "optimizer.nope") == NULL);
+    CHECK(t2__hparam_find(cfg->hparams, "") == cfg->hparams);
+
+    size_t nw = 9;
+    t2__config_warnings(cfg, &nw);
+    CHECK(nw == 0);
+    t2__config_free(cfg);
+}
+
+static void test_batch_sizes(void)
+{
+    t2__config *cfg = load_ok(FULL);
+    if (!cfg) return;
+    t2__val *hp = t2__val_map();
+    int64_t g = 0, s = 0;
+    CHECK_RC(t2__config_batch_sizes(cfg, hp, &g, &s), T2_EINVAL);
+    CHECK_STR(t2_errmsg(), "hyperparameters.global_batch_size: missing from the trial's hyperparameters");
+    CHECK_OK(t2__val_map_set(hp, "global_batch_size", t2__val_int(33)));
+    CHECK_RC(t2__config_batch_sizes(cfg, hp, &g, &s), T2_EINVAL);
+    CHECK_STR(t2_errmsg(), "hyperparameters.global_batch_size: 33 is not divisible by resources.slots_per_trial (2)");
+    CHECK_OK(t2__val_map_set(hp, "global_batch_size", t2__val_double(32)));
+    CHECK_RC(t2__config_batch_sizes(cfg, hp, &g, &s), T2_EINVAL);
+    CHECK_STR(t2_errmsg(), "hyperparameters.global_batch_size: expected a positive integer, got a double");
+    CHECK_OK(t2__val_map_set(hp, "global_batch_size", t2__val_int(0)));
+    CHECK_RC(t2__config_batch_sizes(cfg, hp, &g, &s), T2_EINVAL);
+    CHECK_STR(t2_errmsg(), "hyperparameters.global_batch_size: expected a positive integer, got 0");
+    CHECK_OK(t2__val_map_set(hp, "global_batch_size", t2__val_int(64)));
+    CHECK_OK(t2__config_batch_sizes(cfg, hp, &g, &s));
+    CHECK(g == 64 && s == 32);
+    t2__val_free(hp);
+    t2__config_free(cfg);
+}
+
+/* ---------- errors ---------- */
+
+static void test_yaml_syntax_errors(void)
+{
+    EXPECT_ERR("searcher:\n  name: single\n   metric: x\n", T2_EFORMAT,
+               "const.yaml:3:10: YAML syntax error: mapping values are not allowed in this context");
+    EXPECT_ERR("hyperparameters:\n  lr: [1, 2\nsearcher: {}\n", T2_EFORMAT,
+               "const.yaml:3:9: YAML syntax error: did not find expected ',' or ']' (while parsing a flow sequence "
+               "at line 2, column 7)");
+    EXPECT_ERR("a: 1\n\tb: 2\n", T2_EFORMAT,
+               "const.yaml:2:1: YAML syntax error: found a tab character that violates indentation (while scanning "
+               "a plain scalar at line 1, column 4)");
+    EXPECT_ERR("a: 1\na: 2\n", T2_EFORMAT, "const.yaml:2:1: duplicate key 'a'");
+    EXPECT_ERR("a: 1\n---\nb: 2\n", T2_EFORMAT,
+               "const.yaml:2:1: more than one YAML document (a config is one document)");
+    EXPECT_ERR("? [a, b]\n: 1\n", T2_EFORMAT, "const.yaml:1:3: a map key must be a plain value, not a list or a map");
+    EXPECT_ERR("a: *nope\n", T2_EFORMAT, "const.yaml:1:4: alias '*nope' refers to no anchor");
+    EXPECT_ERR("a: &x [1, *x]\n", T2_EFORMAT, "const.yaml:1:11: alias '*x' refers to a node that contains it");
+    EXPECT_ERR("", T2_EINVAL, "const.yaml:1:1: the config is empty");
+    EXPECT_ERR("# only a comment\n", T2_EINVAL, "const.yaml:1:1: the config is empty");
+    EXPECT_ERR("- a\n- b\n", T2_EINVAL, "const.yaml:1:1: expected a map of config keys at the top level, got a list");
+
+    /* A billion-laughs document is refused instead of expanded. */
+    char big[4096];
+    strcpy(big, "a: &a [x, x, x, x, x, x, x, x, x, x]\n");
+    for (char c = 'b'; c <= 'j'; c++) {
+        char line[128];
+        snprintf(line, sizeof line, "%c: &%c [*%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c]\n", c, c, c - 1,
+                 c - 1, c - 1, c - 1, c - 1, c - 1, c - 1, c - 1, c - 1, c - 1);
+        strcat(big, line);
+    }
+    t2__config *cfg = NULL;
+    CHECK_RC(t2__config_load_string(big, "const.yaml", NULL, 0, &cfg), T2_EFORMAT);
+    CHECK(strstr(t2_errmsg(), "more than 1000000 nodes") != NULL);
+
+    /* Deep nesting is refused rather than recursed into. */
+    char deep[512] = "a: ";
+    for (int k = 0; k < 120; k++) strcat(deep, "[");
+    CHECK_RC(t2__config_load_string(deep, "const.yaml", NULL, 0, &cfg), T2_EFORMAT);
+    CHECK(strstr(t2_errmsg(), "nested more than 100 levels deep") != NULL);
+}
+
+static void test_schema_errors(void)
+{
+    /* The brief's own example: a word where a count of batches belongs. */
+    EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\nsearcher:\n  name: single\n  metric: loss\n"
+               "  max_length:\n    batches: ten\n",
+               T2_EINVAL, "const.yaml:7:14: searcher.max_length.batches: expected a positive integer, got \"ten\"");
+    EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\nsearcher:\n  name: single\n  metric: loss\n"
+               "  max_length:\n    batches: 0\n",
+               T2_EINVAL, "const.yaml:7:14: searcher.max_length.batches: expected a positive integer, got 0");
+    EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\nsearcher:\n  name: single\n  metric: loss\n"
+               "  max_length:\n    batches: \"100\"\n",
+               T2_EINVAL,
+               "const.yaml:7:14: searcher.max_length.batches: expected a positive integer, got the string \"100\"");
+    EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\nsearcher:\n  name: single\n  metric: loss\n"
+               "  max_length: 100\n",
+               T2_EINVAL,
+               "const.yaml:6:15: searcher.max_length: expected a length such as {batches: 1000} (one of batches, "
+               "records or epochs), got 100");
+    EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\nsearcher:\n  name: single\n  metric: loss\n"
+               "  max_length: {batches: 10, epochs: 1}\n",
+               T2_EINVAL,
+               "const.yaml:6:15: searcher.max_length: expected exactly one of batches, records or epochs, got 2 keys");
+    EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\nsearcher:\n  name: single\n  metric: loss\n"
+               "  max_length: {steps: 10}\n",
+               T2_EINVAL,
+               "const.yaml:6:16: searcher.max_length: unknown length unit 'steps' (expected batches, records or "
+               "epochs)");
+    EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\nsearcher:\n  name: single\n  metric: loss\n",
+               T2_EINVAL, "const.yaml:3:1: searcher.max_length: missing required key");
+    EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\nsearcher:\n  name: single\n  max_length: {batches: 1}\n",
+               T2_EINVAL, "const.yaml:3:1: searcher.metric: missing required key");
+    EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\nsearcher:\n  metric: loss\n  max_length: {batches: 1}\n",
+               T2_EINVAL, "const.yaml:3:1: searcher.name: missing required key");
+    EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\n", T2_EINVAL, "const.yaml:1:1: searcher: missing required key");
+    EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\nsearcher:\n  name: bayes\n", T2_EINVAL,
+               "const.yaml:4:9: searcher.name: expected one of single, grid, random or adaptive_asha, got \"bayes\"");
+    EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\nsearcher:\n  name: custom\n", T2_EINVAL,
+               "const.yaml:4:9: searcher.name: the \"custom\" searcher is not supported by t2exp (use single, grid, "
+               "random or adaptive_asha)");
+    EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\nsearcher: [single]\n", T2_EINVAL,
+               "const.yaml:3:11: searcher: expected a map, got a list");
+    EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\nsearcher:\n  name: random\n  metric: loss\n"
+               "  max_length: {batches: 1}\n",
+               T2_EINVAL, "const.yaml:3:1: searcher.max_trials: missing required key");
+    EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\nsearcher:\n  name: adaptive_asha\n  metric: loss\n"
+               "  max_length: {batches: 1}\n",
+               T2_EINVAL, "const.yaml:3:1: searcher.max_trials: missing required key");
+    EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\nsearcher:\n  name: random\n  metric: loss\n"
+               "  max_length: {batches: 1}\n  max_trials: -3\n",
+               T2_EINVAL, "const.yaml:7:15: searcher.max_trials: expected a positive integer, got -3");
+    EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\nsearcher:\n  name: adaptive_asha\n  metric: loss\n"
+               "  max_length: {batches: 1}\n  max_trials: 4\n  divisor: 1\n",
+               T2_EINVAL, "const.yaml:8:12: searcher.divisor: expected a number greater than 1, got 1");
+    EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\nsearcher:\n  name: adaptive_asha\n  metric: loss\n"
+               "  max_length: {batches: 1}\n  max_trials: 4\n  mode: fast\n",
+               T2_EINVAL,
+               "const.yaml:8:9: searcher.mode: expected one of aggressive, standard or conservative, got \"fast\"");
+    EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\nsearcher:\n  name: adaptive_asha\n  metric: loss\n"
+               "  max_length: {batches: 1}\n  max_trials: 4\n  bracket_rungs: [2, zero]\n",
+               T2_EINVAL, "const.yaml:8:22: searcher.bracket_rungs.1: expected a positive integer, got \"zero\"");
+    EXPECT_ERR(MINIMAL "  smaller_is_better: yes\n", T2_EINVAL,
+               "const.yaml:8:22: searcher.smaller_is_better: expected true or false, got \"yes\"");
+    EXPECT_ERR(MINIMAL "max_restarts: -1\n", T2_EINVAL,
+               "const.yaml:8:15: max_restarts: expected a non-negative integer, got -1");
+    EXPECT_ERR(MINIMAL "records_per_epoch: 1.5\n", T2_EINVAL,
+               "const.yaml:8:20: records_per_epoch: expected a non-negative integer, got 1.5");
+    EXPECT_ERR(MINIMAL "min_validation_period: {epochs: -1}\n", T2_EINVAL,
+               "const.yaml:8:33: min_validation_period.epochs: expected a non-negative integer, got -1");
+    EXPECT_ERR(MINIMAL "labels: a\n", T2_EINVAL, "const.yaml:8:9: labels: expected a list of strings, got \"a\"");
+    EXPECT_ERR(MINIMAL "labels: [a, [b]]\n", T2_EINVAL, "const.yaml:8:13: labels.1: expected a string, got a list");
+    EXPECT_ERR(MINIMAL "data: [1]\n", T2_EINVAL, "const.yaml:8:7: data: expected a map, got a list");
+    EXPECT_ERR(MINIMAL "name: {a: 1}\n", T2_EINVAL, "const.yaml:8:7: name: expected a string, got a map");
+    EXPECT_ERR(MINIMAL "resources:\n  slots_per_trial: 0\n", T2_EINVAL,
+               "const.yaml:9:20: resources.slots_per_trial: expected a positive integer, got 0");
+    EXPECT_ERR(MINIMAL "checkpoint_storage:\n  type: s3\n", T2_EINVAL,
+               "const.yaml:9:9: checkpoint_storage.type: only shared_fs is supported, got \"s3\"");
+    EXPECT_ERR(MINIMAL "checkpoint_storage:\n  save_trial_best: -1\n", T2_EINVAL,
+               "const.yaml:9:20: checkpoint_storage.save_trial_best: expected a non-negative integer, got -1");
+    EXPECT_ERR(MINIMAL "reproducibility:\n  experiment_seed: abc\n", T2_EINVAL,
+               "const.yaml:9:20: reproducibility.experiment_seed: expected a non-negative integer, got \"abc\"");
+    EXPECT_ERR(MINIMAL "optimizations:\n  gradient_clipping: {type: l2, max: 1}\n", T2_EINVAL,
+               "const.yaml:9:29: optimizations.gradient_clipping.type: expected one of norm or value, got \"l2\"");
+    EXPECT_ERR(MINIMAL "optimizations:\n  gradient_clipping: {type: norm, max: 0}\n", T2_EINVAL,
+               "const.yaml:9:40: optimizations.gradient_clipping.max: expected a positive number, got 0");
+    EXPECT_ERR(MINIMAL "optimizations:\n  gradient_clipping: {type: norm}\n", T2_EINVAL,
+               "const.yaml:9:3: optimizations.gradient_clipping.max: missing required key");
+    EXPECT_ERR(MINIMAL "checkpoint_policy: some\n", T2_EINVAL,
+               "const.yaml:8:20: checkpoint_policy: expected one of best, all or none, got \"some\"");
+}
+
+static void test_hparam_errors(void)
+{
+#define SEARCH_SINGLE "searcher:\n  name: single\n  metric: loss\n  max_length: {batches: 1}\n"
+#define SEARCH_GRID "searcher:\n  name: grid\n  metric: loss\n  max_length: {batches: 1}\n"
+    EXPECT_ERR(SEARCH_SINGLE, T2_EINVAL, "const.yaml:1:1: hyperparameters.global_batch_size: missing required key");
+    EXPECT_ERR(SEARCH_SINGLE "hyperparameters:\n  lr: 0.1\n", T2_EINVAL,
+               "const.yaml:5:1: hyperparameters.global_batch_size: missing required key");
+    EXPECT_ERR(SEARCH_SINGLE "hyperparameters:\n", T2_EINVAL,
+               "const.yaml:5:1: hyperparameters.global_batch_size: missing required key");
+    EXPECT_ERR(SEARCH_SINGLE "hyperparameters: [1]\n", T2_EINVAL,
+               "const.yaml:5:18: hyperparameters: expected a map, got a list");
+    EXPECT_ERR(SEARCH_SINGLE "hyperparameters:\n  global_batch_size: 6.5\n", T2_EINVAL,
+               "const.yaml:6:22: hyperparameters.global_batch_size: expected a positive integer, got 6.5");
+    EXPECT_ERR(SEARCH_SINGLE "hyperparameters:\n  global_batch_size: -8\n", T2_EINVAL,
+               "const.yaml:6:22: hyperparameters.global_batch_size: expected a positive integer, got -8");
+    EXPECT_ERR(SEARCH_SINGLE "hyperparameters:\n  global_batch_size: {type: const, val: big}\n", T2_EINVAL,
+               "const.yaml:6:41: hyperparameters.global_batch_size.val: expected a positive integer, got \"big\"");
+    EXPECT_ERR(SEARCH_SINGLE "hyperparameters:\n  global_batch_size: {type: double, minval: 1, maxval: 5}\n",
+               T2_EINVAL,
+               "const.yaml:6:22: hyperparameters.global_batch_size: expected a positive integer (a constant, or an "
+               "int or categorical hyperparameter), got a double hyperparameter");
+    EXPECT_ERR(SEARCH_SINGLE "hyperparameters:\n  global_batch_size: {type: int, minval: 0, maxval: 5}\n", T2_EINVAL,
+               "const.yaml:6:42: hyperparameters.global_batch_size.minval: expected a positive integer, got 0");
+    EXPECT_ERR(SEARCH_SINGLE "hyperparameters:\n  global_batch_size: {type: categorical, vals: [16, x]}\n", T2_EINVAL,
+               "const.yaml:6:53: hyperparameters.global_batch_size.vals.1: expected a positive integer, got \"x\"");
+    /* Global batch vs slots: the message names both values. */
+    EXPECT_ERR(SEARCH_SINGLE "resources: {slots_per_trial: 3}\nhyperparameters:\n  global_batch_size: 64\n",
+               T2_EINVAL,
+               "const.yaml:7:22: hyperparameters.global_batch_size: 64 is not divisible by "
+               "resources.slots_per_trial (3)");
+    EXPECT_ERR("hyperparameters:\n  global_batch_size: {type: categorical, vals: [32, 48]}\n" SEARCH_SINGLE
+               "resources: {slots_per_trial: 32}\n",
+               T2_EINVAL,
+               "const.yaml:2:53: hyperparameters.global_batch_size.vals.1: 48 is not divisible by "
+               "resources.slots_per_trial (32)");
+    EXPECT_ERR(SEARCH_SINGLE "resources: {slots_per_trial: 2}\nhyperparameters:\n"
+                             "  global_batch_size: {type: int, minval: 16, maxval: 64}\n",
+               T2_EINVAL,
+               "const.yaml:7:22: hyperparameters.global_batch_size: an int range includes values not divisible by "
+               "resources.slots_per_trial (2); use a categorical list of multiples of it");
+
+    EXPECT_ERR(SEARCH_SINGLE "hyperparameters:\n  global_batch_size: 8\n  lr: {type: float, minval: 0, maxval: 1}\n",
+               T2_EINVAL,
+               "const.yaml:7:14: hyperparameters.lr.type: expected one of const, int, double, log or categorical, got "
+               "\"float\"");
+    EXPECT_ERR(SEARCH_SINGLE "hyperparameters:\n  global_batch_size: 8\n  lr:\n    type: double\n    minval: 0.5\n"
+                             "    maxval: 0.1\n",
+               T2_EINVAL, "const.yaml:10:13: hyperparameters.lr.maxval: maxval 0.1 is less than minval 0.5");
+    EXPECT_ERR(SEARCH_SINGLE "hyperparameters:\n  global_batch_size: 8\n  n: {type: int, minval: 5, maxval: 3}\n",
+               T2_EINVAL, "const.yaml:7:37: hyperparameters.n.maxval: maxval 3 is less than minval 5");
+    EXPECT_ERR(SEARCH_SINGLE "hyperparameters:\n  global_batch_size: 8\n  n: {type: int, minval: 1.5, maxval: 3}\n",
+               T2_EINVAL, "const.yaml:7:26: hyperparameters.n.minval: expected an integer, got 1.5");
+    EXPECT_ERR(SEARCH_SINGLE "hyperparameters:\n  global_batch_size: 8\n  n: {type: int, maxval: 3}\n", T2_EINVAL,
+               "const.yaml:7:6: hyperparameters.n.minval: missing required key");
+    EXPECT_ERR(SEARCH_SINGLE "hyperparameters:\n  global_batch_size: 8\n  d: {type: double, minval: 0, maxval: .inf}\n",
+               T2_EINVAL, "const.yaml:7:40: hyperparameters.d.maxval: expected a finite number, got .inf");
+    EXPECT_ERR(SEARCH_SINGLE "hyperparameters:\n  global_batch_size: 8\n  c: {type: categorical, vals: []}\n",
+               T2_EINVAL, "const.yaml:7:32: hyperparameters.c.vals: expected a non-empty list, got an empty list");
+    EXPECT_ERR(SEARCH_SINGLE "hyperparameters:\n  global_batch_size: 8\n  c: {type: categorical, vals: a}\n",
+               T2_EINVAL, "const.yaml:7:32: hyperparameters.c.vals: expected a non-empty list, got \"a\"");
+    EXPECT_ERR(SEARCH_SINGLE "hyperparameters:\n  global_batch_size: 8\n  c: {type: categorical}\n", T2_EINVAL,
+               "const.yaml:7:6: hyperparameters.c.vals: missing required key");
+    EXPECT_ERR(SEARCH_SINGLE "hyperparameters:\n  global_batch_size: 8\n  k: {type: const}\n", T2_EINVAL,
+               "const.yaml:7:6: hyperparameters.k.val: missing required key");
+    EXPECT_ERR(SEARCH_SINGLE "hyperparameters:\n  global_batch_size: 8\n  l: {type: log, minval: -3, maxval: -1, base: 1}\n",
+               T2_EINVAL, "const.yaml:7:48: hyperparameters.l.base: expected a positive number other than 1, got 1");
+    EXPECT_ERR(SEARCH_SINGLE "hyperparameters:\n  global_batch_size: 8\n  d: {type: double, minval: 0, maxval: 1, count: 0}\n",
+               T2_EINVAL, "const.yaml:7:50: hyperparameters.d.count: expected a positive integer, got 0");
+    EXPECT_ERR(SEARCH_SINGLE "hyperparameters:\n  global_batch_size: 8\n  a.b: 1\n", T2_EINVAL,
+               "const.yaml:7:3: hyperparameters.a.b: a hyperparameter name must be non-empty and must not contain '.' "
+               "(dots separate nested names)");
+    EXPECT_ERR(SEARCH_SINGLE "hyperparameters:\n  global_batch_size: 8\n  opt:\n    sgd:\n      lr: {type: log}\n",
+               T2_EINVAL, "const.yaml:9:11: hyperparameters.opt.sgd.lr.minval: missing required key");
+
+    /* Grid: int/double/log need a count (as in Determined), categorical and const do not. */
+    EXPECT_ERR(SEARCH_GRID "hyperparameters:\n  global_batch_size: 8\n  d: {type: double, minval: 0, maxval: 1}\n",
+               T2_EINVAL,
+               "const.yaml:7:6: hyperparameters.d: the grid searcher needs a count for a double hyperparameter (how "
+               "many points to try)");
+    EXPECT_ERR(SEARCH_GRID "hyperparameters:\n  global_batch_size: 8\n  o:\n    l: {type: log, minval: -3, maxval: 0}\n",
+               T2_EINVAL,
+               "const.yaml:8:8: hyperparameters.o.l: the grid searcher needs a count for a log hyperparameter (how "
+               "many points to try)");
+    EXPECT_ERR(SEARCH_GRID "hyperparameters:\n  global_batch_size: 8\n  n: {type: int, minval: 0, maxval: 3}\n",
+               T2_EINVAL,
+               "const.yaml:7:6: hyperparameters.n: the grid searcher needs a count for an int hyperparameter (how "
+               "many points to try)");
+    EXPECT_ERR(SEARCH_GRID "hyperparameters:\n  global_batch_size: 8\n"
+                           "  a: {type: double, minval: 0, maxval: 1, count: 1000}\n"
+                           "  b: {type: double, minval: 0, maxval: 1, count: 1001}\n",
+               T2_EINVAL,
+               "const.yaml:6:3: hyperparameters: the grid has 1001000 points, more than the 1000000 a grid search may "
+               "have");
+    t2__config *cfg = load_ok(SEARCH_GRID "hyperparameters:\n  global_batch_size: 8\n"
+                                          "  c: {type: categorical, vals: [1, 2]}\n  k: {type: const, val: x}\n");
+    t2__config_free(cfg);
+#undef SEARCH_SINGLE
+#undef SEARCH_GRID
+}
+
+/* ---------- warnings ---------- */
+
+static void test_warnings(void)
+{
+    static const char text[] =
+        "name: w\n"                                       /* 1 */
+        "hyperparameters:\n"                              /* 2 */
+        "  global_batch_size: 8\n"                        /* 3 */
+        "  lr: {type: double, minval: 0, maxval: 1, base: 2, step: 1}\n" /* 4 */
+        "searcher:\n"                                     /* 5 */
+        "  name: single\n"                                /* 6 */
+        "  metric: loss\n"                                /* 7 */
+        "  max_length: {batches: 1}\n"                    /* 8 */
+        "  max_trials: 4\n"                               /* 9 */
+        "  max_epochs: 3\n"                               /* 10 */
+        "entrypoint: model_def:MyTrial\n"                 /* 11 */
+        "resources:\n"                                    /* 12 */
+        "  priority: 3\n"                                 /* 13 */
+        "  gpus: 1\n"                                     /* 14 */
+        "optimizations:\n"                                /* 15 */
+        "  mixed_precision: O1\n"                         /* 16 */
+        "  tensor_fusion_threshold: 100\n"                /* 17 */
+        "  gradient_clipping: {type: value, max: 0.5, norm_type: 2}\n" /* 18 */
+        "lr_schedule: cosine\n"                           /* 19 */
+        "environment:\n  image: x\n";                     /* 20 */
+    static const char *const want[] = {
+        "const.yaml:4:44: key 'hyperparameters.lr.base' does not apply to a double hyperparameter (ignored)",
+        "const.yaml:4:53: unknown key 'hyperparameters.lr.step' (ignored)",
+        "const.yaml:9:3: key 'searcher.max_trials' does not apply to the single searcher (ignored)",
+        "const.yaml:10:3: unknown key 'searcher.max_epochs' (ignored)",
+        "const.yaml:11:1: key 'entrypoint' is accepted but ignored: the trial object named on the command line is run",
+        "const.yaml:13:3: key 'resources.priority' is accepted but ignored: t2exp has no cluster scheduler",
+        "const.yaml:14:3: unknown key 'resources.gpus' (ignored)",
+        "const.yaml:16:3: key 'optimizations.mixed_precision' is accepted but ignored: t2exp always trains in "
+        "float32 (O0)",
+        "const.yaml:17:3: key 'optimizations.tensor_fusion_threshold' is accepted but ignored: gradients are reduced "
+        "in one flat buffer with no fusion tuning",
+        "const.yaml:18:46: unknown key 'optimizations.gradient_clipping.norm_type' (ignored)",
+        "const.yaml:19:1: unknown key 'lr_schedule' (ignored)",
+        "const.yaml:20:1: key 'environment' is accepted but ignored: trials run as processes on this machine, not in "
+        "containers",
+    };
+    t2__config *cfg = load_ok(text);
+    if (!cfg) return;
+    size_t n = 0;
+    const char *const *w = t2__config_warnings(cfg, &n);
+    size_t nwant = sizeof want / sizeof *want;
+    /* The hyperparameters section is read before the searcher, so its warnings come first. */
+    CHECK(n == nwant);
+    for (size_t k = 0; k < n && k < nwant; k++) CHECK_STR(w[k], want[k]);
+    CHECK(cfg->optimizations.clip == T2__CLIP_VALUE && cfg->optimizations.clip_max == 0.5);
+    t2__config_free(cfg);
+    CHECK(t2__config_warnings(NULL, &n) == NULL && n == 0);
+}
+
+/* ---------- overrides ---------- */
+
+static void test_overrides(void)
+{
+    const char *ov[] = {
+        "searcher.max_length.batches=500",
+        "hyperparameters.lr={type: log, minval: -4, maxval: -1}",
+        "name=from the command line",
+        "labels=[x, y]",
+        "reproducibility.experiment_seed=7",   /* creates the section */
+        "data.path=/tmp/data",
+        "searcher.metric=\"accuracy\"",
+    };
+    t2__config *cfg = NULL;
+    CHECK_OK(t2__config_load_string(MINIMAL, "const.yaml", ov, (int)(sizeof ov / sizeof *ov), &cfg));
+    if (cfg) {
+        CHECK(cfg->searcher.max_length.n == 500);
+        const t2__hparam *lr = t2__hparam_find(cfg->hparams, "lr");
+        CHECK(lr && lr->kind == T2__HP_LOG && lr->minval == -4 && lr->maxval == -1);
+        CHECK_STR(cfg->name, "from the command line");
+        CHECK(cfg->nlabels == 2);
+        CHECK(cfg->experiment_seed_set && cfg->experiment_seed == 7);
+        const t2__val *p = t2__val_lookup(cfg->data, "path");
+        CHECK(p && p->kind == T2__VAL_STRING && strcmp(p->s, "/tmp/data") == 0);
+        CHECK_STR(cfg->searcher.metric, "accuracy");
+        /* The stored tree is the effective document, overrides included. */
+        const t2__val *b = t2__val_lookup(cfg->tree, "searcher.max_length.batches");
+        CHECK(b && b->kind == T2__VAL_INT && b->i == 500);
+        /* The original text is kept untouched. */
+        CHECK_STR(cfg->yaml_text, MINIMAL);
+        t2__config_free(cfg);
+    }
+
+    /* An override's error is placed at the override. */
+    const char *bad[] = {"searcher.max_length.batches=ten"};
+    expect_err_ov(__LINE__, MINIMAL, bad, 1, T2_EINVAL,
+                  "--config searcher.max_length.batches=ten: searcher.max_length.batches: expected a positive "
+                  "integer, got \"ten\"");
+    const char *noeq[] = {"searcher.max_trials"};
+    expect_err_ov(__LINE__, MINIMAL, noeq, 1, T2_EINVAL,
+                  "--config searcher.max_trials: expected KEY=VALUE with a dotted key, e.g. searcher.max_trials=8");
+    const char *through[] = {"searcher.name.x=1"};
+    expect_err_ov(__LINE__, MINIMAL, through, 1, T2_EINVAL,
+                  "--config searcher.name.x=1: 'searcher.name' is not a map in the config, so it has no key 'x'");
+    const char *empty_seg[] = {"searcher..name=1"};
+    expect_err_ov(__LINE__, MINIMAL, empty_seg, 1, T2_EINVAL,
+                  "--config searcher..name=1: bad key (empty segment or more than 32 levels)");
+    const char *syntax[] = {"labels=[a, b"};
+    cfg = NULL;
+    CHECK_RC(t2__config_load_string(MINIMAL, "const.yaml", syntax, 1, &cfg), T2_EFORMAT);
+    CHECK_STR(t2_errmsg(), "--config labels=[a, b: YAML syntax error: did not find expected ',' or ']' (while "
+                           "parsing a flow sequence at line 1, column 1)");
+    /* An override may supply a missing section; a NULL override is refused. */
+    const char *add[] = {"searcher.max_trials=3", "searcher.name=random"};
+    CHECK_OK(t2__config_load_string(MINIMAL, "const.yaml", add, 2, &cfg));
+    CHECK(cfg && cfg->searcher.name == T2__SEARCH_RANDOM && cfg->searcher.max_trials == 3);
+    t2__config_free(cfg);
+    const char *nul[] = {NULL};
+    cfg = NULL;
+    CHECK_RC(t2__config_load_string(MINIMAL, "const.yaml", nul, 1, &cfg), T2_EINVAL);
+    CHECK_RC(t2__config_load_string(MINIMAL, "const.yaml", NULL, 1, &cfg), T2_EINVAL);
+}
+
+/* ---------- files ---------- */
+
+static void test_files(void)
+{
+    char path[1024], want[1400];
+    t2__config *cfg = NULL;
+    CHECK_OK(t2__config_load(fixture_path(path, sizeof path, "config/good.yaml"), NULL, 0, &cfg));
+    if (cfg) {
+        CHECK_STR(cfg->name, "good"); /* no name key: the file name */
+        CHECK(cfg->searcher.name == T2__SEARCH_GRID);
+        size_t n = 0;
+        const char *const *w = t2__config_warnings(cfg, &n);
+        CHECK(n == 1);
+        snprintf(want, sizeof want, "%s:16:1: unknown key 'bind_mountz' (ignored)", path);
+        if (n == 1) CHECK_STR(w[0], want);
+        /* Anchors and aliases expand: both hparams share the same range. */
+        const t2__hparam *a = t2__hparam_find(cfg->hparams, "a"), *b = t2__hparam_find(cfg->hparams, "b");
+        CHECK(a && b && a->kind == T2__HP_DOUBLE && b->kind == T2__HP_DOUBLE && b->count == 3 && b->maxval == 2);
+        t2__config_free(cfg);
+    }
+
+    CHECK_RC(t2__config_load(fixture_path(path, sizeof path, "config/bad_syntax.yaml"), NULL, 0, &cfg), T2_EFORMAT);
+    snprintf(want, sizeof want,
+             "%s:5:2: YAML syntax error: did not find expected key (while parsing a block mapping at line 2, column 1)",
+             path);
+    CHECK_STR(t2_errmsg(), want);
+    CHECK(cfg == NULL);
+
+    CHECK_RC(t2__config_load(fixture_path(path, sizeof path, "config/bad_type.yaml"), NULL, 0, &cfg), T2_EINVAL);
+    snprintf(want, sizeof want, "%s:14:18: searcher.max_length.batches: expected a positive integer, got \"ten\"", path);
+    CHECK_STR(t2_errmsg(), want);
+
+    CHECK_RC(t2__config_load(fixture_path(path, sizeof path, "config/bad_batch.yaml"), NULL, 0, &cfg), T2_EINVAL);
+    snprintf(want, sizeof want,
+             "%s:3:22: hyperparameters.global_batch_size: 100 is not divisible by resources.slots_per_trial (3)", path);
+    CHECK_STR(t2_errmsg(), want);
+
+    CHECK_RC(t2__config_load(fixture_path(path, sizeof path, "config/missing_batch.yaml"), NULL, 0, &cfg), T2_EINVAL);
+    snprintf(want, sizeof want, "%s:1:1: hyperparameters.global_batch_size: missing required key", path);
+    CHECK_STR(t2_errmsg(), want);
+
+    CHECK_RC(t2__config_load("/nonexistent/const.yaml", NULL, 0, &cfg), T2_ENOTFOUND);
+    CHECK_STR(t2_errmsg(), "/nonexistent/const.yaml: cannot open: No such file or directory");
+    CHECK_RC(t2__config_load(fixture_path(path, sizeof path, "config"), NULL, 0, &cfg), T2_EIO);
+    CHECK_RC(t2__config_load(NULL, NULL, 0, &cfg), T2_EINVAL);
+    CHECK_RC(t2__config_load(path, NULL, 0, NULL), T2_EINVAL);
+    CHECK_RC(t2__config_load_string(NULL, "x", NULL, 0, &cfg), T2_EINVAL);
+    t2__config_free(NULL);
+}
+
+/* YAML scalar resolution as configs see it (YAML 1.2 core schema). */
+static void test_scalars(void)
+{
+    t2__config *cfg = load_ok(MINIMAL "data:\n"
+                                      "  i: 42\n  neg: -7\n  hex: 0x1F\n  oct: 0o17\n  f: 1e-3\n  g: .5\n"
+                                      "  inf: -.inf\n  t: True\n  n: ~\n  e:\n  s: \"42\"\n  y: yes\n"
+                                      "  tagged: !!str 10\n  big: 99999999999999999999\n  ver: 1.2.3\n"
+                                      "  block: |\n    two\n    lines\n");
+    if (!cfg) return;
+    const t2__val *d = cfg->data;
+    CHECK(t2__val_lookup(d, "i")->kind == T2__VAL_INT && t2__val_lookup(d, "i")->i == 42);
+    CHECK(t2__val_lookup(d, "neg")->i == -7);
+    CHECK(t2__val_lookup(d, "hex")->i == 31 && t2__val_lookup(d, "oct")->i == 15);
+    CHECK(t2__val_lookup(d, "f")->kind == T2__VAL_DOUBLE && t2__val_lookup(d, "f")->d == 1e-3);
+    CHECK(t2__val_lookup(d, "g")->d == 0.5);
+    CHECK(t2__val_lookup(d, "inf")->kind == T2__VAL_DOUBLE && t2__val_lookup(d, "inf")->d < -1e308);
+    CHECK(t2__val_lookup(d, "t")->kind == T2__VAL_BOOL && t2__val_lookup(d, "t")->b == 1);
+    CHECK(t2__val_lookup(d, "n")->kind == T2__VAL_NULL && t2__val_lookup(d, "e")->kind == T2__VAL_NULL);
+    CHECK(t2__val_lookup(d, "s")->kind == T2__VAL_STRING && strcmp(t2__val_lookup(d, "s")->s, "42") == 0);
+    CHECK(t2__val_lookup(d, "y")->kind == T2__VAL_STRING); /* YAML 1.2: yes is a string */
+    CHECK(t2__val_lookup(d, "tagged")->kind == T2__VAL_STRING);
+    CHECK(t2__val_lookup(d, "big")->kind == T2__VAL_DOUBLE);
+    CHECK(t2__val_lookup(d, "ver")->kind == T2__VAL_STRING);
+    CHECK(strcmp(t2__val_lookup(d, "block")->s, "two\nlines\n") == 0);
+    /* The data section holds a non-finite double, which JSON cannot carry: the writer refuses. */
+    char *json = NULL;
+    CHECK_RC(t2__val_to_json(cfg->tree, &json, NULL), T2_ENUMERIC);
+    CHECK(json == NULL);
+    t2__config_free(cfg);
+
+    /* Explicit nulls keep defaults. */
+    cfg = load_ok(MINIMAL "max_restarts:\nresources:\ncheckpoint_storage: ~\ndescription: null\n");
+    if (cfg) CHECK(cfg->max_restarts == 5 && cfg->resources.slots_per_trial == 1 && !cfg->description);
+    t2__config_free(cfg);
+}
+
+int main(void)
+{
+    test_examples();
+    test_defaults();
+    test_every_key();
+    test_batch_sizes();
+    test_yaml_syntax_errors();
+    test_schema_errors();
+    test_hparam_errors();
+    test_warnings();
+    test_overrides();
+    test_files();
+    test_scalars();
+    return check_report("test_config");
+}

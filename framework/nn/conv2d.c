@@ -97,11 +97,15 @@ static void scatter_range(void *ctx, size_t b, size_t e)
         int i = (int)(it / (size_t)c->OC), oc = (int)(it % (size_t)c->OC);
         const float *restrict src = c->tmp + (long)oc * NP + (long)i * c->P;
         float *restrict dst = c->y + ((long)(c->i0 + i) * c->OC + oc) * c->P, bias = c->l->b[oc];
-        for (int p = 0; p < c->P; p++) dst[p] = src[p] + bias;
+        if (c->l->fuse_relu)
+            for (int p = 0; p < c->P; p++) dst[p] = src[p] + bias > 0.0f ? src[p] + bias : 0.0f;
+        else
+            for (int p = 0; p < c->P; p++) dst[p] = src[p] + bias;
     }
 }
 
-/* Channels [b, e): dy [n, OC, P] -> tmp [OC, cnt*P], adding each channel's bias gradient. */
+/* Channels [b, e): dy [n, OC, P] -> tmp [OC, cnt*P], adding each channel's bias gradient. With a
+ * fused relu, dy is the gradient at the relu's output and is masked by y > 0 on the way. */
 static void gather_range(void *ctx, size_t b, size_t e)
 {
     const chunk *c = ctx;
@@ -109,12 +113,19 @@ static void gather_range(void *ctx, size_t b, size_t e)
     for (size_t oc = b; oc < e; oc++) {
         float s = 0.0f;
         for (int i = 0; i < c->cnt; i++) {
-            const float *restrict src = c->dy + ((long)(c->i0 + i) * c->OC + (long)oc) * c->P;
+            long off = ((long)(c->i0 + i) * c->OC + (long)oc) * c->P;
+            const float *restrict src = c->dy + off, *restrict y = c->y + off;
             float *restrict dst = c->tmp + (long)oc * NP + (long)i * c->P;
-            for (int p = 0; p < c->P; p++) {
-                dst[p] = src[p];
-                s += src[p];
-            }
+            if (c->l->fuse_relu)
+                for (int p = 0; p < c->P; p++) {
+                    dst[p] = y[p] > 0.0f ? src[p] : 0.0f;
+                    s += dst[p];
+                }
+            else
+                for (int p = 0; p < c->P; p++) {
+                    dst[p] = src[p];
+                    s += src[p];
+                }
         }
         c->l->db[oc] += s;
     }
@@ -153,8 +164,7 @@ static void forward(t2__layer *l, const float *x, float *y, int n, t2_mode mode,
  * dW += dy·colᵀ and dcol = Wᵀ·dy folded back into dx. */
 static void backward(t2__layer *l, const float *x, const float *y, const float *dy, float *dx, int n)
 {
-    (void)y;
-    chunk c = {.l = l, .g = geom(l), .x = x, .dy = dy, .dx = dx, .OC = l->out_shape[0]};
+    chunk c = {.l = l, .g = geom(l), .x = x, .y = (float *)y, .dy = dy, .dx = dx, .OC = l->out_shape[0]};
     int K = c.g.c * c.g.k * c.g.k, G = chunk_samples(l, n);
     c.P = c.g.oh * c.g.ow;
     c.col = l->scratch;

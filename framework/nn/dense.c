@@ -35,12 +35,24 @@ static void forward(t2__layer *l, const float *x, float *y, int n, t2_mode mode,
     int in = (int)l->in_size, out = l->out_shape[0];
     for (int i = 0; i < n; i++) memcpy(y + (size_t)i * out, l->b, (size_t)out * sizeof(float));
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, out, in, 1.0f, x, in, l->w, in, 1.0f, y, out);
+    if (l->fuse_relu)
+        for (size_t i = 0, c = (size_t)n * out; i < c; i++) y[i] = y[i] > 0.0f ? y[i] : 0.0f;
+}
+
+/* With a fused relu, the gradient at the relu's output masked by y > 0. */
+static size_t scratch_bytes(const t2__layer *l, int n)
+{
+    return l->fuse_relu ? (size_t)n * (size_t)l->out_shape[0] * sizeof(float) : 0;
 }
 
 static void backward(t2__layer *l, const float *x, const float *y, const float *dy, float *dx, int n)
 {
-    (void)y;
     int in = (int)l->in_size, out = l->out_shape[0];
+    if (l->fuse_relu) {
+        float *masked = l->scratch;
+        for (size_t i = 0, c = (size_t)n * out; i < c; i++) masked[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+        dy = masked;
+    }
     /* dW[out, in] += dy^T x;  db += column sums of dy;  dx = dy W. */
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out, in, n, 1.0f, dy, out, x, in, 1.0f, l->dw, in);
     for (int i = 0; i < n; i++) {
@@ -51,4 +63,4 @@ static void backward(t2__layer *l, const float *x, const float *y, const float *
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, in, out, 1.0f, dy, out, l->w, in, 0.0f, dx, in);
 }
 
-const t2__layer_ops t2__dense_ops = {"dense", NULL, init, forward, backward};
+const t2__layer_ops t2__dense_ops = {"dense", scratch_bytes, init, forward, backward};

@@ -35,8 +35,8 @@ void t2__im2col(const t2__conv_geom *g, const float *x, float *col, long ld)
                     }
                     const float *src = xc + (long)ih * g->w - g->pad + kj;
                     for (int ow = 0; ow < lo; ow++) dst[ow] = 0.0f;
-                    if (g->stride == 1)
-                        memcpy(dst + lo, src + lo, (size_t)(hi - lo) * sizeof(float));
+                    if (g->stride == 1) /* rows are short (tens of floats): a loop beats a memcpy call */
+                        for (int ow = lo; ow < hi; ow++) dst[ow] = src[ow];
                     else
                         for (int ow = lo; ow < hi; ow++) dst[ow] = src[(long)ow * g->stride];
                     for (int ow = hi; ow < g->ow; ow++) dst[ow] = 0.0f;

@@ -41,6 +41,13 @@ struct t2__layer {
     float *buf;                 /* running statistics */
 
     void *scratch;              /* per-batch scratch, scratch_bytes(n) bytes */
+
+    /* Fusion, decided by t2_net_init: a conv2d/dense followed by relu applies the relu itself
+     * (fuse_relu), and the relu layer then only aliases its input (alias); flatten always aliases.
+     * An aliasing layer computes nothing: its output is its input's buffer and its gradient passes
+     * through. This saves two full passes over the largest activations per step. */
+    int fuse_relu;
+    int alias;
 };
 
 extern const t2__layer_ops t2__dense_ops, t2__conv2d_ops, t2__maxpool2d_ops, t2__avgpool2d_ops,

@@ -55,7 +55,7 @@ int t2_net_create(t2_net **out, int ndim, const int *sample_shape)
 static void free_activations(t2_net *net)
 {
     for (int i = 0; net->acts && i < net->nlayers; i++) {
-        t2__free_aligned(net->acts[i]);
+        if (!net->layers[i].alias || i == 0) t2__free_aligned(net->acts[i]);
         t2__free_aligned(net->layers[i].scratch);
         net->layers[i].scratch = NULL;
     }
@@ -147,6 +147,15 @@ int t2_net_init(t2_net *net, t2_rng *rng)
     if (!net || !rng) return t2_seterr(T2_EINVAL, "t2_net_init: NULL argument");
     if (net->initialized) return t2_seterr(T2_ESTATE, "t2_net_init: net already initialised");
     if (net->nlayers == 0) return t2_seterr(T2_EINVAL, "t2_net_init: the net has no layers");
+    for (int i = 0; i < net->nlayers; i++) {
+        t2__layer *l = &net->layers[i];
+        if (l->ops == &t2__flatten_ops) l->alias = 1;
+        if (l->ops == &t2__relu_ops && i > 0 &&
+            (net->layers[i - 1].ops == &t2__conv2d_ops || net->layers[i - 1].ops == &t2__dense_ops)) {
+            net->layers[i - 1].fuse_relu = 1;
+            l->alias = 1;
+        }
+    }
     size_t np = 0, nb = 0;
     int nt = 0;
     for (int i = 0; i < net->nlayers; i++) {
@@ -213,7 +222,13 @@ static int ensure_batch(t2_net *net, int n)
     for (int i = 0; i < net->nlayers; i++) {
         t2__layer *l = &net->layers[i];
         if (l->out_size > widest) widest = l->out_size;
-        if (!(net->acts[i] = t2__alloc_aligned((size_t)n * l->out_size, sizeof(float)))) goto oom;
+        if (l->alias) {
+            /* Shares its input's buffer; layer 0 never aliases (the input belongs to the caller). */
+            if (i == 0 && !(net->acts[i] = t2__alloc_aligned((size_t)n * l->out_size, sizeof(float)))) goto oom;
+            if (i > 0) net->acts[i] = net->acts[i - 1];
+        } else if (!(net->acts[i] = t2__alloc_aligned((size_t)n * l->out_size, sizeof(float)))) {
+            goto oom;
+        }
         size_t sb = l->ops->scratch_bytes ? l->ops->scratch_bytes(l, n) : 0;
         if (sb && !(l->scratch = t2__alloc_aligned(sb, 1))) goto oom;
     }
@@ -262,7 +277,7 @@ int t2_net_forward(t2_net *net, const t2_tensor *x, t2_mode mode, t2_rng *rng, c
     const float *in = x->data;
     for (int i = 0; i < net->nlayers; i++) {
         t2__layer *l = &net->layers[i];
-        l->ops->forward(l, in, net->acts[i], n, mode, rng);
+        if (!l->alias || i == 0) l->ops->forward(l, in, net->acts[i], n, mode, rng);
         in = net->acts[i];
     }
     const t2__layer *last = &net->layers[net->nlayers - 1];
@@ -290,7 +305,10 @@ int t2_net_backward(t2_net *net, const t2_tensor *dy, const t2_tensor **dx)
     for (int i = net->nlayers - 1; i >= 0; i--) {
         t2__layer *l = &net->layers[i];
         const float *in = i ? net->acts[i - 1] : net->last_x;
+        if (l->alias && i > 0) continue; /* the gradient passes through unchanged */
         float *gin = (i > 0 || dx) ? bufs[i & 1] : NULL;
+        /* The next layer back must not read and write the same buffer. */
+        if (gin && gin == g) gin = bufs[(i + 1) & 1];
         l->ops->backward(l, in, net->acts[i], g, gin, n);
         g = gin;
     }

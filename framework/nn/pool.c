@@ -57,6 +57,26 @@ static void max_forward_range(void *ctx, size_t pb, size_t pe)
     int H = l->in_shape[1], W = l->in_shape[2], OH = l->out_shape[1], OW = l->out_shape[2];
     int k = l->kernel, s = l->stride;
     int32_t *arg = l->scratch;
+    if (k == 2 && s == 2) { /* the common case, unrolled: four candidates, first maximum wins */
+        for (long p = (long)pb; p < (long)pe; p++) {
+            const float *xp = x + p * H * W;
+            float *yp = y + p * OH * OW;
+            int32_t *ap = arg + p * OH * OW;
+            for (int oh = 0; oh < OH; oh++) {
+                const float *r0 = xp + (long)(2 * oh) * W, *r1 = r0 + W;
+                for (int ow = 0; ow < OW; ow++) {
+                    int base = 2 * oh * W + 2 * ow, best = base;
+                    float m = r0[2 * ow];
+                    if (r0[2 * ow + 1] > m) m = r0[2 * ow + 1], best = base + 1;
+                    if (r1[2 * ow] > m) m = r1[2 * ow], best = base + W;
+                    if (r1[2 * ow + 1] > m) m = r1[2 * ow + 1], best = base + W + 1;
+                    yp[oh * OW + ow] = m;
+                    ap[oh * OW + ow] = best;
+                }
+            }
+        }
+        return;
+    }
     for (long p = (long)pb; p < (long)pe; p++) {
         const float *xp = x + p * H * W;
         float *yp = y + p * OH * OW;

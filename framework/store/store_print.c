@@ -214,9 +214,11 @@ int t2__store_check_output(t2__store *st, FILE *out)
     return 0;
 }
 
-static void pad(FILE *out, size_t n)
+static void pad(t2__sbuf *b, size_t n)
 {
-    for (; n; n--) fputc(' ', out);
+    static const char spaces[] = "                                ";
+    for (; n > 32; n -= 32) t2__sbuf_put(b, spaces, 32);
+    t2__sbuf_put(b, spaces, n);
 }
 
 /* ---- table ----------------------------------------------------------------------------- */
@@ -276,33 +278,36 @@ int t2__store_print_table_stmt(t2__store *st, sqlite3_stmt *s, const t2__store_c
         rc = t2__store_err(st, src, "query");
         goto fail;
     }
-    /* Header, rule, rows; numbers right-aligned; no trailing blanks. */
-    for (int c = 0; c < ncol; c++) {
-        const char *name = sqlite3_column_name(s, c);
-        if (!name) name = "";
-        size_t nw = width(name);
-        if (c) fputs("  ", out);
-        if (numeric[c] == 1) pad(out, w[c] - nw);
-        fputs(name, out);
-        if (numeric[c] != 1 && c + 1 < ncol) pad(out, w[c] - nw);
-    }
-    fputc('\n', out);
-    for (int c = 0; c < ncol; c++) {
-        if (c) fputs("  ", out);
-        for (size_t i = 0; i < w[c]; i++) fputc('-', out);
-    }
-    fputc('\n', out);
-    for (size_t r = 0; r < noff; r += (size_t)ncol) {
+    /* Header, rule, rows; numbers right-aligned. Each line is built first so trailing blanks
+     * (empty last cells) can be cut. */
+    t2__sbuf line = {0};
+    for (size_t r = 0; r < noff + 2 * (size_t)ncol; r += (size_t)ncol) {
+        line.n = 0;
         for (int c = 0; c < ncol; c++) {
-            const char *v = cells.p + off[r + (size_t)c];
+            const char *v;
+            if (r == 0) v = sqlite3_column_name(s, c) ? sqlite3_column_name(s, c) : "";
+            else if (r == (size_t)ncol) v = NULL; /* the rule */
+            else v = cells.p + off[r - 2 * (size_t)ncol + (size_t)c];
+            if (c) t2__sbuf_puts(&line, "  ");
+            if (!v) {
+                for (size_t i = 0; i < w[c]; i++) t2__sbuf_puts(&line, "-");
+                continue;
+            }
             size_t vw = width(v);
-            if (c) fputs("  ", out);
-            if (numeric[c] == 1) pad(out, w[c] - vw);
-            fputs(v, out);
-            if (numeric[c] != 1 && c + 1 < ncol) pad(out, w[c] - vw);
+            if (numeric[c] == 1) pad(&line, w[c] - vw);
+            t2__sbuf_puts(&line, v);
+            if (numeric[c] != 1) pad(&line, w[c] - vw);
         }
+        while (line.n && line.p[line.n - 1] == ' ') line.n--;
+        if (line.oom) {
+            t2__sbuf_free(&line);
+            rc = t2_seterr(T2_ENOMEM, "store: out of memory printing a table");
+            goto fail;
+        }
+        if (line.n) fwrite(line.p, 1, line.n, out);
         fputc('\n', out);
     }
+    t2__sbuf_free(&line);
     rc = t2__store_check_output(st, out);
 fail:
     t2__sbuf_free(&cells);

@@ -620,7 +620,7 @@ static void test_warnings(void)
     size_t n = 0;
     const char *const *w = t2__config_warnings(cfg, &n);
     size_t nwant = sizeof want / sizeof *want;
-    /* The hyperparameters section is read before the searcher, so its warnings come first. */
+    /* Warnings come in file order. */
     CHECK(n == nwant);
     for (size_t k = 0; k < n && k < nwant; k++) CHECK_STR(w[k], want[k]);
     CHECK(cfg->optimizations.clip == T2__CLIP_VALUE && cfg->optimizations.clip_max == 0.5);

@@ -94,9 +94,9 @@ static char *show(t2__store *st, listing l, int *rc)
 
 #define EXPECT(st, l, want)                      \
     do {                                         \
-        int rc_;                                 \
-        char *got_ = show((st), (l), &rc_);      \
-        CHECK_OK(rc_);                           \
+        int erc_;                                \
+        char *got_ = show((st), (l), &erc_);     \
+        CHECK_OK(erc_);                          \
         CHECK_STR(got_, (want));                 \
         free(got_);                              \
     } while (0)

@@ -1,0 +1,116 @@
+/* t2exp/trial.h — the trial API: what a user's mytrial.so exports and what the runner gives it.
+ *
+ * A trial is a vtable of callbacks (t2_trial_def) exported with T2_TRIAL(...). The runner loads
+ * the shared object, checks its ABI version, and calls:
+ *
+ *   prepare_data            once per experiment, in the controller, before any trial (optional)
+ *   build_model             once per trial process: build nets/optimizers, return user state
+ *   build_training_loader   the training stream (repeat = 1); the runner owns it afterwards
+ *   build_validation_loader one pass per validation (repeat = 0); the runner owns it afterwards
+ *   train_batch             per batch: forward, loss, backward, t2_step_optimizer, report metrics
+ *   evaluate_batch          per validation batch: forward, report metrics
+ *   save_state/load_state   extra user state for checkpoints (optional)
+ *   destroy                 frees the user state
+ *
+ * Every callback returns 0 or a negative T2_E… code; a failure fails the trial (not the
+ * experiment) with the callback's name and t2_errmsg() as the reason. */
+#ifndef T2EXP_TRIAL_H
+#define T2EXP_TRIAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "t2exp/data.h"
+#include "t2exp/lr_schedule.h"
+#include "t2exp/nn.h"
+#include "t2exp/optim.h"
+#include "t2exp/rng.h"
+#include "t2exp/tensor.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bumped whenever t2_trial_def or the meaning of a callback changes incompatibly. */
+#define T2_TRIAL_ABI_VERSION 1
+
+typedef struct t2_ctx t2_ctx;         /* the trial's context, owned by the runner */
+typedef struct t2_metrics t2_metrics; /* where a batch reports its metrics */
+
+typedef struct t2_trial_def {
+    int abi_version; /* T2_TRIAL_ABI_VERSION, set by T2_TRIAL */
+    const char *name;
+    int (*prepare_data)(t2_ctx *ctx);
+    int (*build_model)(t2_ctx *ctx, void **state);
+    int (*build_training_loader)(t2_ctx *ctx, void *state, t2_loader **out);
+    int (*build_validation_loader)(t2_ctx *ctx, void *state, t2_loader **out);
+    int (*train_batch)(t2_ctx *ctx, void *state, const t2_batch *b, t2_metrics *m);
+    int (*evaluate_batch)(t2_ctx *ctx, void *state, const t2_batch *b, t2_metrics *m);
+    /* Optional user state for checkpoints: save_state fills *buf (malloc'd; the runner frees it)
+     * and *len; load_state gets back exactly those bytes. */
+    int (*save_state)(t2_ctx *ctx, void *state, void **buf, size_t *len);
+    int (*load_state)(t2_ctx *ctx, void *state, const void *buf, size_t len);
+    void (*destroy)(void *state);
+} t2_trial_def;
+
+/* Exports the trial: T2_TRIAL(.name = "mnist", .build_model = build_model, ...). Defines the one
+ * symbol the runner looks up, `t2_trial`. */
+#define T2_TRIAL(...)                                                                            \
+    __attribute__((visibility("default"))) const t2_trial_def t2_trial = {                      \
+        .abi_version = T2_TRIAL_ABI_VERSION, __VA_ARGS__}
+
+/* ---- hyperparameters and config --------------------------------------------------------------
+ * Keys are dotted paths into the trial's hyperparameters ("optimizer.lr" for nested maps). A
+ * missing key is T2_ENOTFOUND and a value of another type T2_EINVAL; both name the key (and, for
+ * a missing one, the keys that exist). Integers read as doubles; doubles with no fraction read as
+ * integers. The string stays valid for the trial's lifetime. */
+int t2_hp_int(t2_ctx *ctx, const char *key, int64_t *out);
+int t2_hp_double(t2_ctx *ctx, const char *key, double *out);
+int t2_hp_bool(t2_ctx *ctx, const char *key, int *out);
+int t2_hp_str(t2_ctx *ctx, const char *key, const char **out);
+
+/* The same getters over the config's `data:` section. */
+int t2_data_int(t2_ctx *ctx, const char *key, int64_t *out);
+int t2_data_double(t2_ctx *ctx, const char *key, double *out);
+int t2_data_bool(t2_ctx *ctx, const char *key, int *out);
+int t2_data_str(t2_ctx *ctx, const char *key, const char **out);
+
+/* ---- the trial's situation ---- */
+int t2_ctx_global_batch_size(const t2_ctx *ctx);  /* hyperparameters.global_batch_size */
+int t2_ctx_batch_size(const t2_ctx *ctx);         /* per slot: global / slots */
+int t2_ctx_rank(const t2_ctx *ctx);               /* 0..size-1 */
+int t2_ctx_size(const t2_ctx *ctx);               /* ranks (slots) of this trial */
+int64_t t2_ctx_trial_id(const t2_ctx *ctx);       /* store id (0 outside an experiment) */
+uint64_t t2_ctx_seed(const t2_ctx *ctx);          /* the trial's seed (from experiment seed + trial) */
+t2_rng *t2_ctx_rng(t2_ctx *ctx);                  /* seeded from the trial seed; saved in checkpoints */
+int64_t t2_ctx_batches_trained(const t2_ctx *ctx);/* batches completed before the current one */
+int64_t t2_ctx_epoch(const t2_ctx *ctx);          /* epoch of the current training batch */
+int t2_ctx_threads(const t2_ctx *ctx);            /* BLAS/pool threads this rank may use */
+
+/* ---- wrapping: hand the framework the objects it must manage ----
+ * A wrapped net's gradients are averaged across ranks, its parameters broadcast from rank 0 at
+ * start and saved in checkpoints; a wrapped optimizer's state is checkpointed; a wrapped schedule
+ * is stepped by the framework per its step mode (batch: after every t2_step_optimizer; epoch: at
+ * every epoch end; manual: never) and checkpointed. One net/optimizer/schedule per trial. */
+int t2_wrap_model(t2_ctx *ctx, t2_net *net);
+int t2_wrap_optimizer(t2_ctx *ctx, t2_optim *opt);
+int t2_wrap_lr_schedule(t2_ctx *ctx, t2_lr_schedule *sched);
+
+/* Called by train_batch after t2_net_backward: averages the gradients across ranks, applies the
+ * config's `optimizations.gradient_clipping`, sets the optimizer's lr from the wrapped schedule,
+ * steps the optimizer, zeroes the gradients, and steps a batch-mode schedule. T2_ENUMERIC if the
+ * gradient norm is not finite (the trial fails with that reason). */
+int t2_step_optimizer(t2_ctx *ctx);
+
+/* ---- metrics ----
+ * A batch reports named scalars; the runner combines them over the reporting window (training)
+ * or the whole validation pass with the metric's reducer: MEAN is weighted by the batch's sample
+ * count (default), SUM, MIN, MAX are plain. A non-finite value fails the trial (T2_ENUMERIC). */
+typedef enum t2_reducer { T2_REDUCE_MEAN = 0, T2_REDUCE_SUM, T2_REDUCE_MIN, T2_REDUCE_MAX } t2_reducer;
+
+int t2_metric(t2_metrics *m, const char *name, double value);
+int t2_metric_reduce(t2_metrics *m, const char *name, double value, t2_reducer reducer);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

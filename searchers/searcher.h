@@ -1,0 +1,78 @@
+/* searcher.h — the searcher interface (internal): events in, operations out.
+ *
+ * Every searcher (single, grid, random, adaptive_asha) is driven the same way by the controller:
+ * it is told that the experiment started, that a trial it asked for exists, that a trial finished
+ * a validation (metric, length trained), and that a trial exited or failed; it answers each event
+ * by appending operations to an op list: create a trial with these hparams and seed, train trial R
+ * to total length L, close trial R, shut the experiment down. Trials are named by the searcher's
+ * own request ids (0, 1, 2, … in creation order); the controller maps them to store ids.
+ *
+ * Lengths are in the unit of searcher.max_length (batches, records or epochs); the runner turns
+ * them into batches. A TRAIN op's length is the trial's total target, not an increment; after a
+ * trial reaches it, the runner validates and the controller reports on_validation with that length.
+ *
+ * The searcher's whole state serialises to a t2__val (JSON in the store) after every event, so that
+ * `t2exp resume` can rebuild it with t2__searcher_restore and continue the same search. */
+#ifndef T2_SEARCHERS_SEARCHER_H
+#define T2_SEARCHERS_SEARCHER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "configs/config.h"
+#include "configs/value.h"
+
+typedef enum t2__op_kind {
+    T2__OP_CREATE,   /* request_id, hparams, seed */
+    T2__OP_TRAIN,    /* request_id, length */
+    T2__OP_CLOSE,    /* request_id: the trial will get no more work; the controller stops it */
+    T2__OP_SHUTDOWN, /* the search is over (after every trial is closed) */
+} t2__op_kind;
+
+typedef struct t2__op {
+    t2__op_kind kind;
+    int64_t request_id;
+    t2__val *hparams; /* CREATE: the nested hparams map (owned by the op list) */
+    uint64_t seed;    /* CREATE: the trial's seed, derived from the experiment seed and request id */
+    int64_t length;   /* TRAIN: total length in max_length units */
+} t2__op;
+
+typedef struct t2__ops {
+    t2__op *v;
+    size_t n, cap;
+} t2__ops;
+
+/* Appends an op (taking ownership of hparams, also on failure). T2_ENOMEM. */
+int t2__ops_push(t2__ops *ops, t2__op op);
+/* Frees the hparams of every op and empties the list (keeps the allocation). */
+void t2__ops_clear(t2__ops *ops);
+void t2__ops_free(t2__ops *ops);
+
+typedef struct t2__searcher t2__searcher;
+
+/* Creates the searcher the config names (cfg must outlive it), with the experiment seed every
+ * random choice derives from. T2_EINVAL for an unusable config (with the key path). */
+int t2__searcher_create(const t2__config *cfg, uint64_t experiment_seed, t2__searcher **out);
+void t2__searcher_free(t2__searcher *s);
+
+/* Events. Each appends the resulting operations to ops. */
+int t2__searcher_start(t2__searcher *s, t2__ops *ops);
+int t2__searcher_on_trial_created(t2__searcher *s, int64_t request_id, t2__ops *ops);
+/* metric is the searcher metric as the trial reported it (smaller_is_better is applied inside). */
+int t2__searcher_on_validation(t2__searcher *s, int64_t request_id, double metric, int64_t length, t2__ops *ops);
+/* The trial ended after a CLOSE (or it stopped early by itself). */
+int t2__searcher_on_trial_exited(t2__searcher *s, int64_t request_id, t2__ops *ops);
+/* The trial failed for good (restarts exhausted). invalid_hparams: the trial said its hparams are
+ * unusable, so random/ASHA draw a replacement; a failed trial never stalls the search. */
+int t2__searcher_on_trial_failed(t2__searcher *s, int64_t request_id, int invalid_hparams, t2__ops *ops);
+
+/* Fraction of the search done, 0..1 (for progress bars and the store). */
+double t2__searcher_progress(const t2__searcher *s);
+
+/* Total trials the search will create if nothing fails (for "trials done / total"). */
+int64_t t2__searcher_total_trials(const t2__searcher *s);
+
+/* State snapshot and restore (same config). Restoring then replaying nothing continues exactly. */
+int t2__searcher_snapshot(const t2__searcher *s, t2__val **state);
+int t2__searcher_restore(t2__searcher *s, const t2__val *state);
+
+#endif

@@ -93,7 +93,9 @@ int t2_set_num_threads(int n)
     if (pool.started > 1) stop_workers();
     pool.nthreads = n > 1 ? start_workers(n) : 1;
     pthread_mutex_unlock(&pool.job_lock);
-    openblas_set_num_threads(n);
+    /* The layers split their GEMMs over the pool themselves; OpenBLAS threads on top would fight
+     * the pool threads for the same cores. */
+    openblas_set_num_threads(1);
     return T2_OK;
 }
 

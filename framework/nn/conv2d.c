@@ -54,12 +54,19 @@ static int chunk_samples(const t2__layer *l, int n)
     return g < (size_t)n ? (int)g : n;
 }
 
-/* Scratch: the column matrix and the [OC, g*P] GEMM output for one chunk of g samples. */
-static size_t scratch_bytes(const t2__layer *l, int n)
+/* Floats of one part's scratch: the column matrix and the [OC, g*P] GEMM output of a chunk, and
+ * the part's private weight and bias gradients. */
+static size_t part_floats(const t2__layer *l, int n)
 {
     size_t g = (size_t)chunk_samples(l, n), P = (size_t)(l->out_shape[1] * l->out_shape[2]);
-    size_t K = (size_t)l->in_shape[0] * (size_t)(l->kernel * l->kernel);
-    return g * P * (K + (size_t)l->out_shape[0]) * sizeof(float);
+    size_t K = (size_t)l->in_shape[0] * (size_t)(l->kernel * l->kernel), OC = (size_t)l->out_shape[0];
+    size_t f = g * P * (K + OC) + OC * K + OC;
+    return (f + 15) & ~(size_t)15; /* keep every part 64-byte aligned */
+}
+
+static size_t scratch_bytes(const t2__layer *l, int n)
+{
+    return (size_t)(l->nparts > 0 ? l->nparts : 1) * part_floats(l, n) * sizeof(float);
 }
 
 static void init(t2__layer *l, t2_rng *rng)
@@ -70,117 +77,125 @@ static void init(t2__layer *l, t2_rng *rng)
     t2__fill_uniform(l->b, l->nbias, bound, rng);
 }
 
-/* One chunk's work, shared by the parallel ranges below. */
+/* One pass over the batch, split into parts of contiguous samples; each part runs on one pool
+ * thread with its own scratch and single-threaded GEMMs, so threads never wait on each other
+ * inside the layer. */
 typedef struct {
-    const t2__layer *l;
+    t2__layer *l;
     t2__conv_geom g;
-    const float *x, *dy;
-    float *y, *dx, *col, *tmp;
-    int i0, cnt, OC, P;
-} chunk;
+    const float *x, *y, *dy;
+    float *out, *dx;
+    int n, parts, G, OC, P, K;
+} conv_job;
 
-/* Samples [b, e) of the chunk: unfold into their columns of col [K, cnt*P]. */
-static void unfold_range(void *ctx, size_t b, size_t e)
-{
-    const chunk *c = ctx;
-    long ld = (long)c->cnt * c->P;
-    for (size_t i = b; i < e; i++)
-        t2__im2col(&c->g, c->x + (size_t)(c->i0 + (int)i) * c->l->in_size, c->col + (long)i * c->P, ld);
-}
+static float *part_scratch(const conv_job *j, size_t t) { return (float *)j->l->scratch + t * part_floats(j->l, j->n); }
 
-/* Items [b, e) of (sample, channel): GEMM output [OC, cnt*P] -> y [n, OC, P] plus bias. */
-static void scatter_range(void *ctx, size_t b, size_t e)
+static void forward_part(void *ctx, size_t tb, size_t te)
 {
-    const chunk *c = ctx;
-    long NP = (long)c->cnt * c->P;
-    for (size_t it = b; it < e; it++) {
-        int i = (int)(it / (size_t)c->OC), oc = (int)(it % (size_t)c->OC);
-        const float *restrict src = c->tmp + (long)oc * NP + (long)i * c->P;
-        float *restrict dst = c->y + ((long)(c->i0 + i) * c->OC + oc) * c->P, bias = c->l->b[oc];
-        if (c->l->fuse_relu)
-            for (int p = 0; p < c->P; p++) dst[p] = src[p] + bias > 0.0f ? src[p] + bias : 0.0f;
-        else
-            for (int p = 0; p < c->P; p++) dst[p] = src[p] + bias;
-    }
-}
-
-/* Channels [b, e): dy [n, OC, P] -> tmp [OC, cnt*P], adding each channel's bias gradient. With a
- * fused relu, dy is the gradient at the relu's output and is masked by y > 0 on the way. */
-static void gather_range(void *ctx, size_t b, size_t e)
-{
-    const chunk *c = ctx;
-    long NP = (long)c->cnt * c->P;
-    for (size_t oc = b; oc < e; oc++) {
-        float s = 0.0f;
-        for (int i = 0; i < c->cnt; i++) {
-            long off = ((long)(c->i0 + i) * c->OC + (long)oc) * c->P;
-            const float *restrict src = c->dy + off, *restrict y = c->y + off;
-            float *restrict dst = c->tmp + (long)oc * NP + (long)i * c->P;
-            if (c->l->fuse_relu)
-                for (int p = 0; p < c->P; p++) {
-                    dst[p] = y[p] > 0.0f ? src[p] : 0.0f;
-                    s += dst[p];
-                }
-            else
-                for (int p = 0; p < c->P; p++) {
-                    dst[p] = src[p];
-                    s += src[p];
+    const conv_job *j = ctx;
+    const t2__layer *l = j->l;
+    for (size_t t = tb; t < te; t++) {
+        int s0 = (int)((size_t)j->n * t / (size_t)j->parts), s1 = (int)((size_t)j->n * (t + 1) / (size_t)j->parts);
+        float *col = part_scratch(j, t), *tmp = col + (size_t)j->K * j->G * j->P;
+        for (int i0 = s0; i0 < s1; i0 += j->G) {
+            int cnt = s1 - i0 < j->G ? s1 - i0 : j->G;
+            long NP = (long)cnt * j->P;
+            for (int i = 0; i < cnt; i++)
+                t2__im2col(&j->g, j->x + (size_t)(i0 + i) * l->in_size, col + (long)i * j->P, NP);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, j->OC, (int)NP, j->K, 1.0f, l->w, j->K, col,
+                        (int)NP, 0.0f, tmp, (int)NP);
+            /* [OC, cnt*P] -> NCHW with the bias (and the fused relu). */
+            for (int i = 0; i < cnt; i++)
+                for (int oc = 0; oc < j->OC; oc++) {
+                    const float *restrict src = tmp + (long)oc * NP + (long)i * j->P;
+                    float *restrict dst = j->out + ((long)(i0 + i) * j->OC + oc) * j->P, bias = l->b[oc];
+                    if (l->fuse_relu)
+                        for (int p = 0; p < j->P; p++) dst[p] = src[p] + bias > 0.0f ? src[p] + bias : 0.0f;
+                    else
+                        for (int p = 0; p < j->P; p++) dst[p] = src[p] + bias;
                 }
         }
-        c->l->db[oc] += s;
     }
 }
 
-/* Samples [b, e): fold dcol (in col) back into dx. */
-static void fold_range(void *ctx, size_t b, size_t e)
+/* Per chunk: columns are recomputed rather than kept from forward (cheap while cache resident,
+ * and memory does not grow with the batch); dy is regrouped to [OC, g*P] (masked by y > 0 with a
+ * fused relu); the part's private dW += dy·colᵀ; dcol = Wᵀ·dy is folded back into dx. */
+static void backward_part(void *ctx, size_t tb, size_t te)
 {
-    const chunk *c = ctx;
-    long ld = (long)c->cnt * c->P;
-    for (size_t i = b; i < e; i++)
-        t2__col2im(&c->g, c->col + (long)i * c->P, ld, c->dx + (size_t)(c->i0 + (int)i) * c->l->in_size);
+    const conv_job *j = ctx;
+    const t2__layer *l = j->l;
+    for (size_t t = tb; t < te; t++) {
+        int s0 = (int)((size_t)j->n * t / (size_t)j->parts), s1 = (int)((size_t)j->n * (t + 1) / (size_t)j->parts);
+        float *col = part_scratch(j, t), *dyt = col + (size_t)j->K * j->G * j->P;
+        float *dw = dyt + (size_t)j->OC * j->G * j->P, *db = dw + (size_t)j->OC * j->K;
+        memset(dw, 0, ((size_t)j->OC * j->K + (size_t)j->OC) * sizeof(float));
+        if (j->dx) memset(j->dx + (size_t)s0 * l->in_size, 0, (size_t)(s1 - s0) * l->in_size * sizeof(float));
+        for (int i0 = s0; i0 < s1; i0 += j->G) {
+            int cnt = s1 - i0 < j->G ? s1 - i0 : j->G;
+            long NP = (long)cnt * j->P;
+            for (int oc = 0; oc < j->OC; oc++) {
+                float s = 0.0f;
+                for (int i = 0; i < cnt; i++) {
+                    long off = ((long)(i0 + i) * j->OC + oc) * j->P;
+                    const float *restrict src = j->dy + off, *restrict y = j->y + off;
+                    float *restrict dst = dyt + (long)oc * NP + (long)i * j->P;
+                    if (l->fuse_relu)
+                        for (int p = 0; p < j->P; p++) dst[p] = y[p] > 0.0f ? src[p] : 0.0f;
+                    else
+                        for (int p = 0; p < j->P; p++) dst[p] = src[p];
+                    for (int p = 0; p < j->P; p++) s += dst[p];
+                }
+                db[oc] += s;
+            }
+            for (int i = 0; i < cnt; i++)
+                t2__im2col(&j->g, j->x + (size_t)(i0 + i) * l->in_size, col + (long)i * j->P, NP);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, j->OC, j->K, (int)NP, 1.0f, dyt, (int)NP, col,
+                        (int)NP, 1.0f, dw, j->K);
+            if (!j->dx) continue;
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, j->K, (int)NP, j->OC, 1.0f, l->w, j->K, dyt,
+                        (int)NP, 0.0f, col, (int)NP);
+            for (int i = 0; i < cnt; i++)
+                t2__col2im(&j->g, col + (long)i * j->P, NP, j->dx + (size_t)(i0 + i) * l->in_size);
+        }
+    }
+}
+
+static conv_job job_for(t2__layer *l, int n)
+{
+    conv_job j = {.l = l, .g = geom(l), .n = n, .OC = l->out_shape[0]};
+    j.K = j.g.c * j.g.k * j.g.k;
+    j.P = j.g.oh * j.g.ow;
+    j.G = chunk_samples(l, n);
+    j.parts = l->nparts < n ? l->nparts : n;
+    if (j.parts < 1) j.parts = 1;
+    return j;
 }
 
 static void forward(t2__layer *l, const float *x, float *y, int n, t2_mode mode, t2_rng *rng)
 {
     (void)mode;
     (void)rng;
-    chunk c = {.l = l, .g = geom(l), .x = x, .y = y, .OC = l->out_shape[0]};
-    int K = c.g.c * c.g.k * c.g.k, G = chunk_samples(l, n);
-    c.P = c.g.oh * c.g.ow;
-    c.col = l->scratch;
-    c.tmp = c.col + (size_t)K * G * c.P;
-    for (c.i0 = 0; c.i0 < n; c.i0 += G) {
-        c.cnt = n - c.i0 < G ? n - c.i0 : G;
-        long NP = (long)c.cnt * c.P;
-        t2__parallel_for((size_t)c.cnt, 1, unfold_range, &c);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, c.OC, (int)NP, K, 1.0f, l->w, K, c.col, (int)NP,
-                    0.0f, c.tmp, (int)NP);
-        t2__parallel_for((size_t)c.cnt * (size_t)c.OC, 4, scatter_range, &c);
-    }
+    conv_job j = job_for(l, n);
+    j.x = x;
+    j.out = y;
+    t2__parallel_for((size_t)j.parts, 1, forward_part, &j);
 }
 
-/* Per chunk: columns are recomputed rather than kept from forward (cheap while they are cache
- * resident, and memory no longer grows with the batch), dy is regrouped to [OC, g*P], then
- * dW += dy·colᵀ and dcol = Wᵀ·dy folded back into dx. */
 static void backward(t2__layer *l, const float *x, const float *y, const float *dy, float *dx, int n)
 {
-    chunk c = {.l = l, .g = geom(l), .x = x, .y = (float *)y, .dy = dy, .dx = dx, .OC = l->out_shape[0]};
-    int K = c.g.c * c.g.k * c.g.k, G = chunk_samples(l, n);
-    c.P = c.g.oh * c.g.ow;
-    c.col = l->scratch;
-    c.tmp = c.col + (size_t)K * G * c.P;
-    if (dx) memset(dx, 0, (size_t)n * l->in_size * sizeof(float));
-    for (c.i0 = 0; c.i0 < n; c.i0 += G) {
-        c.cnt = n - c.i0 < G ? n - c.i0 : G;
-        long NP = (long)c.cnt * c.P;
-        t2__parallel_for((size_t)c.OC, 1, gather_range, &c);
-        t2__parallel_for((size_t)c.cnt, 1, unfold_range, &c);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, c.OC, K, (int)NP, 1.0f, c.tmp, (int)NP, c.col,
-                    (int)NP, 1.0f, l->dw, K);
-        if (!dx) continue;
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, K, (int)NP, c.OC, 1.0f, l->w, K, c.tmp, (int)NP,
-                    0.0f, c.col, (int)NP);
-        t2__parallel_for((size_t)c.cnt, 1, fold_range, &c);
+    conv_job j = job_for(l, n);
+    j.x = x;
+    j.y = y;
+    j.dy = dy;
+    j.dx = dx;
+    t2__parallel_for((size_t)j.parts, 1, backward_part, &j);
+    /* Sum the parts' gradients in part order, so the result depends only on the part count. */
+    size_t nw = (size_t)j.OC * j.K;
+    for (int t = 0; t < j.parts; t++) {
+        const float *dw = part_scratch(&j, (size_t)t) + (size_t)j.K * j.G * j.P + (size_t)j.OC * j.G * j.P;
+        for (size_t i = 0; i < nw; i++) l->dw[i] += dw[i];
+        for (int oc = 0; oc < j.OC; oc++) l->db[oc] += dw[nw + oc];
     }
 }
 

@@ -48,6 +48,10 @@ struct t2__layer {
      * through. This saves two full passes over the largest activations per step. */
     int fuse_relu;
     int alias;
+
+    /* Parts a layer may split a batch into (one per pool thread), set by the net before sizing
+     * the scratch, which holds one slice per part. */
+    int nparts;
 };
 
 extern const t2__layer_ops t2__dense_ops, t2__conv2d_ops, t2__maxpool2d_ops, t2__avgpool2d_ops,

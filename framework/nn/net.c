@@ -5,6 +5,7 @@
 #include <string.h>
 #include "internal.h"
 #include "net.h"
+#include "parallel.h"
 
 struct t2_net {
     int in_ndim, in_shape[3];
@@ -19,6 +20,7 @@ struct t2_net {
     int ntable;
 
     int max_batch;      /* activations and scratch are sized for this many samples */
+    int threads;        /* ... and for this many pool threads */
     float **acts;       /* acts[i]: output of layer i */
     float *ping, *pong; /* gradients flowing backward alternate between these */
     int last_n;         /* batch size of the last forward */
@@ -214,8 +216,11 @@ int t2_net_init(t2_net *net, t2_rng *rng)
  * batch larger than any before allocates. */
 static int ensure_batch(t2_net *net, int n)
 {
-    if (n <= net->max_batch) return T2_OK;
+    int threads = t2__pool_threads();
+    if (n <= net->max_batch && threads == net->threads) return T2_OK;
+    if (n < net->max_batch) n = net->max_batch;
     free_activations(net);
+    net->threads = threads;
     net->acts = calloc((size_t)net->nlayers, sizeof *net->acts);
     if (!net->acts) goto oom;
     size_t widest = net->in_size;
@@ -229,6 +234,7 @@ static int ensure_batch(t2_net *net, int n)
         } else if (!(net->acts[i] = t2__alloc_aligned((size_t)n * l->out_size, sizeof(float)))) {
             goto oom;
         }
+        l->nparts = threads;
         size_t sb = l->ops->scratch_bytes ? l->ops->scratch_bytes(l, n) : 0;
         if (sb && !(l->scratch = t2__alloc_aligned(sb, 1))) goto oom;
     }

@@ -149,7 +149,8 @@ static void loss_check(void)
     t2_tensor_free(&t);
 }
 
-int main(void)
+/* Every layer at the current thread count. */
+static void all_layers(void)
 {
     int img[3] = {2, 6, 5}, flat[1] = {6};
     t2_net *net;
@@ -213,6 +214,23 @@ int main(void)
     run("small_cnn", net, 2, 3, img, 0.05f);
     eps = EPS;
 
+    /* Dense followed by relu (fused) and a batch large enough to split across threads. */
+    net = net_of(1, flat);
+    CHECK_OK(t2_net_dense(net, 5));
+    CHECK_OK(t2_net_relu(net));
+    CHECK_OK(t2_net_dense(net, 3));
+    run("dense_relu_dense", net, 7, 1, flat, 0);
+
+}
+
+int main(void)
+{
+    /* One thread, then a pool of three: the layers split batches into parts per thread, and each
+     * split must give the same gradients. */
+    all_layers();
+    CHECK_OK(t2_set_num_threads(3));
+    all_layers();
+    CHECK_OK(t2_set_num_threads(1));
     loss_check();
     return check_report("test_nn_gradcheck");
 }

@@ -22,7 +22,8 @@
  * Doubles that may be absent use NAN for "none" (SQLite stores NaN as NULL anyway). Returned
  * strings are malloc'ed and belong to the caller's row, freed by the row's free function.
  * Every function returns 0 or a negative T2_E… code with t2_errmsg() naming the store and the
- * SQLite message. */
+ * SQLite message. A handle is used by one thread at a time (SQLite is opened without its own
+ * mutex); a process that forks opens its own handle after the fork. */
 #ifndef T2_STORE_H
 #define T2_STORE_H
 

@@ -140,7 +140,7 @@ static int axis_len(const t2__hparam *h, uint64_t *n)
 
 int t2__hparam_axis(const t2__hparam *h, t2__val **out)
 {
-    uint64_t n;
+    uint64_t n = 0;
     int rc;
     if (!h || !out) return t2_seterr(T2_EINVAL, "hparams: NULL argument");
     *out = NULL;
@@ -182,7 +182,7 @@ int t2__hparam_grid_size(const t2__hparam *root, uint64_t *n)
     t2__hparam_leaves(root, lv, nl);
     uint64_t total = 1;
     for (size_t k = 0; k < nl; k++) {
-        uint64_t len;
+        uint64_t len = 0;
         int rc = axis_len(lv[k], &len);
         if (rc) {
             free(lv);

@@ -99,6 +99,18 @@ int t2_set_num_threads(int n)
     return T2_OK;
 }
 
+void t2__pool_reset_after_fork(void)
+{
+    pthread_mutex_init(&pool.job_lock, NULL);
+    pthread_mutex_init(&pool.mu, NULL);
+    pthread_cond_init(&pool.wake, NULL);
+    pthread_cond_init(&pool.done, NULL);
+    pool.nthreads = 1;
+    pool.started = 1;
+    pool.pending = 0;
+    pool.quit = 0;
+}
+
 int t2_get_num_threads(void) { return pool.nthreads; }
 
 int t2__pool_threads(void) { return pool.nthreads; }

@@ -15,6 +15,10 @@ typedef void (*t2__range_fn)(void *ctx, size_t begin, size_t end);
  * count, so results are deterministic for a fixed thread count. */
 void t2__parallel_for(size_t n, size_t min_per_thread, t2__range_fn fn, void *ctx);
 
+/* In a child just forked from a process that may have had pool workers: the workers do not exist
+ * in the child, so forget them (and the locks they might have held) and start with one thread. */
+void t2__pool_reset_after_fork(void);
+
 /* Threads the pool uses (including the caller), 1 if no pool. */
 int t2__pool_threads(void);
 

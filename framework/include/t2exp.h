@@ -18,6 +18,7 @@
 #include "t2exp/optim.h"
 #include "t2exp/lr_schedule.h"
 #include "t2exp/data.h"
+#include "t2exp/trial.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "t2exp/data.h"
+#include "t2exp/error.h"
 #include "t2exp/lr_schedule.h"
 #include "t2exp/nn.h"
 #include "t2exp/optim.h"

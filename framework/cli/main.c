@@ -1,0 +1,280 @@
+/* main.c — the t2exp command line. Only this file decides exit codes:
+ * 0 ok, 1 the experiment ran and failed, 2 usage or configuration error (including a bad trial
+ * object), 3 store or I/O trouble. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "configs/config.h"
+#include "framework/controller/controller.h"
+#include "framework/store/store.h"
+#include "searchers/searcher.h"
+#include "t2exp.h"
+
+int t2__searcher_preview(const t2__config *cfg, uint64_t seed, t2__val **out);
+void t2__preview_print(const t2__val *preview, FILE *out);
+
+#define EXIT_FAILED 1
+#define EXIT_USAGE 2
+#define EXIT_STORE 3
+
+static const char *usage_text =
+    "usage: t2exp [--home DIR] COMMAND [ARGS]\n"
+    "\n"
+    "commands:\n"
+    "  create CONFIG TRIAL.so [--config KEY=VALUE ...] [--plain|--quiet]   run an experiment\n"
+    "  list [--json|--csv]                         experiments\n"
+    "  describe ID [--json|--csv] [--top N]        one experiment: config, trials ranked, metrics\n"
+    "  trials ID [--json|--csv]                    an experiment's trials\n"
+    "  metrics TRIAL [--kind training|validation] [--json|--csv]   a trial's metrics\n"
+    "  logs TRIAL                                  a trial's output\n"
+    "  preview CONFIG [--json] [--config KEY=VALUE ...]   what the searcher would run\n"
+    "\n"
+    "TRIAL is a trial id, or EXPERIMENT.N for the experiment's N-th trial (from 0).\n"
+    "The store lives in --home, else $T2EXP_HOME, else $XDG_DATA_HOME/t2exp, else ~/.local/share/t2exp.\n"
+    "Every command takes --help; t2exp --version prints the version.\n";
+
+typedef struct {
+    const char *home;
+    t2__store_format fmt;
+    const char *pos[4];
+    int npos;
+    const char **overrides;
+    int noverrides;
+    const char *kind;
+    long top;
+    t2__progress_mode progress;
+} args;
+
+static int usage_error(const char *cmd, const char *fmt, const char *arg)
+{
+    fprintf(stderr, "t2exp%s%s: ", cmd ? " " : "", cmd ? cmd : "");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n(see t2exp %s--help)\n", cmd ? "COMMAND " : "");
+    return EXIT_USAGE;
+}
+
+/* Parses the options every command shares; positional arguments go to a->pos. */
+static int parse(const char *cmd, int argc, char **argv, args *a, int want_pos)
+{
+    for (int i = 0; i < argc; i++) {
+        const char *s = argv[i];
+        if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
+            fputs(usage_text, stdout);
+            exit(0); /* the CLI is the one place allowed to end the process */
+        } else if (!strcmp(s, "--json")) a->fmt = T2__FMT_JSON;
+        else if (!strcmp(s, "--csv")) a->fmt = T2__FMT_CSV;
+        else if (!strcmp(s, "--plain")) a->progress = T2__PROGRESS_PLAIN;
+        else if (!strcmp(s, "--quiet")) a->progress = T2__PROGRESS_QUIET;
+        else if (!strcmp(s, "--home") || !strcmp(s, "--config") || !strcmp(s, "--kind") || !strcmp(s, "--top")) {
+            if (i + 1 >= argc) return usage_error(cmd, "%s needs a value", s);
+            const char *v = argv[++i];
+            if (!strcmp(s, "--home")) a->home = v;
+            else if (!strcmp(s, "--kind")) a->kind = v;
+            else if (!strcmp(s, "--top")) a->top = atol(v);
+            else a->overrides[a->noverrides++] = v;
+        } else if (s[0] == '-' && s[1]) {
+            return usage_error(cmd, "unknown option %s", s);
+        } else if (a->npos < 4) {
+            a->pos[a->npos++] = s;
+        } else {
+            return usage_error(cmd, "unexpected argument %s", s);
+        }
+    }
+    if (a->npos != want_pos)
+        return usage_error(cmd, "expects %s", want_pos == 2 ? "CONFIG TRIAL.so" : want_pos == 1 ? "one argument" : "no arguments");
+    return 0;
+}
+
+static int open_store(const args *a, int readonly, t2__store **st)
+{
+    char home[PATH_MAX];
+    int rc = t2__store_home(a->home, home, sizeof home);
+    if (!rc) rc = t2__store_open(home, readonly, st);
+    if (rc) fprintf(stderr, "t2exp: %s\n", t2_errmsg());
+    return rc;
+}
+
+static int parse_id(const char *s, int64_t *id)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || *end || v <= 0) return -1;
+    *id = v;
+    return 0;
+}
+
+/* TRIAL: an id, or EXP.ORDINAL. */
+static int resolve_trial(t2__store *st, const char *s, int64_t *id)
+{
+    const char *dot = strchr(s, '.');
+    if (!dot) return parse_id(s, id) ? usage_error(NULL, "not a trial id: %s", s) : 0;
+    char exp[32];
+    size_t n = (size_t)(dot - s);
+    if (n == 0 || n >= sizeof exp) return usage_error(NULL, "not a trial id: %s", s);
+    memcpy(exp, s, n);
+    exp[n] = '\0';
+    int64_t e, ord;
+    char *end;
+    errno = 0;
+    ord = strtoll(dot + 1, &end, 10);
+    if (parse_id(exp, &e) || errno || *end || ord < 0) return usage_error(NULL, "not a trial id: %s", s);
+    if (t2__store_trial_id(st, e, ord, id)) {
+        fprintf(stderr, "t2exp: %s\n", t2_errmsg());
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+static int load_config(const char *cmd, const args *a, t2__config **cfg)
+{
+    int rc = t2__config_load(a->pos[0], a->overrides, a->noverrides, cfg);
+    if (rc) {
+        fprintf(stderr, "t2exp %s: %s\n", cmd, t2_errmsg());
+        return EXIT_USAGE;
+    }
+    size_t nw;
+    const char *const *w = t2__config_warnings(*cfg, &nw);
+    for (size_t i = 0; i < nw; i++) fprintf(stderr, "warning: %s\n", w[i]);
+    return 0;
+}
+
+static int cmd_create(const args *a)
+{
+    t2__config *cfg = NULL;
+    int ex = load_config("create", a, &cfg);
+    if (ex) return ex;
+    t2__create_opts o = {.cfg = cfg, .trial_path = a->pos[1], .home = a->home, .progress = a->progress, .out = stdout};
+    int64_t id = 0;
+    int rc = t2__experiment_create(&o, &id);
+    if (rc < 0) {
+        fprintf(stderr, "t2exp create: %s\n", t2_errmsg());
+        ex = id ? EXIT_FAILED : (rc == T2_EIO ? EXIT_STORE : EXIT_USAGE);
+    } else {
+        ex = rc ? EXIT_FAILED : 0;
+    }
+    t2__config_free(cfg);
+    return ex;
+}
+
+static int cmd_preview(const args *a)
+{
+    t2__config *cfg = NULL;
+    int ex = load_config("preview", a, &cfg);
+    if (ex) return ex;
+    t2__val *p = NULL;
+    int rc = t2__searcher_preview(cfg, cfg->experiment_seed_set ? cfg->experiment_seed : 0, &p);
+    if (rc) {
+        fprintf(stderr, "t2exp preview: %s\n", t2_errmsg());
+        ex = EXIT_USAGE;
+    } else if (a->fmt == T2__FMT_JSON) {
+        char *json = NULL;
+        size_t len;
+        if (t2__val_to_json(p, &json, &len) == T2_OK) printf("%s\n", json);
+        free(json);
+    } else {
+        t2__preview_print(p, stdout);
+    }
+    t2__val_free(p);
+    t2__config_free(cfg);
+    return ex;
+}
+
+static int cmd_logs(t2__store *st, int64_t trial_id)
+{
+    t2__trial_row r;
+    if (t2__store_get_trial(st, trial_id, &r)) {
+        fprintf(stderr, "t2exp logs: %s\n", t2_errmsg());
+        return EXIT_USAGE;
+    }
+    int ex = 0;
+    FILE *f = r.log_path ? fopen(r.log_path, "r") : NULL;
+    if (!f) {
+        fprintf(stderr, "t2exp logs: trial %lld has no log%s%s\n", (long long)trial_id, r.log_path ? " at " : "",
+                r.log_path ? r.log_path : "");
+        ex = EXIT_STORE;
+    } else {
+        char buf[65536];
+        size_t n;
+        while ((n = fread(buf, 1, sizeof buf, f)) > 0) fwrite(buf, 1, n, stdout);
+        fclose(f);
+    }
+    t2__trial_row_free(&r);
+    return ex;
+}
+
+/* list/describe/trials/metrics/logs: read-only store commands. */
+static int cmd_read(const char *cmd, const args *a)
+{
+    t2__store *st = NULL;
+    int64_t id = 0;
+    if (strcmp(cmd, "list") != 0 && strcmp(cmd, "metrics") != 0 && strcmp(cmd, "logs") != 0 && parse_id(a->pos[0], &id))
+        return usage_error(cmd, "not an experiment id: %s", a->pos[0]);
+    if (open_store(a, 1, &st)) return EXIT_STORE;
+    int rc = 0, ex = 0;
+    if (!strcmp(cmd, "list")) rc = t2__store_print_experiments(st, a->fmt, stdout);
+    else if (!strcmp(cmd, "describe")) rc = t2__store_print_experiment(st, id, a->top, a->fmt, stdout);
+    else if (!strcmp(cmd, "trials")) rc = t2__store_print_trials(st, id, a->fmt, stdout);
+    else if ((ex = resolve_trial(st, a->pos[0], &id)) == 0) {
+        if (!strcmp(cmd, "metrics")) rc = t2__store_print_metrics(st, id, a->kind, a->fmt, stdout);
+        else ex = cmd_logs(st, id);
+    }
+    if (rc) {
+        fprintf(stderr, "t2exp %s: %s\n", cmd, t2_errmsg());
+        ex = rc == T2_ENOTFOUND || rc == T2_EINVAL ? EXIT_USAGE : EXIT_STORE;
+    }
+    t2__store_close(st);
+    return ex;
+}
+
+int main(int argc, char **argv)
+{
+    const char *overrides[256];
+    args a = {.fmt = T2__FMT_TABLE, .overrides = overrides, .progress = T2__PROGRESS_AUTO};
+    int i = 1;
+    while (i < argc && argv[i][0] == '-') {
+        if (!strcmp(argv[i], "--version")) {
+            printf("t2exp %s\n", t2_version());
+            return 0;
+        }
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            fputs(usage_text, stdout);
+            return 0;
+        }
+        if (!strcmp(argv[i], "--home") && i + 1 < argc) {
+            a.home = argv[i + 1];
+            i += 2;
+            continue;
+        }
+        return usage_error(NULL, "unknown option %s", argv[i]);
+    }
+    if (i >= argc) {
+        fputs(usage_text, stderr);
+        return EXIT_USAGE;
+    }
+    const char *cmd = argv[i++];
+    int rest = argc - i;
+    if (rest > 256) return usage_error(cmd, "too many arguments%s", "");
+    char **av = argv + i;
+    int ex;
+    if (!strcmp(cmd, "create")) {
+        if ((ex = parse(cmd, rest, av, &a, 2))) return ex;
+        return cmd_create(&a);
+    }
+    if (!strcmp(cmd, "preview")) {
+        if ((ex = parse(cmd, rest, av, &a, 1))) return ex;
+        return cmd_preview(&a);
+    }
+    if (!strcmp(cmd, "list")) {
+        if ((ex = parse(cmd, rest, av, &a, 0))) return ex;
+        return cmd_read(cmd, &a);
+    }
+    if (!strcmp(cmd, "describe") || !strcmp(cmd, "trials") || !strcmp(cmd, "metrics") || !strcmp(cmd, "logs")) {
+        if ((ex = parse(cmd, rest, av, &a, 1))) return ex;
+        return cmd_read(cmd, &a);
+    }
+    return usage_error(NULL, "unknown command %s", cmd);
+}

@@ -1,0 +1,549 @@
+/* controller.c — the experiment loop: apply the searcher's operations, schedule trial processes
+ * on the slot pool, relay their reports into the store, restart or fail broken trials, and stop
+ * when the searcher shuts down. */
+#define _XOPEN_SOURCE 700
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "controller.h"
+#include "framework/store/store.h"
+#include "progress.h"
+#include "runner/channel.h"
+#include "runner/ctx.h"
+#include "runner/trial_so.h"
+#include "searchers/searcher.h"
+#include "trial_proc.h"
+
+enum { T_QUEUED, T_RUNNING, T_DONE, T_ERRORED };
+
+typedef struct trial {
+    int64_t rid, id;        /* searcher request id, store trial id */
+    t2__val *hparams;
+    uint64_t seed;
+    int state;
+    pid_t pid;
+    int fd;
+    int ready, exit_sent, closing;
+    int64_t pending;        /* TRAIN length not yet sent (-1: none) */
+    int64_t sent;           /* TRAIN length in progress (-1: idle) */
+    int restarts;
+    int64_t gb, bpe, batches, target; /* global batch, batches per epoch, trained, op target */
+    double metric;          /* searcher metric of the latest validation (NAN: none) */
+    double loss, rate;
+    char *error;
+    char log_path[PATH_MAX];
+} trial;
+
+typedef struct ctl {
+    const t2__create_opts *o;
+    const t2__config *cfg;
+    t2__store *st;
+    t2__searcher *s;
+    t2__trial_so so;
+    t2__ops ops;
+    size_t op_next;
+    trial *t;
+    size_t nt, cap;
+    int64_t exp_id;
+    int shutdown;
+    int slots, capacity, threads;
+    double best;
+    int64_t best_trial;
+    t2__progress prog;
+} ctl;
+
+static volatile sig_atomic_t interrupted;
+static void on_signal(int sig) { interrupted = sig; }
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static trial *find(ctl *c, int64_t rid)
+{
+    for (size_t i = 0; i < c->nt; i++)
+        if (c->t[i].rid == rid) return &c->t[i];
+    return NULL;
+}
+
+static int better(const ctl *c, double a, double b)
+{
+    if (isnan(b)) return !isnan(a);
+    return c->cfg->searcher.smaller_is_better ? a < b : a > b;
+}
+
+static int store_trial(ctl *c, trial *t, unsigned set, int state, const char *error)
+{
+    t2__trial_update u = {.set = set, .state = state, .restarts = t->restarts, .batches_trained = t->batches,
+                          .error = error, .log_path = t->log_path};
+    return t2__store_update_trial(c->st, t->id, &u);
+}
+
+/* Applies the searcher's operations, including those the handling itself produces. */
+static int apply_ops(ctl *c)
+{
+    int rc = T2_OK;
+    for (; c->op_next < c->ops.n && !rc; c->op_next++) {
+        t2__op *op = &c->ops.v[c->op_next];
+        trial *t = op->kind == T2__OP_CREATE ? NULL : find(c, op->request_id);
+        switch (op->kind) {
+        case T2__OP_CREATE: {
+            if (c->nt == c->cap) {
+                size_t cap = c->cap ? 2 * c->cap : 16;
+                trial *g = realloc(c->t, cap * sizeof *g);
+                if (!g) return t2_seterr(T2_ENOMEM, "controller: out of memory");
+                c->t = g;
+                c->cap = cap;
+            }
+            t = &c->t[c->nt++];
+            memset(t, 0, sizeof *t);
+            t->rid = op->request_id;
+            t->hparams = op->hparams;
+            op->hparams = NULL;
+            t->seed = op->seed;
+            t->state = T_QUEUED;
+            t->fd = -1;
+            t->pending = t->sent = -1;
+            t->metric = t->loss = NAN;
+            t->gb = 1;
+            t2__config_batch_sizes(c->cfg, t->hparams, &t->gb, NULL); /* checked again by the runner */
+            char *json = NULL;
+            size_t len;
+            if ((rc = t2__val_to_json(t->hparams, &json, &len))) break;
+            rc = t2__store_create_trial(c->st, c->exp_id, t->rid, json, (int64_t)t->seed, 0, &t->id);
+            free(json);
+            if (rc) break;
+            char dir[PATH_MAX - 64];
+            if ((rc = t2__store_experiment_dir(t2__store_home_of(c->st), c->exp_id, NULL, dir, sizeof dir))) break;
+            snprintf(t->log_path, sizeof t->log_path, "%s/trial-%lld.log", dir, (long long)t->id);
+            if ((rc = store_trial(c, t, T2__TU_LOG_PATH, 0, NULL))) break;
+            /* The pointer t may move when the op list grows; searcher calls only append ops. */
+            rc = t2__searcher_on_trial_created(c->s, op->request_id, &c->ops);
+            break;
+        }
+        case T2__OP_TRAIN:
+            if (t) t->pending = op->length;
+            break;
+        case T2__OP_CLOSE:
+            if (t) t->closing = 1;
+            break;
+        case T2__OP_SHUTDOWN:
+            c->shutdown = 1;
+            break;
+        }
+    }
+    if (c->op_next == c->ops.n) {
+        t2__ops_clear(&c->ops);
+        c->op_next = 0;
+    }
+    return rc;
+}
+
+static int save_searcher(ctl *c)
+{
+    t2__val *state = NULL;
+    char *json = NULL;
+    size_t len;
+    int rc = t2__searcher_snapshot(c->s, &state);
+    if (!rc) rc = t2__val_to_json(state, &json, &len);
+    if (!rc) rc = t2__store_save_searcher_state(c->st, c->exp_id, 0, json);
+    if (!rc) rc = t2__store_set_experiment_progress(c->st, c->exp_id, t2__searcher_progress(c->s));
+    free(json);
+    t2__val_free(state);
+    return rc;
+}
+
+static int running_count(const ctl *c)
+{
+    int n = 0;
+    for (size_t i = 0; i < c->nt; i++) n += c->t[i].state == T_RUNNING;
+    return n;
+}
+
+static int start_trial(ctl *c, trial *t)
+{
+    int *fds = malloc((c->nt + 1) * sizeof *fds), n = 0;
+    if (!fds) return t2_seterr(T2_ENOMEM, "controller: out of memory");
+    for (size_t i = 0; i < c->nt; i++)
+        if (c->t[i].fd >= 0) fds[n++] = c->t[i].fd;
+    t2__runner_args a = {.cfg = c->cfg, .def = c->so.def, .hparams = t->hparams, .trial_id = t->id,
+                         .seed = t->seed, .threads = c->threads, .fd = -1};
+    /* Everything buffered in the store goes out before fork, so the child inherits no batch. */
+    int rc = t2__store_flush(c->st, 1);
+    if (!rc) rc = t2__trial_proc_start(&a, t->log_path, fds, n, &t->pid, &t->fd);
+    free(fds);
+    if (rc) return rc;
+    t->state = T_RUNNING;
+    t->ready = t->exit_sent = 0;
+    t->sent = -1;
+    t2__progress_event(&c->prog, "trial %lld started%s (log %s)", (long long)t->id,
+                       t->restarts ? " again" : "", t->log_path);
+    return store_trial(c, t, T2__TU_STATE, T2__TRIAL_RUNNING, NULL);
+}
+
+static int schedule(ctl *c)
+{
+    int running = running_count(c);
+    for (size_t i = 0; i < c->nt && running < c->capacity && !interrupted; i++) {
+        trial *t = &c->t[i];
+        if (t->state != T_QUEUED || t->pending < 0) continue;
+        int rc = start_trial(c, t);
+        if (rc) return rc;
+        running++;
+    }
+    return T2_OK;
+}
+
+/* Sends the next train op, or exit once the searcher has closed the trial. */
+static int feed(ctl *c, trial *t)
+{
+    if (t->state != T_RUNNING || !t->ready || t->sent >= 0 || t->exit_sent) return T2_OK;
+    t2__val *m = t2__val_map();
+    int rc;
+    if (t->pending >= 0) {
+        t2__val_map_set(m, "type", t2__val_string("train"));
+        t2__val_map_set(m, "length", t2__val_int(t->pending));
+        t->sent = t->pending;
+        t->pending = -1;
+        t->target = t2__length_to_batches(c->cfg->searcher.max_length.unit, t->sent, t->gb, t->bpe);
+    } else if (t->closing) {
+        t2__val_map_set(m, "type", t2__val_string("exit"));
+        t->exit_sent = 1;
+    } else {
+        t2__val_free(m);
+        return T2_OK;
+    }
+    rc = m ? t2__channel_send(t->fd, m) : T2_ENOMEM;
+    t2__val_free(m);
+    if (rc) {
+        /* The runner is gone; its end of stream and exit status will tell why. */
+        t2_clearerr();
+        rc = T2_OK;
+    }
+    return rc;
+}
+
+/* One message from a trial's runner. */
+static int on_message(ctl *c, trial *t, const t2__val *m)
+{
+    const char *type = t2__msg_type(m);
+    const t2__val *b = t2__val_map_get(m, "batches");
+    int rc = T2_OK;
+    if (b && b->kind == T2__VAL_INT) t->batches = b->i;
+    if (strcmp(type, "ready") == 0) {
+        const t2__val *bpe = t2__val_map_get(m, "batches_per_epoch");
+        t->bpe = bpe && bpe->kind == T2__VAL_INT ? bpe->i : 0;
+        t->ready = 1;
+    } else if (strcmp(type, "metrics") == 0) {
+        const t2__val *kind = t2__val_map_get(m, "kind"), *vals = t2__val_map_get(m, "values");
+        const t2__val *ep = t2__val_map_get(m, "epoch"), *rate = t2__val_map_get(m, "batches_per_s");
+        double epoch = NAN;
+        if (ep) t2__val_as_double(ep, &epoch);
+        if (rate) t2__val_as_double(rate, &t->rate);
+        int validation = kind && kind->kind == T2__VAL_STRING && strcmp(kind->s, "validation") == 0;
+        for (size_t i = 0; vals && vals->kind == T2__VAL_MAP && i < vals->n && !rc; i++) {
+            double v;
+            if (t2__val_as_double(vals->items[i], &v) != T2_OK) continue;
+            rc = t2__store_add_metric(c->st, t->id, validation ? T2__METRIC_VALIDATION : T2__METRIC_TRAINING,
+                                      t->batches, epoch, vals->keys[i], v);
+            if (!validation && strcmp(vals->keys[i], "loss") == 0) t->loss = v;
+            if (validation && strcmp(vals->keys[i], c->cfg->searcher.metric) == 0) {
+                t->metric = v;
+                t2__trial_update u = {.set = T2__TU_VALIDATION | T2__TU_BATCHES, .validation = v,
+                                      .batches_trained = t->batches};
+                if (!rc) rc = t2__store_update_trial(c->st, t->id, &u);
+                if (!rc && better(c, v, c->best)) {
+                    c->best = v;
+                    c->best_trial = t->id;
+                    rc = t2__store_set_experiment_best(c->st, c->exp_id, t->id, v);
+                }
+            }
+        }
+        if (!validation && !rc) rc = store_trial(c, t, T2__TU_BATCHES, 0, NULL);
+    } else if (strcmp(type, "done") == 0) {
+        int64_t length = t->sent;
+        t->sent = -1;
+        rc = t2__searcher_on_validation(c->s, t->rid, t->metric, length, &c->ops);
+        if (!rc) rc = apply_ops(c);
+        if (!rc) rc = save_searcher(c);
+    } else if (strcmp(type, "error") == 0) {
+        const t2__val *w = t2__val_map_get(m, "where"), *msg = t2__val_map_get(m, "message");
+        char buf[1400];
+        snprintf(buf, sizeof buf, "%s: %s", w && w->kind == T2__VAL_STRING ? w->s : "trial",
+                 msg && msg->kind == T2__VAL_STRING ? msg->s : "failed");
+        free(t->error);
+        t->error = strdup(buf);
+    }
+    return rc;
+}
+
+/* The runner's channel closed: reap the process and decide the trial's fate. */
+static int on_exit(ctl *c, trial *t)
+{
+    int status = 0, rc = T2_OK;
+    close(t->fd);
+    t->fd = -1;
+    while (waitpid(t->pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 && t->exit_sent && !t->error;
+    if (ok) {
+        t->state = T_DONE;
+        t2__progress_event(&c->prog, "trial %lld completed: %lld batches, %s %.6g", (long long)t->id,
+                           (long long)t->batches, c->cfg->searcher.metric, t->metric);
+        rc = store_trial(c, t, T2__TU_STATE | T2__TU_BATCHES, T2__TRIAL_COMPLETED, NULL);
+        if (!rc) rc = t2__searcher_on_trial_exited(c->s, t->rid, &c->ops);
+    } else {
+        char why[1600], st[96];
+        if (!t->error) {
+            t2__wait_status_str(status, st, sizeof st);
+            snprintf(why, sizeof why, "the trial process %s%s", st,
+                     WIFEXITED(status) && WEXITSTATUS(status) == 0 ? " before finishing its work" : "");
+        } else {
+            snprintf(why, sizeof why, "%s", t->error);
+        }
+        if (interrupted) {
+            t->state = T_QUEUED; /* stopped by us: it will continue on resume */
+            rc = store_trial(c, t, T2__TU_STATE, T2__TRIAL_PAUSED, NULL);
+        } else if (t->restarts < c->cfg->max_restarts) {
+            t->restarts++;
+            t->state = T_QUEUED;
+            /* Without a checkpoint to continue from, the trial replays its current op from the start;
+             * the store keeps the first value of every step, so nothing is duplicated. */
+            if (t->sent >= 0 && t->pending < 0) t->pending = t->sent;
+            t->sent = -1;
+            t2__progress_event(&c->prog, "trial %lld failed (%s); restart %d of %lld", (long long)t->id, why,
+                               t->restarts, (long long)c->cfg->max_restarts);
+            rc = store_trial(c, t, T2__TU_STATE | T2__TU_RESTARTS | T2__TU_ERROR, T2__TRIAL_QUEUED, why);
+        } else {
+            t->state = T_ERRORED;
+            t2__progress_event(&c->prog, "trial %lld errored: %s", (long long)t->id, why);
+            rc = store_trial(c, t, T2__TU_STATE | T2__TU_RESTARTS | T2__TU_ERROR | T2__TU_BATCHES,
+                             T2__TRIAL_ERRORED, why);
+            if (!rc) rc = t2__searcher_on_trial_failed(c->s, t->rid, 0, &c->ops);
+        }
+        free(t->error);
+        t->error = NULL;
+    }
+    if (!rc) rc = apply_ops(c);
+    if (!rc) rc = save_searcher(c);
+    return rc;
+}
+
+static void show(ctl *c)
+{
+    t2__progress_trial run[64];
+    int n = 0;
+    int64_t done = 0;
+    for (size_t i = 0; i < c->nt; i++) {
+        trial *t = &c->t[i];
+        done += t->state == T_DONE || t->state == T_ERRORED;
+        if (t->state == T_RUNNING && n < 64)
+            run[n++] = (t2__progress_trial){t->id, t->batches, t->target, t->rate, t->loss, t->metric};
+    }
+    int64_t total = t2__searcher_total_trials(c->s);
+    if (total < (int64_t)c->nt) total = (int64_t)c->nt;
+    t2__progress_update(&c->prog, now_s(), done, total, c->best, run, n);
+}
+
+/* Waits up to 250 ms for reports, handles them, and reaps runners whose channel closed. */
+static int pump(ctl *c)
+{
+    struct pollfd pf[256];
+    size_t idx[256];
+    int n = 0;
+    for (size_t i = 0; i < c->nt && n < 256; i++)
+        if (c->t[i].fd >= 0) {
+            pf[n] = (struct pollfd){.fd = c->t[i].fd, .events = POLLIN};
+            idx[n++] = i;
+        }
+    int r = poll(pf, (nfds_t)n, 250);
+    if (r < 0 && errno != EINTR) return t2_seterr(T2_EIO, "controller: poll: %s", strerror(errno));
+    for (int k = 0; r > 0 && k < n; k++) {
+        if (!(pf[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+        /* The trial array may move while ops are applied: look the trial up by index each time. */
+        t2__val *m = NULL;
+        int rc = t2__channel_recv(c->t[idx[k]].fd, &m);
+        if (rc || !m) {
+            t2__val_free(m);
+            if (rc && !c->t[idx[k]].error) c->t[idx[k]].error = strdup(t2_errmsg());
+            if ((rc = on_exit(c, &c->t[idx[k]]))) return rc;
+            continue;
+        }
+        rc = on_message(c, &c->t[idx[k]], m);
+        t2__val_free(m);
+        if (rc) return rc;
+    }
+    return T2_OK;
+}
+
+static void stop_all(ctl *c)
+{
+    for (size_t i = 0; i < c->nt; i++)
+        if (c->t[i].state == T_RUNNING && c->t[i].pid > 0) kill(c->t[i].pid, SIGTERM);
+    for (size_t i = 0; i < c->nt; i++)
+        if (c->t[i].state == T_RUNNING && c->t[i].fd >= 0) on_exit(c, &c->t[i]);
+}
+
+static int cores(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+static int run_loop(ctl *c)
+{
+    int rc = t2__searcher_start(c->s, &c->ops);
+    if (!rc) rc = apply_ops(c);
+    if (!rc) rc = save_searcher(c);
+    while (!rc && !interrupted) {
+        if ((rc = schedule(c))) break;
+        for (size_t i = 0; i < c->nt && !rc; i++) rc = feed(c, &c->t[i]);
+        if (rc) break;
+        int running = running_count(c);
+        if (running == 0) {
+            int startable = 0;
+            for (size_t i = 0; i < c->nt; i++) startable |= c->t[i].state == T_QUEUED && c->t[i].pending >= 0;
+            if (c->shutdown || !startable) break; /* done, or a searcher with nothing left to ask */
+        }
+        if ((rc = pump(c))) break;
+        if ((rc = t2__store_flush(c->st, 0))) break;
+        show(c);
+    }
+    return rc;
+}
+
+int t2__experiment_create(const t2__create_opts *o, int64_t *exp_id)
+{
+    ctl c;
+    memset(&c, 0, sizeof c);
+    c.o = o;
+    c.cfg = o->cfg;
+    c.best = NAN;
+    *exp_id = 0;
+    const t2__config *cfg = o->cfg;
+    int rc, status = 1;
+    char home[PATH_MAX], object[PATH_MAX];
+    if ((rc = t2__trial_so_open(o->trial_path, &c.so))) return rc;
+    if (!realpath(c.so.path, object)) snprintf(object, sizeof object, "%s", c.so.path);
+    if (cfg->resources.slots_per_trial > 1) {
+        t2__trial_so_close(&c.so);
+        return t2_seterr(T2_EUNSUPPORTED, "resources.slots_per_trial = %lld: distributed trials need the MPI "
+                         "launcher, which this build does not have yet", (long long)cfg->resources.slots_per_trial);
+    }
+    if ((rc = t2__store_home(o->home, home, sizeof home)) || (rc = t2__store_open(home, 0, &c.st))) goto out;
+    uint64_t seed = cfg->experiment_seed_set ? cfg->experiment_seed : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+    t2__experiment_new e = {.name = cfg->name, .description = cfg->description, .config_yaml = cfg->yaml_text,
+                            .searcher_name = t2__searcher_name(cfg->searcher.name), .metric = cfg->searcher.metric,
+                            .smaller_is_better = cfg->searcher.smaller_is_better, .trial_object = object,
+                            .seed = (int64_t)seed};
+    char *labels = NULL;
+    t2__val *lv = t2__val_list();
+    for (size_t i = 0; lv && i < cfg->nlabels; i++) t2__val_list_append(lv, t2__val_string(cfg->labels[i]));
+    size_t len;
+    if (lv && t2__val_to_json(lv, &labels, &len) == T2_OK) e.labels_json = labels;
+    t2__val_free(lv);
+    rc = t2__store_create_experiment(c.st, &e, &c.exp_id);
+    free(labels);
+    if (rc) goto out;
+    *exp_id = c.exp_id;
+    char dir[PATH_MAX];
+    if ((rc = t2__store_experiment_dir(home, c.exp_id, NULL, dir, sizeof dir)) || (rc = t2__store_mkdirs(dir)) ||
+        (rc = t2__store_flush(c.st, 1)))
+        goto out;
+
+    t2__progress_init(&c.prog, o->progress, o->out, cfg->searcher.metric);
+    fprintf(o->out, "experiment %lld (%s): %s search on %s, metric %s (%s is better), seed %llu\n",
+            (long long)c.exp_id, cfg->name, t2__searcher_name(cfg->searcher.name), object, cfg->searcher.metric,
+            cfg->searcher.smaller_is_better ? "smaller" : "larger", (unsigned long long)seed);
+    if (c.so.def->prepare_data) {
+        t2_ctx pctx;
+        /* prepare_data sees the data section only; hparams belong to trials. */
+        t2__ctx_init(&pctx, cfg, NULL, 0, 0, 0, seed, cores());
+        if ((rc = c.so.def->prepare_data(&pctx))) {
+            char why[1200];
+            snprintf(why, sizeof why, "prepare_data: %s", t2_errmsg());
+            t2__store_set_experiment_error(c.st, c.exp_id, why);
+            t2__store_set_experiment_state(c.st, c.exp_id, T2__EXP_ERRORED);
+            fprintf(o->out, "experiment %lld errored: %s\n", (long long)c.exp_id, why);
+            rc = T2_OK;
+            goto out;
+        }
+    }
+    if ((rc = t2__searcher_create(cfg, seed, &c.s))) goto out;
+    c.slots = cfg->resources.max_slots > 0 && cfg->resources.max_slots < cores() ? (int)cfg->resources.max_slots
+                                                                                  : cores();
+    c.capacity = c.slots / (int)cfg->resources.slots_per_trial;
+    if (cfg->searcher.max_concurrent_trials > 0 && cfg->searcher.max_concurrent_trials < c.capacity)
+        c.capacity = (int)cfg->searcher.max_concurrent_trials;
+    if (c.capacity < 1) c.capacity = 1;
+    int64_t expected = t2__searcher_total_trials(c.s);
+    int concurrent = expected > 0 && expected < c.capacity ? (int)expected : c.capacity;
+    c.threads = c.slots / concurrent > 0 ? c.slots / concurrent : 1;
+
+    struct sigaction sa, old_int, old_term;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    signal(SIGPIPE, SIG_IGN);
+    interrupted = 0;
+    double t0 = now_s();
+    rc = run_loop(&c);
+    if (rc || interrupted) stop_all(&c);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    t2__progress_finish(&c.prog);
+
+    int completed = 0, errored = 0;
+    for (size_t i = 0; i < c.nt; i++) {
+        completed += c.t[i].state == T_DONE;
+        errored += c.t[i].state == T_ERRORED;
+    }
+    int final = interrupted ? T2__EXP_PAUSED : rc || completed == 0 ? T2__EXP_ERRORED : T2__EXP_COMPLETED;
+    if (rc) {
+        char why[1200];
+        snprintf(why, sizeof why, "%s", t2_errmsg());
+        t2__store_set_experiment_error(c.st, c.exp_id, why);
+    } else if (final == T2__EXP_ERRORED) {
+        t2__store_set_experiment_error(c.st, c.exp_id, "no trial completed");
+    }
+    if (final == T2__EXP_COMPLETED) t2__store_set_experiment_progress(c.st, c.exp_id, 1.0);
+    int rc2 = t2__store_set_experiment_state(c.st, c.exp_id, final);
+    if (!rc2) rc2 = t2__store_flush(c.st, 1);
+    fprintf(o->out, "experiment %lld %s in %.1f s: %d trial(s) completed, %d errored", (long long)c.exp_id,
+            t2__exp_state_name(final), now_s() - t0, completed, errored);
+    if (!isnan(c.best))
+        fprintf(o->out, "; best %s %.6g (trial %lld)", cfg->searcher.metric, c.best, (long long)c.best_trial);
+    fprintf(o->out, "\n  see: t2exp describe %lld\n", (long long)c.exp_id);
+    if (rc) {
+        fprintf(o->out, "  controller error: %s\n", t2_errmsg());
+        status = 1;
+        rc = T2_OK;
+    } else {
+        status = final == T2__EXP_COMPLETED && errored == 0 ? 0 : 1;
+    }
+    if (rc2) rc = rc2;
+out:
+    for (size_t i = 0; i < c.nt; i++) {
+        t2__val_free(c.t[i].hparams);
+        free(c.t[i].error);
+    }
+    free(c.t);
+    t2__ops_free(&c.ops);
+    t2__searcher_free(c.s);
+    t2__store_close(c.st);
+    t2__trial_so_close(&c.so);
+    return rc ? rc : status;
+}

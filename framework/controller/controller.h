@@ -1,0 +1,31 @@
+/* controller.h — runs an experiment: config -> searcher -> trial processes -> store (internal).
+ *
+ * The controller is the only writer of the store. It owns the searcher and the scheduler (slots,
+ * concurrency, restarts), starts each trial in its own process (forked from this one, which has
+ * already loaded the trial object), relays the trials' reports into the store, and shows
+ * progress. A broken trial never takes the experiment down: its failure is recorded, it is
+ * restarted up to max_restarts times, then marked errored, and the search goes on. */
+#ifndef T2_CONTROLLER_CONTROLLER_H
+#define T2_CONTROLLER_CONTROLLER_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include "configs/config.h"
+
+typedef enum { T2__PROGRESS_AUTO, T2__PROGRESS_TTY, T2__PROGRESS_PLAIN, T2__PROGRESS_QUIET } t2__progress_mode;
+
+typedef struct t2__create_opts {
+    const t2__config *cfg;   /* loaded and validated */
+    const char *trial_path;  /* the trial shared object */
+    const char *home;        /* store home (NULL: the default) */
+    t2__progress_mode progress;
+    FILE *out;               /* progress and summary (stdout) */
+} t2__create_opts;
+
+/* Runs the experiment to the end. *exp_id gets its id as soon as it exists (0 if it never did).
+ * Returns 0 when every trial completed, 1 when the experiment ran but a trial (or the experiment)
+ * failed, and a negative T2_E… code when it could not start (bad trial object, store trouble),
+ * with t2_errmsg() saying why. */
+int t2__experiment_create(const t2__create_opts *o, int64_t *exp_id);
+
+#endif

@@ -1,0 +1,84 @@
+/* progress.c — drawing the progress view. On a terminal the view is redrawn in place with ANSI
+ * cursor movement; into a file or pipe it becomes a plain line per running trial every 10 s, so
+ * logs stay readable. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdarg.h>
+#include <unistd.h>
+#include "progress.h"
+
+void t2__progress_init(t2__progress *p, t2__progress_mode mode, FILE *out, const char *metric)
+{
+    p->out = out;
+    p->quiet = mode == T2__PROGRESS_QUIET;
+    p->tty = mode == T2__PROGRESS_TTY || (mode == T2__PROGRESS_AUTO && isatty(fileno(out)));
+    p->lines = 0;
+    p->last_plain = 0.0;
+    p->metric = metric;
+}
+
+static void clear_view(t2__progress *p)
+{
+    if (!p->tty || p->lines == 0) return;
+    fprintf(p->out, "\r\033[%dA\033[J", p->lines);
+    p->lines = 0;
+}
+
+static void bar(char *buf, int width, double frac)
+{
+    int fill = (int)(frac * width + 0.5);
+    if (fill < 0) fill = 0;
+    if (fill > width) fill = width;
+    for (int i = 0; i < width; i++) buf[i] = i < fill ? '#' : '.';
+    buf[width] = '\0';
+}
+
+static void trial_line(t2__progress *p, const t2__progress_trial *t)
+{
+    char b[32];
+    double frac = t->target > 0 ? (double)t->batches / (double)t->target : 0.0;
+    bar(b, 20, frac);
+    fprintf(p->out, "  trial %-5lld [%s] %lld/%lld batches  %.1f b/s", (long long)t->id, b, (long long)t->batches,
+            (long long)t->target, t->batches_per_s);
+    if (!isnan(t->loss)) fprintf(p->out, "  loss %.4f", t->loss);
+    if (!isnan(t->metric)) fprintf(p->out, "  %s %.4f", p->metric, t->metric);
+    fprintf(p->out, p->tty ? "\033[K\n" : "\n");
+}
+
+void t2__progress_update(t2__progress *p, double now, int64_t done, int64_t total, double best,
+                         const t2__progress_trial *running, int nrunning)
+{
+    if (p->quiet) return;
+    if (!p->tty) {
+        if (now - p->last_plain < 10.0) return;
+        p->last_plain = now;
+    }
+    clear_view(p);
+    char b[32];
+    bar(b, 30, total > 0 ? (double)done / (double)total : 0.0);
+    fprintf(p->out, "trials [%s] %lld/%lld done, %d running", b, (long long)done, (long long)total, nrunning);
+    if (!isnan(best)) fprintf(p->out, ", best %s %.4f", p->metric, best);
+    fprintf(p->out, p->tty ? "\033[K\n" : "\n");
+    for (int i = 0; i < nrunning; i++) trial_line(p, &running[i]);
+    if (p->tty) p->lines = 1 + nrunning;
+    fflush(p->out);
+}
+
+void t2__progress_event(t2__progress *p, const char *fmt, ...)
+{
+    if (p->quiet) return;
+    clear_view(p);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(p->out, fmt, ap);
+    va_end(ap);
+    fputc('\n', p->out);
+    fflush(p->out);
+    p->last_plain = 0.0; /* redraw the view right after an event */
+}
+
+void t2__progress_finish(t2__progress *p)
+{
+    if (!p->quiet) clear_view(p);
+    fflush(p->out);
+}

@@ -1,0 +1,90 @@
+/* channel.c — length-prefixed JSON frames over a stream socket. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "channel.h"
+#include "t2exp/error.h"
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+    while (len > 0) {
+        ssize_t w = write(fd, p, len);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return t2_seterr(T2_EIO, "channel: write failed: %s", strerror(errno));
+        p += w;
+        len -= (size_t)w;
+    }
+    return T2_OK;
+}
+
+/* Reads exactly len bytes; *eof is set if the stream ended before the first byte. */
+static int read_all(int fd, void *buf, size_t len, int *eof)
+{
+    char *p = buf;
+    size_t got = 0;
+    *eof = 0;
+    while (got < len) {
+        ssize_t r = read(fd, p + got, len - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return t2_seterr(T2_EIO, "channel: read failed: %s", strerror(errno));
+        if (r == 0) {
+            if (got == 0) {
+                *eof = 1;
+                return T2_OK;
+            }
+            return t2_seterr(T2_EIO, "channel: stream ended inside a frame (%zu of %zu bytes)", got, len);
+        }
+        got += (size_t)r;
+    }
+    return T2_OK;
+}
+
+int t2__channel_send(int fd, const t2__val *v)
+{
+    char *json = NULL;
+    size_t len = 0;
+    int rc = t2__val_to_json(v, &json, &len);
+    if (rc) return rc;
+    if (len > T2__CHANNEL_MAX_FRAME) {
+        free(json);
+        return t2_seterr(T2_EINVAL, "channel: message of %zu bytes exceeds the frame limit", len);
+    }
+    unsigned char hdr[4] = {(unsigned char)(len & 0xff), (unsigned char)(len >> 8 & 0xff),
+                            (unsigned char)(len >> 16 & 0xff), (unsigned char)(len >> 24 & 0xff)};
+    rc = write_all(fd, hdr, 4);
+    if (!rc) rc = write_all(fd, json, len);
+    free(json);
+    return rc;
+}
+
+int t2__channel_recv(int fd, t2__val **out)
+{
+    unsigned char hdr[4];
+    int eof, rc;
+    *out = NULL;
+    if ((rc = read_all(fd, hdr, 4, &eof))) return rc;
+    if (eof) return T2_OK;
+    uint32_t len = (uint32_t)hdr[0] | (uint32_t)hdr[1] << 8 | (uint32_t)hdr[2] << 16 | (uint32_t)hdr[3] << 24;
+    if (len > T2__CHANNEL_MAX_FRAME) return t2_seterr(T2_EFORMAT, "channel: frame of %u bytes is too large", len);
+    char *buf = malloc(len + 1);
+    if (!buf) return t2_seterr(T2_ENOMEM, "channel: out of memory");
+    if ((rc = read_all(fd, buf, len, &eof)) == T2_OK && eof && len > 0)
+        rc = t2_seterr(T2_EIO, "channel: stream ended after a frame header");
+    if (rc == T2_OK) {
+        buf[len] = '\0';
+        size_t off;
+        rc = t2__val_from_json(buf, len, out, &off);
+    }
+    free(buf);
+    return rc;
+}
+
+const char *t2__msg_type(const t2__val *msg)
+{
+    const t2__val *t = msg ? t2__val_map_get(msg, "type") : NULL;
+    return t && t->kind == T2__VAL_STRING ? t->s : "";
+}

@@ -1,0 +1,170 @@
+/* ctx.c — what a trial can ask its context: hyperparameters, the data section, its situation
+ * (batch sizes, rank, seed), and the framework-managed optimizer step. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include "ctx.h"
+
+void t2__ctx_init(t2_ctx *ctx, const t2__config *cfg, const t2__val *hparams, int64_t global_batch,
+                  int64_t batch_size, int64_t trial_id, uint64_t seed, int threads)
+{
+    memset(ctx, 0, sizeof *ctx);
+    ctx->hparams = hparams;
+    ctx->data = cfg ? cfg->data : NULL;
+    ctx->global_batch = global_batch;
+    ctx->batch_size = batch_size;
+    t2__comm_init_single(&ctx->comm);
+    ctx->trial_id = trial_id;
+    ctx->seed = seed;
+    t2_rng_seed(&ctx->rng, seed);
+    ctx->threads = threads;
+    if (cfg) {
+        ctx->clip = cfg->optimizations.clip;
+        ctx->clip_max = cfg->optimizations.clip_max;
+    }
+}
+
+/* Lists the top-level keys of a map into buf, for "missing key" messages. */
+static const char *keys_of(const t2__val *map, char *buf, size_t len)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; map && map->kind == T2__VAL_MAP && i < map->n && off + 1 < len; i++) {
+        int w = snprintf(buf + off, len - off, "%s%s", i ? ", " : "", map->keys[i]);
+        if (w < 0) break;
+        off += (size_t)w;
+    }
+    return buf[0] ? buf : "none";
+}
+
+static int lookup(const t2__val *root, const char *section, const char *key, const t2__val **out)
+{
+    char keys[512];
+    if (!key) return t2_seterr(T2_EINVAL, "%s: NULL key", section);
+    const t2__val *v = root ? t2__val_lookup(root, key) : NULL;
+    if (!v) return t2_seterr(T2_ENOTFOUND, "%s '%s' is missing (it has: %s)", section, key, keys_of(root, keys, sizeof keys));
+    *out = v;
+    return T2_OK;
+}
+
+static int get_int(const t2__val *root, const char *section, const char *key, int64_t *out)
+{
+    const t2__val *v;
+    int rc = lookup(root, section, key, &v);
+    if (rc) return rc;
+    if (v->kind == T2__VAL_INT) *out = v->i;
+    else if (v->kind == T2__VAL_DOUBLE && v->d == floor(v->d) && fabs(v->d) < 9e15) *out = (int64_t)v->d;
+    else return t2_seterr(T2_EINVAL, "%s '%s' is a %s, not an integer", section, key, t2__val_kind_name(v->kind));
+    return T2_OK;
+}
+
+static int get_double(const t2__val *root, const char *section, const char *key, double *out)
+{
+    const t2__val *v;
+    int rc = lookup(root, section, key, &v);
+    if (rc) return rc;
+    if (t2__val_as_double(v, out) != T2_OK)
+        return t2_seterr(T2_EINVAL, "%s '%s' is a %s, not a number", section, key, t2__val_kind_name(v->kind));
+    return T2_OK;
+}
+
+static int get_bool(const t2__val *root, const char *section, const char *key, int *out)
+{
+    const t2__val *v;
+    int rc = lookup(root, section, key, &v);
+    if (rc) return rc;
+    if (v->kind != T2__VAL_BOOL)
+        return t2_seterr(T2_EINVAL, "%s '%s' is a %s, not a boolean", section, key, t2__val_kind_name(v->kind));
+    *out = v->b;
+    return T2_OK;
+}
+
+static int get_str(const t2__val *root, const char *section, const char *key, const char **out)
+{
+    const t2__val *v;
+    int rc = lookup(root, section, key, &v);
+    if (rc) return rc;
+    if (v->kind != T2__VAL_STRING)
+        return t2_seterr(T2_EINVAL, "%s '%s' is a %s, not a string", section, key, t2__val_kind_name(v->kind));
+    *out = v->s;
+    return T2_OK;
+}
+
+#define CHECK_CTX(ctx, out) \
+    if (!(ctx) || !(out)) return t2_seterr(T2_EINVAL, "%s: NULL argument", __func__)
+
+int t2_hp_int(t2_ctx *ctx, const char *key, int64_t *out) { CHECK_CTX(ctx, out); return get_int(ctx->hparams, "hyperparameter", key, out); }
+int t2_hp_double(t2_ctx *ctx, const char *key, double *out) { CHECK_CTX(ctx, out); return get_double(ctx->hparams, "hyperparameter", key, out); }
+int t2_hp_bool(t2_ctx *ctx, const char *key, int *out) { CHECK_CTX(ctx, out); return get_bool(ctx->hparams, "hyperparameter", key, out); }
+int t2_hp_str(t2_ctx *ctx, const char *key, const char **out) { CHECK_CTX(ctx, out); return get_str(ctx->hparams, "hyperparameter", key, out); }
+int t2_data_int(t2_ctx *ctx, const char *key, int64_t *out) { CHECK_CTX(ctx, out); return get_int(ctx->data, "data key", key, out); }
+int t2_data_double(t2_ctx *ctx, const char *key, double *out) { CHECK_CTX(ctx, out); return get_double(ctx->data, "data key", key, out); }
+int t2_data_bool(t2_ctx *ctx, const char *key, int *out) { CHECK_CTX(ctx, out); return get_bool(ctx->data, "data key", key, out); }
+int t2_data_str(t2_ctx *ctx, const char *key, const char **out) { CHECK_CTX(ctx, out); return get_str(ctx->data, "data key", key, out); }
+
+int t2_ctx_global_batch_size(const t2_ctx *ctx) { return ctx ? (int)ctx->global_batch : 0; }
+int t2_ctx_batch_size(const t2_ctx *ctx) { return ctx ? (int)ctx->batch_size : 0; }
+int t2_ctx_rank(const t2_ctx *ctx) { return ctx ? ctx->comm.rank : 0; }
+int t2_ctx_size(const t2_ctx *ctx) { return ctx ? ctx->comm.size : 1; }
+int64_t t2_ctx_trial_id(const t2_ctx *ctx) { return ctx ? ctx->trial_id : 0; }
+uint64_t t2_ctx_seed(const t2_ctx *ctx) { return ctx ? ctx->seed : 0; }
+t2_rng *t2_ctx_rng(t2_ctx *ctx) { return ctx ? &ctx->rng : NULL; }
+int64_t t2_ctx_batches_trained(const t2_ctx *ctx) { return ctx ? ctx->batches_trained : 0; }
+int64_t t2_ctx_epoch(const t2_ctx *ctx) { return ctx ? ctx->epoch : 0; }
+int t2_ctx_threads(const t2_ctx *ctx) { return ctx ? ctx->threads : 1; }
+
+int t2_wrap_model(t2_ctx *ctx, t2_net *net)
+{
+    if (!ctx || !net) return t2_seterr(T2_EINVAL, "t2_wrap_model: NULL argument");
+    if (ctx->net && ctx->net != net) return t2_seterr(T2_ESTATE, "t2_wrap_model: a model is already wrapped");
+    size_t n;
+    float *p = t2_net_params(net, &n);
+    if (!p) return t2_seterr(T2_ESTATE, "t2_wrap_model: call t2_net_init before wrapping the model");
+    /* Every rank starts from rank 0's initial weights. */
+    int rc = t2__comm_broadcast(&ctx->comm, p, n * sizeof(float));
+    if (rc) return rc;
+    ctx->net = net;
+    return T2_OK;
+}
+
+int t2_wrap_optimizer(t2_ctx *ctx, t2_optim *opt)
+{
+    if (!ctx || !opt) return t2_seterr(T2_EINVAL, "t2_wrap_optimizer: NULL argument");
+    if (ctx->opt && ctx->opt != opt) return t2_seterr(T2_ESTATE, "t2_wrap_optimizer: an optimizer is already wrapped");
+    ctx->opt = opt;
+    return T2_OK;
+}
+
+int t2_wrap_lr_schedule(t2_ctx *ctx, t2_lr_schedule *sched)
+{
+    if (!ctx || !sched) return t2_seterr(T2_EINVAL, "t2_wrap_lr_schedule: NULL argument");
+    if (ctx->sched && ctx->sched != sched)
+        return t2_seterr(T2_ESTATE, "t2_wrap_lr_schedule: a schedule is already wrapped");
+    ctx->sched = sched;
+    return T2_OK;
+}
+
+int t2_step_optimizer(t2_ctx *ctx)
+{
+    if (!ctx) return t2_seterr(T2_EINVAL, "t2_step_optimizer: NULL context");
+    if (!ctx->net || !ctx->opt)
+        return t2_seterr(T2_ESTATE, "t2_step_optimizer: wrap the model and the optimizer first (t2_wrap_model, "
+                         "t2_wrap_optimizer in build_model)");
+    size_t n;
+    float *p = t2_net_params(ctx->net, &n), *g = t2_net_grads(ctx->net, NULL);
+    int rc = t2__comm_allreduce_mean(&ctx->comm, g, n);
+    if (rc) return rc;
+    if (ctx->clip == T2__CLIP_NORM) rc = t2_clip_grad_norm(g, n, ctx->clip_max, NULL);
+    else if (ctx->clip == T2__CLIP_VALUE) rc = t2_clip_grad_value(g, n, ctx->clip_max);
+    if (rc) return rc;
+    if (ctx->sched && (rc = t2_optim_set_lr(ctx->opt, t2_lr_schedule_lr(ctx->sched)))) return rc;
+    if ((rc = t2_optim_step(ctx->opt, p, g, n))) return rc;
+    t2_net_zero_grad(ctx->net);
+    ctx->optimizer_steps++;
+    if (ctx->sched && t2_lr_schedule_step_mode(ctx->sched) == T2_LR_STEP_BATCH) {
+        rc = t2_lr_schedule_step(ctx->sched);
+        /* A finished one-cycle schedule keeps its last rate rather than failing the trial. */
+        if (rc == T2_ESTATE) rc = T2_OK;
+    }
+    return rc;
+}

@@ -1,0 +1,88 @@
+/* metrics.c — t2_metric / t2_metric_reduce: named scalars with a reducer, combined over a
+ * reporting window. MEAN is weighted by the batch's sample count so that a short final batch
+ * counts for what it is. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "metrics.h"
+
+void t2__metrics_init(t2_metrics *m) { memset(m, 0, sizeof *m); }
+
+void t2__metrics_free(t2_metrics *m)
+{
+    if (!m) return;
+    free(m->acc);
+    memset(m, 0, sizeof *m);
+}
+
+void t2__metrics_reset(t2_metrics *m)
+{
+    for (int i = 0; i < m->n; i++) {
+        t2__metric_acc *a = &m->acc[i];
+        a->sum = a->weight = 0.0;
+        a->min = INFINITY;
+        a->max = -INFINITY;
+        a->count = 0;
+    }
+    m->error[0] = '\0';
+}
+
+double t2__metrics_value(const t2_metrics *m, int i)
+{
+    const t2__metric_acc *a = &m->acc[i];
+    if (a->count == 0) return 0.0;
+    switch (a->reducer) {
+    case T2_REDUCE_SUM: return a->sum;
+    case T2_REDUCE_MIN: return a->min;
+    case T2_REDUCE_MAX: return a->max;
+    default: return a->weight > 0 ? a->sum / a->weight : 0.0;
+    }
+}
+
+int t2_metric_reduce(t2_metrics *m, const char *name, double value, t2_reducer reducer)
+{
+    if (!m || !name || !*name) return t2_seterr(T2_EINVAL, "t2_metric: NULL metrics or empty name");
+    if (strlen(name) >= sizeof m->acc[0].name)
+        return t2_seterr(T2_EINVAL, "t2_metric: name '%.20s...' longer than %zu characters", name,
+                         sizeof m->acc[0].name - 1);
+    if ((int)reducer < T2_REDUCE_MEAN || reducer > T2_REDUCE_MAX)
+        return t2_seterr(T2_EINVAL, "t2_metric %s: unknown reducer %d", name, (int)reducer);
+    if (!isfinite(value)) {
+        if (!m->error[0]) snprintf(m->error, sizeof m->error, "metric %s is %g", name, value);
+        return t2_seterr(T2_ENUMERIC, "t2_metric: %s is %g", name, value);
+    }
+    int i = 0;
+    while (i < m->n && strcmp(m->acc[i].name, name) != 0) i++;
+    if (i == m->n) {
+        if (m->n == m->cap) {
+            int cap = m->cap ? 2 * m->cap : 8;
+            t2__metric_acc *g = realloc(m->acc, (size_t)cap * sizeof *g);
+            if (!g) return t2_seterr(T2_ENOMEM, "t2_metric: out of memory");
+            m->acc = g;
+            m->cap = cap;
+        }
+        t2__metric_acc *a = &m->acc[m->n++];
+        memset(a, 0, sizeof *a);
+        snprintf(a->name, sizeof a->name, "%s", name);
+        a->reducer = reducer;
+        a->min = INFINITY;
+        a->max = -INFINITY;
+    } else if (m->acc[i].reducer != reducer) {
+        return t2_seterr(T2_EINVAL, "t2_metric %s: reported with reducer %d after %d", name, (int)reducer,
+                         (int)m->acc[i].reducer);
+    }
+    t2__metric_acc *a = &m->acc[i];
+    double w = reducer == T2_REDUCE_MEAN ? (m->batch_weight > 0 ? m->batch_weight : 1.0) : 1.0;
+    a->sum += value * w;
+    a->weight += w;
+    if (value < a->min) a->min = value;
+    if (value > a->max) a->max = value;
+    a->count++;
+    return T2_OK;
+}
+
+int t2_metric(t2_metrics *m, const char *name, double value)
+{
+    return t2_metric_reduce(m, name, value, T2_REDUCE_MEAN);
+}

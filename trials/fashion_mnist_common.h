@@ -1,0 +1,151 @@
+/* fashion_mnist_common.h — what the Fashion-MNIST example trials share: preparing the data once
+ * per experiment (a memory-mapped cache every trial then shares through the page cache), the
+ * loaders, and the classification train/evaluate steps with NLL on log-softmax outputs. Uses
+ * only the public header, like any user trial. */
+#ifndef FASHION_MNIST_COMMON_H
+#define FASHION_MNIST_COMMON_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <t2exp.h>
+
+typedef struct fm_state {
+    t2_net *net;
+    t2_optim *opt;
+    t2_tensor dlogp; /* loss gradient buffer, [batch, 10] */
+} fm_state;
+
+/* The IDX directory: data.dir if set and non-empty, else the Debian package's. */
+static inline const char *fm_dir(t2_ctx *ctx)
+{
+    const char *dir = NULL;
+    if (t2_data_str(ctx, "dir", &dir) != T2_OK || !dir || !*dir) dir = NULL;
+    return dir ? dir : t2_fashion_mnist_dir();
+}
+
+static inline void fm_cache_path(t2_ctx *ctx, const char *split, char *buf, size_t len)
+{
+    const char *cache = NULL, *tmp = getenv("TMPDIR");
+    if (t2_data_str(ctx, "cache_dir", &cache) != T2_OK || !cache || !*cache) cache = NULL;
+    if (cache) snprintf(buf, len, "%s/fashion-mnist-%s.t2c", cache, split);
+    else snprintf(buf, len, "%s/t2exp-fashion-mnist-%s.t2c", tmp && *tmp ? tmp : "/tmp", split);
+}
+
+/* prepare_data: converts both splits to caches once, so trials map them instead of decoding gzip. */
+static inline int fm_prepare_data(t2_ctx *ctx)
+{
+    const char *splits[2] = {"train", "test"};
+    for (int i = 0; i < 2; i++) {
+        char path[4096];
+        fm_cache_path(ctx, splits[i], path, sizeof path);
+        t2_dataset *ds = NULL;
+        if (t2_dataset_cache_open(&ds, path) == T2_OK) { /* already there and valid */
+            t2_dataset_free(ds);
+            continue;
+        }
+        int rc = t2_dataset_fashion_mnist(&ds, splits[i], fm_dir(ctx));
+        if (!rc) rc = t2_dataset_cache_write(ds, path);
+        t2_dataset_free(ds);
+        if (rc) return rc;
+    }
+    return T2_OK;
+}
+
+/* The split from its cache, or straight from the IDX files when there is no cache. */
+static inline int fm_open(t2_ctx *ctx, const char *split, t2_dataset **ds)
+{
+    char path[4096];
+    fm_cache_path(ctx, split, path, sizeof path);
+    if (t2_dataset_cache_open(ds, path) == T2_OK) return T2_OK;
+    return t2_dataset_fashion_mnist(ds, split, fm_dir(ctx));
+}
+
+static inline int fm_loader(t2_ctx *ctx, const char *split, int train, t2_loader **out)
+{
+    t2_dataset *ds = NULL;
+    int rc = fm_open(ctx, split, &ds);
+    if (rc) return rc;
+    t2_loader_params p = t2_loader_params_default();
+    p.batch_size = train ? t2_ctx_batch_size(ctx) : 500;
+    p.shuffle = train;
+    p.seed = t2_ctx_seed(ctx);
+    p.repeat = train;
+    p.num_workers = 1;
+    p.prefetch = 4;
+    p.own_dataset = 1;
+    if (train) { /* each rank reads its shard of every global batch */
+        p.rank = t2_ctx_rank(ctx);
+        p.world_size = t2_ctx_size(ctx);
+    }
+    return t2_loader_create(out, ds, &p);
+}
+
+static inline int fm_build_training_loader(t2_ctx *ctx, void *state, t2_loader **out)
+{
+    (void)state;
+    return fm_loader(ctx, "train", 1, out);
+}
+
+static inline int fm_build_validation_loader(t2_ctx *ctx, void *state, t2_loader **out)
+{
+    (void)state;
+    return fm_loader(ctx, "test", 0, out);
+}
+
+/* Wraps an initialised net with SGD(learning_rate, momentum) and a loss-gradient buffer. */
+static inline int fm_finish_model(t2_ctx *ctx, fm_state *s)
+{
+    double lr, momentum;
+    int rc;
+    if ((rc = t2_hp_double(ctx, "learning_rate", &lr)) || (rc = t2_hp_double(ctx, "momentum", &momentum))) return rc;
+    size_t n;
+    t2_net_params(s->net, &n);
+    t2_sgd_params sp = t2_sgd_default();
+    sp.lr = lr;
+    sp.momentum = momentum;
+    int cap = t2_ctx_batch_size(ctx) > 500 ? t2_ctx_batch_size(ctx) : 500;
+    if ((rc = t2_sgd_create(&s->opt, &sp, n)) || (rc = t2_tensor_alloc(&s->dlogp, 2, (int[]){cap, 10})) ||
+        (rc = t2_wrap_model(ctx, s->net)) || (rc = t2_wrap_optimizer(ctx, s->opt)))
+        return rc;
+    return T2_OK;
+}
+
+static inline void fm_destroy(void *state)
+{
+    fm_state *s = state;
+    if (!s) return;
+    t2_net_free(s->net);
+    t2_optim_free(s->opt);
+    t2_tensor_free(&s->dlogp);
+    free(s);
+}
+
+/* Forward, NLL, accuracy; in training also backward and the framework's optimizer step. */
+static inline int fm_step(t2_ctx *ctx, fm_state *s, const t2_batch *b, t2_metrics *m, int train)
+{
+    const t2_tensor *y;
+    float loss;
+    int64_t correct;
+    int rc;
+    t2_tensor d = s->dlogp;
+    d.shape[0] = b->n;
+    if ((rc = t2_net_forward(s->net, &b->x, train ? T2_TRAIN : T2_EVAL, t2_ctx_rng(ctx), &y)) ||
+        (rc = t2_loss_nll(y, b->labels, &loss, train ? &d : NULL)) ||
+        (rc = t2_topk_correct(y, b->labels, 1, &correct)))
+        return rc;
+    if (train && ((rc = t2_net_backward(s->net, &d, NULL)) || (rc = t2_step_optimizer(ctx)))) return rc;
+    if ((rc = t2_metric(m, train ? "loss" : "validation_loss", loss))) return rc;
+    return t2_metric(m, train ? "accuracy" : "validation_accuracy", (double)correct / b->n);
+}
+
+static inline int fm_train_batch(t2_ctx *ctx, void *state, const t2_batch *b, t2_metrics *m)
+{
+    return fm_step(ctx, state, b, m, 1);
+}
+
+static inline int fm_evaluate_batch(t2_ctx *ctx, void *state, const t2_batch *b, t2_metrics *m)
+{
+    return fm_step(ctx, state, b, m, 0);
+}
+
+#endif

@@ -1,0 +1,91 @@
+/* quadratic.c — the trivial trial for search tests and the trials benchmark: the "model" is the
+ * point (x, y) from the hparams, and every batch reports loss = (x - 1)^2 + (y + 2)^2 (minimum 0 at
+ * (1, -2)), so a search's result is known in advance. Optional hparams for fault tests:
+ * fail_at_batch (train_batch returns an error there), crash_at_batch (SIGSEGV there),
+ * nan_at_batch (reports a NaN loss there), sleep_ms (per batch). */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <time.h>
+#include <t2exp.h>
+
+typedef struct {
+    double x, y;
+    int64_t fail_at, crash_at, nan_at, sleep_ms;
+    float dummy[1];
+} quad;
+
+static int64_t opt_int(t2_ctx *ctx, const char *key)
+{
+    int64_t v = -1;
+    return t2_hp_int(ctx, key, &v) == T2_OK ? v : -1;
+}
+
+static int build_model(t2_ctx *ctx, void **state)
+{
+    quad *q = calloc(1, sizeof *q);
+    if (!q) return t2_seterr(T2_ENOMEM, "quadratic: out of memory");
+    *state = q;
+    int rc;
+    if ((rc = t2_hp_double(ctx, "x", &q->x)) || (rc = t2_hp_double(ctx, "y", &q->y))) return rc;
+    q->fail_at = opt_int(ctx, "fail_at_batch");
+    q->crash_at = opt_int(ctx, "crash_at_batch");
+    q->nan_at = opt_int(ctx, "nan_at_batch");
+    q->sleep_ms = opt_int(ctx, "sleep_ms");
+    return T2_OK;
+}
+
+/* A tiny in-memory dataset: the loop needs batches, the values do not matter. */
+static int loader(t2_ctx *ctx, int train, t2_loader **out)
+{
+    float x[4] = {0, 1, 2, 3};
+    int32_t labels[4] = {0, 0, 0, 0};
+    t2_tensor t = t2_tensor_view(x, 2, (int[]){4, 1});
+    t2_dataset *ds = NULL;
+    int rc = t2_dataset_from_tensor(&ds, &t, labels, 1);
+    if (rc) return rc;
+    t2_loader_params p = t2_loader_params_default();
+    p.batch_size = 1;
+    p.repeat = train;
+    p.own_dataset = 1;
+    p.seed = t2_ctx_seed(ctx);
+    return t2_loader_create(out, ds, &p);
+}
+
+static int build_training_loader(t2_ctx *ctx, void *state, t2_loader **out)
+{
+    (void)state;
+    return loader(ctx, 1, out);
+}
+
+static int build_validation_loader(t2_ctx *ctx, void *state, t2_loader **out)
+{
+    (void)state;
+    return loader(ctx, 0, out);
+}
+
+static double loss_of(const quad *q) { return (q->x - 1) * (q->x - 1) + (q->y + 2) * (q->y + 2); }
+
+static int train_batch(t2_ctx *ctx, void *state, const t2_batch *b, t2_metrics *m)
+{
+    (void)b;
+    quad *q = state;
+    int64_t at = t2_ctx_batches_trained(ctx);
+    if (q->sleep_ms > 0) nanosleep(&(struct timespec){q->sleep_ms / 1000, (q->sleep_ms % 1000) * 1000000L}, NULL);
+    if (at == q->fail_at) return t2_seterr(T2_ETRIAL, "quadratic: failing at batch %lld as asked", (long long)at);
+    if (at == q->crash_at) raise(SIGSEGV);
+    return t2_metric(m, "loss", at == q->nan_at ? NAN : loss_of(q));
+}
+
+static int evaluate_batch(t2_ctx *ctx, void *state, const t2_batch *b, t2_metrics *m)
+{
+    (void)ctx, (void)b;
+    return t2_metric(m, "loss", loss_of(state));
+}
+
+static void destroy(void *state) { free(state); }
+
+T2_TRIAL(.name = "quadratic", .build_model = build_model, .build_training_loader = build_training_loader,
+         .build_validation_loader = build_validation_loader, .train_batch = train_batch,
+         .evaluate_batch = evaluate_batch, .destroy = destroy);

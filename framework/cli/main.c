@@ -13,8 +13,6 @@
 #include "searchers/searcher.h"
 #include "t2exp.h"
 
-int t2__searcher_preview(const t2__config *cfg, uint64_t seed, t2__val **out);
-void t2__preview_print(const t2__val *preview, FILE *out);
 
 #define EXIT_FAILED 1
 #define EXIT_USAGE 2
@@ -147,7 +145,8 @@ static int cmd_create(const args *a)
     t2__config *cfg = NULL;
     int ex = load_config("create", a, &cfg);
     if (ex) return ex;
-    t2__create_opts o = {.cfg = cfg, .trial_path = a->pos[1], .home = a->home, .progress = a->progress, .out = stdout};
+    t2__create_opts o = {.cfg = cfg, .trial_path = a->pos[1], .home = a->home, .overrides = a->overrides,
+                         .noverrides = a->noverrides, .progress = a->progress, .out = stdout};
     int64_t id = 0;
     int rc = t2__experiment_create(&o, &id);
     if (rc < 0) {

@@ -443,7 +443,19 @@ int t2__experiment_create(const t2__create_opts *o, int64_t *exp_id)
     }
     if ((rc = t2__store_home(o->home, home, sizeof home)) || (rc = t2__store_open(home, 0, &c.st))) goto out;
     uint64_t seed = cfg->experiment_seed_set ? cfg->experiment_seed : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
-    t2__experiment_new e = {.name = cfg->name, .description = cfg->description, .config_yaml = cfg->yaml_text,
+    /* The store keeps the config as run: the file, then the command line's overrides as comments. */
+    size_t ylen = strlen(cfg->yaml_text) + 64;
+    for (int i = 0; i < o->noverrides; i++) ylen += strlen(o->overrides[i]) + 16;
+    char *yaml = malloc(ylen);
+    if (!yaml) {
+        rc = t2_seterr(T2_ENOMEM, "controller: out of memory");
+        goto out;
+    }
+    size_t off = (size_t)snprintf(yaml, ylen, "%s", cfg->yaml_text);
+    if (o->noverrides) off += (size_t)snprintf(yaml + off, ylen - off, "\n# overridden on the command line:\n");
+    for (int i = 0; i < o->noverrides; i++)
+        off += (size_t)snprintf(yaml + off, ylen - off, "#   --config %s\n", o->overrides[i]);
+    t2__experiment_new e = {.name = cfg->name, .description = cfg->description, .config_yaml = yaml,
                             .searcher_name = t2__searcher_name(cfg->searcher.name), .metric = cfg->searcher.metric,
                             .smaller_is_better = cfg->searcher.smaller_is_better, .trial_object = object,
                             .seed = (int64_t)seed};
@@ -455,6 +467,7 @@ int t2__experiment_create(const t2__create_opts *o, int64_t *exp_id)
     t2__val_free(lv);
     rc = t2__store_create_experiment(c.st, &e, &c.exp_id);
     free(labels);
+    free(yaml);
     if (rc) goto out;
     *exp_id = c.exp_id;
     char dir[PATH_MAX];

@@ -18,6 +18,8 @@ typedef struct t2__create_opts {
     const t2__config *cfg;   /* loaded and validated */
     const char *trial_path;  /* the trial shared object */
     const char *home;        /* store home (NULL: the default) */
+    const char *const *overrides; /* the --config KEY=VALUE strings the config was loaded with */
+    int noverrides;
     t2__progress_mode progress;
     FILE *out;               /* progress and summary (stdout) */
 } t2__create_opts;

@@ -74,7 +74,7 @@ void t2__progress_event(t2__progress *p, const char *fmt, ...)
     va_end(ap);
     fputc('\n', p->out);
     fflush(p->out);
-    p->last_plain = 0.0; /* redraw the view right after an event */
+    if (p->tty) p->last_plain = 0.0; /* redraw the live view right after an event */
 }
 
 void t2__progress_finish(t2__progress *p)

@@ -49,7 +49,7 @@ static int lookup(const t2__val *root, const char *section, const char *key, con
 
 static int get_int(const t2__val *root, const char *section, const char *key, int64_t *out)
 {
-    const t2__val *v;
+    const t2__val *v = NULL;
     int rc = lookup(root, section, key, &v);
     if (rc) return rc;
     if (v->kind == T2__VAL_INT) *out = v->i;
@@ -60,7 +60,7 @@ static int get_int(const t2__val *root, const char *section, const char *key, in
 
 static int get_double(const t2__val *root, const char *section, const char *key, double *out)
 {
-    const t2__val *v;
+    const t2__val *v = NULL;
     int rc = lookup(root, section, key, &v);
     if (rc) return rc;
     if (t2__val_as_double(v, out) != T2_OK)
@@ -70,7 +70,7 @@ static int get_double(const t2__val *root, const char *section, const char *key,
 
 static int get_bool(const t2__val *root, const char *section, const char *key, int *out)
 {
-    const t2__val *v;
+    const t2__val *v = NULL;
     int rc = lookup(root, section, key, &v);
     if (rc) return rc;
     if (v->kind != T2__VAL_BOOL)
@@ -81,7 +81,7 @@ static int get_bool(const t2__val *root, const char *section, const char *key, i
 
 static int get_str(const t2__val *root, const char *section, const char *key, const char **out)
 {
-    const t2__val *v;
+    const t2__val *v = NULL;
     int rc = lookup(root, section, key, &v);
     if (rc) return rc;
     if (v->kind != T2__VAL_STRING)

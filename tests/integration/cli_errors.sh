@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Bad input through the real CLI: each case a clear message, the right exit code, nothing
+# aborted, and the store intact afterwards.
+source "$(dirname "$0")/common.bash"
+Q="$EXAMPLES/quadratic_random.yaml"
+QT="$TRIALS/quadratic.so"
+cfg() { printf '%s\n' "$@" > "$WORK/c.yaml"; }
+# qcfg EXTRA_HPARAM MAX_RESTARTS METRIC [MORE LINES...] — a single-trial quadratic config.
+qcfg() {
+  local extra=$1 restarts=$2 metric=$3; shift 3
+  cfg "name: q" "hyperparameters:" "  global_batch_size: 1" "  x: 0.5" "  y: -1" "  $extra" \
+      "searcher:" "  name: single" "  metric: $metric" "  max_length: {batches: 3}" "max_restarts: $restarts" "$@"
+}
+
+# A first good experiment, so that later failures can be checked not to damage it.
+expect_exit 0 "$T2EXP" create "$Q" "$QT" --config searcher.max_trials=2 --quiet
+
+# Config errors: exit 2 with file:line:column and the key path.
+cfg "name: q" "hyperparameters:" "  global_batch_size: [1" "searcher: {}"
+expect_exit 2 "$T2EXP" create "$WORK/c.yaml" "$QT"
+expect_in "$OUT" "c.yaml:"
+expect_in "$OUT" "YAML syntax error"
+cfg "name: q" "hyperparameters:" "  global_batch_size: 1" "searcher:" "  name: single" "  metric: loss" \
+    "  max_length:" "    batches: ten"
+expect_exit 2 "$T2EXP" create "$WORK/c.yaml" "$QT"
+expect_in "$OUT" "c.yaml:8:14: searcher.max_length.batches"
+cfg "name: q" "hyperparameters:" "  x: 1" "searcher: {name: single, metric: loss, max_length: {batches: 3}}"
+expect_exit 2 "$T2EXP" create "$WORK/c.yaml" "$QT"
+expect_in "$OUT" "global_batch_size"
+qcfg "sleep_ms: 0" 0 loss "resources: {slots_per_trial: 2}"
+expect_exit 2 "$T2EXP" create "$WORK/c.yaml" "$QT"
+expect_in "$OUT" "divisible"
+
+# Trial objects: missing, not a shared object, no t2_trial symbol, another ABI version.
+qcfg "sleep_ms: 0" 0 loss
+expect_exit 2 "$T2EXP" create "$WORK/c.yaml" "$WORK/nope.so"
+expect_in "$OUT" "no such file"
+echo "not an ELF file" > "$WORK/text.so"
+expect_exit 2 "$T2EXP" create "$WORK/c.yaml" "$WORK/text.so"
+expect_in "$OUT" "cannot be loaded as a shared object"
+echo 'int something(void) { return 1; }' > "$WORK/nosym.c"
+cc -shared -fPIC "$WORK/nosym.c" -o "$WORK/nosym.so"
+expect_exit 2 "$T2EXP" create "$WORK/c.yaml" "$WORK/nosym.so"
+expect_in "$OUT" "does not export the symbol t2_trial"
+cat > "$WORK/abi.c" <<C
+#include <t2exp.h>
+__attribute__((visibility("default"))) const t2_trial_def t2_trial = {.abi_version = 999, .name = "old"};
+C
+cc -shared -fPIC -I"$T2EXP_SOURCE/framework/include" "$WORK/abi.c" -o "$WORK/abi.so"
+expect_exit 2 "$T2EXP" create "$WORK/c.yaml" "$WORK/abi.so"
+expect_in "$OUT" "ABI version 999"
+
+# Trials that fail: an error from train_batch, a NaN loss, a crash, a metric never reported. Each
+# experiment records the failure with its reason and exits 1.
+last_trial_error() { sql "SELECT error FROM trials WHERE experiment_id=(SELECT max(id) FROM experiments)"; }
+
+qcfg "fail_at_batch: 1" 0 loss
+expect_exit 1 "$T2EXP" create "$WORK/c.yaml" "$QT" --plain
+expect_in "$OUT" "errored"
+expect_in "$(last_trial_error)" "train_batch: quadratic: failing at batch 1 as asked"
+[ "$(sql "SELECT state FROM experiments WHERE id=(SELECT max(id) FROM experiments)")" = ERRORED ] || fail "experiment should be ERRORED"
+
+qcfg "nan_at_batch: 2" 0 loss
+expect_exit 1 "$T2EXP" create "$WORK/c.yaml" "$QT" --plain
+expect_in "$(last_trial_error)" "loss is nan"
+
+qcfg "crash_at_batch: 1" 1 loss
+expect_exit 1 "$T2EXP" create "$WORK/c.yaml" "$QT" --plain
+expect_in "$OUT" "restart 1 of 1"
+expect_in "$(last_trial_error)" "killed by signal 11"
+[ "$(sql "SELECT restarts FROM trials WHERE experiment_id=(SELECT max(id) FROM experiments)")" = 1 ] || fail "the crashed trial was restarted once"
+
+qcfg "sleep_ms: 0" 0 accuracy
+expect_exit 1 "$T2EXP" create "$WORK/c.yaml" "$QT" --plain
+expect_in "$(last_trial_error)" "did not report the searcher metric 'accuracy' (reported: loss)"
+
+# Nothing above disturbed the first experiment or the store.
+[ "$(sql "SELECT state FROM experiments WHERE id=1")" = COMPLETED ] || fail "experiment 1 changed"
+store_ok
+echo "cli_errors: ok"

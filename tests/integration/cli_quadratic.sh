@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The real CLI on the quadratic trial: random and grid searches end to end, then the store's
+# contents and every listing format.
+source "$(dirname "$0")/common.bash"
+
+expect_exit 0 "$T2EXP" create "$EXAMPLES/quadratic_random.yaml" "$TRIALS/quadratic.so" --config searcher.max_trials=12 --plain
+expect_in "$OUT" "experiment 1 COMPLETED"
+[ "$(sql 'SELECT count(*) FROM trials WHERE experiment_id=1')" = 12 ] || fail "12 trials expected"
+[ "$(sql "SELECT count(*) FROM trials WHERE experiment_id=1 AND state='COMPLETED'")" = 12 ] || fail "all completed"
+# One training and one validation row per trial (1 batch each), each exactly once.
+[ "$(sql "SELECT count(*) FROM metrics m JOIN trials t ON t.id=m.trial_id WHERE t.experiment_id=1 AND kind='validation' AND name='loss'")" = 12 ] || fail "12 validation losses"
+# The best metric recorded for the experiment is the minimum over its trials.
+best=$(sql "SELECT best_metric = (SELECT min(best_validation) FROM trials WHERE experiment_id=1) FROM experiments WHERE id=1")
+[ "$best" = 1 ] || fail "experiment best is not the smallest trial loss"
+# Each trial's loss is the quadratic of its own hparams.
+bad=$(sql "SELECT count(*) FROM trials WHERE experiment_id=1 AND abs(best_validation - ((json_extract(hparams,'\$.x')-1)*(json_extract(hparams,'\$.x')-1) + (json_extract(hparams,'\$.y')+2)*(json_extract(hparams,'\$.y')+2))) > 1e-9")
+[ "$bad" = 0 ] || fail "$bad trials report a loss that is not f(x, y)"
+
+# Same seed, same trials: a second run draws the same hparams in the same order.
+expect_exit 0 "$T2EXP" create "$EXAMPLES/quadratic_random.yaml" "$TRIALS/quadratic.so" --config searcher.max_trials=12 --quiet
+[ "$(sql "SELECT group_concat(hparams, '|') FROM (SELECT hparams FROM trials WHERE experiment_id=1 ORDER BY ordinal)")" = \
+  "$(sql "SELECT group_concat(hparams, '|') FROM (SELECT hparams FROM trials WHERE experiment_id=2 ORDER BY ordinal)")" ] \
+  || fail "same seed gave different hparams"
+
+expect_exit 0 "$T2EXP" create "$EXAMPLES/quadratic_grid.yaml" "$TRIALS/quadratic.so" --quiet
+[ "$(sql 'SELECT count(*) FROM trials WHERE experiment_id=3')" = 25 ] || fail "grid of 5x5 expected"
+# The grid's best point is (0, -2.5): loss (0-1)^2 + (-2.5+2)^2 = 1.25.
+[ "$(sql 'SELECT round(best_metric, 9) FROM experiments WHERE id=3')" = 1.25 ] || fail "grid best should be 1.25"
+
+expect_exit 0 "$T2EXP" list
+expect_in "$OUT" "quadratic_grid"
+expect_exit 0 "$T2EXP" list --json
+[ "$(json 'json_array_length(j)')" = 3 ] || fail "list --json: 3 experiments"
+expect_exit 0 "$T2EXP" list --csv
+[ "$(wc -l <<<"$OUT")" = 4 ] || fail "list --csv: header + 3 rows"
+expect_exit 0 "$T2EXP" describe 3 --json
+[ "$(json "json_array_length(j, '\$.trials')")" = 25 ] || fail "describe --json: 25 trials"
+[ "$(json "round(json_extract(j, '\$.trials[0].best_validation'), 9)")" = 1.25 ] || fail "describe --json ranks the best first"
+expect_exit 0 "$T2EXP" trials 1 --csv
+[ "$(wc -l <<<"$OUT")" = 13 ] || fail "trials --csv"
+expect_exit 0 "$T2EXP" metrics 1.0 --json
+expect_in "$OUT" '"name":"loss"'
+expect_exit 0 "$T2EXP" logs 1.0
+expect_in "$OUT" "batches 1:"
+expect_exit 0 "$T2EXP" preview "$EXAMPLES/quadratic_grid.yaml" --json
+expect_exit 2 "$T2EXP" describe 99
+expect_in "$OUT" "no experiment 99"
+expect_exit 2 "$T2EXP" frobnicate
+expect_exit 0 "$T2EXP" --version
+expect_in "$OUT" "t2exp 0."
+expect_exit 0 "$T2EXP" create --help
+store_ok
+echo "cli_quadratic: ok"

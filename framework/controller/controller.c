@@ -270,6 +270,18 @@ static int on_message(ctl *c, trial *t, const t2__val *m)
                 }
             }
         }
+        /* The runner's own measurements of the window go in beside the trial's metrics. */
+        static const char *const timing[][2] = {{"batches_per_s", "t2exp.batches_per_s"},
+                                                {"samples_per_s", "t2exp.samples_per_s"},
+                                                {"data_s", "t2exp.data_s"},
+                                                {"compute_s", "t2exp.compute_s"},
+                                                {"comm_s", "t2exp.comm_s"}};
+        for (size_t i = 0; !validation && !rc && i < sizeof timing / sizeof timing[0]; i++) {
+            const t2__val *x = t2__val_map_get(m, timing[i][0]);
+            double v;
+            if (x && t2__val_as_double(x, &v) == T2_OK)
+                rc = t2__store_add_metric(c->st, t->id, T2__METRIC_TRAINING, t->batches, epoch, timing[i][1], v);
+        }
         if (!validation && !rc) rc = store_trial(c, t, T2__TU_BATCHES, 0, NULL);
     } else if (strcmp(type, "done") == 0) {
         int64_t length = t->sent;

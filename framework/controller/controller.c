@@ -31,7 +31,7 @@ typedef struct trial {
     int state;
     pid_t pid;
     int fd;
-    int ready, exit_sent, closing;
+    int ready, exit_sent, closing, pausing;
     int64_t pending;        /* TRAIN length not yet sent (-1: none) */
     int64_t sent;           /* TRAIN length in progress (-1: idle) */
     int restarts;
@@ -136,7 +136,16 @@ static int apply_ops(ctl *c)
             if (t) t->pending = op->length;
             break;
         case T2__OP_CLOSE:
-            if (t) t->closing = 1;
+            if (!t) break;
+            t->closing = 1;
+            if (t->state == T_QUEUED && t->pending < 0) {
+                /* Paused (or never started) with no work left: it is done without running again. */
+                t->state = T_DONE;
+                t2__progress_event(&c->prog, "trial %lld completed: %lld batches, %s %.6g", (long long)t->id,
+                                   (long long)t->batches, c->cfg->searcher.metric, t->metric);
+                rc = store_trial(c, t, T2__TU_STATE, T2__TRIAL_COMPLETED, NULL);
+                if (!rc) rc = t2__searcher_on_trial_exited(c->s, op->request_id, &c->ops);
+            }
             break;
         case T2__OP_SHUTDOWN:
             c->shutdown = 1;
@@ -185,7 +194,7 @@ static int start_trial(ctl *c, trial *t)
     free(fds);
     if (rc) return rc;
     t->state = T_RUNNING;
-    t->ready = t->exit_sent = 0;
+    t->ready = t->exit_sent = t->pausing = 0;
     t->sent = -1;
     t2__progress_event(&c->prog, "trial %lld started%s (log %s)", (long long)t->id,
                        t->restarts ? " again" : "", t->log_path);
@@ -217,15 +226,20 @@ static int feed(ctl *c, trial *t)
         t->sent = t->pending;
         t->pending = -1;
         t->target = t2__length_to_batches(c->cfg->searcher.max_length.unit, t->sent, t->gb, t->bpe);
-    } else if (t->closing) {
+    } else {
+        /* Closed, or nothing to do until the searcher decides (an ASHA trial waiting on its rung):
+         * the runner exits either way, so an idle trial never holds a slot. A paused trial starts
+         * again when it gets work. */
         t2__val_map_set(m, "type", t2__val_string("exit"));
         t->exit_sent = 1;
-    } else {
-        t2__val_free(m);
-        return T2_OK;
+        t->pausing = !t->closing;
     }
     rc = m ? t2__channel_send(t->fd, m) : T2_ENOMEM;
     t2__val_free(m);
+    if (!rc && !t->exit_sent) {
+        t2__trial_update u = {.set = T2__TU_TARGET, .target_length_batches = t->target};
+        if ((rc = t2__store_update_trial(c->st, t->id, &u))) return rc;
+    }
     if (rc) {
         /* The runner is gone; its end of stream and exit status will tell why. */
         t2_clearerr();
@@ -309,7 +323,11 @@ static int on_exit(ctl *c, trial *t)
     while (waitpid(t->pid, &status, 0) < 0 && errno == EINTR) {
     }
     int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 && t->exit_sent && !t->error;
-    if (ok) {
+    if (ok && t->pausing && !t->closing) {
+        t->state = T_QUEUED;
+        t->pausing = 0;
+        rc = store_trial(c, t, T2__TU_STATE | T2__TU_BATCHES, T2__TRIAL_PAUSED, NULL);
+    } else if (ok) {
         t->state = T_DONE;
         t2__progress_event(&c->prog, "trial %lld completed: %lld batches, %s %.6g", (long long)t->id,
                            (long long)t->batches, c->cfg->searcher.metric, t->metric);

@@ -18,6 +18,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include "configs/config.h"
 #include "configs/value.h"
 
@@ -54,12 +55,23 @@ typedef struct t2__searcher t2__searcher;
 int t2__searcher_create(const t2__config *cfg, uint64_t experiment_seed, t2__searcher **out);
 void t2__searcher_free(t2__searcher *s);
 
-/* Events. Each appends the resulting operations to ops. */
+/* Events. Each appends the resulting operations to ops. Events before t2__searcher_start are
+ * T2_ESTATE; a request id the searcher never created is T2_EINVAL; events about a trial that
+ * already exited or failed are ignored (T2_OK, no ops). SHUTDOWN is appended by the event after
+ * which every trial requested so far has ended, exactly once. If an event fails (T2_ENOMEM), the
+ * ops it appended are removed again but the searcher's state is unspecified: rebuild it from
+ * the last snapshot. */
 int t2__searcher_start(t2__searcher *s, t2__ops *ops);
 int t2__searcher_on_trial_created(t2__searcher *s, int64_t request_id, t2__ops *ops);
-/* metric is the searcher metric as the trial reported it (smaller_is_better is applied inside). */
+/* metric is the searcher metric as the trial reported it (smaller_is_better is applied inside;
+ * NaN counts as the worst value). Only the validation at or past the trial's current TRAIN
+ * target carries a decision; earlier ones (min_validation_period) and repeats get no ops, so the
+ * controller may report every validation. An ASHA trial that got no further op after its
+ * validation is paused: the controller may free its slot, and a later TRAIN op (a promotion)
+ * continues it from its checkpoint. */
 int t2__searcher_on_validation(t2__searcher *s, int64_t request_id, double metric, int64_t length, t2__ops *ops);
-/* The trial ended after a CLOSE (or it stopped early by itself). */
+/* The trial ended after a CLOSE (or it stopped early by itself: ASHA then ranks it as the worst
+ * result of its rung, like a failure). */
 int t2__searcher_on_trial_exited(t2__searcher *s, int64_t request_id, t2__ops *ops);
 /* The trial failed for good (restarts exhausted). invalid_hparams: the trial said its hparams are
  * unusable, so random/ASHA draw a replacement; a failed trial never stalls the search. */
@@ -68,11 +80,26 @@ int t2__searcher_on_trial_failed(t2__searcher *s, int64_t request_id, int invali
 /* Fraction of the search done, 0..1 (for progress bars and the store). */
 double t2__searcher_progress(const t2__searcher *s);
 
-/* Total trials the search will create if nothing fails (for "trials done / total"). */
+/* Total trials the search will create if nothing fails (for "trials done / total"). Trials
+ * drawn to replace invalid-hparams ones are not counted (they do not count against max_trials);
+ * for ASHA it is the sum of the brackets' trials, which can exceed max_trials when there are
+ * more brackets than trials (each bracket gets at least one, as in Determined). */
 int64_t t2__searcher_total_trials(const t2__searcher *s);
 
 /* State snapshot and restore (same config). Restoring then replaying nothing continues exactly. */
 int t2__searcher_snapshot(const t2__searcher *s, t2__val **state);
 int t2__searcher_restore(t2__searcher *s, const t2__val *state);
+
+/* `t2exp preview`: runs the search against a pretend controller that answers every TRAIN op at
+ * once with a validation whose metric is a fixed pseudo-random number per request id (so ASHA's
+ * promotions and stops show), and closes trials when told. *out is a LIST with one map per
+ * trial, in request order: {"request_id": R, "hparams": {...}, "lengths": [L1, L2, ...]} (the
+ * successive TRAIN targets). Deterministic for a config and seed. T2_EINVAL as
+ * t2__searcher_create, T2_ENOMEM. */
+int t2__searcher_preview(const t2__config *cfg, uint64_t experiment_seed, t2__val **out);
+
+/* Prints a preview as a table (one line per trial: request id, lengths, hparams as JSON) and a
+ * summary line. T2_EINVAL for a value that is not a preview, T2_EIO when writing fails. */
+int t2__preview_print(const t2__val *preview, FILE *f);
 
 #endif

@@ -1,0 +1,87 @@
+/* asha.h — adaptive ASHA (internal): the bracket layout and the state of each bracket.
+ *
+ * Semantics follow Determined's adaptive_asha.go (brackets), asha.go (promotion-based ASHA, used
+ * when stop_once is false) and asha_stopping.go (stop_once: true). Each bracket is an independent
+ * asynchronous successive-halving search over its own trials; request ids are global, and a
+ * table maps each request id to its bracket, rung and flags.
+ *
+ * Metrics are kept "smaller is better" (negated when smaller_is_better is false); a trial that
+ * failed or exited on its own counts as the worst value, DBL_MAX, so the rungs keep moving. */
+#ifndef T2_SEARCHERS_ASHA_H
+#define T2_SEARCHERS_ASHA_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "searcher_internal.h"
+
+/* The layout a config gives (pure function of the config, tested on its own). */
+#define T2__ASHA_MAX_BRACKETS 64
+typedef struct t2__asha_layout {
+    int64_t max_rungs;  /* after capping by max_length and max_trials (when bracket_rungs is absent) */
+    size_t nbrackets;
+    int64_t rungs[T2__ASHA_MAX_BRACKETS];      /* rungs per bracket, most rungs first */
+    int64_t max_trials[T2__ASHA_MAX_BRACKETS]; /* trials per bracket */
+    int64_t initial[T2__ASHA_MAX_BRACKETS];    /* trials a bracket requests at start */
+} t2__asha_layout;
+
+int t2__asha_layout_of(const t2__searcher_config *sc, t2__asha_layout *out);
+
+/* Rung r of a bracket with n rungs trains to max(floor(max_length / divisor^(n-1-r)), 1). */
+int64_t t2__asha_rung_length(int64_t max_length, double divisor, int64_t nrungs, int64_t r);
+
+enum {
+    T2__AT_PENDING = 1,    /* has a TRAIN op out and owes a validation at its rung's length */
+    T2__AT_EARLY_EXIT = 2, /* failed or exited without a CLOSE: counts as the worst metric */
+    T2__AT_CLOSE_SENT = 4,
+    T2__AT_ENDED = 8,
+    T2__AT_INVALID = 16,   /* reported invalid hparams: removed from the rungs and replaced */
+    T2__AT_ALL = 31,
+};
+
+typedef struct t2__asha_trial {
+    int32_t bracket, rung;
+    uint32_t flags;
+} t2__asha_trial;
+
+typedef struct t2__asha_entry {
+    int64_t request_id;
+    double metric;
+    int promoted;
+} t2__asha_entry;
+
+typedef struct t2__asha_rung {
+    int64_t length;
+    int64_t outstanding; /* trials training towards this rung */
+    t2__asha_entry *v;   /* sorted by metric, best first (except the top rung: arrival order) */
+    size_t n, cap;
+} t2__asha_rung;
+
+typedef struct t2__asha_bracket {
+    int64_t nrungs, max_trials, initial;
+    t2__asha_rung *rungs;
+    int64_t ntrials;   /* requested in this bracket, invalid ones included */
+    int64_t invalid;
+    int64_t completed; /* ended and not invalid */
+} t2__asha_bracket;
+
+typedef struct t2__asha {
+    int stop_once;
+    double divisor;
+    size_t nbrackets;
+    t2__asha_bracket *b;
+    t2__asha_trial *trials; /* indexed by request id; n == searcher's next_request */
+    size_t ntrials, cap;
+} t2__asha;
+
+/* asha.c: one bracket's decisions. */
+int t2__asha_new_trial(t2__searcher *s, size_t bracket, t2__ops *ops);
+int t2__asha_validation(t2__searcher *s, int64_t request_id, double metric, int64_t length, t2__ops *ops);
+int t2__asha_exited(t2__searcher *s, int64_t request_id, t2__ops *ops);
+int t2__asha_failed(t2__searcher *s, int64_t request_id, int invalid_hparams, t2__ops *ops);
+
+/* asha_state.c */
+int t2__asha_snapshot(const t2__searcher *s, t2__val **out);
+int t2__asha_restore(t2__searcher *s, const t2__val *state);
+void t2__asha_clear(t2__asha *a); /* frees the per-trial and per-rung state, keeps the layout */
+
+#endif

@@ -1,0 +1,430 @@
+/* searcher.c — the part of every searcher that is the same: the op list, request ids and trial
+ * seeds, event checks, the SHUTDOWN rule, and the envelope of state snapshots. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "searcher_internal.h"
+#include "t2exp/error.h"
+#include "t2exp/rng.h"
+
+#define STATE_VERSION 1
+
+/* ---------- op list ---------- */
+
+int t2__ops_push(t2__ops *ops, t2__op op)
+{
+    if (!ops) {
+        t2__val_free(op.hparams);
+        return t2_seterr(T2_EINVAL, "searcher: NULL op list");
+    }
+    if (ops->n == ops->cap) {
+        size_t cap = ops->cap ? ops->cap * 2 : 16;
+        t2__op *v = cap > SIZE_MAX / sizeof *v ? NULL : realloc(ops->v, cap * sizeof *v);
+        if (!v) {
+            t2__val_free(op.hparams);
+            return t2_seterr(T2_ENOMEM, "searcher: out of memory");
+        }
+        ops->v = v;
+        ops->cap = cap;
+    }
+    ops->v[ops->n++] = op;
+    return T2_OK;
+}
+
+/* Drops the ops appended after `n` (an event that failed half-way must not leave half its answer). */
+static void ops_truncate(t2__ops *ops, size_t n)
+{
+    while (ops->n > n) t2__val_free(ops->v[--ops->n].hparams);
+}
+
+void t2__ops_clear(t2__ops *ops)
+{
+    if (ops) ops_truncate(ops, 0);
+}
+
+void t2__ops_free(t2__ops *ops)
+{
+    if (!ops) return;
+    t2__ops_clear(ops);
+    free(ops->v);
+    ops->v = NULL;
+    ops->cap = 0;
+}
+
+int t2__ops_train(t2__ops *ops, int64_t request_id, int64_t length)
+{
+    return t2__ops_push(ops, (t2__op){.kind = T2__OP_TRAIN, .request_id = request_id, .length = length});
+}
+
+int t2__ops_close(t2__ops *ops, int64_t request_id)
+{
+    return t2__ops_push(ops, (t2__op){.kind = T2__OP_CLOSE, .request_id = request_id});
+}
+
+/* ---------- id sets ---------- */
+
+int t2__idset_has(const t2__idset *set, int64_t id)
+{
+    if (id < set->low) return 1;
+    size_t lo = 0, hi = set->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (set->v[mid] < id) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < set->n && set->v[lo] == id;
+}
+
+int t2__idset_add(t2__idset *set, int64_t id)
+{
+    if (t2__idset_has(set, id)) return 0;
+    if (id == set->low) {
+        set->low++;
+        size_t k = 0; /* the watermark may now swallow a run of listed ids */
+        while (k < set->n && set->v[k] == set->low) {
+            set->low++;
+            k++;
+        }
+        if (k) memmove(set->v, set->v + k, (set->n - k) * sizeof *set->v);
+        set->n -= k;
+        return 1;
+    }
+    if (set->n == set->cap) {
+        size_t cap = set->cap ? set->cap * 2 : 8;
+        int64_t *v = realloc(set->v, cap * sizeof *v);
+        if (!v) return t2_seterr(T2_ENOMEM, "searcher: out of memory");
+        set->v = v;
+        set->cap = cap;
+    }
+    size_t at = set->n;
+    while (at > 0 && set->v[at - 1] > id) at--;
+    memmove(set->v + at + 1, set->v + at, (set->n - at) * sizeof *set->v);
+    set->v[at] = id;
+    set->n++;
+    return 1;
+}
+
+int64_t t2__idset_count(const t2__idset *set)
+{
+    return set->low + (int64_t)set->n;
+}
+
+void t2__idset_free(t2__idset *set)
+{
+    if (!set) return;
+    free(set->v);
+    *set = (t2__idset){0};
+}
+
+int t2__idset_to_val(const t2__idset *set, t2__val **out)
+{
+    t2__val *m = t2__val_map(), *ids = t2__val_list();
+    int rc = m && ids ? T2_OK : T2_ENOMEM;
+    for (size_t k = 0; !rc && k < set->n; k++) rc = t2__val_list_append(ids, t2__val_int(set->v[k]));
+    if (!rc && !(rc = t2__val_map_set(m, "low", t2__val_int(set->low)))) {
+        rc = t2__val_map_set(m, "ids", ids);
+        ids = NULL;
+    }
+    t2__val_free(ids);
+    if (rc) {
+        t2__val_free(m);
+        return t2_seterr(T2_ENOMEM, "searcher: out of memory");
+    }
+    *out = m;
+    return T2_OK;
+}
+
+int t2__idset_from_val(const t2__val *v, int64_t limit, const char *what, t2__idset *out)
+{
+    t2__idset set = {0};
+    const t2__val *ids;
+    int64_t low;
+    int rc;
+    if ((rc = t2__state_int(v, "low", 0, limit, what, &low)) || (rc = t2__state_list(v, "ids", what, &ids))) return rc;
+    set.low = low;
+    for (size_t k = 0; k < ids->n; k++) {
+        const t2__val *e = ids->items[k];
+        if (e->kind != T2__VAL_INT || e->i <= low || e->i >= limit || (k && e->i <= set.v[set.n - 1])) {
+            t2__idset_free(&set);
+            return t2_seterr(T2_EFORMAT, "searcher state: %s.ids must be increasing request ids in (%" PRId64
+                                         ", %" PRId64 ")", what, low, limit);
+        }
+        if ((rc = t2__idset_add(&set, e->i)) < 0) {
+            t2__idset_free(&set);
+            return rc;
+        }
+    }
+    *out = set;
+    return T2_OK;
+}
+
+/* ---------- state helpers ---------- */
+
+int t2__state_int(const t2__val *map, const char *key, int64_t min, int64_t max, const char *what, int64_t *out)
+{
+    const t2__val *v = t2__val_map_get(map, key);
+    if (!v || v->kind != T2__VAL_INT || v->i < min || v->i > max)
+        return t2_seterr(T2_EFORMAT, "searcher state: %s.%s must be an integer in [%" PRId64 ", %" PRId64 "]", what,
+                         key, min, max);
+    *out = v->i;
+    return T2_OK;
+}
+
+int t2__state_list(const t2__val *map, const char *key, const char *what, const t2__val **out)
+{
+    const t2__val *v = t2__val_map_get(map, key);
+    if (!v || v->kind != T2__VAL_LIST) return t2_seterr(T2_EFORMAT, "searcher state: %s.%s must be a list", what, key);
+    *out = v;
+    return T2_OK;
+}
+
+int t2__state_num(const t2__val *v, const char *what, double *out)
+{
+    if (!v || t2__val_as_double(v, out) || !isfinite(*out))
+        return t2_seterr(T2_EFORMAT, "searcher state: %s must be a finite number", what);
+    return T2_OK;
+}
+
+/* ---------- trials ---------- */
+
+uint64_t t2__trial_seed(uint64_t experiment_seed, int64_t request_id)
+{
+    return t2_hash64(experiment_seed ^ t2_hash64((uint64_t)request_id));
+}
+
+int t2__searcher_sample(const t2__searcher *s, int64_t request_id, t2__val **out)
+{
+    t2_rng rng;
+    /* A different stream from the trial's own seed, so the trial's first draws (weight init) are
+     * not the same numbers that picked its hparams. */
+    t2_rng_seed(&rng, t2_hash64(t2__trial_seed(s->seed, request_id) ^ UINT64_C(0x68706172616d7321)));
+    return t2__hparam_sample(s->cfg->hparams, &rng, out);
+}
+
+int t2__searcher_new_trial(t2__searcher *s, t2__val *hparams, int64_t length, t2__ops *ops, int64_t *request_id)
+{
+    int64_t rid = s->next_request;
+    int rc;
+    if (!hparams && (rc = t2__searcher_sample(s, rid, &hparams))) return rc;
+    rc = t2__ops_push(ops, (t2__op){.kind = T2__OP_CREATE, .request_id = rid, .hparams = hparams,
+                                    .seed = t2__trial_seed(s->seed, rid)});
+    if (!rc) rc = t2__ops_train(ops, rid, length);
+    if (rc) return rc;
+    s->next_request++;
+    if (request_id) *request_id = rid;
+    return T2_OK;
+}
+
+/* ---------- lifecycle ---------- */
+
+int t2__searcher_create(const t2__config *cfg, uint64_t experiment_seed, t2__searcher **out)
+{
+    const t2__searcher_vt *vt = NULL;
+    if (!out) return t2_seterr(T2_EINVAL, "searcher: NULL argument");
+    *out = NULL;
+    if (!cfg || !cfg->hparams) return t2_seterr(T2_EINVAL, "searcher: NULL config");
+    switch (cfg->searcher.name) {
+    case T2__SEARCH_SINGLE: vt = &t2__single_vt; break;
+    case T2__SEARCH_GRID: vt = &t2__grid_vt; break;
+    case T2__SEARCH_RANDOM: vt = &t2__random_vt; break;
+    case T2__SEARCH_ADAPTIVE_ASHA: vt = &t2__asha_vt; break;
+    }
+    if (!vt) return t2_seterr(T2_EINVAL, "searcher.name: unknown searcher %d", (int)cfg->searcher.name);
+    if (cfg->searcher.max_length.n < 1)
+        return t2_seterr(T2_EINVAL, "searcher.max_length: expected a positive length, got %" PRId64,
+                         cfg->searcher.max_length.n);
+    t2__searcher *s = calloc(1, sizeof *s);
+    if (!s) return t2_seterr(T2_ENOMEM, "searcher: out of memory");
+    s->cfg = cfg;
+    s->seed = experiment_seed;
+    s->vt = vt;
+    int rc = vt->init(s);
+    if (rc) {
+        t2__searcher_free(s);
+        return rc;
+    }
+    *out = s;
+    return T2_OK;
+}
+
+void t2__searcher_free(t2__searcher *s)
+{
+    if (!s) return;
+    if (s->vt && s->vt->destroy) s->vt->destroy(s);
+    t2__idset_free(&s->ended);
+    free(s);
+}
+
+/* Every event ends here: on failure the ops it appended are dropped; on success, if every trial
+ * requested so far has ended, the search is over. Implementations always request the next trial
+ * in the same event that frees a place, so "all ended" cannot happen while work remains. */
+static int finish(t2__searcher *s, t2__ops *ops, size_t mark, int rc)
+{
+    if (rc) {
+        ops_truncate(ops, mark);
+        return rc;
+    }
+    if (s->started && !s->shutdown && t2__idset_count(&s->ended) == s->next_request) {
+        if ((rc = t2__ops_push(ops, (t2__op){.kind = T2__OP_SHUTDOWN, .request_id = -1}))) {
+            ops_truncate(ops, mark);
+            return rc;
+        }
+        s->shutdown = 1;
+    }
+    return T2_OK;
+}
+
+/* 1: go on; 0: the trial has ended, ignore the event; <0: error. */
+static int check_event(const t2__searcher *s, int64_t request_id, const t2__ops *ops, const char *event)
+{
+    if (!s || !ops) return t2_seterr(T2_EINVAL, "searcher: NULL argument");
+    if (!s->started) return t2_seterr(T2_ESTATE, "searcher: %s before the search started", event);
+    if (request_id < 0 || request_id >= s->next_request)
+        return t2_seterr(T2_EINVAL, "searcher: %s for request %" PRId64 ", which the searcher never created", event,
+                         request_id);
+    return !t2__idset_has(&s->ended, request_id);
+}
+
+int t2__searcher_start(t2__searcher *s, t2__ops *ops)
+{
+    if (!s || !ops) return t2_seterr(T2_EINVAL, "searcher: NULL argument");
+    if (s->started) return t2_seterr(T2_ESTATE, "searcher: started twice");
+    size_t mark = ops->n;
+    s->started = 1;
+    int rc = s->vt->start(s, ops);
+    if (rc) s->started = 0;
+    return finish(s, ops, mark, rc);
+}
+
+int t2__searcher_on_trial_created(t2__searcher *s, int64_t request_id, t2__ops *ops)
+{
+    int rc = check_event(s, request_id, ops, "trial created");
+    return rc < 0 ? rc : T2_OK; /* no searcher here needs it: trials are counted when requested */
+}
+
+int t2__searcher_on_validation(t2__searcher *s, int64_t request_id, double metric, int64_t length, t2__ops *ops)
+{
+    int rc = check_event(s, request_id, ops, "validation");
+    if (rc <= 0) return rc;
+    size_t mark = ops->n;
+    return finish(s, ops, mark, s->vt->validation(s, request_id, metric, length, ops));
+}
+
+int t2__searcher_on_trial_exited(t2__searcher *s, int64_t request_id, t2__ops *ops)
+{
+    int rc = check_event(s, request_id, ops, "trial exited");
+    if (rc <= 0) return rc;
+    size_t mark = ops->n;
+    rc = s->vt->exited(s, request_id, ops);
+    if (!rc && (rc = t2__idset_add(&s->ended, request_id)) > 0) rc = T2_OK;
+    return finish(s, ops, mark, rc);
+}
+
+int t2__searcher_on_trial_failed(t2__searcher *s, int64_t request_id, int invalid_hparams, t2__ops *ops)
+{
+    int rc = check_event(s, request_id, ops, "trial failed");
+    if (rc <= 0) return rc;
+    size_t mark = ops->n;
+    rc = s->vt->failed(s, request_id, invalid_hparams != 0, ops);
+    if (!rc && (rc = t2__idset_add(&s->ended, request_id)) > 0) rc = T2_OK;
+    return finish(s, ops, mark, rc);
+}
+
+double t2__searcher_progress(const t2__searcher *s)
+{
+    if (!s || !s->started) return 0.0;
+    if (s->shutdown) return 1.0;
+    double p = s->vt->progress(s);
+    return p < 0 ? 0.0 : p > 1 ? 1.0 : p;
+}
+
+int64_t t2__searcher_total_trials(const t2__searcher *s)
+{
+    return s ? s->vt->total(s) : 0;
+}
+
+/* ---------- snapshot / restore ---------- */
+
+int t2__searcher_snapshot(const t2__searcher *s, t2__val **state)
+{
+    char seed[24];
+    t2__val *m = NULL, *ended = NULL, *impl = NULL;
+    int rc;
+    if (!s || !state) return t2_seterr(T2_EINVAL, "searcher: NULL argument");
+    *state = NULL;
+    /* The seed as hex text: JSON readers elsewhere (SQLite, Python) lose bits above 2^53. */
+    snprintf(seed, sizeof seed, "%016" PRIx64, s->seed);
+    if ((rc = t2__idset_to_val(&s->ended, &ended)) || (rc = s->vt->snapshot(s, &impl))) goto fail;
+    rc = T2_ENOMEM;
+    if (!(m = t2__val_map())) goto fail;
+    if ((rc = t2__val_map_set(m, "version", t2__val_int(STATE_VERSION))) ||
+        (rc = t2__val_map_set(m, "searcher", t2__val_string(s->vt->name))) ||
+        (rc = t2__val_map_set(m, "experiment_seed", t2__val_string(seed))) ||
+        (rc = t2__val_map_set(m, "started", t2__val_bool(s->started))) ||
+        (rc = t2__val_map_set(m, "shutdown", t2__val_bool(s->shutdown))) ||
+        (rc = t2__val_map_set(m, "next_request", t2__val_int(s->next_request))))
+        goto fail;
+    rc = t2__val_map_set(m, "ended", ended);
+    ended = NULL;
+    if (rc) goto fail;
+    rc = t2__val_map_set(m, "state", impl);
+    impl = NULL;
+    if (rc) goto fail;
+    *state = m;
+    return T2_OK;
+fail:
+    if (rc == T2_ENOMEM) t2_seterr(T2_ENOMEM, "searcher: out of memory");
+    t2__val_free(m);
+    t2__val_free(ended);
+    t2__val_free(impl);
+    return rc;
+}
+
+static int state_bool(const t2__val *map, const char *key, int *out)
+{
+    const t2__val *v = t2__val_map_get(map, key);
+    if (!v || v->kind != T2__VAL_BOOL) return t2_seterr(T2_EFORMAT, "searcher state: %s must be true or false", key);
+    *out = v->b;
+    return T2_OK;
+}
+
+int t2__searcher_restore(t2__searcher *s, const t2__val *state)
+{
+    char seed[24];
+    int64_t version, next;
+    int started, shutdown, rc;
+    t2__idset ended = {0};
+    if (!s || !state) return t2_seterr(T2_EINVAL, "searcher: NULL argument");
+    if (state->kind != T2__VAL_MAP) return t2_seterr(T2_EFORMAT, "searcher state: expected a map");
+    if ((rc = t2__state_int(state, "version", STATE_VERSION, STATE_VERSION, "state", &version))) return rc;
+    const t2__val *name = t2__val_map_get(state, "searcher"), *sd = t2__val_map_get(state, "experiment_seed");
+    if (!name || name->kind != T2__VAL_STRING || strcmp(name->s, s->vt->name) != 0)
+        return t2_seterr(T2_EINVAL, "searcher state: saved by the %s searcher, but the config names %s",
+                         name && name->kind == T2__VAL_STRING ? name->s : "(unknown)", s->vt->name);
+    snprintf(seed, sizeof seed, "%016" PRIx64, s->seed);
+    if (!sd || sd->kind != T2__VAL_STRING || strcmp(sd->s, seed) != 0)
+        return t2_seterr(T2_EINVAL, "searcher state: saved with experiment seed %s, but this searcher has %s",
+                         sd && sd->kind == T2__VAL_STRING ? sd->s : "(unknown)", seed);
+    if ((rc = state_bool(state, "started", &started)) || (rc = state_bool(state, "shutdown", &shutdown)) ||
+        (rc = t2__state_int(state, "next_request", 0, INT64_MAX - 1, "state", &next)))
+        return rc;
+    const t2__val *ev = t2__val_map_get(state, "ended"), *impl = t2__val_map_get(state, "state");
+    if (!ev || ev->kind != T2__VAL_MAP || !impl || impl->kind != T2__VAL_MAP)
+        return t2_seterr(T2_EFORMAT, "searcher state: missing the ended set or the searcher's own state");
+    if ((rc = t2__idset_from_val(ev, next, "ended", &ended))) return rc;
+    /* next_request first: the implementation checks its request ids against it. */
+    int64_t old_next = s->next_request;
+    s->next_request = next;
+    if ((rc = s->vt->restore(s, impl))) {
+        s->next_request = old_next;
+        t2__idset_free(&ended);
+        return rc;
+    }
+    t2__idset_free(&s->ended);
+    s->ended = ended;
+    s->started = started;
+    s->shutdown = shutdown;
+    return T2_OK;
+}

@@ -1,6 +1,7 @@
 /* quadratic.c — the trivial trial for search tests and the trials benchmark: the "model" is the
  * point (x, y) from the hparams, and every batch reports loss = (x - 1)^2 + (y + 2)^2 (minimum 0 at
- * (1, -2)), so a search's result is known in advance. Optional hparams for fault tests:
+ * (1, -2)), so a search's result is known in advance; an optional hparam lr adds itself to the loss
+ * (the Optuna reference's space: x, log-uniform lr, categorical c). Optional hparams for fault tests:
  * fail_at_batch (train_batch returns an error there), crash_at_batch (SIGSEGV there),
  * nan_at_batch (reports a NaN loss there), sleep_ms (per batch). */
 #define _POSIX_C_SOURCE 200809L
@@ -11,7 +12,7 @@
 #include <t2exp.h>
 
 typedef struct {
-    double x, y;
+    double x, y, lr;
     int64_t fail_at, crash_at, nan_at, sleep_ms;
     float dummy[1];
 } quad;
@@ -29,6 +30,7 @@ static int build_model(t2_ctx *ctx, void **state)
     *state = q;
     int rc;
     if ((rc = t2_hp_double(ctx, "x", &q->x)) || (rc = t2_hp_double(ctx, "y", &q->y))) return rc;
+    if (t2_hp_double(ctx, "lr", &q->lr) != T2_OK) q->lr = 0.0;
     q->fail_at = opt_int(ctx, "fail_at_batch");
     q->crash_at = opt_int(ctx, "crash_at_batch");
     q->nan_at = opt_int(ctx, "nan_at_batch");
@@ -65,7 +67,7 @@ static int build_validation_loader(t2_ctx *ctx, void *state, t2_loader **out)
     return loader(ctx, 0, out);
 }
 
-static double loss_of(const quad *q) { return (q->x - 1) * (q->x - 1) + (q->y + 2) * (q->y + 2); }
+static double loss_of(const quad *q) { return (q->x - 1) * (q->x - 1) + (q->y + 2) * (q->y + 2) + q->lr; }
 
 static int train_batch(t2_ctx *ctx, void *state, const t2_batch *b, t2_metrics *m)
 {

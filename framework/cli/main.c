@@ -3,6 +3,7 @@
  * object), 3 store or I/O trouble. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <unistd.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -231,6 +232,13 @@ static int cmd_read(const char *cmd, const args *a)
 
 int main(int argc, char **argv)
 {
+    /* The numeric core runs its own thread pool over single-threaded OpenBLAS calls. OpenBLAS
+     * reads its thread count once, when it loads: start it single-threaded, or every trial forked
+     * from this process would start (and spin) a BLAS thread of its own. */
+    if (!getenv("OPENBLAS_NUM_THREADS") && setenv("OPENBLAS_NUM_THREADS", "1", 1) == 0) {
+        execv("/proc/self/exe", argv);
+        /* exec failed: carry on with OpenBLAS's own threads rather than not at all */
+    }
     const char *overrides[256];
     args a = {.fmt = T2__FMT_TABLE, .overrides = overrides, .progress = T2__PROGRESS_AUTO};
     int i = 1;

@@ -188,9 +188,9 @@ static int start_trial(ctl *c, trial *t)
         if (c->t[i].fd >= 0) fds[n++] = c->t[i].fd;
     t2__runner_args a = {.cfg = c->cfg, .def = c->so.def, .hparams = t->hparams, .trial_id = t->id,
                          .seed = t->seed, .threads = c->threads, .fd = -1};
-    /* Everything buffered in the store goes out before fork, so the child inherits no batch. */
-    int rc = t2__store_flush(c->st, 1);
-    if (!rc) rc = t2__trial_proc_start(&a, t->log_path, fds, n, &t->pid, &t->fd);
+    /* The child never touches the store (it only talks over its channel and leaves with _exit),
+     * so an open batch transaction in the controller need not be flushed first. */
+    int rc = t2__trial_proc_start(&a, t->log_path, fds, n, &t->pid, &t->fd);
     free(fds);
     if (rc) return rc;
     t->state = T_RUNNING;
@@ -217,7 +217,9 @@ static int schedule(ctl *c)
 /* Sends the next train op, or exit once the searcher has closed the trial. */
 static int feed(ctl *c, trial *t)
 {
-    if (t->state != T_RUNNING || !t->ready || t->sent >= 0 || t->exit_sent) return T2_OK;
+    /* The first op goes out right after the fork: the runner reads it once it is ready, which
+     * saves a round trip per trial (it matters for many short trials). */
+    if (t->state != T_RUNNING || (!t->ready && t->pending < 0) || t->sent >= 0 || t->exit_sent) return T2_OK;
     t2__val *m = t2__val_map();
     int rc;
     if (t->pending >= 0) {
@@ -259,6 +261,11 @@ static int on_message(ctl *c, trial *t, const t2__val *m)
         const t2__val *bpe = t2__val_map_get(m, "batches_per_epoch");
         t->bpe = bpe && bpe->kind == T2__VAL_INT ? bpe->i : 0;
         t->ready = 1;
+        if (t->sent >= 0) { /* the op went out before the epoch length was known */
+            t->target = t2__length_to_batches(c->cfg->searcher.max_length.unit, t->sent, t->gb, t->bpe);
+            t2__trial_update u = {.set = T2__TU_TARGET, .target_length_batches = t->target};
+            rc = t2__store_update_trial(c->st, t->id, &u);
+        }
     } else if (strcmp(type, "metrics") == 0) {
         const t2__val *kind = t2__val_map_get(m, "kind"), *vals = t2__val_map_get(m, "values");
         const t2__val *ep = t2__val_map_get(m, "epoch"), *rate = t2__val_map_get(m, "batches_per_s");

@@ -19,7 +19,7 @@ static double pseudo_metric(uint64_t seed, int64_t rid)
     return (double)(t2_hash64(seed ^ t2_hash64((uint64_t)rid) ^ UINT64_C(0x7072657669657721)) >> 11) * 0x1p-53;
 }
 
-static int add_trial(t2__val *list, t2__op *op)
+static int add_trial(t2__val *list, t2__search_op *op)
 {
     t2__val *m = t2__val_map();
     int rc = m ? T2_OK : T2_ENOMEM;
@@ -56,7 +56,7 @@ int t2__searcher_preview(const t2__config *cfg, uint64_t experiment_seed, t2__va
             rc = t2_seterr(T2_ESTATE, "preview: the search did not finish after %" PRId64 " operations", MAX_OPS);
             goto fail;
         }
-        t2__op *op = &q.v[head++];
+        t2__search_op *op = &q.v[head++];
         int64_t rid = op->request_id;
         switch (op->kind) {
         case T2__OP_CREATE:

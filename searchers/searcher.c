@@ -13,7 +13,7 @@
 
 /* ---------- op list ---------- */
 
-int t2__ops_push(t2__ops *ops, t2__op op)
+int t2__ops_push(t2__ops *ops, t2__search_op op)
 {
     if (!ops) {
         t2__val_free(op.hparams);
@@ -21,7 +21,7 @@ int t2__ops_push(t2__ops *ops, t2__op op)
     }
     if (ops->n == ops->cap) {
         size_t cap = ops->cap ? ops->cap * 2 : 16;
-        t2__op *v = cap > SIZE_MAX / sizeof *v ? NULL : realloc(ops->v, cap * sizeof *v);
+        t2__search_op *v = cap > SIZE_MAX / sizeof *v ? NULL : realloc(ops->v, cap * sizeof *v);
         if (!v) {
             t2__val_free(op.hparams);
             return t2_seterr(T2_ENOMEM, "searcher: out of memory");
@@ -55,12 +55,12 @@ void t2__ops_free(t2__ops *ops)
 
 int t2__ops_train(t2__ops *ops, int64_t request_id, int64_t length)
 {
-    return t2__ops_push(ops, (t2__op){.kind = T2__OP_TRAIN, .request_id = request_id, .length = length});
+    return t2__ops_push(ops, (t2__search_op){.kind = T2__OP_TRAIN, .request_id = request_id, .length = length});
 }
 
 int t2__ops_close(t2__ops *ops, int64_t request_id)
 {
-    return t2__ops_push(ops, (t2__op){.kind = T2__OP_CLOSE, .request_id = request_id});
+    return t2__ops_push(ops, (t2__search_op){.kind = T2__OP_CLOSE, .request_id = request_id});
 }
 
 /* ---------- id sets ---------- */
@@ -208,7 +208,7 @@ int t2__searcher_new_trial(t2__searcher *s, t2__val *hparams, int64_t length, t2
     int64_t rid = s->next_request;
     int rc;
     if (!hparams && (rc = t2__searcher_sample(s, rid, &hparams))) return rc;
-    rc = t2__ops_push(ops, (t2__op){.kind = T2__OP_CREATE, .request_id = rid, .hparams = hparams,
+    rc = t2__ops_push(ops, (t2__search_op){.kind = T2__OP_CREATE, .request_id = rid, .hparams = hparams,
                                     .seed = t2__trial_seed(s->seed, rid)});
     if (!rc) rc = t2__ops_train(ops, rid, length);
     if (rc) return rc;
@@ -267,7 +267,7 @@ static int finish(t2__searcher *s, t2__ops *ops, size_t mark, int rc)
         return rc;
     }
     if (s->started && !s->shutdown && t2__idset_count(&s->ended) == s->next_request) {
-        if ((rc = t2__ops_push(ops, (t2__op){.kind = T2__OP_SHUTDOWN, .request_id = -1}))) {
+        if ((rc = t2__ops_push(ops, (t2__search_op){.kind = T2__OP_SHUTDOWN, .request_id = -1}))) {
             ops_truncate(ops, mark);
             return rc;
         }

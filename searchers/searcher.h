@@ -29,21 +29,21 @@ typedef enum t2__op_kind {
     T2__OP_SHUTDOWN, /* the search is over (after every trial is closed) */
 } t2__op_kind;
 
-typedef struct t2__op {
+typedef struct t2__search_op {
     t2__op_kind kind;
     int64_t request_id;
     t2__val *hparams; /* CREATE: the nested hparams map (owned by the op list) */
     uint64_t seed;    /* CREATE: the trial's seed, derived from the experiment seed and request id */
     int64_t length;   /* TRAIN: total length in max_length units */
-} t2__op;
+} t2__search_op;
 
 typedef struct t2__ops {
-    t2__op *v;
+    t2__search_op *v;
     size_t n, cap;
 } t2__ops;
 
 /* Appends an op (taking ownership of hparams, also on failure). T2_ENOMEM. */
-int t2__ops_push(t2__ops *ops, t2__op op);
+int t2__ops_push(t2__ops *ops, t2__search_op op);
 /* Frees the hparams of every op and empties the list (keeps the allocation). */
 void t2__ops_clear(t2__ops *ops);
 void t2__ops_free(t2__ops *ops);

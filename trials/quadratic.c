@@ -3,7 +3,8 @@
  * (1, -2)), so a search's result is known in advance; an optional hparam lr adds itself to the loss
  * (the Optuna reference's space: x, log-uniform lr, categorical c). Optional hparams for fault tests:
  * fail_at_batch (train_batch returns an error there), crash_at_batch (SIGSEGV there),
- * nan_at_batch (reports a NaN loss there), sleep_ms (per batch). */
+ * nan_at_batch (reports a NaN loss there), sleep_ms (per batch), invalid_above (build_model says
+ * the hparams are invalid, T2_EHPARAM, when x is above it). */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <signal.h>
@@ -35,6 +36,9 @@ static int build_model(t2_ctx *ctx, void **state)
     q->crash_at = opt_int(ctx, "crash_at_batch");
     q->nan_at = opt_int(ctx, "nan_at_batch");
     q->sleep_ms = opt_int(ctx, "sleep_ms");
+    double limit;
+    if (t2_hp_double(ctx, "invalid_above", &limit) == T2_OK && q->x > limit)
+        return t2_seterr(T2_EHPARAM, "quadratic: x = %g is above invalid_above = %g", q->x, limit);
     return T2_OK;
 }
 

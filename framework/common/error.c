@@ -33,6 +33,7 @@ const char *t2_strerror(int code)
     case T2_ETRIAL: return "T2_ETRIAL: trial reported failure";
     case T2_EUNSUPPORTED: return "T2_EUNSUPPORTED: not supported by this build";
     case T2_ESTOPPED: return "T2_ESTOPPED: stopped";
+    case T2_EHPARAM: return "T2_EHPARAM: invalid hyperparameters";
     default: return "unknown t2exp status";
     }
 }

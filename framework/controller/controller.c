@@ -35,6 +35,7 @@ typedef struct trial {
     int64_t pending;        /* TRAIN length not yet sent (-1: none) */
     int64_t sent;           /* TRAIN length in progress (-1: idle) */
     int restarts;
+    int invalid_hparams;    /* the trial said its hparams are unusable: no restart */
     int64_t gb, bpe, batches, target; /* global batch, batches per epoch, trained, op target */
     double metric;          /* searcher metric of the latest validation (NAN: none) */
     double loss, rate;
@@ -95,7 +96,7 @@ static int apply_ops(ctl *c)
 {
     int rc = T2_OK;
     for (; c->op_next < c->ops.n && !rc; c->op_next++) {
-        t2__op *op = &c->ops.v[c->op_next];
+        t2__search_op *op = &c->ops.v[c->op_next];
         trial *t = op->kind == T2__OP_CREATE ? NULL : find(c, op->request_id);
         switch (op->kind) {
         case T2__OP_CREATE: {
@@ -317,6 +318,8 @@ static int on_message(ctl *c, trial *t, const t2__val *m)
                  msg && msg->kind == T2__VAL_STRING ? msg->s : "failed");
         free(t->error);
         t->error = strdup(buf);
+        const t2__val *inv = t2__val_map_get(m, "invalid_hparams");
+        t->invalid_hparams = inv && inv->kind == T2__VAL_BOOL && inv->b;
     }
     return rc;
 }
@@ -352,7 +355,7 @@ static int on_exit(ctl *c, trial *t)
         if (interrupted) {
             t->state = T_QUEUED; /* stopped by us: it will continue on resume */
             rc = store_trial(c, t, T2__TU_STATE, T2__TRIAL_PAUSED, NULL);
-        } else if (t->restarts < c->cfg->max_restarts) {
+        } else if (t->restarts < c->cfg->max_restarts && !t->invalid_hparams) {
             t->restarts++;
             t->state = T_QUEUED;
             /* Without a checkpoint to continue from, the trial replays its current op from the start;
@@ -367,7 +370,7 @@ static int on_exit(ctl *c, trial *t)
             t2__progress_event(&c->prog, "trial %lld errored: %s", (long long)t->id, why);
             rc = store_trial(c, t, T2__TU_STATE | T2__TU_RESTARTS | T2__TU_ERROR | T2__TU_BATCHES,
                              T2__TRIAL_ERRORED, why);
-            if (!rc) rc = t2__searcher_on_trial_failed(c->s, t->rid, 0, &c->ops);
+            if (!rc) rc = t2__searcher_on_trial_failed(c->s, t->rid, t->invalid_hparams, &c->ops);
         }
         free(t->error);
         t->error = NULL;

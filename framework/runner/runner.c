@@ -53,6 +53,7 @@ static int fail(run *r, const char *where, int rc)
     t2__val_map_set(m, "where", t2__val_string(where));
     t2__val_map_set(m, "message", t2__val_string(msg));
     t2__val_map_set(m, "batches", t2__val_int(r->ctx.batches_trained));
+    if (rc == T2_EHPARAM) t2__val_map_set(m, "invalid_hparams", t2__val_bool(1));
     if (m) t2__channel_send(r->a->fd, m);
     t2__val_free(m);
     return 1;

@@ -74,6 +74,25 @@ qcfg "sleep_ms: 0" 0 accuracy
 expect_exit 1 "$T2EXP" create "$WORK/c.yaml" "$QT" --plain
 expect_in "$(last_trial_error)" "did not report the searcher metric 'accuracy' (reported: loss)"
 
+# Invalid hyperparameters (T2_EHPARAM): no restart, and random search draws replacements until it
+# has max_trials usable trials.
+cat > "$WORK/inv.yaml" <<Y
+name: invalid
+hyperparameters:
+  global_batch_size: 1
+  x: {type: double, minval: -5, maxval: 5}
+  y: -2
+  invalid_above: 0
+searcher: {name: random, metric: loss, max_length: {batches: 2}, max_trials: 6}
+reproducibility: {experiment_seed: 5}
+max_restarts: 3
+Y
+expect_exit 1 "$T2EXP" create "$WORK/inv.yaml" "$QT" --plain
+id=$(sql "SELECT max(id) FROM experiments")
+[ "$(sql "SELECT count(*) FROM trials WHERE experiment_id=$id AND state='COMPLETED'")" = 6 ] || fail "6 usable trials expected"
+[ "$(sql "SELECT count(*) FROM trials WHERE experiment_id=$id AND state='ERRORED' AND restarts=0 AND error LIKE '%above invalid_above%'")" -ge 1 ] || fail "invalid trials errored without restarts"
+[ "$(sql "SELECT count(*) FROM trials WHERE experiment_id=$id AND restarts > 0")" = 0 ] || fail "no restarts for invalid hparams"
+
 # Nothing above disturbed the first experiment or the store.
 [ "$(sql "SELECT state FROM experiments WHERE id=1")" = COMPLETED ] || fail "experiment 1 changed"
 store_ok

@@ -54,7 +54,7 @@ static inline const char *ops_text(const t2__ops *ops, size_t from, int full)
     size_t at = 0;
     buf[0] = '\0';
     for (size_t k = from; k < ops->n && at + 512 < sizeof buf; k++) {
-        const t2__op *op = &ops->v[k];
+        const t2__search_op *op = &ops->v[k];
         const char *sep = at ? " " : "";
         switch (op->kind) {
         case T2__OP_CREATE:
@@ -165,7 +165,7 @@ static inline int drive(t2__searcher *s, const drive_script *sc, drive_run *r)
     CHECK_OK(t2__searcher_start(s, &q));
     r->ev[r->nev - 1].ops = strdup(ops_text(&q, 0, 1));
     while (!done && head < q.n && r->nev < 200000) {
-        t2__op op = q.v[head++];
+        t2__search_op op = q.v[head++];
         size_t mark = q.n;
         e = (drive_event){.rid = op.request_id};
         switch (op.kind) {

@@ -23,6 +23,8 @@ enum {
     T2_ETRIAL = -9,    /* the user's trial code reported a failure */
     T2_EUNSUPPORTED = -10, /* a feature this build does not have */
     T2_ESTOPPED = -11, /* the operation was stopped on request (e.g. a loader shut down) */
+    T2_EHPARAM = -12,  /* a trial's hyperparameters are unusable: the trial is not restarted, and
+                          random and adaptive searches draw a replacement (Determined's InvalidHP) */
 };
 
 /* The detail message of the last failure on the calling thread ("" if none). The pointer stays

@@ -19,6 +19,7 @@
 #include "t2exp/lr_schedule.h"
 #include "t2exp/data.h"
 #include "t2exp/trial.h"
+#include "t2exp/checkpoint.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,0 +1,78 @@
+/* ckpt_internal.h — the checkpoint object shared by the writer, the reader and the metadata
+ * codec (internal to checkpoints/). The writer fills one from its contents and serialises its
+ * metadata; the reader parses metadata into one and attaches the entries' bytes. */
+#ifndef T2_CHECKPOINTS_CKPT_INTERNAL_H
+#define T2_CHECKPOINTS_CKPT_INTERNAL_H
+
+#include "ckpt.h"
+
+enum { E_META, E_PARAMS, E_BUFFERS, E_OPT, E_USER, E_COUNT };
+
+/* Entry names in archive order. */
+extern const char *const t2__ckpt_entry_name[E_COUNT];
+
+typedef struct t2__ckpt_entry {
+    int declared;              /* present in the archive (metadata.json always) */
+    uint64_t size;             /* bytes */
+    uint32_t crc;              /* CRC-32C of the bytes (not kept for metadata.json) */
+    const unsigned char *data; /* the bytes (NULL when size is 0) */
+    unsigned char *own;        /* malloc'd when data is a copy; NULL when it aliases the file */
+} t2__ckpt_entry;
+
+typedef struct t2__ckpt_tensor {
+    t2_param_info info;
+    uint32_t crc;
+} t2__ckpt_tensor;
+
+typedef struct t2__ckpt_named_rng {
+    char name[T2__CKPT_MAX_NAME + 1];
+    t2_rng state;
+} t2__ckpt_named_rng;
+
+struct t2_checkpoint {
+    char *path;                /* for messages */
+    unsigned char *file;       /* the archive bytes, kept while entries alias them */
+    t2__ckpt_entry e[E_COUNT];
+
+    int format_version;
+    char version[32];
+    char uuid[T2__UUID_LEN + 1];
+    int64_t experiment_id, trial_id, created, batches, epoch;
+    char *hparams_json;
+
+    size_t num_params, num_buffers; /* floats */
+    int ntensors;
+    t2__ckpt_tensor *tensors;
+
+    int has_opt;
+    int opt_kind;
+    size_t opt_size;           /* parameters the optimizer was created for */
+    size_t opt_floats;         /* state buffer length */
+    int64_t opt_steps;
+
+    int has_lr;
+    t2_lr_state lr;
+    int has_loader;
+    t2_loader_state loader;
+
+    int nrngs;
+    t2__ckpt_named_rng *rngs;
+    int nstrings;
+    char **keys, **values;
+};
+
+/* Serialises ck's metadata (everything but the entries' bytes) as compact JSON (malloc'd). */
+int t2__ckpt_meta_to_json(const t2__ckpt *ck, char **out, size_t *len);
+
+/* Parses and validates metadata.json into ck: the fields above, which entries to expect and
+ * their sizes and CRCs, a tensor table that tiles params/buffers exactly. T2_EUNSUPPORTED for
+ * another format version, T2_EFORMAT naming ck->path otherwise. */
+int t2__ckpt_meta_from_json(t2__ckpt *ck, const char *text, size_t len);
+
+/* Checks a name for RNGs and string-map keys: 1..T2__CKPT_MAX_NAME printable ASCII bytes. */
+int t2__ckpt_name_ok(const char *s);
+
+/* Frees what the metadata owns (tensors, rngs, strings, hparams). */
+void t2__ckpt_meta_clear(t2__ckpt *ck);
+
+#endif

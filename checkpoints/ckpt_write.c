@@ -1,0 +1,379 @@
+/* ckpt_write.c — writing a checkpoint archive atomically.
+ *
+ * Speed: the checksums are computed before anything is written (metadata.json, which holds
+ * them, comes first), each flat array then goes to libarchive in one call, and libarchive's
+ * output blocking is off, so every array reaches write(2) in one piece, straight from the net's
+ * or optimizer's memory. Safety: the bytes go to "<path>.tmp-<pid>-<n>" in the same directory,
+ * which is fsynced, closed, renamed over path, and the directory fsynced; any failure unlinks
+ * the temporary file, so path only ever holds a complete archive (the old one or the new one). */
+#define _POSIX_C_SOURCE 200809L
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "ckpt_internal.h"
+#include "crc32c.h"
+#include "t2exp.h"
+
+int t2__ckpt_compression_parse(const char *s, t2__ckpt_compression *out)
+{
+    if (!s || !out) return t2_seterr(T2_EINVAL, "checkpoint compression: NULL argument");
+    if (!strcmp(s, "none")) *out = T2__CKPT_COMPRESS_NONE;
+    else if (!strcmp(s, "gzip")) *out = T2__CKPT_COMPRESS_GZIP;
+    else if (!strcmp(s, "zstd")) *out = T2__CKPT_COMPRESS_ZSTD;
+    else return t2_seterr(T2_EINVAL, "checkpoint compression \"%s\" is not none, gzip or zstd", s);
+    return T2_OK;
+}
+
+const char *t2__ckpt_extension(t2__ckpt_compression comp)
+{
+    switch (comp) {
+    case T2__CKPT_COMPRESS_GZIP: return ".tar.gz";
+    case T2__CKPT_COMPRESS_ZSTD: return ".tar.zst";
+    default: return ".tar";
+    }
+}
+
+int t2__ckpt_path(char *buf, size_t len, const char *dir, const char *uuid, t2__ckpt_compression comp)
+{
+    if (!buf || !dir || !uuid) return t2_seterr(T2_EINVAL, "checkpoint path: NULL argument");
+    int n = snprintf(buf, len, "%s/%s%s", dir, uuid, t2__ckpt_extension(comp));
+    if (n < 0 || (size_t)n >= len)
+        return t2_seterr(T2_EINVAL, "checkpoint path: \"%s/%s\" does not fit in %zu bytes", dir, uuid, len);
+    return T2_OK;
+}
+
+/* ---------- gathering the contents ---------- */
+
+static int gather_tensors(t2__ckpt *ck, t2_net *net, const float *params, const float *buffers)
+{
+    int nt = t2_net_num_tensors(net);
+    if (nt < 0) return t2_seterr(T2_EINVAL, "checkpoint %s: the net has no tensor table", ck->path);
+    if (nt && !(ck->tensors = calloc((size_t)nt, sizeof *ck->tensors)))
+        return t2_seterr(T2_ENOMEM, "checkpoint %s: out of memory", ck->path);
+    /* The entry CRCs follow from the tensor CRCs when the tensors come in offset order (they do
+     * in t2_net's table); otherwise the arrays are checksummed once more as a whole. */
+    size_t next[2] = {0, 0};
+    uint32_t crc[2] = {0, 0};
+    int in_order = 1;
+    for (int i = 0; i < nt; i++) {
+        t2_param_info *t = &ck->tensors[i].info;
+        int rc = t2_net_tensor_info(net, i, t);
+        if (rc) return rc;
+        int b = t->is_buffer ? 1 : 0;
+        const float *base = b ? buffers : params;
+        ck->tensors[i].crc = t2__crc32c(0, base + t->offset, t->size * sizeof(float));
+        if (t->offset != next[b]) in_order = 0;
+        crc[b] = t2__crc32c_combine(crc[b], ck->tensors[i].crc, (uint64_t)t->size * sizeof(float));
+        next[b] = t->offset + t->size;
+    }
+    ck->ntensors = nt;
+    if (!in_order || next[0] != ck->num_params || next[1] != ck->num_buffers) {
+        crc[0] = t2__crc32c(0, params, ck->num_params * sizeof(float));
+        crc[1] = t2__crc32c(0, buffers, ck->num_buffers * sizeof(float));
+    }
+    ck->e[E_PARAMS].crc = crc[0];
+    ck->e[E_BUFFERS].crc = crc[1];
+    return T2_OK;
+}
+
+static int gather_named(t2__ckpt *ck, const t2__ckpt_contents *c)
+{
+    if (c->n_rngs < 0 || c->n_strings < 0 || (c->n_rngs && !c->rngs) || (c->n_strings && !c->strings))
+        return t2_seterr(T2_EINVAL, "checkpoint %s: negative count or NULL array of rngs/strings", ck->path);
+    if (c->n_rngs && !(ck->rngs = calloc((size_t)c->n_rngs, sizeof *ck->rngs)))
+        return t2_seterr(T2_ENOMEM, "checkpoint %s: out of memory", ck->path);
+    for (int i = 0; i < c->n_rngs; i++) {
+        const char *name = c->rngs[i].name;
+        if (!t2__ckpt_name_ok(name))
+            return t2_seterr(T2_EINVAL, "checkpoint %s: rng name \"%s\" must be 1..%d printable characters", ck->path,
+                             name ? name : "(null)", T2__CKPT_MAX_NAME);
+        for (int j = 0; j < i; j++)
+            if (!strcmp(ck->rngs[j].name, name))
+                return t2_seterr(T2_EINVAL, "checkpoint %s: rng \"%s\" given twice", ck->path, name);
+        strcpy(ck->rngs[i].name, name);
+        ck->rngs[i].state = c->rngs[i].state;
+        ck->nrngs = i + 1;
+    }
+    if (c->n_strings) {
+        ck->keys = calloc((size_t)c->n_strings, sizeof *ck->keys);
+        ck->values = calloc((size_t)c->n_strings, sizeof *ck->values);
+        if (!ck->keys || !ck->values) return t2_seterr(T2_ENOMEM, "checkpoint %s: out of memory", ck->path);
+    }
+    for (int i = 0; i < c->n_strings; i++) {
+        const t2__ckpt_kv *kv = &c->strings[i];
+        if (!t2__ckpt_name_ok(kv->key) || !kv->value)
+            return t2_seterr(T2_EINVAL, "checkpoint %s: string key \"%s\" must be 1..%d printable characters with a value",
+                             ck->path, kv->key ? kv->key : "(null)", T2__CKPT_MAX_NAME);
+        for (int j = 0; j < i; j++)
+            if (!strcmp(ck->keys[j], kv->key))
+                return t2_seterr(T2_EINVAL, "checkpoint %s: string key \"%s\" given twice", ck->path, kv->key);
+        /* Borrowed: the writer's ck never outlives the call. */
+        ck->keys[i] = (char *)kv->key;
+        ck->values[i] = (char *)kv->value;
+        ck->nstrings = i + 1;
+    }
+    return T2_OK;
+}
+
+static int gather(t2__ckpt *ck, const t2__ckpt_contents *c)
+{
+    int rc;
+    size_t np = 0, nb = 0;
+    const float *params = t2_net_params(c->net, &np);
+    const float *buffers = t2_net_buffers(c->net, &nb);
+    if (!params || np == 0) return t2_seterr(T2_EINVAL, "checkpoint %s: the net is not initialised", ck->path);
+    ck->format_version = T2__CKPT_FORMAT_VERSION;
+    snprintf(ck->version, sizeof ck->version, "%s", t2_version());
+    ck->created = (int64_t)time(NULL);
+    ck->experiment_id = c->experiment_id;
+    ck->trial_id = c->trial_id;
+    if (c->batches_trained < 0 || c->epoch < 0)
+        return t2_seterr(T2_EINVAL, "checkpoint %s: negative batches_trained or epoch", ck->path);
+    ck->batches = c->batches_trained;
+    ck->epoch = c->epoch;
+    ck->hparams_json = (char *)c->hparams_json; /* borrowed; checked when the metadata is built */
+    ck->num_params = np;
+    ck->num_buffers = nb;
+    ck->e[E_META].declared = ck->e[E_PARAMS].declared = ck->e[E_BUFFERS].declared = 1;
+    ck->e[E_PARAMS].data = (const unsigned char *)params;
+    ck->e[E_PARAMS].size = (uint64_t)np * sizeof(float);
+    ck->e[E_BUFFERS].data = nb ? (const unsigned char *)buffers : NULL;
+    ck->e[E_BUFFERS].size = (uint64_t)nb * sizeof(float);
+    if ((rc = gather_tensors(ck, c->net, params, buffers))) return rc;
+
+    if (c->opt) {
+        size_t ns = 0;
+        const float *st = t2_optim_state(c->opt, &ns);
+        ck->has_opt = 1;
+        ck->opt_kind = (int)t2_optim_get_kind(c->opt);
+        ck->opt_size = t2_optim_size(c->opt);
+        ck->opt_floats = ns;
+        ck->opt_steps = t2_optim_step_count(c->opt);
+        if (ck->opt_kind < T2_OPTIM_SGD || ck->opt_kind > T2_OPTIM_ADAMW)
+            return t2_seterr(T2_EINVAL, "checkpoint %s: unknown optimizer kind %d", ck->path, ck->opt_kind);
+        if (ck->opt_size != np)
+            return t2_seterr(T2_EINVAL, "checkpoint %s: the optimizer is for %zu parameters but the net has %zu",
+                             ck->path, ck->opt_size, np);
+        ck->e[E_OPT].declared = 1;
+        ck->e[E_OPT].data = ns ? (const unsigned char *)st : NULL;
+        ck->e[E_OPT].size = (uint64_t)ns * sizeof(float);
+        ck->e[E_OPT].crc = t2__crc32c(0, st, ns * sizeof(float));
+    }
+    if (c->sched) {
+        if ((rc = t2_lr_schedule_get_state(c->sched, &ck->lr))) return rc;
+        ck->has_lr = 1;
+    }
+    if (c->loader) {
+        if (c->loader->epoch < 0 || c->loader->batch < 0)
+            return t2_seterr(T2_EINVAL, "checkpoint %s: negative loader position", ck->path);
+        ck->loader = *c->loader;
+        ck->has_loader = 1;
+    }
+    if (c->user_state) {
+        ck->e[E_USER].declared = 1;
+        ck->e[E_USER].data = c->user_state_len ? c->user_state : NULL;
+        ck->e[E_USER].size = c->user_state_len;
+        ck->e[E_USER].crc = t2__crc32c(0, c->user_state, c->user_state_len);
+    }
+    if ((rc = gather_named(ck, c))) return rc;
+    if (c->uuid) {
+        if (strlen(c->uuid) != T2__UUID_LEN)
+            return t2_seterr(T2_EINVAL, "checkpoint %s: uuid \"%s\" is not %d characters", ck->path, c->uuid,
+                             T2__UUID_LEN);
+        strcpy(ck->uuid, c->uuid);
+    } else if ((rc = t2__uuid_v4(ck->uuid))) {
+        return rc;
+    }
+    return T2_OK;
+}
+
+/* ---------- the file ---------- */
+
+typedef struct wstate {
+    int fd;
+    int err;        /* errno of the first failed write */
+    uint64_t bytes;
+} wstate;
+
+static la_ssize_t write_cb(struct archive *a, void *ud, const void *buf, size_t n)
+{
+    wstate *w = ud;
+    const char *p = buf;
+    size_t left = n;
+    while (left) {
+        ssize_t r = write(w->fd, p, left > ((size_t)1 << 30) ? (size_t)1 << 30 : left);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) {
+            w->err = r < 0 ? errno : EIO;
+            archive_set_error(a, w->err, "%s", strerror(w->err));
+            return -1;
+        }
+        p += r;
+        left -= (size_t)r;
+    }
+    w->bytes += n;
+    return (la_ssize_t)n;
+}
+
+static int io_error(const t2__ckpt *ck, const char *what, const char *file, int err)
+{
+    return t2_seterr(T2_EIO, "checkpoint %s: %s %s: %s", ck->path, what, file, strerror(err));
+}
+
+/* libarchive's failure: the write's errno when a write failed, else libarchive's own text. */
+static int archive_fail(const t2__ckpt *ck, struct archive *a, const wstate *w, const char *tmp)
+{
+    if (w->err) return io_error(ck, "writing", tmp, w->err);
+    return t2_seterr(T2_EIO, "checkpoint %s: writing %s: %s", ck->path, tmp,
+                     archive_error_string(a) ? archive_error_string(a) : "libarchive failed");
+}
+
+static int write_archive(const t2__ckpt *ck, const char *meta, size_t meta_len, t2__ckpt_compression comp,
+                         wstate *w, const char *tmp)
+{
+    int rc = T2_OK;
+    struct archive *a = archive_write_new();
+    struct archive_entry *e = archive_entry_new();
+    if (!a || !e) {
+        rc = t2_seterr(T2_ENOMEM, "checkpoint %s: out of memory", ck->path);
+        goto out;
+    }
+    int r = archive_write_set_format_pax_restricted(a);
+    if (r == ARCHIVE_OK && comp == T2__CKPT_COMPRESS_GZIP) {
+        r = archive_write_add_filter_gzip(a);
+        /* Float weights barely compress; a higher level costs much more time for a few percent. */
+        if (r == ARCHIVE_OK) r = archive_write_set_filter_option(a, "gzip", "compression-level", "1");
+    } else if (r == ARCHIVE_OK && comp == T2__CKPT_COMPRESS_ZSTD) {
+        r = archive_write_add_filter_zstd(a);
+        if (r != ARCHIVE_OK) {
+            rc = t2_seterr(T2_EUNSUPPORTED, "checkpoint %s: this libarchive cannot write zstd: %s", ck->path,
+                           archive_error_string(a));
+            goto out;
+        }
+    }
+    /* Block size 0: no re-blocking into 10 KiB records, each buffer goes to write() as given. */
+    if (r == ARCHIVE_OK) r = archive_write_set_bytes_per_block(a, 0);
+    if (r == ARCHIVE_OK) r = archive_write_open(a, w, NULL, write_cb, NULL);
+    if (r != ARCHIVE_OK) {
+        rc = archive_fail(ck, a, w, tmp);
+        goto out;
+    }
+    for (int k = 0; k < E_COUNT; k++) {
+        if (!ck->e[k].declared) continue;
+        const unsigned char *p = k == E_META ? (const unsigned char *)meta : ck->e[k].data;
+        uint64_t left = k == E_META ? meta_len : ck->e[k].size;
+        archive_entry_clear(e);
+        archive_entry_set_pathname(e, t2__ckpt_entry_name[k]);
+        archive_entry_set_filetype(e, AE_IFREG);
+        archive_entry_set_perm(e, 0644);
+        archive_entry_set_size(e, (la_int64_t)left);
+        archive_entry_set_mtime(e, (time_t)ck->created, 0);
+        if (archive_write_header(a, e) != ARCHIVE_OK) {
+            rc = archive_fail(ck, a, w, tmp);
+            goto out;
+        }
+        while (left) {
+            la_ssize_t n = archive_write_data(a, p, (size_t)left);
+            if (n <= 0) {
+                rc = archive_fail(ck, a, w, tmp);
+                goto out;
+            }
+            p += n;
+            left -= (uint64_t)n;
+        }
+    }
+    if (archive_write_close(a) != ARCHIVE_OK) rc = archive_fail(ck, a, w, tmp);
+out:
+    archive_entry_free(e);
+    archive_write_free(a);
+    return rc;
+}
+
+/* fsync of the directory makes the rename itself durable. */
+static int sync_dir(const t2__ckpt *ck, const char *path)
+{
+    char *dir = strdup(path);
+    if (!dir) return t2_seterr(T2_ENOMEM, "checkpoint %s: out of memory", path);
+    char *slash = strrchr(dir, '/');
+    const char *d = !slash ? "." : slash == dir ? "/" : (*slash = '\0', dir);
+    int rc = T2_OK, fd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0 || fsync(fd) != 0) rc = io_error(ck, "syncing directory", d, errno);
+    if (fd >= 0) close(fd);
+    free(dir);
+    return rc;
+}
+
+int t2__ckpt_write(const char *path, const t2__ckpt_contents *c, t2__ckpt_compression comp,
+                   t2__ckpt_result *res)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return t2_seterr(T2_EUNSUPPORTED, "checkpoint %s: writing on a big-endian host is not supported", path);
+#endif
+    if (!path || !*path || !c || !c->net) return t2_seterr(T2_EINVAL, "t2__ckpt_write: NULL path, contents or net");
+    if (comp < T2__CKPT_COMPRESS_NONE || comp > T2__CKPT_COMPRESS_ZSTD)
+        return t2_seterr(T2_EINVAL, "checkpoint %s: unknown compression %d", path, (int)comp);
+    static int counter; /* temp-name uniqueness within a process; O_EXCL catches the rest */
+    t2__ckpt ck;
+    memset(&ck, 0, sizeof ck);
+    ck.path = (char *)path;
+    char *meta = NULL, *tmp = NULL;
+    size_t meta_len = 0;
+    int fd = -1, rc;
+    if ((rc = gather(&ck, c)) || (rc = t2__ckpt_meta_to_json(&ck, &meta, &meta_len))) goto out;
+
+    size_t tlen = strlen(path) + 48;
+    if (!(tmp = malloc(tlen))) {
+        rc = t2_seterr(T2_ENOMEM, "checkpoint %s: out of memory", path);
+        goto out;
+    }
+    for (int attempt = 0; fd < 0; attempt++) {
+        snprintf(tmp, tlen, "%s.tmp-%ld-%d", path, (long)getpid(), __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED));
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd < 0 && (errno != EEXIST || attempt == 100)) {
+            rc = io_error(&ck, "creating", tmp, errno);
+            goto out;
+        }
+    }
+    wstate w = {fd, 0, 0};
+    if ((rc = write_archive(&ck, meta, meta_len, comp, &w, tmp))) goto unlink_tmp;
+    if (fsync(fd) != 0) {
+        rc = io_error(&ck, "syncing", tmp, errno);
+        goto unlink_tmp;
+    }
+    int cfd = fd;
+    fd = -1;
+    if (close(cfd) != 0) {
+        rc = io_error(&ck, "closing", tmp, errno);
+        goto unlink_tmp;
+    }
+    if (rename(tmp, path) != 0) {
+        rc = io_error(&ck, "renaming", tmp, errno);
+        goto unlink_tmp;
+    }
+    if ((rc = sync_dir(&ck, path))) goto out;
+    if (res) {
+        strcpy(res->uuid, ck.uuid);
+        res->bytes = w.bytes;
+    }
+    goto out; /* success: the common cleanup */
+unlink_tmp:
+    if (fd >= 0) close(fd);
+    fd = -1;
+    unlink(tmp);
+out:
+    if (fd >= 0) close(fd);
+    free(tmp);
+    free(meta);
+    free(ck.tensors);
+    free(ck.rngs);
+    free(ck.keys);
+    free(ck.values);
+    return rc;
+}

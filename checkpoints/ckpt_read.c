@@ -197,8 +197,12 @@ static int parse(t2__ckpt **out, const char *name, unsigned char *file, size_t f
     archive_read_support_format_tar(a);
     archive_read_support_filter_gzip(a);
     archive_read_support_filter_zstd(a);
+    if (file_len == 0) {
+        rc = bad(ck, "the file is empty");
+        goto fail;
+    }
     if (archive_read_open_memory(a, file, file_len) != ARCHIVE_OK) {
-        rc = bad(ck, "not a tar archive: %s", archive_error_string(a) ? archive_error_string(a) : "unreadable");
+        rc = bad(ck, "not a tar archive, or truncated: %s", archive_error_string(a) ? archive_error_string(a) : "unreadable");
         goto fail;
     }
     for (;;) {

@@ -32,6 +32,7 @@ typedef struct t2__ckpt_named_rng {
 struct t2_checkpoint {
     char *path;                /* for messages */
     unsigned char *file;       /* the archive bytes, kept while entries alias them */
+    size_t file_mapped;        /* > 0: file is an mmap of this many bytes; 0: malloc'd */
     t2__ckpt_entry e[E_COUNT];
 
     int format_version;

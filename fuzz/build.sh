@@ -11,3 +11,18 @@ clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=
   -larchive $(pkg-config --libs openblas) -lpthread -lm -o "$out/fuzz_idx"
 python3 "$src/fuzz/make_seeds.py" "$out/seeds"
 echo "built $out/fuzz_idx; seeds in $out/seeds"
+
+# The checkpoint reader: the same file built twice, as the harness and as the program that writes
+# real checkpoints of the harness's model as seeds.
+ckpt_src=("$src"/checkpoints/*.c "$src"/configs/value.c "$src"/configs/json.c "$src"/framework/common/*.c
+  "$src"/framework/nn/*.c "$src"/framework/optim/*.c)
+ckpt_flags=(-std=c11 -g -O1 -I"$src/framework/include" -I"$src/framework/common" -I"$src/framework" -I"$src"
+  -DT2EXP_VERSION_STRING=\"fuzz\")
+ckpt_libs=(-larchive $(pkg-config --libs openblas) -lpthread -lm)
+clang "${ckpt_flags[@]}" -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+  "$src/fuzz/fuzz_checkpoint.c" "${ckpt_src[@]}" "${ckpt_libs[@]}" -o "$out/fuzz_checkpoint"
+clang "${ckpt_flags[@]}" -DT2_FUZZ_MAKE_SEEDS "$src/fuzz/fuzz_checkpoint.c" "${ckpt_src[@]}" "${ckpt_libs[@]}" \
+  -o "$out/make_checkpoint_seeds"
+mkdir -p "$out/checkpoint_seeds"
+"$out/make_checkpoint_seeds" "$out/checkpoint_seeds"
+echo "built $out/fuzz_checkpoint; seeds in $out/checkpoint_seeds"

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# bench/run_checkpoint.sh — the `checkpoint` benchmark: writing (CRC-32C, tar, fsync, rename) and
+# restoring (read, validate, copy into a live net + optimizer) the seeds' CNN with SGD momentum,
+# against raw write+fsync / read of the same bytes in the same directory, same run (medians of
+# ITERS alternating rounds). Ends with the summary line
+#   checkpoint: ratio=<our write bandwidth / raw> restore_ratio=<our restore bandwidth / raw read> …
+# DIR selects the directory (default $TMPDIR, else /tmp); extra arguments go to build/bench/checkpoint
+# (--compression gzip|zstd, --cold). BUILD selects the build directory (default build).
+set -euo pipefail
+src=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD:-$src/build}
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+if ! { cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release && cmake --build "$build" --target bench_checkpoint -j"$(nproc)"; } >"$log" 2>&1; then
+  cat "$log" >&2
+  exit 1
+fi
+"$build/bench/checkpoint" --iters "${ITERS:-20}" --dir "${DIR:-${TMPDIR:-/tmp}}" "$@"

@@ -124,6 +124,9 @@ int t2__ckpt_lr_state(const t2__ckpt *ck, t2_lr_state *out);
 int t2__ckpt_get_rng(const t2__ckpt *ck, const char *name, t2_rng *out);
 /* *data points into ck (valid until t2__ckpt_free); may be NULL when *len is 0. */
 int t2__ckpt_user_state(const t2__ckpt *ck, const void **data, size_t *len);
+/* The flat parameter array (num_params floats, little-endian, aligned), borrowed from ck like
+ * the user state (for `t2exp export`). */
+int t2__ckpt_params(const t2__ckpt *ck, const float **p, size_t *n);
 /* NULL if absent. */
 const char *t2__ckpt_string(const t2__ckpt *ck, const char *key);
 

@@ -138,6 +138,10 @@ static void round_trip(t2__ckpt_compression comp)
     size_t ul;
     CHECK_OK(t2__ckpt_user_state(ck, &u, &ul));
     CHECK(ul == 1000 && !memcmp(u, user, 1000));
+    const float *cp;
+    size_t cn;
+    CHECK_OK(t2__ckpt_params(ck, &cp, &cn));
+    CHECK(cn == np && same_floats(cp, t2_net_params(a.net, NULL), np));
     t2__ckpt_free(ck);
 
     /* The restored model trains on exactly like the original. */

@@ -183,6 +183,17 @@ static void minimal_and_buffers(void)
     CHECK_RC(t2__ckpt_restore(ck, b, opt, NULL), T2_ENOTFOUND);
     CHECK(strstr(t2_errmsg(), "no optimizer state") != NULL);
     CHECK_OK(t2__ckpt_restore(ck, b, NULL, NULL));
+    t2__ckpt_free(ck);
+    /* SGD without momentum: an optimizer with an empty state buffer (a 0-byte optimizer.bin). */
+    t2_optim *plain = NULL;
+    CHECK_OK(t2_sgd_create(&plain, &sp, n));
+    t2_optim_set_step_count(plain, 4);
+    c = (t2__ckpt_contents){.net = a, .opt = plain};
+    CHECK_OK(t2__ckpt_write(path, &c, T2__CKPT_COMPRESS_NONE, NULL));
+    CHECK_OK(t2__ckpt_open(&ck, path));
+    CHECK_OK(t2__ckpt_restore(ck, b, opt, NULL));
+    CHECK(t2_optim_step_count(opt) == 4);
+    t2_optim_free(plain);
     size_t na, nb;
     float *xa = t2_net_params(a, &na), *xb = t2_net_params(b, &nb);
     CHECK(na == nb && same_floats(xa, xb, na));

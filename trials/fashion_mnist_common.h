@@ -12,6 +12,7 @@
 typedef struct fm_state {
     t2_net *net;
     t2_optim *opt;
+    t2_lr_schedule *sched; /* cosine annealing per epoch when hparam cosine_epochs > 0 */
     t2_tensor dlogp; /* loss gradient buffer, [batch, 10] */
 } fm_state;
 
@@ -92,7 +93,9 @@ static inline int fm_build_validation_loader(t2_ctx *ctx, void *state, t2_loader
     return fm_loader(ctx, "test", 0, out);
 }
 
-/* Wraps an initialised net with SGD(learning_rate, momentum) and a loss-gradient buffer. */
+/* Wraps an initialised net with SGD(learning_rate, momentum), an optional cosine schedule (hparam
+ * cosine_epochs: the rate anneals to 0 over that many epochs, stepped per epoch), and a
+ * loss-gradient buffer. */
 static inline int fm_finish_model(t2_ctx *ctx, fm_state *s)
 {
     double lr, momentum;
@@ -107,6 +110,13 @@ static inline int fm_finish_model(t2_ctx *ctx, fm_state *s)
     if ((rc = t2_sgd_create(&s->opt, &sp, n)) || (rc = t2_tensor_alloc(&s->dlogp, 2, (int[]){cap, 10})) ||
         (rc = t2_wrap_model(ctx, s->net)) || (rc = t2_wrap_optimizer(ctx, s->opt)))
         return rc;
+    int64_t cosine = 0;
+    if (t2_hp_int(ctx, "cosine_epochs", &cosine) == T2_OK && cosine > 0) {
+        t2_lr_params lp = t2_lr_default(T2_LR_COSINE, lr);
+        lp.t_max = cosine;
+        lp.step_mode = T2_LR_STEP_EPOCH;
+        if ((rc = t2_lr_schedule_create(&s->sched, &lp)) || (rc = t2_wrap_lr_schedule(ctx, s->sched))) return rc;
+    }
     return T2_OK;
 }
 
@@ -116,6 +126,7 @@ static inline void fm_destroy(void *state)
     if (!s) return;
     t2_net_free(s->net);
     t2_optim_free(s->opt);
+    t2_lr_schedule_free(s->sched);
     t2_tensor_free(&s->dlogp);
     free(s);
 }

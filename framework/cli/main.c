@@ -8,8 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "checkpoints/ckpt.h"
 #include "configs/config.h"
 #include "framework/controller/controller.h"
+#include "framework/runner/runner.h"
+#include "framework/runner/trial_so.h"
 #include "framework/store/store.h"
 #include "searchers/searcher.h"
 #include "t2exp.h"
@@ -23,13 +26,18 @@ static const char *usage_text =
     "usage: t2exp [--home DIR] COMMAND [ARGS]\n"
     "\n"
     "commands:\n"
-    "  create CONFIG TRIAL.so [--config KEY=VALUE ...] [--plain|--quiet]   run an experiment\n"
+    "  create CONFIG TRIAL.so [--config KEY=VALUE ...] [--from-checkpoint FILE] [--plain|--quiet]\n"
+    "                                              run an experiment\n"
+    "  resume ID [TRIAL.so] [--plain|--quiet]      finish an interrupted experiment from its checkpoints\n"
     "  list [--json|--csv]                         experiments\n"
     "  describe ID [--json|--csv] [--top N]        one experiment: config, trials ranked, metrics\n"
     "  trials ID [--json|--csv]                    an experiment's trials\n"
     "  metrics TRIAL [--kind training|validation] [--json|--csv]   a trial's metrics\n"
     "  logs TRIAL                                  a trial's output\n"
     "  preview CONFIG [--json] [--config KEY=VALUE ...]   what the searcher would run\n"
+    "  checkpoints ID [--all] [--json|--csv]       an experiment's checkpoints (--all: deleted ones too)\n"
+    "  evaluate CHECKPOINT TRIAL.so [CONFIG]       run the trial's validation on a checkpoint\n"
+    "  export CHECKPOINT OUT.bin                   write the bare float32 parameters (table on stdout)\n"
     "\n"
     "TRIAL is a trial id, or EXPERIMENT.N for the experiment's N-th trial (from 0).\n"
     "The store lives in --home, else $T2EXP_HOME, else $XDG_DATA_HOME/t2exp, else ~/.local/share/t2exp.\n"
@@ -43,6 +51,8 @@ typedef struct {
     const char **overrides;
     int noverrides;
     const char *kind;
+    const char *from_checkpoint;
+    int all;
     long top;
     t2__progress_mode progress;
 } args;
@@ -67,12 +77,15 @@ static int parse(const char *cmd, int argc, char **argv, args *a, int want_pos)
         else if (!strcmp(s, "--csv")) a->fmt = T2__FMT_CSV;
         else if (!strcmp(s, "--plain")) a->progress = T2__PROGRESS_PLAIN;
         else if (!strcmp(s, "--quiet")) a->progress = T2__PROGRESS_QUIET;
-        else if (!strcmp(s, "--home") || !strcmp(s, "--config") || !strcmp(s, "--kind") || !strcmp(s, "--top")) {
+        else if (!strcmp(s, "--all")) a->all = 1;
+        else if (!strcmp(s, "--home") || !strcmp(s, "--config") || !strcmp(s, "--kind") || !strcmp(s, "--top") ||
+                 !strcmp(s, "--from-checkpoint")) {
             if (i + 1 >= argc) return usage_error(cmd, "%s needs a value", s);
             const char *v = argv[++i];
             if (!strcmp(s, "--home")) a->home = v;
             else if (!strcmp(s, "--kind")) a->kind = v;
             else if (!strcmp(s, "--top")) a->top = atol(v);
+            else if (!strcmp(s, "--from-checkpoint")) a->from_checkpoint = v;
             else a->overrides[a->noverrides++] = v;
         } else if (s[0] == '-' && s[1]) {
             return usage_error(cmd, "unknown option %s", s);
@@ -82,8 +95,10 @@ static int parse(const char *cmd, int argc, char **argv, args *a, int want_pos)
             return usage_error(cmd, "unexpected argument %s", s);
         }
     }
-    if (a->npos != want_pos)
-        return usage_error(cmd, "expects %s", want_pos == 2 ? "CONFIG TRIAL.so" : want_pos == 1 ? "one argument" : "no arguments");
+    /* want_pos < 0: between -want_pos - 1 and -want_pos arguments (one optional). */
+    if (want_pos < 0 ? a->npos < -want_pos - 1 || a->npos > -want_pos : a->npos != want_pos)
+        return usage_error(cmd, "expects %s", want_pos == 2 ? "CONFIG TRIAL.so" : want_pos == 1 ? "one argument"
+                                             : want_pos == 0 ? "no arguments" : "other arguments; see --help");
     return 0;
 }
 
@@ -147,7 +162,8 @@ static int cmd_create(const args *a)
     int ex = load_config("create", a, &cfg);
     if (ex) return ex;
     t2__create_opts o = {.cfg = cfg, .trial_path = a->pos[1], .home = a->home, .overrides = a->overrides,
-                         .noverrides = a->noverrides, .progress = a->progress, .out = stdout};
+                         .noverrides = a->noverrides, .from_checkpoint = a->from_checkpoint,
+                         .progress = a->progress, .out = stdout};
     int64_t id = 0;
     int rc = t2__experiment_create(&o, &id);
     if (rc < 0) {
@@ -158,6 +174,94 @@ static int cmd_create(const args *a)
     }
     t2__config_free(cfg);
     return ex;
+}
+
+static int cmd_resume(const args *a)
+{
+    int64_t id;
+    if (parse_id(a->pos[0], &id)) return usage_error("resume", "not an experiment id: %s", a->pos[0]);
+    t2__resume_opts o = {.experiment_id = id, .home = a->home, .trial_path = a->npos > 1 ? a->pos[1] : NULL,
+                         .progress = a->progress, .out = stdout};
+    int rc = t2__experiment_resume(&o);
+    if (rc < 0) {
+        fprintf(stderr, "t2exp resume: %s\n", t2_errmsg());
+        return rc == T2_EIO ? EXIT_STORE : EXIT_USAGE;
+    }
+    return rc ? EXIT_FAILED : 0;
+}
+
+/* The config for evaluate: the file given, else the one stored with the checkpoint's experiment. */
+static int evaluate_config(const args *a, const t2_checkpoint_info *info, t2__config **cfg)
+{
+    if (a->npos > 2) return t2__config_load(a->pos[2], a->overrides, a->noverrides, cfg);
+    t2__store *st = NULL;
+    t2__experiment_row row;
+    memset(&row, 0, sizeof row);
+    int rc = info->experiment_id > 0 ? open_store(a, 1, &st) : t2_seterr(T2_ENOTFOUND, "the checkpoint belongs to no experiment; give a CONFIG");
+    if (!rc) rc = t2__store_get_experiment(st, info->experiment_id, &row);
+    if (!rc) rc = t2__config_load_string(row.config_yaml, "stored config", a->overrides, a->noverrides, cfg);
+    t2__experiment_row_free(&row);
+    t2__store_close(st);
+    return rc;
+}
+
+static int cmd_evaluate(const args *a)
+{
+    t2__ckpt *ck = NULL;
+    t2__config *cfg = NULL;
+    t2__val *hp = NULL;
+    t2__trial_so so;
+    memset(&so, 0, sizeof so);
+    t2_checkpoint_info info;
+    size_t off;
+    int rc = t2__ckpt_open(&ck, a->pos[0]);
+    if (!rc) rc = t2__ckpt_get_info(ck, &info);
+    if (!rc) rc = t2__val_from_json(info.hparams_json, strlen(info.hparams_json), &hp, &off);
+    if (!rc) rc = evaluate_config(a, &info, &cfg);
+    if (!rc) rc = t2__trial_so_open(a->pos[1], &so);
+    if (!rc) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        t2__runner_args ra = {.cfg = cfg, .def = so.def, .hparams = hp, .trial_id = info.trial_id,
+                              .seed = 0, .threads = cores > 0 ? (int)cores : 1, .fd = -1,
+                              .restore_path = a->pos[0], .warm_start = 1};
+        rc = t2__runner_evaluate(&ra, stdout);
+    }
+    if (rc) fprintf(stderr, "t2exp evaluate: %s\n", t2_errmsg());
+    t2__trial_so_close(&so);
+    t2__val_free(hp);
+    t2__config_free(cfg);
+    t2__ckpt_free(ck);
+    return rc ? EXIT_USAGE : 0;
+}
+
+static int cmd_export(const args *a)
+{
+    t2__ckpt *ck = NULL;
+    t2_checkpoint_info info;
+    int rc = t2__ckpt_open(&ck, a->pos[0]);
+    if (!rc) rc = t2__ckpt_get_info(ck, &info);
+    const float *p = NULL;
+    size_t n = 0;
+    if (!rc) rc = t2__ckpt_params(ck, &p, &n);
+    FILE *f = NULL;
+    if (!rc && !(f = fopen(a->pos[1], "wb"))) rc = t2_seterr(T2_EIO, "%s: %s", a->pos[1], strerror(errno));
+    if (!rc && fwrite(p, sizeof(float), n, f) != n) rc = t2_seterr(T2_EIO, "%s: write failed: %s", a->pos[1], strerror(errno));
+    if (f && fclose(f) != 0 && !rc) rc = t2_seterr(T2_EIO, "%s: %s", a->pos[1], strerror(errno));
+    if (!rc) {
+        printf("name,shape,offset,size\n");
+        for (int i = 0; i < info.num_tensors; i++) {
+            t2_param_info t;
+            if (t2_checkpoint_tensor_info(ck, i, &t) || t.is_buffer) continue;
+            printf("%s,", t.name);
+            for (int d = 0; d < t.ndim; d++) printf("%s%d", d ? "x" : "", t.shape[d]);
+            printf(",%zu,%zu\n", t.offset, t.size);
+        }
+        fprintf(stderr, "wrote %zu float32 parameters (%zu bytes, little-endian) to %s\n", n, n * sizeof(float), a->pos[1]);
+    } else {
+        fprintf(stderr, "t2exp export: %s\n", t2_errmsg());
+    }
+    t2__ckpt_free(ck);
+    return rc ? EXIT_USAGE : 0;
 }
 
 static int cmd_preview(const args *a)
@@ -218,6 +322,7 @@ static int cmd_read(const char *cmd, const args *a)
     if (!strcmp(cmd, "list")) rc = t2__store_print_experiments(st, a->fmt, stdout);
     else if (!strcmp(cmd, "describe")) rc = t2__store_print_experiment(st, id, a->top, a->fmt, stdout);
     else if (!strcmp(cmd, "trials")) rc = t2__store_print_trials(st, id, a->fmt, stdout);
+    else if (!strcmp(cmd, "checkpoints")) rc = t2__store_print_checkpoints(st, id, 0, a->all, a->fmt, stdout);
     else if ((ex = resolve_trial(st, a->pos[0], &id)) == 0) {
         if (!strcmp(cmd, "metrics")) rc = t2__store_print_metrics(st, id, a->kind, a->fmt, stdout);
         else ex = cmd_logs(st, id);
@@ -279,7 +384,21 @@ int main(int argc, char **argv)
         if ((ex = parse(cmd, rest, av, &a, 0))) return ex;
         return cmd_read(cmd, &a);
     }
-    if (!strcmp(cmd, "describe") || !strcmp(cmd, "trials") || !strcmp(cmd, "metrics") || !strcmp(cmd, "logs")) {
+    if (!strcmp(cmd, "resume")) {
+        if ((ex = parse(cmd, rest, av, &a, -2))) return ex;
+        return cmd_resume(&a);
+    }
+    if (!strcmp(cmd, "evaluate")) {
+        if ((ex = parse(cmd, rest, av, &a, -3)) || (a.npos < 2 && (ex = usage_error(cmd, "expects %s", "CHECKPOINT TRIAL.so [CONFIG]"))))
+            return ex;
+        return cmd_evaluate(&a);
+    }
+    if (!strcmp(cmd, "export")) {
+        if ((ex = parse(cmd, rest, av, &a, 2))) return ex;
+        return cmd_export(&a);
+    }
+    if (!strcmp(cmd, "describe") || !strcmp(cmd, "trials") || !strcmp(cmd, "metrics") || !strcmp(cmd, "logs") ||
+        !strcmp(cmd, "checkpoints")) {
         if ((ex = parse(cmd, rest, av, &a, 1))) return ex;
         return cmd_read(cmd, &a);
     }

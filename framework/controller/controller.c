@@ -2,6 +2,7 @@
  * on the slot pool, relay their reports into the store, restart or fail broken trials, and stop
  * when the searcher shuts down. */
 #define _XOPEN_SOURCE 700
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -13,6 +14,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "checkpoints/ckpt.h"
 #include "controller.h"
 #include "framework/store/store.h"
 #include "progress.h"
@@ -36,10 +38,12 @@ typedef struct trial {
     int64_t sent;           /* TRAIN length in progress (-1: idle) */
     int restarts;
     int invalid_hparams;    /* the trial said its hparams are unusable: no restart */
+    int fatal;              /* the failure would repeat on restart: no restart */
     int64_t gb, bpe, batches, target; /* global batch, batches per epoch, trained, op target */
     double metric;          /* searcher metric of the latest validation (NAN: none) */
     double loss, rate;
     char *error;
+    char *ckpt;             /* path of the trial's latest checkpoint (NULL: none) */
     char log_path[PATH_MAX];
 } trial;
 
@@ -59,6 +63,7 @@ typedef struct ctl {
     double best;
     int64_t best_trial;
     t2__progress prog;
+    char ckpt_dir[PATH_MAX];
 } ctl;
 
 static volatile sig_atomic_t interrupted;
@@ -160,17 +165,32 @@ static int apply_ops(ctl *c)
     return rc;
 }
 
+/* The searcher's snapshot, wrapped with what the controller itself must remember to resume: each
+ * unfinished trial's outstanding TRAIN length and whether it was closed. */
 static int save_searcher(ctl *c)
 {
-    t2__val *state = NULL;
+    t2__val *state = NULL, *doc = t2__val_map(), *trials = t2__val_map();
     char *json = NULL;
     size_t len;
-    int rc = t2__searcher_snapshot(c->s, &state);
-    if (!rc) rc = t2__val_to_json(state, &json, &len);
+    int rc = doc && trials ? t2__searcher_snapshot(c->s, &state) : t2_seterr(T2_ENOMEM, "controller: out of memory");
+    if (!rc) rc = t2__val_map_set(doc, "searcher", state);
+    for (size_t i = 0; !rc && i < c->nt; i++) {
+        const trial *t = &c->t[i];
+        if (t->state == T_DONE || t->state == T_ERRORED) continue;
+        char key[32];
+        snprintf(key, sizeof key, "%lld", (long long)t->rid);
+        t2__val *e = t2__val_map();
+        t2__val_map_set(e, "pending", t2__val_int(t->sent >= 0 ? t->sent : t->pending));
+        t2__val_map_set(e, "closing", t2__val_bool(t->closing));
+        rc = t2__val_map_set(trials, key, e);
+    }
+    if (!rc) rc = t2__val_map_set(doc, "trials", trials);
+    else t2__val_free(trials);
+    if (!rc) rc = t2__val_to_json(doc, &json, &len);
     if (!rc) rc = t2__store_save_searcher_state(c->st, c->exp_id, 0, json);
     if (!rc) rc = t2__store_set_experiment_progress(c->st, c->exp_id, t2__searcher_progress(c->s));
     free(json);
-    t2__val_free(state);
+    t2__val_free(doc);
     return rc;
 }
 
@@ -187,8 +207,13 @@ static int start_trial(ctl *c, trial *t)
     if (!fds) return t2_seterr(T2_ENOMEM, "controller: out of memory");
     for (size_t i = 0; i < c->nt; i++)
         if (c->t[i].fd >= 0) fds[n++] = c->t[i].fd;
+    /* A trial continues from its own latest checkpoint; a new one may warm-start from the
+     * experiment's source checkpoint (parameters only). */
+    const char *warm = c->o->from_checkpoint ? c->o->from_checkpoint : c->cfg->searcher.source_checkpoint;
     t2__runner_args a = {.cfg = c->cfg, .def = c->so.def, .hparams = t->hparams, .trial_id = t->id,
-                         .seed = t->seed, .threads = c->threads, .fd = -1};
+                         .seed = t->seed, .threads = c->threads, .fd = -1, .experiment_id = c->exp_id,
+                         .ckpt_dir = c->ckpt_dir, .restore_path = t->ckpt ? t->ckpt : warm,
+                         .warm_start = !t->ckpt && warm};
     /* The child never touches the store (it only talks over its channel and leaves with _exit),
      * so an open batch transaction in the controller need not be flushed first. */
     int rc = t2__trial_proc_start(&a, t->log_path, fds, n, &t->pid, &t->fd);
@@ -248,6 +273,42 @@ static int feed(ctl *c, trial *t)
         t2_clearerr();
         rc = T2_OK;
     }
+    return rc;
+}
+
+/* Garbage collection after a new checkpoint: keep the union of save_experiment_best,
+ * save_trial_best and save_trial_latest, plus every unfinished trial's latest checkpoint (it is
+ * what that trial continues from). */
+static int collect_garbage(ctl *c)
+{
+    t2__checkpoint_row *rows = NULL;
+    size_t n = 0;
+    int rc = t2__store_list_checkpoints(c->st, c->exp_id, 0, &rows, &n);
+    if (rc) return rc;
+    t2__ckpt_gc_item *items = calloc(n ? n : 1, sizeof *items);
+    unsigned char *keep = calloc(n ? n : 1, 1);
+    if (!items || !keep) rc = t2_seterr(T2_ENOMEM, "controller: out of memory");
+    for (size_t i = 0; !rc && i < n; i++)
+        items[i] = (t2__ckpt_gc_item){rows[i].trial_id, rows[i].batches, rows[i].metric, (int64_t)i};
+    t2__ckpt_gc_params p = {c->cfg->checkpoint_storage.save_experiment_best, c->cfg->checkpoint_storage.save_trial_best,
+                            c->cfg->checkpoint_storage.save_trial_latest, c->cfg->searcher.smaller_is_better};
+    if (!rc) rc = t2__ckpt_gc_select(items, n, &p, keep);
+    for (size_t i = 0; !rc && i < n; i++) {
+        if (keep[i] || rows[i].deleted) continue;
+        int needed = 0;
+        for (size_t k = 0; k < c->nt; k++)
+            needed |= c->t[k].ckpt && c->t[k].state != T_DONE && c->t[k].state != T_ERRORED &&
+                      strcmp(c->t[k].ckpt, rows[i].path) == 0;
+        if (needed) continue;
+        if (unlink(rows[i].path) != 0 && errno != ENOENT) {
+            t2__progress_event(&c->prog, "warning: cannot delete checkpoint %s: %s", rows[i].path, strerror(errno));
+            continue;
+        }
+        rc = t2__store_mark_checkpoint_deleted(c->st, rows[i].uuid);
+    }
+    free(items);
+    free(keep);
+    t2__checkpoint_rows_free(rows, n);
     return rc;
 }
 
@@ -311,6 +372,37 @@ static int on_message(ctl *c, trial *t, const t2__val *m)
         rc = t2__searcher_on_validation(c->s, t->rid, t->metric, length, &c->ops);
         if (!rc) rc = apply_ops(c);
         if (!rc) rc = save_searcher(c);
+    } else if (strcmp(type, "checkpoint") == 0) {
+        const t2__val *u = t2__val_map_get(m, "uuid"), *p = t2__val_map_get(m, "path");
+        const t2__val *by = t2__val_map_get(m, "bytes"), *mv = t2__val_map_get(m, "metric");
+        double metric = NAN;
+        if (mv) t2__val_as_double(mv, &metric);
+        if (!u || u->kind != T2__VAL_STRING || !p || p->kind != T2__VAL_STRING)
+            return t2_seterr(T2_EFORMAT, "trial %lld: malformed checkpoint report", (long long)t->id);
+        t2__checkpoint_new ck = {.uuid = u->s, .trial_id = t->id, .batches = t->batches,
+                                 .epoch = t->bpe > 0 ? (double)t->batches / (double)t->bpe : NAN, .metric = metric,
+                                 .size_bytes = by && by->kind == T2__VAL_INT ? by->i : 0, .path = p->s};
+        char *path = strdup(p->s);
+        if (!path) return t2_seterr(T2_ENOMEM, "controller: out of memory");
+        rc = t2__store_add_checkpoint(c->st, &ck);
+        if (!rc) {
+            free(t->ckpt);
+            t->ckpt = path;
+            /* The checkpoint must be durable in the store before older ones are deleted. */
+            rc = t2__store_flush(c->st, 1);
+            if (!rc) rc = collect_garbage(c);
+        } else {
+            free(path);
+        }
+    } else if (strcmp(type, "checkpoint_failed") == 0) {
+        const t2__val *msg = t2__val_map_get(m, "message");
+        t2__progress_event(&c->prog, "trial %lld: checkpoint failed (%s); its previous checkpoint stays the latest",
+                           (long long)t->id, msg && msg->kind == T2__VAL_STRING ? msg->s : "?");
+    } else if (strcmp(type, "stopped") == 0) {
+        t->pausing = 1;
+        t->exit_sent = 1;
+        if (t->sent >= 0 && t->pending < 0) t->pending = t->sent; /* the op continues on resume */
+        t->sent = -1;
     } else if (strcmp(type, "error") == 0) {
         const t2__val *w = t2__val_map_get(m, "where"), *msg = t2__val_map_get(m, "message");
         char buf[1400];
@@ -318,8 +410,9 @@ static int on_message(ctl *c, trial *t, const t2__val *m)
                  msg && msg->kind == T2__VAL_STRING ? msg->s : "failed");
         free(t->error);
         t->error = strdup(buf);
-        const t2__val *inv = t2__val_map_get(m, "invalid_hparams");
+        const t2__val *inv = t2__val_map_get(m, "invalid_hparams"), *fat = t2__val_map_get(m, "fatal");
         t->invalid_hparams = inv && inv->kind == T2__VAL_BOOL && inv->b;
+        t->fatal = fat && fat->kind == T2__VAL_BOOL && fat->b;
     }
     return rc;
 }
@@ -355,7 +448,7 @@ static int on_exit(ctl *c, trial *t)
         if (interrupted) {
             t->state = T_QUEUED; /* stopped by us: it will continue on resume */
             rc = store_trial(c, t, T2__TU_STATE, T2__TRIAL_PAUSED, NULL);
-        } else if (t->restarts < c->cfg->max_restarts && !t->invalid_hparams) {
+        } else if (t->restarts < c->cfg->max_restarts && !t->invalid_hparams && !t->fatal) {
             t->restarts++;
             t->state = T_QUEUED;
             /* Without a checkpoint to continue from, the trial replays its current op from the start;
@@ -427,12 +520,21 @@ static int pump(ctl *c)
     return T2_OK;
 }
 
+/* Stops every running trial: SIGTERM asks each runner to finish its batch, checkpoint and say
+ * so; their reports keep flowing into the store until they exit. A runner still there after a
+ * minute is killed. */
 static void stop_all(ctl *c)
 {
     for (size_t i = 0; i < c->nt; i++)
         if (c->t[i].state == T_RUNNING && c->t[i].pid > 0) kill(c->t[i].pid, SIGTERM);
+    double t0 = now_s();
+    while (running_count(c) > 0 && now_s() - t0 < 60.0)
+        if (pump(c) != T2_OK) break;
     for (size_t i = 0; i < c->nt; i++)
-        if (c->t[i].state == T_RUNNING && c->t[i].fd >= 0) on_exit(c, &c->t[i]);
+        if (c->t[i].state == T_RUNNING && c->t[i].fd >= 0) {
+            kill(c->t[i].pid, SIGKILL);
+            on_exit(c, &c->t[i]);
+        }
 }
 
 static int cores(void)
@@ -443,9 +545,7 @@ static int cores(void)
 
 static int run_loop(ctl *c)
 {
-    int rc = t2__searcher_start(c->s, &c->ops);
-    if (!rc) rc = apply_ops(c);
-    if (!rc) rc = save_searcher(c);
+    int rc = T2_OK;
     while (!rc && !interrupted) {
         if ((rc = schedule(c))) break;
         for (size_t i = 0; i < c->nt && !rc; i++) rc = feed(c, &c->t[i]);
@@ -463,6 +563,100 @@ static int run_loop(ctl *c)
     return rc;
 }
 
+/* The checkpoint directory: checkpoint_storage's host_path/storage_path, else under the home. */
+static int checkpoint_dir(ctl *c, const char *home)
+{
+    const t2__config *cfg = c->cfg;
+    if (cfg->checkpoint_storage.storage_path || cfg->checkpoint_storage.host_path) {
+        const char *host = cfg->checkpoint_storage.host_path, *sp = cfg->checkpoint_storage.storage_path;
+        if (sp && sp[0] == '/') host = NULL;
+        snprintf(c->ckpt_dir, sizeof c->ckpt_dir, "%s%s%s/experiment-%lld", host ? host : (sp ? home : ""),
+                 host || (sp && sp[0] != '/') ? "/" : "", sp ? sp : "", (long long)c->exp_id);
+    } else {
+        int rc = t2__store_experiment_dir(home, c->exp_id, "checkpoints", c->ckpt_dir, sizeof c->ckpt_dir);
+        if (rc) return rc;
+    }
+    return t2__store_mkdirs(c->ckpt_dir);
+}
+
+/* Runs the loop until the search ends or a signal stops it, records the outcome and prints the
+ * summary. Returns 0 (all trials completed), 1 (a trial or the experiment failed or it was
+ * interrupted) or a negative code when the store itself failed. */
+static int run_experiment(ctl *c, int resumed)
+{
+    const t2__config *cfg = c->cfg;
+    c->slots = cfg->resources.max_slots > 0 && cfg->resources.max_slots < cores() ? (int)cfg->resources.max_slots
+                                                                                   : cores();
+    c->capacity = c->slots / (int)cfg->resources.slots_per_trial;
+    if (cfg->searcher.max_concurrent_trials > 0 && cfg->searcher.max_concurrent_trials < c->capacity)
+        c->capacity = (int)cfg->searcher.max_concurrent_trials;
+    if (c->capacity < 1) c->capacity = 1;
+    int64_t expected = t2__searcher_total_trials(c->s);
+    int concurrent = expected > 0 && expected < c->capacity ? (int)expected : c->capacity;
+    c->threads = c->slots / concurrent > 0 ? c->slots / concurrent : 1;
+
+    struct sigaction sa, old_int, old_term;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    signal(SIGPIPE, SIG_IGN);
+    interrupted = 0;
+    double t0 = now_s();
+    int rc = T2_OK;
+    if (!resumed) rc = t2__searcher_start(c->s, &c->ops);
+    if (!rc) rc = apply_ops(c);
+    if (!rc) rc = save_searcher(c);
+    if (!rc) rc = run_loop(c);
+    if (rc || interrupted) stop_all(c);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    t2__progress_finish(&c->prog);
+
+    int completed = 0, errored = 0;
+    for (size_t i = 0; i < c->nt; i++) {
+        completed += c->t[i].state == T_DONE;
+        errored += c->t[i].state == T_ERRORED;
+    }
+    int final = interrupted ? T2__EXP_PAUSED : rc || completed == 0 ? T2__EXP_ERRORED : T2__EXP_COMPLETED;
+    if (rc) {
+        char why[1200];
+        snprintf(why, sizeof why, "%s", t2_errmsg());
+        t2__store_set_experiment_error(c->st, c->exp_id, why);
+    } else if (final == T2__EXP_ERRORED) {
+        t2__store_set_experiment_error(c->st, c->exp_id, "no trial completed");
+    }
+    if (final == T2__EXP_COMPLETED) t2__store_set_experiment_progress(c->st, c->exp_id, 1.0);
+    if (!interrupted) save_searcher(c);
+    int rc2 = t2__store_set_experiment_state(c->st, c->exp_id, final);
+    if (!rc2) rc2 = t2__store_flush(c->st, 1);
+    FILE *out = c->o->out;
+    fprintf(out, "experiment %lld %s in %.1f s: %d trial(s) completed, %d errored", (long long)c->exp_id,
+            t2__exp_state_name(final), now_s() - t0, completed, errored);
+    if (!isnan(c->best))
+        fprintf(out, "; best %s %.6g (trial %lld)", cfg->searcher.metric, c->best, (long long)c->best_trial);
+    fprintf(out, "\n  see: t2exp describe %lld%s\n", (long long)c->exp_id,
+            final == T2__EXP_PAUSED ? "; continue with: t2exp resume ID" : "");
+    if (rc) fprintf(out, "  controller error: %s\n", t2_errmsg());
+    if (rc2) return rc2;
+    return !rc && final == T2__EXP_COMPLETED && errored == 0 ? 0 : 1;
+}
+
+static void cleanup(ctl *c)
+{
+    for (size_t i = 0; i < c->nt; i++) {
+        t2__val_free(c->t[i].hparams);
+        free(c->t[i].error);
+        free(c->t[i].ckpt);
+    }
+    free(c->t);
+    t2__ops_free(&c->ops);
+    t2__searcher_free(c->s);
+    t2__store_close(c->st);
+    t2__trial_so_close(&c->so);
+}
+
 int t2__experiment_create(const t2__create_opts *o, int64_t *exp_id)
 {
     ctl c;
@@ -472,7 +666,7 @@ int t2__experiment_create(const t2__create_opts *o, int64_t *exp_id)
     c.best = NAN;
     *exp_id = 0;
     const t2__config *cfg = o->cfg;
-    int rc, status = 1;
+    int rc;
     char home[PATH_MAX], object[PATH_MAX];
     if ((rc = t2__trial_so_open(o->trial_path, &c.so))) return rc;
     if (!realpath(c.so.path, object)) snprintf(object, sizeof object, "%s", c.so.path);
@@ -481,9 +675,18 @@ int t2__experiment_create(const t2__create_opts *o, int64_t *exp_id)
         return t2_seterr(T2_EUNSUPPORTED, "resources.slots_per_trial = %lld: distributed trials need the MPI "
                          "launcher, which this build does not have yet", (long long)cfg->resources.slots_per_trial);
     }
+    if (o->from_checkpoint) {
+        t2__ckpt *ck = NULL;
+        if ((rc = t2__ckpt_open(&ck, o->from_checkpoint))) {
+            t2__trial_so_close(&c.so);
+            return rc;
+        }
+        t2__ckpt_free(ck);
+    }
     if ((rc = t2__store_home(o->home, home, sizeof home)) || (rc = t2__store_open(home, 0, &c.st))) goto out;
     uint64_t seed = cfg->experiment_seed_set ? cfg->experiment_seed : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
-    /* The store keeps the config as run: the file, then the command line's overrides as comments. */
+    /* The store keeps the config as run: the file, then the command line's overrides as comments
+     * (which `t2exp resume` applies again). */
     size_t ylen = strlen(cfg->yaml_text) + 64;
     for (int i = 0; i < o->noverrides; i++) ylen += strlen(o->overrides[i]) + 16;
     char *yaml = malloc(ylen);
@@ -492,9 +695,9 @@ int t2__experiment_create(const t2__create_opts *o, int64_t *exp_id)
         goto out;
     }
     size_t off = (size_t)snprintf(yaml, ylen, "%s", cfg->yaml_text);
-    if (o->noverrides) off += (size_t)snprintf(yaml + off, ylen - off, "\n# overridden on the command line:\n");
+    if (o->noverrides) off += (size_t)snprintf(yaml + off, ylen - off, "\n" T2__OVERRIDES_MARK "\n");
     for (int i = 0; i < o->noverrides; i++)
-        off += (size_t)snprintf(yaml + off, ylen - off, "#   --config %s\n", o->overrides[i]);
+        off += (size_t)snprintf(yaml + off, ylen - off, T2__OVERRIDE_PREFIX "%s\n", o->overrides[i]);
     t2__experiment_new e = {.name = cfg->name, .description = cfg->description, .config_yaml = yaml,
                             .searcher_name = t2__searcher_name(cfg->searcher.name), .metric = cfg->searcher.metric,
                             .smaller_is_better = cfg->searcher.smaller_is_better, .trial_object = object,
@@ -512,7 +715,7 @@ int t2__experiment_create(const t2__create_opts *o, int64_t *exp_id)
     *exp_id = c.exp_id;
     char dir[PATH_MAX];
     if ((rc = t2__store_experiment_dir(home, c.exp_id, NULL, dir, sizeof dir)) || (rc = t2__store_mkdirs(dir)) ||
-        (rc = t2__store_flush(c.st, 1)))
+        (rc = checkpoint_dir(&c, home)) || (rc = t2__store_flush(c.st, 1)))
         goto out;
 
     t2__progress_init(&c.prog, o->progress, o->out, cfg->searcher.metric);
@@ -529,74 +732,181 @@ int t2__experiment_create(const t2__create_opts *o, int64_t *exp_id)
             t2__store_set_experiment_error(c.st, c.exp_id, why);
             t2__store_set_experiment_state(c.st, c.exp_id, T2__EXP_ERRORED);
             fprintf(o->out, "experiment %lld errored: %s\n", (long long)c.exp_id, why);
-            rc = T2_OK;
+            rc = 1;
             goto out;
         }
     }
     if ((rc = t2__searcher_create(cfg, seed, &c.s))) goto out;
-    c.slots = cfg->resources.max_slots > 0 && cfg->resources.max_slots < cores() ? (int)cfg->resources.max_slots
-                                                                                  : cores();
-    c.capacity = c.slots / (int)cfg->resources.slots_per_trial;
-    if (cfg->searcher.max_concurrent_trials > 0 && cfg->searcher.max_concurrent_trials < c.capacity)
-        c.capacity = (int)cfg->searcher.max_concurrent_trials;
-    if (c.capacity < 1) c.capacity = 1;
-    int64_t expected = t2__searcher_total_trials(c.s);
-    int concurrent = expected > 0 && expected < c.capacity ? (int)expected : c.capacity;
-    c.threads = c.slots / concurrent > 0 ? c.slots / concurrent : 1;
-
-    struct sigaction sa, old_int, old_term;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
-    signal(SIGPIPE, SIG_IGN);
-    interrupted = 0;
-    double t0 = now_s();
-    rc = run_loop(&c);
-    if (rc || interrupted) stop_all(&c);
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
-    t2__progress_finish(&c.prog);
-
-    int completed = 0, errored = 0;
-    for (size_t i = 0; i < c.nt; i++) {
-        completed += c.t[i].state == T_DONE;
-        errored += c.t[i].state == T_ERRORED;
-    }
-    int final = interrupted ? T2__EXP_PAUSED : rc || completed == 0 ? T2__EXP_ERRORED : T2__EXP_COMPLETED;
-    if (rc) {
-        char why[1200];
-        snprintf(why, sizeof why, "%s", t2_errmsg());
-        t2__store_set_experiment_error(c.st, c.exp_id, why);
-    } else if (final == T2__EXP_ERRORED) {
-        t2__store_set_experiment_error(c.st, c.exp_id, "no trial completed");
-    }
-    if (final == T2__EXP_COMPLETED) t2__store_set_experiment_progress(c.st, c.exp_id, 1.0);
-    int rc2 = t2__store_set_experiment_state(c.st, c.exp_id, final);
-    if (!rc2) rc2 = t2__store_flush(c.st, 1);
-    fprintf(o->out, "experiment %lld %s in %.1f s: %d trial(s) completed, %d errored", (long long)c.exp_id,
-            t2__exp_state_name(final), now_s() - t0, completed, errored);
-    if (!isnan(c.best))
-        fprintf(o->out, "; best %s %.6g (trial %lld)", cfg->searcher.metric, c.best, (long long)c.best_trial);
-    fprintf(o->out, "\n  see: t2exp describe %lld\n", (long long)c.exp_id);
-    if (rc) {
-        fprintf(o->out, "  controller error: %s\n", t2_errmsg());
-        status = 1;
-        rc = T2_OK;
-    } else {
-        status = final == T2__EXP_COMPLETED && errored == 0 ? 0 : 1;
-    }
-    if (rc2) rc = rc2;
+    rc = run_experiment(&c, 0);
 out:
-    for (size_t i = 0; i < c.nt; i++) {
-        t2__val_free(c.t[i].hparams);
-        free(c.t[i].error);
+    cleanup(&c);
+    return rc;
+}
+
+/* Rebuilds the controller's trial table from the store and the saved controller state. */
+static int restore_trials(ctl *c, const t2__val *saved)
+{
+    t2__trial_row *rows = NULL;
+    size_t n = 0;
+    int rc = t2__store_list_trials(c->st, c->exp_id, &rows, &n);
+    const t2__val *trials = saved ? t2__val_map_get(saved, "trials") : NULL;
+    for (size_t i = 0; !rc && i < n; i++) {
+        if (c->nt == c->cap) {
+            size_t cap = c->cap ? 2 * c->cap : 16;
+            trial *g = realloc(c->t, cap * sizeof *g);
+            if (!g) {
+                rc = t2_seterr(T2_ENOMEM, "controller: out of memory");
+                break;
+            }
+            c->t = g;
+            c->cap = cap;
+        }
+        trial *t = &c->t[c->nt];
+        memset(t, 0, sizeof *t);
+        size_t off;
+        if ((rc = t2__val_from_json(rows[i].hparams_json, strlen(rows[i].hparams_json), &t->hparams, &off))) break;
+        c->nt++;
+        t->rid = rows[i].ordinal;
+        t->id = rows[i].id;
+        t->seed = (uint64_t)rows[i].seed;
+        t->fd = -1;
+        t->pending = t->sent = -1;
+        t->restarts = rows[i].restarts;
+        t->batches = rows[i].batches_trained;
+        t->metric = rows[i].latest_validation;
+        t->loss = NAN;
+        t->gb = 1;
+        t2__config_batch_sizes(c->cfg, t->hparams, &t->gb, NULL);
+        snprintf(t->log_path, sizeof t->log_path, "%s", rows[i].log_path ? rows[i].log_path : "/dev/null");
+        if (!isnan(rows[i].best_validation) && better(c, rows[i].best_validation, c->best)) {
+            c->best = rows[i].best_validation;
+            c->best_trial = t->id;
+        }
+        if (rows[i].state == T2__TRIAL_COMPLETED) t->state = T_DONE;
+        else if (rows[i].state == T2__TRIAL_ERRORED) t->state = T_ERRORED;
+        else t->state = T_QUEUED;
+        t2__checkpoint_row ck;
+        if (t2__store_latest_checkpoint(c->st, t->id, &ck) == T2_OK) {
+            t->ckpt = strdup(ck.path);
+            t2__checkpoint_row_free(&ck);
+        }
+        char key[32];
+        snprintf(key, sizeof key, "%lld", (long long)t->rid);
+        const t2__val *e = trials ? t2__val_map_get(trials, key) : NULL;
+        const t2__val *pend = e ? t2__val_map_get(e, "pending") : NULL, *cl = e ? t2__val_map_get(e, "closing") : NULL;
+        if (t->state == T_QUEUED) {
+            t->pending = pend && pend->kind == T2__VAL_INT ? pend->i : -1;
+            t->closing = cl && cl->kind == T2__VAL_BOOL && cl->b;
+        }
     }
-    free(c.t);
-    t2__ops_free(&c.ops);
-    t2__searcher_free(c.s);
-    t2__store_close(c.st);
-    t2__trial_so_close(&c.so);
-    return rc ? rc : status;
+    t2__trial_rows_free(rows, n);
+    /* A closed trial with nothing left to do finished while the controller was gone. */
+    for (size_t i = 0; !rc && i < c->nt; i++) {
+        trial *t = &c->t[i];
+        if (t->state == T_QUEUED && t->closing && t->pending < 0) {
+            t->state = T_DONE;
+            rc = store_trial(c, t, T2__TU_STATE, T2__TRIAL_COMPLETED, NULL);
+            if (!rc) rc = t2__searcher_on_trial_exited(c->s, t->rid, &c->ops);
+        }
+    }
+    return rc;
+}
+
+/* Files in the checkpoint directory the store does not know as ACTIVE: written by a runner after
+ * its controller died (never recorded), or left by a write cut short. They can never be used. */
+static int sweep_orphans(ctl *c)
+{
+    t2__checkpoint_row *rows = NULL;
+    size_t n = 0;
+    int rc = t2__store_list_checkpoints(c->st, c->exp_id, 0, &rows, &n);
+    if (rc) return rc;
+    DIR *d = opendir(c->ckpt_dir);
+    struct dirent *e;
+    char path[PATH_MAX + 256];
+    while (d && (e = readdir(d))) {
+        if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2]))) continue;
+        snprintf(path, sizeof path, "%s/%s", c->ckpt_dir, e->d_name);
+        int known = 0;
+        for (size_t i = 0; i < n && !known; i++) known = !rows[i].deleted && strcmp(rows[i].path, path) == 0;
+        if (!known && unlink(path) == 0) t2__progress_event(&c->prog, "removed unrecorded checkpoint file %s", path);
+    }
+    if (d) closedir(d);
+    t2__checkpoint_rows_free(rows, n);
+    return T2_OK;
+}
+
+int t2__experiment_resume(const t2__resume_opts *o)
+{
+    ctl c;
+    memset(&c, 0, sizeof c);
+    c.best = NAN;
+    c.exp_id = o->experiment_id;
+    t2__create_opts co = {.home = o->home, .progress = o->progress, .out = o->out};
+    c.o = &co;
+    char home[PATH_MAX];
+    t2__experiment_row row;
+    memset(&row, 0, sizeof row);
+    t2__config *cfg = NULL;
+    t2__val *saved = NULL;
+    char *state_json = NULL;
+    const char **ovr = NULL;
+    int rc, novr = 0;
+    if ((rc = t2__store_home(o->home, home, sizeof home)) || (rc = t2__store_open(home, 0, &c.st))) goto out;
+    if ((rc = t2__store_get_experiment(c.st, c.exp_id, &row))) goto out;
+    if (row.state == T2__EXP_COMPLETED) {
+        rc = t2_seterr(T2_ESTATE, "experiment %lld is already COMPLETED; nothing to resume", (long long)c.exp_id);
+        goto out;
+    }
+    /* The overrides it was created with, from the stored config's trailing comments. */
+    ovr = calloc(256, sizeof *ovr);
+    if (!ovr) {
+        rc = t2_seterr(T2_ENOMEM, "resume: out of memory");
+        goto out;
+    }
+    const char *mark = strstr(row.config_yaml, T2__OVERRIDES_MARK);
+    for (char *p = mark ? strstr((char *)mark, T2__OVERRIDE_PREFIX) : NULL; p && novr < 256;
+         p = strstr(p, T2__OVERRIDE_PREFIX)) {
+        p += strlen(T2__OVERRIDE_PREFIX);
+        char *nl = strchr(p, '\n');
+        if (nl) *nl = '\0';
+        ovr[novr++] = p;
+        if (!nl) break;
+        p = nl + 1;
+    }
+    char name[64];
+    snprintf(name, sizeof name, "experiment %lld config", (long long)c.exp_id);
+    if ((rc = t2__config_load_string(row.config_yaml, name, ovr, novr, &cfg))) goto out;
+    c.cfg = cfg;
+    co.cfg = cfg;
+    if ((rc = t2__trial_so_open(o->trial_path ? o->trial_path : row.trial_object, &c.so))) goto out;
+    if ((rc = checkpoint_dir(&c, home))) goto out;
+    if ((rc = t2__searcher_create(cfg, (uint64_t)row.seed, &c.s))) goto out;
+    if (t2__store_load_searcher_state(c.st, c.exp_id, NULL, &state_json) == T2_OK) {
+        size_t off;
+        if ((rc = t2__val_from_json(state_json, strlen(state_json), &saved, &off))) goto out;
+        const t2__val *ss = t2__val_map_get(saved, "searcher");
+        if (!ss || (rc = t2__searcher_restore(c.s, ss))) {
+            if (!rc) rc = t2_seterr(T2_EFORMAT, "experiment %lld: the saved searcher state is unreadable", (long long)c.exp_id);
+            goto out;
+        }
+    } else {
+        rc = t2_seterr(T2_ENOTFOUND, "experiment %lld has no saved searcher state to resume from", (long long)c.exp_id);
+        goto out;
+    }
+    t2__progress_init(&c.prog, o->progress, o->out, cfg->searcher.metric);
+    if ((rc = restore_trials(&c, saved)) || (rc = sweep_orphans(&c))) goto out;
+    if ((rc = t2__store_set_experiment_state(c.st, c.exp_id, T2__EXP_ACTIVE)) ||
+        (rc = t2__store_set_experiment_error(c.st, c.exp_id, NULL)) || (rc = t2__store_flush(c.st, 1)))
+        goto out;
+    fprintf(o->out, "experiment %lld (%s): resuming %s search, %zu trial(s) known\n", (long long)c.exp_id, cfg->name,
+            t2__searcher_name(cfg->searcher.name), c.nt);
+    rc = run_experiment(&c, 1);
+out:
+    cleanup(&c);
+    t2__experiment_row_free(&row);
+    t2__val_free(saved);
+    free(state_json);
+    free(ovr);
+    t2__config_free(cfg);
+    return rc;
 }

@@ -20,6 +20,7 @@ typedef struct t2__create_opts {
     const char *home;        /* store home (NULL: the default) */
     const char *const *overrides; /* the --config KEY=VALUE strings the config was loaded with */
     int noverrides;
+    const char *from_checkpoint;  /* --from-checkpoint: warm-start new trials from this archive */
     t2__progress_mode progress;
     FILE *out;               /* progress and summary (stdout) */
 } t2__create_opts;
@@ -29,5 +30,22 @@ typedef struct t2__create_opts {
  * failed, and a negative T2_E… code when it could not start (bad trial object, store trouble),
  * with t2_errmsg() saying why. */
 int t2__experiment_create(const t2__create_opts *o, int64_t *exp_id);
+
+/* How the stored config marks the command line's --config overrides (so resume can apply them). */
+#define T2__OVERRIDES_MARK "# overridden on the command line:"
+#define T2__OVERRIDE_PREFIX "#   --config "
+
+typedef struct t2__resume_opts {
+    int64_t experiment_id;
+    const char *home;
+    const char *trial_path; /* NULL: the trial object the experiment was created with */
+    t2__progress_mode progress;
+    FILE *out;
+} t2__resume_opts;
+
+/* Continues an experiment whose controller was killed or interrupted: the config as created, the
+ * searcher from its saved state, every unfinished trial from its latest checkpoint. Returns as
+ * t2__experiment_create; T2_ESTATE for a COMPLETED experiment, T2_ENOTFOUND for an unknown id. */
+int t2__experiment_resume(const t2__resume_opts *o);
 
 #endif

@@ -144,6 +144,12 @@ int t2_wrap_lr_schedule(t2_ctx *ctx, t2_lr_schedule *sched)
     return T2_OK;
 }
 
+int t2__is_plateau(const t2_lr_schedule *s)
+{
+    t2_lr_state st;
+    return s && t2_lr_schedule_get_state(s, &st) == T2_OK && st.kind == T2_LR_PLATEAU;
+}
+
 int t2_step_optimizer(t2_ctx *ctx)
 {
     if (!ctx) return t2_seterr(T2_EINVAL, "t2_step_optimizer: NULL context");
@@ -161,7 +167,7 @@ int t2_step_optimizer(t2_ctx *ctx)
     if ((rc = t2_optim_step(ctx->opt, p, g, n))) return rc;
     t2_net_zero_grad(ctx->net);
     ctx->optimizer_steps++;
-    if (ctx->sched && t2_lr_schedule_step_mode(ctx->sched) == T2_LR_STEP_BATCH) {
+    if (ctx->sched && t2_lr_schedule_step_mode(ctx->sched) == T2_LR_STEP_BATCH && !t2__is_plateau(ctx->sched)) {
         rc = t2_lr_schedule_step(ctx->sched);
         /* A finished one-cycle schedule keeps its last rate rather than failing the trial. */
         if (rc == T2_ESTATE) rc = T2_OK;

@@ -27,6 +27,10 @@ struct t2_ctx {
     int64_t optimizer_steps;
 };
 
+/* 1 for a reduce-on-plateau schedule: it steps on validation metrics only, never on batches or
+ * epochs. */
+int t2__is_plateau(const t2_lr_schedule *s);
+
 /* Fills ctx for one trial (borrowing hparams and data), seeding its RNG from seed. */
 void t2__ctx_init(t2_ctx *ctx, const t2__config *cfg, const t2__val *hparams, int64_t global_batch,
                   int64_t batch_size, int64_t trial_id, uint64_t seed, int threads);

@@ -4,14 +4,25 @@
  * naming the callback and the reason; the controller decides what happens to the trial. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include "channel.h"
+#include "checkpoints/ckpt.h"
 #include "ctx.h"
 #include "metrics.h"
 #include "runner.h"
 #include "t2exp/nn.h"
+
+/* SIGTERM asks the runner to finish its batch, checkpoint and leave (the controller pauses). */
+static volatile sig_atomic_t stop_requested;
+static void on_term(int sig)
+{
+    (void)sig;
+    stop_requested = 1;
+}
 
 static double now(void)
 {
@@ -35,11 +46,24 @@ typedef struct {
     void *state;
     t2_loader *train, *valid;
     t2_metrics tm, vm;
-    int64_t batches_per_epoch, vperiod, report_every;
+    int64_t batches_per_epoch, vperiod, cperiod, report_every;
+    int64_t last_checkpoint; /* batches_trained at the last checkpoint (-1: none) */
+    double last_metric;      /* searcher metric of the last validation (NAN: none) */
     int64_t last_validated; /* batches_trained at the last validation (-1: none) */
     double t_data, t_compute, t_comm0, t_window;
     int64_t window_batches, window_samples;
 } run;
+
+/* Failures that would repeat on every restart: the trial's configuration or code is wrong (a
+ * missing or mistyped hyperparameter, a shape mistake, the searcher metric never reported, a
+ * loader that does not repeat). The controller does not restart these. */
+static int deterministic(const char *where, int rc)
+{
+    if (rc == T2_EHPARAM) return 1;
+    if (!strcmp(where, "hyperparameters") || !strcmp(where, "training loader")) return 1;
+    if (!strcmp(where, "evaluate_batch") && rc == T2_ENOTFOUND) return 1;
+    return !strcmp(where, "build_model") && (rc == T2_ENOTFOUND || rc == T2_EINVAL || rc == T2_ESHAPE);
+}
 
 /* Sends {"type":"error",...}; returns 1, the runner's exit status for a failed trial. */
 static int fail(run *r, const char *where, int rc)
@@ -54,6 +78,7 @@ static int fail(run *r, const char *where, int rc)
     t2__val_map_set(m, "message", t2__val_string(msg));
     t2__val_map_set(m, "batches", t2__val_int(r->ctx.batches_trained));
     if (rc == T2_EHPARAM) t2__val_map_set(m, "invalid_hparams", t2__val_bool(1));
+    if (deterministic(where, rc)) t2__val_map_set(m, "fatal", t2__val_bool(1));
     if (m) t2__channel_send(r->a->fd, m);
     t2__val_free(m);
     return 1;
@@ -142,6 +167,8 @@ static int validate_pass(run *r)
                   names[0] ? names : "nothing");
         return fail(r, "evaluate_batch", T2_ENOTFOUND);
     }
+    for (int i = 0; i < r->vm.n; i++)
+        if (strcmp(r->vm.acc[i].name, metric) == 0) r->last_metric = t2__metrics_value(&r->vm, i);
     /* Validation metrics are reduced across ranks (sum and weight) before reporting; one rank here. */
     if ((rc = send_metrics(r, "validation", &r->vm, NULL))) return fail(r, "report", rc);
     r->last_validated = r->ctx.batches_trained;
@@ -153,6 +180,194 @@ static int validate_pass(run *r)
             }
     }
     return 0;
+}
+
+/* The training-metrics accumulators as JSON: [batches, samples, [name, reducer, sum, weight, min,
+ * max, count]...]. NULL when out of memory. */
+static char *window_json(const t2_metrics *m, int64_t batches, int64_t samples)
+{
+    t2__val *v = t2__val_list();
+    t2__val_list_append(v, t2__val_int(batches));
+    t2__val_list_append(v, t2__val_int(samples));
+    for (int i = 0; v && i < m->n; i++) {
+        const t2__metric_acc *a = &m->acc[i];
+        t2__val *e = t2__val_list();
+        t2__val_list_append(e, t2__val_string(a->name));
+        t2__val_list_append(e, t2__val_int(a->reducer));
+        t2__val_list_append(e, t2__val_double(a->sum));
+        t2__val_list_append(e, t2__val_double(a->weight));
+        /* min/max start at +-inf, which JSON cannot carry: an empty window has count 0 instead. */
+        t2__val_list_append(e, t2__val_double(a->count ? a->min : 0.0));
+        t2__val_list_append(e, t2__val_double(a->count ? a->max : 0.0));
+        t2__val_list_append(e, t2__val_int(a->count));
+        t2__val_list_append(v, e);
+    }
+    char *json = NULL;
+    size_t len;
+    if (!v || t2__val_to_json(v, &json, &len) != T2_OK) json = NULL;
+    t2__val_free(v);
+    return json;
+}
+
+static int window_restore(run *r, const char *json)
+{
+    t2__val *v = NULL;
+    size_t off;
+    int rc = t2__val_from_json(json, strlen(json), &v, &off);
+    if (rc) return rc;
+    rc = t2_seterr(T2_EFORMAT, "checkpoint: malformed train_window");
+    if (v->kind != T2__VAL_LIST || v->n < 2 || v->items[0]->kind != T2__VAL_INT || v->items[1]->kind != T2__VAL_INT)
+        goto out;
+    r->window_batches = v->items[0]->i;
+    r->window_samples = v->items[1]->i;
+    for (size_t i = 2; i < v->n; i++) {
+        const t2__val *e = v->items[i];
+        if (e->kind != T2__VAL_LIST || e->n != 7 || e->items[0]->kind != T2__VAL_STRING ||
+            e->items[1]->kind != T2__VAL_INT || e->items[6]->kind != T2__VAL_INT)
+            goto out;
+        /* Registers the name with its reducer, then overwrites the sums with the saved ones. */
+        if (t2_metric_reduce(&r->tm, e->items[0]->s, 0.0, (t2_reducer)e->items[1]->i)) goto out;
+        t2__metric_acc *a = &r->tm.acc[r->tm.n - 1];
+        double sum, w, mn, mx;
+        if (t2__val_as_double(e->items[2], &sum) || t2__val_as_double(e->items[3], &w) ||
+            t2__val_as_double(e->items[4], &mn) || t2__val_as_double(e->items[5], &mx))
+            goto out;
+        a->count = e->items[6]->i;
+        a->sum = sum;
+        a->weight = w;
+        a->min = a->count ? mn : INFINITY;
+        a->max = a->count ? mx : -INFINITY;
+    }
+    rc = T2_OK;
+out:
+    t2__val_free(v);
+    return rc;
+}
+
+/* Writes a checkpoint of everything the trial needs to continue exactly here and tells the
+ * controller. A failed write is reported and the trial goes on: the previous checkpoint is intact
+ * and stays the latest. */
+static int checkpoint(run *r)
+{
+    const t2__runner_args *a = r->a;
+    if (!a->ckpt_dir || !r->ctx.net || r->last_checkpoint == r->ctx.batches_trained) return 0;
+    t2_loader_state ls;
+    void *user = NULL;
+    size_t user_len = 0;
+    int rc = t2_loader_state_get(r->train, &ls);
+    if (!rc && a->def->save_state && (rc = a->def->save_state(&r->ctx, r->state, &user, &user_len)))
+        return fail(r, "save_state", rc);
+    char *hp = NULL, metric[64], uuid[T2__UUID_LEN + 1], path[4096];
+    size_t hplen;
+    if (!rc) rc = t2__val_to_json(a->hparams, &hp, &hplen);
+    if (!rc) rc = t2__uuid_v4(uuid);
+    if (!rc) rc = t2__ckpt_path(path, sizeof path, a->ckpt_dir, uuid, T2__CKPT_COMPRESS_NONE);
+    if (rc) {
+        free(user);
+        free(hp);
+        return fail(r, "checkpoint", rc);
+    }
+    /* A checkpoint carries the validation metric of its own step only (what GC ranks by). */
+    double at_metric = r->last_validated == r->ctx.batches_trained ? r->last_metric : NAN;
+    snprintf(metric, sizeof metric, "%.17g", at_metric);
+    /* The open training-metrics window goes along, so a resumed trial reports the same means. */
+    char *window = window_json(&r->tm, r->window_batches, r->window_samples);
+    if (!window) {
+        free(user);
+        free(hp);
+        return t2_seterr(T2_ENOMEM, "checkpoint: out of memory"), fail(r, "checkpoint", T2_ENOMEM);
+    }
+    t2__ckpt_rng rngs[1] = {{"trial", r->ctx.rng}};
+    t2__ckpt_kv kv[2] = {{"train_window", window}, {"metric", metric}};
+    t2__ckpt_contents c = {.net = r->ctx.net, .opt = r->ctx.opt, .sched = r->ctx.sched, .loader = &ls,
+                           .rngs = rngs, .n_rngs = 1, .user_state = user, .user_state_len = user_len,
+                           .experiment_id = a->experiment_id, .trial_id = a->trial_id, .hparams_json = hp,
+                           .batches_trained = r->ctx.batches_trained, .epoch = r->ctx.epoch, .strings = kv,
+                           .n_strings = isnan(at_metric) ? 1 : 2, .uuid = uuid};
+    t2__ckpt_result res;
+    double t0 = now();
+    rc = t2__ckpt_write(path, &c, T2__CKPT_COMPRESS_NONE, &res);
+    free(user);
+    free(hp);
+    free(window);
+    t2__val *m = t2__val_map();
+    if (rc) {
+        /* Not fatal: report it; the trial continues from the last good checkpoint if it fails later. */
+        fprintf(stderr, "t2exp runner: checkpoint at batch %lld failed: %s\n", (long long)r->ctx.batches_trained,
+                t2_errmsg());
+        t2__val_map_set(m, "type", t2__val_string("checkpoint_failed"));
+        t2__val_map_set(m, "message", t2__val_string(t2_errmsg()));
+    } else {
+        r->last_checkpoint = r->ctx.batches_trained;
+        printf("checkpoint %s at batch %lld: %llu bytes in %.1f ms\n", uuid, (long long)r->ctx.batches_trained,
+               (unsigned long long)res.bytes, (now() - t0) * 1e3);
+        t2__val_map_set(m, "type", t2__val_string("checkpoint"));
+        t2__val_map_set(m, "uuid", t2__val_string(res.uuid));
+        t2__val_map_set(m, "path", t2__val_string(path));
+        t2__val_map_set(m, "bytes", t2__val_int((int64_t)res.bytes));
+        if (!isnan(at_metric)) t2__val_map_set(m, "metric", t2__val_double(at_metric));
+    }
+    t2__val_map_set(m, "batches", t2__val_int(r->ctx.batches_trained));
+    rc = m ? t2__channel_send(a->fd, m) : T2_ENOMEM;
+    t2__val_free(m);
+    return rc ? fail(r, "report", rc) : 0;
+}
+
+/* Continues from a checkpoint: model, optimizer, schedule, loader position, RNG, user state and
+ * counters, so training goes on exactly as if it had never stopped. A warm start takes the
+ * parameters only and starts counting from zero. */
+static int restore(run *r)
+{
+    t2__ckpt *ck = NULL;
+    int rc = t2__ckpt_open(&ck, r->a->restore_path);
+    if (rc) return fail(r, "restore", rc);
+    if (!r->ctx.net) {
+        t2__ckpt_free(ck);
+        return t2_seterr(T2_ESTATE, "restoring %s needs a model wrapped with t2_wrap_model", r->a->restore_path),
+               fail(r, "restore", T2_ESTATE);
+    }
+    if (r->a->warm_start) {
+        rc = t2__ckpt_restore(ck, r->ctx.net, NULL, NULL);
+        t2__ckpt_free(ck);
+        return rc ? fail(r, "restore", rc) : 0;
+    }
+    t2_checkpoint_info info;
+    t2_loader_state ls;
+    const void *user;
+    size_t ulen;
+    rc = t2__ckpt_restore(ck, r->ctx.net, r->ctx.opt, r->ctx.sched);
+    if (!rc) rc = t2__ckpt_get_info(ck, &info);
+    if (!rc && info.has_loader_state && !(rc = t2__ckpt_loader_state(ck, &ls))) rc = t2_loader_restore(r->train, &ls);
+    if (!rc) rc = t2__ckpt_get_rng(ck, "trial", &r->ctx.rng);
+    if (!rc && info.has_user_state && r->a->def->load_state && !(rc = t2__ckpt_user_state(ck, &user, &ulen)))
+        rc = r->a->def->load_state(&r->ctx, r->state, user, ulen);
+    const char *w = rc ? NULL : t2__ckpt_string(ck, "train_window");
+    if (w) rc = window_restore(r, w);
+    if (!rc) {
+        const char *m = t2__ckpt_string(ck, "metric");
+        r->ctx.batches_trained = info.batches_trained;
+        r->ctx.epoch = info.epoch;
+        r->last_checkpoint = info.batches_trained;
+        r->last_validated = info.batches_trained; /* it was validated before it was saved */
+        r->last_metric = m ? strtod(m, NULL) : NAN;
+        printf("restored %s: batch %lld, epoch %lld\n", r->a->restore_path, (long long)info.batches_trained,
+               (long long)info.epoch);
+    }
+    t2__ckpt_free(ck);
+    return rc ? fail(r, "restore", rc) : 0;
+}
+
+/* After SIGTERM: checkpoint where we are, say so, and leave (status 0; the trial is paused). */
+static int stop(run *r)
+{
+    int rc = checkpoint(r);
+    if (rc) return rc;
+    t2__val *m = t2__val_map();
+    t2__val_map_set(m, "type", t2__val_string("stopped"));
+    t2__val_map_set(m, "batches", t2__val_int(r->ctx.batches_trained));
+    if (m) t2__channel_send(r->a->fd, m);
+    t2__val_free(m);
+    return 2; /* tells serve() to leave */
 }
 
 /* Trains up to `target` batches in total, validating on the period and at the end. */
@@ -173,7 +388,7 @@ static int train_to(run *r, int64_t target)
         double t1 = now();
         if (b->epoch != r->ctx.epoch) {
             if (r->ctx.sched && t2_lr_schedule_step_mode(r->ctx.sched) == T2_LR_STEP_EPOCH &&
-                (rc = t2_lr_schedule_step(r->ctx.sched)) && rc != T2_ESTATE)
+                !t2__is_plateau(r->ctx.sched) && (rc = t2_lr_schedule_step(r->ctx.sched)) && rc != T2_ESTATE)
                 return fail(r, "lr schedule", rc);
             r->ctx.epoch = b->epoch;
         }
@@ -190,8 +405,13 @@ static int train_to(run *r, int64_t target)
         if (r->vperiod > 0 && r->ctx.batches_trained % r->vperiod == 0 && r->ctx.batches_trained < target &&
             (rc = validate(r)))
             return rc;
+        if (r->cperiod > 0 && r->ctx.batches_trained % r->cperiod == 0 && r->ctx.batches_trained < target &&
+            (rc = checkpoint(r)))
+            return rc;
+        if (stop_requested) return stop(r);
     }
     if (r->last_validated != r->ctx.batches_trained && (rc = validate(r))) return rc;
+    if ((rc = checkpoint(r))) return rc;
     t2__val *m = t2__val_map();
     t2__val_map_set(m, "type", t2__val_string("done"));
     t2__val_map_set(m, "batches", t2__val_int(r->ctx.batches_trained));
@@ -212,7 +432,12 @@ static int serve(run *r)
                      ? t2__length_to_batches(cfg->min_validation_period.unit, cfg->min_validation_period.n, gb,
                                              r->batches_per_epoch)
                      : 0;
+    r->cperiod = cfg->min_checkpoint_period.n > 0
+                     ? t2__length_to_batches(cfg->min_checkpoint_period.unit, cfg->min_checkpoint_period.n, gb,
+                                             r->batches_per_epoch)
+                     : 0;
     r->report_every = cfg->scheduling_unit > 0 ? cfg->scheduling_unit : 100;
+    if (r->a->restore_path && (rc = restore(r))) return rc;
     size_t np = 0;
     if (r->ctx.net) t2_net_params(r->ctx.net, &np);
     t2__val *hello = t2__val_map();
@@ -237,7 +462,7 @@ static int serve(run *r)
         t2__val_free(op);
         if (!is_train || target < 0)
             return t2_seterr(T2_EFORMAT, "unexpected message from the controller"), fail(r, "channel", T2_EFORMAT);
-        if ((rc = train_to(r, target))) return rc;
+        if ((rc = train_to(r, target))) return rc == 2 ? 0 : rc;
     }
 }
 
@@ -247,6 +472,16 @@ int t2__runner_run(const t2__runner_args *a)
     memset(&r, 0, sizeof r);
     r.a = a;
     r.last_validated = -1;
+    r.last_checkpoint = -1;
+    r.last_metric = NAN;
+    stop_requested = 0;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_term;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    /* A file-size limit must fail the checkpoint write (reported, trial goes on), not kill us. */
+    signal(SIGXFSZ, SIG_IGN);
     t2__metrics_init(&r.tm);
     t2__metrics_init(&r.vm);
     int64_t gb = 0, per = 0;
@@ -284,4 +519,54 @@ done:
     t2__metrics_free(&r.tm);
     t2__metrics_free(&r.vm);
     return status;
+}
+
+int t2__runner_evaluate(const t2__runner_args *a, FILE *out)
+{
+    run r;
+    memset(&r, 0, sizeof r);
+    r.a = a;
+    r.last_validated = r.last_checkpoint = -1;
+    r.last_metric = NAN;
+    t2__metrics_init(&r.tm);
+    t2__metrics_init(&r.vm);
+    int64_t gb = 0, per = 0;
+    int rc = t2__config_batch_sizes(a->cfg, a->hparams, &gb, &per);
+    t2__ctx_init(&r.ctx, a->cfg, a->hparams, gb, per, a->trial_id, a->seed, a->threads);
+    const char *where = "hyperparameters";
+    if (!rc && !(rc = t2_set_num_threads(a->threads > 0 ? a->threads : 1)) &&
+        !(rc = a->def->build_model(&r.ctx, &r.state)) && (where = "build_validation_loader") &&
+        !(rc = a->def->build_validation_loader(&r.ctx, r.state, &r.valid))) {
+        where = "restore";
+        t2__ckpt *ck = NULL;
+        if (!r.ctx.net) rc = t2_seterr(T2_ESTATE, "the trial does not wrap its model (t2_wrap_model)");
+        if (!rc) rc = t2__ckpt_open(&ck, a->restore_path);
+        if (!rc) rc = t2__ckpt_restore(ck, r.ctx.net, NULL, NULL);
+        t2__ckpt_free(ck);
+        where = "evaluate_batch";
+        const t2_batch *b;
+        double t0 = now();
+        int64_t samples = 0;
+        while (!rc && !(rc = t2_loader_next(r.valid, &b)) && b) {
+            r.vm.batch_weight = b->n;
+            samples += b->n;
+            rc = a->def->evaluate_batch(&r.ctx, r.state, b, &r.vm);
+            if (!rc && r.vm.error[0]) rc = t2_seterr(T2_ENUMERIC, "%s", r.vm.error);
+        }
+        double dt = now() - t0;
+        if (!rc) {
+            for (int i = 0; i < r.vm.n; i++) fprintf(out, "%s %.6g\n", r.vm.acc[i].name, t2__metrics_value(&r.vm, i));
+            fprintf(out, "samples %lld in %.2f s (%.0f samples/s)\n", (long long)samples, dt, dt > 0 ? samples / dt : 0.0);
+        }
+    }
+    if (rc) {
+        char msg[1200];
+        snprintf(msg, sizeof msg, "%s", t2_errmsg());
+        t2_seterr(rc, "%s: %s", where, msg);
+    }
+    t2_loader_free(r.valid);
+    if (r.state && a->def->destroy) a->def->destroy(r.state);
+    t2__metrics_free(&r.tm);
+    t2__metrics_free(&r.vm);
+    return rc;
 }

@@ -6,13 +6,17 @@
  *   controller -> runner  {"type":"train","length":L}   L in searcher.max_length units, total
  *   runner -> controller  {"type":"metrics","kind":"training"|"validation","batches":B,"epoch":E,
  *                          "values":{...}, timing fields for training}
- *   runner -> controller  {"type":"done","batches":B}    the train op is complete (validated)
+ *   runner -> controller  {"type":"checkpoint","uuid":U,"path":P,"batches":B,"bytes":N,"metric":M}
+ *   runner -> controller  {"type":"done","batches":B}    the train op is complete (validated and
+ *                                                          checkpointed)
+ *   runner -> controller  {"type":"stopped","batches":B} after SIGTERM: checkpointed, exiting
  *   controller -> runner  {"type":"exit"}
  *   runner -> controller  {"type":"error","where":CALLBACK,"message":TEXT}  then the runner exits 1 */
 #ifndef T2_RUNNER_RUNNER_H
 #define T2_RUNNER_RUNNER_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include "configs/config.h"
 #include "t2exp/trial.h"
 
@@ -24,11 +28,20 @@ typedef struct t2__runner_args {
     uint64_t seed;
     int threads; /* numeric-core threads for this trial */
     int fd;      /* the channel to the controller */
+    int64_t experiment_id;
+    const char *ckpt_dir;     /* where checkpoints go (NULL: never checkpoint) */
+    const char *restore_path; /* continue from this checkpoint (NULL: start fresh) */
+    int warm_start;           /* restore_path is a warm start: parameters only, from batch 0 */
 } t2__runner_args;
 
 /* Runs the trial until the controller sends exit or closes the channel. Returns 0 on success and
  * 1 when the trial failed (after telling the controller why). */
 int t2__runner_run(const t2__runner_args *a);
+
+/* `t2exp evaluate`: builds the trial in this process, loads the parameters of a->restore_path
+ * (a warm start: no optimizer needed) and runs one validation pass, printing the metrics to out.
+ * a->fd is ignored. Returns 0 or a negative code (t2_errmsg() says which callback failed). */
+int t2__runner_evaluate(const t2__runner_args *a, FILE *out);
 
 /* Converts a length in `unit` to batches for a trial with the given global batch size and
  * batches per epoch (ceil for records). */

@@ -36,3 +36,37 @@ json() {
   printf '%s' "$OUT" > "$WORK/out.json"
   sqlite3 :memory: "WITH d(j) AS (SELECT CAST(readfile('$WORK/out.json') AS TEXT)) SELECT $1 FROM d"
 }
+
+# have_fashion_mnist — 0 when the dataset package's files are there.
+have_fashion_mnist() { [ -e "${FASHION_MNIST_DIR:-/usr/share/datasets/fashion-mnist}/train-images-idx3-ubyte.gz" ]; }
+
+# mlp_config FILE BATCHES [EXTRA LINES...] — a checkpointing MLP experiment on Fashion-MNIST:
+# checkpoints every 50 batches, validation every 100, training metrics every 25.
+mlp_config() {
+  local file=$1 batches=$2; shift 2
+  cat > "$file" <<Y
+name: mlp_ckpt
+data: {dir: ""}
+hyperparameters: {global_batch_size: 128, learning_rate: 0.05, momentum: 0.9, hidden1: 64, hidden2: 32, dropout: 0.2}
+searcher: {name: single, metric: validation_accuracy, smaller_is_better: false, max_length: {batches: $batches}}
+min_checkpoint_period: {batches: 50}
+min_validation_period: {batches: 100}
+scheduling_unit: 25
+reproducibility: {experiment_seed: 7}
+Y
+  printf '%s\n' "$@" >> "$file"
+}
+
+# wait_for SQL [TRIES] — polls the store until the query returns a non-empty, non-zero value.
+wait_for() {
+  local v
+  for _ in $(seq "${2:-300}"); do
+    v=$(sqlite3 "$T2EXP_HOME/t2exp.db" "$1" 2>/dev/null || true)
+    [ -n "$v" ] && [ "$v" != 0 ] && return 0
+    sleep 0.05
+  done
+  fail "timed out waiting for: $1"
+}
+
+# params_sha CHECKPOINT — hash of the parameters inside a checkpoint archive.
+params_sha() { tar -xOf "$1" params.bin | sha256sum | cut -d' ' -f1; }

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# SIGKILL a trial mid-training: the controller restarts it from its latest checkpoint and it
+# finishes; restarts = 1, and it did not start over (it resumed past batch 0).
+source "$(dirname "$0")/common.bash"
+have_fashion_mnist || { echo "ckpt_trial_kill: skipped (no dataset-fashion-mnist)"; exit 0; }
+mlp_config "$WORK/c.yaml" 400 "max_restarts: 2"
+"$T2EXP" create "$WORK/c.yaml" "$TRIALS/fashion_mnist_mlp.so" --plain > "$WORK/create.log" 2>&1 &
+ctl=$!
+wait_for "SELECT count(*) FROM checkpoints WHERE batches >= 100"
+runner=$(pgrep -P "$ctl" | head -n 1)
+[ -n "$runner" ] || fail "no trial process under the controller"
+kill -KILL "$runner"
+wait "$ctl" || fail "the experiment failed after a trial was killed: $(cat "$WORK/create.log")"
+grep -q "killed by signal 9" "$WORK/create.log" || fail "the kill was not reported: $(cat "$WORK/create.log")"
+[ "$(sql "SELECT restarts FROM trials WHERE id=1")" = 1 ] || fail "restarts should be 1"
+[ "$(sql "SELECT state FROM trials WHERE id=1")" = COMPLETED ] || fail "the trial should complete"
+[ "$(sql "SELECT batches_trained FROM trials WHERE id=1")" = 400 ] || fail "400 batches expected"
+grep -q "restored .* batch [1-9]" "$T2EXP_HOME/experiments/1/trial-1.log" || fail "the restart did not restore a checkpoint"
+# Every training report once: 400 / 25 = 16 loss values.
+[ "$(sql "SELECT count(*) FROM metrics WHERE trial_id=1 AND kind='training' AND name='loss'")" = 16 ] || fail "16 loss reports"
+store_ok
+echo "ckpt_trial_kill: ok"

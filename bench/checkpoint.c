@@ -2,9 +2,11 @@
  * momentum) against raw I/O of the same bytes, measured in the same run and directory:
  *   ours:  t2__ckpt_write (CRC, metadata, tar, fsync, rename, directory fsync)
  *          t2__ckpt_open + t2__ckpt_restore (read, checks, copy into a live net and optimizer)
- *   raw:   open(O_TRUNC) + write(params) + write(momentum) + fsync + close
+ *   raw:   open(O_CREAT) + write(params) + write(momentum) + fsync + close
  *          open + read + read + close
- * The two alternate, and the medians are compared. Usage:
+ * The two alternate, and the medians are compared. Every round writes new files (as every real
+ * checkpoint has a new uuid) and deletes them outside the timed part, so neither side pays for
+ * freeing the previous round's blocks. Usage:
  *   checkpoint [--iters N] [--dir DIR] [--compression none|gzip|zstd] [--cold]
  * --cold drops the files from the page cache (posix_fadvise) before every read. */
 #define _POSIX_C_SOURCE 200809L
@@ -121,8 +123,6 @@ int main(int argc, char **argv)
     double *w = calloc((size_t)iters, sizeof(double)), *rw = calloc((size_t)iters, sizeof(double));
     double *rd = calloc((size_t)iters, sizeof(double)), *rr = calloc((size_t)iters, sizeof(double));
     char path[4096], raw[4096];
-    snprintf(path, sizeof path, "%s/t2bench-ckpt-%ld%s", dir, (long)getpid(), t2__ckpt_extension(comp));
-    snprintf(raw, sizeof raw, "%s/t2bench-raw-%ld.bin", dir, (long)getpid());
     if (!rp || !rs || !w || !rw || !rd || !rr) {
         fprintf(stderr, "checkpoint bench: out of memory\n");
         return 1;
@@ -131,6 +131,8 @@ int main(int argc, char **argv)
     t2__ckpt_result res = {{0}, 0};
     int fail = 0;
     for (int i = 0; i < iters && !fail; i++) {
+        snprintf(path, sizeof path, "%s/t2bench-ckpt-%ld-%d%s", dir, (long)getpid(), i, t2__ckpt_extension(comp));
+        snprintf(raw, sizeof raw, "%s/t2bench-raw-%ld-%d.bin", dir, (long)getpid(), i);
         for (int k = 0; k < 2 && !fail; k++) {
             if ((k == 0) == (i % 2 == 0)) {
                 double t0 = now();
@@ -144,7 +146,7 @@ int main(int argc, char **argv)
                 rd[i] = now() - t0;
             } else {
                 double t0 = now();
-                int fd = open(raw, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+                int fd = open(raw, O_WRONLY | O_CREAT | O_EXCL, 0644);
                 if (fd < 0 || write_full(fd, params, np * sizeof(float)) || write_full(fd, state, ns * sizeof(float)) ||
                     fsync(fd) || close(fd))
                     fail = 2;
@@ -157,6 +159,8 @@ int main(int argc, char **argv)
                 rr[i] = now() - t0;
             }
         }
+        unlink(path);
+        unlink(raw);
     }
     if (fail) {
         fprintf(stderr, "checkpoint bench: %s\n", fail == 1 ? t2_errmsg() : "raw I/O failed");
@@ -169,8 +173,6 @@ int main(int argc, char **argv)
         return 1;
     }
     double mw = median(w, iters), mrw = median(rw, iters), mrd = median(rd, iters), mrr = median(rr, iters);
-    unlink(path);
-    unlink(raw);
     printf("checkpoint: ratio=%.2f restore_ratio=%.2f write_ms=%.2f raw_write_ms=%.2f restore_ms=%.2f "
            "raw_read_ms=%.2f bytes=%zu file_bytes=%llu write_MBps=%.0f restore_MBps=%.0f iters=%d compression=%s%s "
            "dir=%s\n",

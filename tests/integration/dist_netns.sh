@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# dist_netns.sh — distributed trials across hosts, simulated on one machine (issue 7):
+#  1. the hostfile path on localhost (`--hostfile` with one slot, --oversubscribe): always;
+#  2. two "hosts" as two network namespaces joined by a veth pair (10.77.0.1 and 10.77.0.2, each
+#     with its own hostname), a hostfile naming both with slots=1, and Open MPI's rsh launcher
+#     pointed at an agent script that runs the remote daemon with `ip netns exec` instead of ssh.
+#     mpirun runs inside the first namespace, so rank 0 is local and rank 1 is "remote"; all
+#     traffic crosses the veth link (checked with its byte counters). Needs root and iproute2;
+#     skipped otherwise. Namespaces and links are removed on exit, whatever happens.
+source "$(dirname "$0")/common.bash"
+tests="$T2EXP_BUILD/tests"
+[ -x "$tests/test_dist_mpi_comm" ] || { echo "dist_netns: skipped (built without MPI)"; exit 0; }
+command -v mpirun >/dev/null || { echo "dist_netns: skipped (no mpirun)"; exit 0; }
+root=()
+[ "$(id -u)" = 0 ] && root=(--allow-run-as-root)
+
+# 1. Hostfile on localhost.
+printf 'localhost slots=1\n' > "$WORK/hosts.local"
+expect_exit 0 timeout 120 mpirun "${root[@]}" -np 2 --oversubscribe --hostfile "$WORK/hosts.local" "$tests/test_dist_mpi_comm"
+expect_in "$OUT" "test_dist_mpi_comm: all checks passed"
+echo "dist_netns: hostfile on localhost: ok"
+
+if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null || ! command -v unshare >/dev/null || ! ip netns list >/dev/null 2>&1; then
+  echo "dist_netns: two-namespace part skipped (needs root, iproute2 and unshare)"
+  exit 0
+fi
+
+# 2. Two namespaces. Names carry the PID so concurrent runs never collide; the addresses live
+# inside the namespaces, so they cannot collide either.
+ns1="t2h1-$$" ns2="t2h2-$$" v1="t2a$$" v2="t2b$$"
+cleanup() { ip netns del "$ns1" 2>/dev/null || true; ip netns del "$ns2" 2>/dev/null || true; rm -rf "$WORK"; }
+trap cleanup EXIT
+ip netns add "$ns1" && ip netns add "$ns2" || fail "ip netns add"
+ip link add "$v1" type veth peer name "$v2" || { echo "dist_netns: two-namespace part skipped (no veth support)"; exit 0; }
+ip link set "$v1" netns "$ns1" && ip link set "$v2" netns "$ns2"
+ip -n "$ns1" addr add 10.77.0.1/24 dev "$v1" && ip -n "$ns2" addr add 10.77.0.2/24 dev "$v2"
+for n in "$ns1" "$ns2"; do ip -n "$n" link set lo up; done
+ip -n "$ns1" link set "$v1" up && ip -n "$ns2" link set "$v2" up
+
+# The launcher calls `AGENT HOST CMD...` (as it would `ssh HOST CMD...`).
+cat > "$WORK/netns-rsh" <<EOF
+#!/bin/sh
+host=\$1; shift
+case "\$host" in
+  10.77.0.1) ns=$ns1 name=h1 ;;
+  10.77.0.2) ns=$ns2 name=h2 ;;
+  *) echo "netns-rsh: unknown host \$host" >&2; exit 1 ;;
+esac
+exec ip netns exec "\$ns" unshare --uts sh -c "hostname \$name; \$*"
+EOF
+chmod +x "$WORK/netns-rsh"
+printf '10.77.0.1 slots=1\n10.77.0.2 slots=1\n' > "$WORK/hosts"
+
+# across CMD... — runs CMD on 2 ranks, one per namespace, with mpirun on host 1.
+across() {
+  expect_exit 0 timeout 300 ip netns exec "$ns1" unshare --uts sh -c 'hostname h1; exec "$@"' sh \
+    mpirun "${root[@]}" -np 2 --hostfile "$WORK/hosts" --mca plm_rsh_agent "$WORK/netns-rsh" \
+    --mca btl_tcp_if_include 10.77.0.0/24 --mca oob_tcp_if_include 10.77.0.0/24 \
+    -x OPENBLAS_NUM_THREADS=1 -x FASHION_MNIST_DIR="${FASHION_MNIST_DIR:-}" "$@"
+}
+tx() { ip -n "$ns1" -s link show "$v1" | awk '/TX:/ { getline; print $1 }'; }
+
+across sh -c 'echo "rank $OMPI_COMM_WORLD_RANK on $(hostname)"'
+expect_in "$OUT" "rank 0 on h1"
+expect_in "$OUT" "rank 1 on h2"
+
+across "$tests/test_dist_mpi_comm"
+expect_in "$OUT" "test_dist_mpi_comm: all checks passed"
+
+before=$(tx)
+across "$tests/test_dist_mpi_equiv"
+expect_in "$OUT" "test_dist_mpi_equiv: all checks passed"
+echo "$OUT" | grep -E "max_abs_param_diff|validation"
+sent=$(( $(tx) - before ))
+# 20 gradient allreduces of 4.8 MB: a 2-rank ring sends about 4.8 MB per rank per allreduce.
+[ "$sent" -gt 90000000 ] || fail "only $sent bytes left host 1 over the veth link"
+echo "dist_netns: two namespaces: ok ($((sent / 1000000)) MB sent from h1 to h2)"

@@ -11,6 +11,7 @@
 #include "checkpoints/ckpt.h"
 #include "configs/config.h"
 #include "framework/controller/controller.h"
+#include "framework/runner/remote.h"
 #include "framework/runner/runner.h"
 #include "framework/runner/trial_so.h"
 #include "framework/store/store.h"
@@ -368,6 +369,17 @@ int main(int argc, char **argv)
         return EXIT_USAGE;
     }
     const char *cmd = argv[i++];
+    if (!strcmp(cmd, "run-trial")) {
+        /* Internal: one rank of a distributed trial, started by mpirun for the controller. */
+        const char *connect = NULL;
+        int64_t trial = 0;
+        for (int k = i; k + 1 < argc; k++) {
+            if (!strcmp(argv[k], "--connect")) connect = argv[k + 1];
+            if (!strcmp(argv[k], "--trial")) trial = atoll(argv[k + 1]);
+        }
+        if (!connect) return usage_error(cmd, "needs --connect HOST:PORT%s", "");
+        return t2__remote_main(connect, trial, &argc, &argv);
+    }
     int rest = argc - i;
     if (rest > 256) return usage_error(cmd, "too many arguments%s", "");
     char **av = argv + i;

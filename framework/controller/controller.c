@@ -19,6 +19,7 @@
 #include "framework/store/store.h"
 #include "progress.h"
 #include "runner/channel.h"
+#include "runner/remote.h"
 #include "runner/ctx.h"
 #include "runner/trial_so.h"
 #include "searchers/searcher.h"
@@ -64,6 +65,11 @@ typedef struct ctl {
     int64_t best_trial;
     t2__progress prog;
     char ckpt_dir[PATH_MAX];
+    const char *const *ovr; /* the config's --config overrides (for distributed trials' spec) */
+    int novr;
+    int listen_fd;          /* where distributed trials' rank 0 calls back (-1: not yet) */
+    char connect_addr[300];
+    char self_exe[PATH_MAX];
 } ctl;
 
 static volatile sig_atomic_t interrupted;
@@ -201,6 +207,36 @@ static int running_count(const ctl *c)
     return n;
 }
 
+/* A trial on slots_per_trial ranks through mpirun; rank 0 calls back to the controller. */
+static int start_distributed(ctl *c, trial *t, const t2__runner_args *a, const int *fds, int n)
+{
+    int rc;
+    if (c->listen_fd < 0) {
+        /* Ranks on other hosts (a hostfile) need an address they can reach: T2EXP_CONTROLLER_ADDR. */
+        const char *host = getenv("T2EXP_CONTROLLER_ADDR");
+        const char *bind_addr = c->cfg->resources.hostfile ? "0.0.0.0" : "127.0.0.1";
+        int port;
+        if ((rc = t2__listen_tcp(bind_addr, &c->listen_fd, &port))) return rc;
+        snprintf(c->connect_addr, sizeof c->connect_addr, "%s:%d", host && *host ? host : "127.0.0.1", port);
+        ssize_t k = readlink("/proc/self/exe", c->self_exe, sizeof c->self_exe - 1);
+        if (k <= 0) return t2_seterr(T2_EIO, "controller: cannot find its own program: %s", strerror(errno));
+        c->self_exe[k] = '\0';
+    }
+    int slots = (int)c->cfg->resources.slots_per_trial;
+    int threads = a->threads / slots > 0 ? a->threads / slots : 1;
+    char object[PATH_MAX];
+    if (!realpath(c->so.path, object)) snprintf(object, sizeof object, "%s", c->so.path);
+    t2__val *spec = t2__remote_spec(c->cfg->yaml_text, c->ovr, c->novr, object, t->hparams, t->id, c->exp_id,
+                                    t->seed, threads, a->ckpt_dir, a->restore_path, a->warm_start);
+    if (!spec) return t2_seterr(T2_ENOMEM, "controller: out of memory");
+    t2__mpi_launch l = {.slots = slots, .hostfile = c->cfg->resources.hostfile, .self_exe = c->self_exe,
+                        .listen_fd = c->listen_fd, .connect_addr = c->connect_addr, .trial_id = t->id,
+                        .log_path = t->log_path, .spec = spec, .close_fds = fds, .nclose = n};
+    rc = t2__trial_mpi_start(&l, &t->pid, &t->fd);
+    t2__val_free(spec);
+    return rc;
+}
+
 static int start_trial(ctl *c, trial *t)
 {
     int *fds = malloc((c->nt + 1) * sizeof *fds), n = 0;
@@ -214,9 +250,14 @@ static int start_trial(ctl *c, trial *t)
                          .seed = t->seed, .threads = c->threads, .fd = -1, .experiment_id = c->exp_id,
                          .ckpt_dir = c->ckpt_dir, .restore_path = t->ckpt ? t->ckpt : warm,
                          .warm_start = !t->ckpt && warm};
-    /* The child never touches the store (it only talks over its channel and leaves with _exit),
-     * so an open batch transaction in the controller need not be flushed first. */
-    int rc = t2__trial_proc_start(&a, t->log_path, fds, n, &t->pid, &t->fd);
+    int rc;
+    if (c->cfg->resources.slots_per_trial > 1) {
+        rc = start_distributed(c, t, &a, fds, n);
+    } else {
+        /* The child never touches the store (it only talks over its channel and leaves with
+         * _exit), so an open batch transaction in the controller need not be flushed first. */
+        rc = t2__trial_proc_start(&a, t->log_path, fds, n, &t->pid, &t->fd);
+    }
     free(fds);
     if (rc) return rc;
     t->state = T_RUNNING;
@@ -655,12 +696,14 @@ static void cleanup(ctl *c)
     t2__searcher_free(c->s);
     t2__store_close(c->st);
     t2__trial_so_close(&c->so);
+    if (c->listen_fd >= 0) close(c->listen_fd);
 }
 
 int t2__experiment_create(const t2__create_opts *o, int64_t *exp_id)
 {
     ctl c;
     memset(&c, 0, sizeof c);
+    c.listen_fd = -1;
     c.o = o;
     c.cfg = o->cfg;
     c.best = NAN;
@@ -670,11 +713,13 @@ int t2__experiment_create(const t2__create_opts *o, int64_t *exp_id)
     char home[PATH_MAX], object[PATH_MAX];
     if ((rc = t2__trial_so_open(o->trial_path, &c.so))) return rc;
     if (!realpath(c.so.path, object)) snprintf(object, sizeof object, "%s", c.so.path);
-    if (cfg->resources.slots_per_trial > 1) {
+    if (cfg->resources.slots_per_trial > 1 && !t2__comm_have_mpi()) {
         t2__trial_so_close(&c.so);
-        return t2_seterr(T2_EUNSUPPORTED, "resources.slots_per_trial = %lld: distributed trials need the MPI "
-                         "launcher, which this build does not have yet", (long long)cfg->resources.slots_per_trial);
+        return t2_seterr(T2_EUNSUPPORTED, "resources.slots_per_trial = %lld: distributed trials need MPI, and this "
+                         "t2exp was built with -DT2EXP_WITH_MPI=OFF", (long long)cfg->resources.slots_per_trial);
     }
+    c.ovr = o->overrides;
+    c.novr = o->noverrides;
     if (o->from_checkpoint) {
         t2__ckpt *ck = NULL;
         if ((rc = t2__ckpt_open(&ck, o->from_checkpoint))) {
@@ -839,6 +884,7 @@ int t2__experiment_resume(const t2__resume_opts *o)
 {
     ctl c;
     memset(&c, 0, sizeof c);
+    c.listen_fd = -1;
     c.best = NAN;
     c.exp_id = o->experiment_id;
     t2__create_opts co = {.home = o->home, .progress = o->progress, .out = o->out};
@@ -878,6 +924,8 @@ int t2__experiment_resume(const t2__resume_opts *o)
     if ((rc = t2__config_load_string(row.config_yaml, name, ovr, novr, &cfg))) goto out;
     c.cfg = cfg;
     co.cfg = cfg;
+    c.ovr = ovr;
+    c.novr = novr;
     if ((rc = t2__trial_so_open(o->trial_path ? o->trial_path : row.trial_object, &c.so))) goto out;
     if ((rc = checkpoint_dir(&c, home))) goto out;
     if ((rc = t2__searcher_create(cfg, (uint64_t)row.seed, &c.s))) goto out;

@@ -16,3 +16,25 @@ int t2__trial_proc_start(const t2__runner_args *args, const char *log_path, cons
 const char *t2__wait_status_str(int status, char *buf, size_t len);
 
 #endif
+
+/* A distributed trial: mpirun -np slots [--hostfile F] runs `self_exe run-trial` on every slot;
+ * rank 0 connects back to listen_fd (at connect_addr) and gets `spec`. stdout/stderr of all ranks
+ * go to log_path. On success *pid is mpirun's pid and *fd the channel to rank 0. T2_EIO if mpirun
+ * cannot be started or exits, T2_ESTATE if rank 0 does not call back within a minute. */
+typedef struct t2__mpi_launch {
+    int slots;
+    const char *hostfile;     /* NULL: this machine */
+    const char *self_exe;     /* the t2exp program */
+    int listen_fd;
+    const char *connect_addr; /* HOST:PORT the ranks reach listen_fd at */
+    int64_t trial_id;
+    const char *log_path;
+    const t2__val *spec;
+    const int *close_fds;
+    int nclose;
+} t2__mpi_launch;
+
+int t2__trial_mpi_start(const t2__mpi_launch *l, pid_t *pid, int *fd);
+
+/* A listening TCP socket on addr (e.g. "127.0.0.1", "0.0.0.0") with a free port. */
+int t2__listen_tcp(const char *addr, int *fd, int *port);

@@ -39,12 +39,33 @@ static const char *keys_of(const t2__val *map, char *buf, size_t len)
 
 static int lookup(const t2__val *root, const char *section, const char *key, const t2__val **out)
 {
-    char keys[512];
+    char keys[512], prefix[256];
     if (!key) return t2_seterr(T2_EINVAL, "%s: NULL key", section);
     const t2__val *v = root ? t2__val_lookup(root, key) : NULL;
-    if (!v) return t2_seterr(T2_ENOTFOUND, "%s '%s' is missing (it has: %s)", section, key, keys_of(root, keys, sizeof keys));
-    *out = v;
-    return T2_OK;
+    if (v) {
+        *out = v;
+        return T2_OK;
+    }
+    /* Name the deepest part of a dotted key that exists, and what it holds. */
+    const t2__val *parent = root;
+    size_t plen = 0;
+    for (const char *dot = strchr(key, '.'); dot && parent; dot = strchr(dot + 1, '.')) {
+        size_t n = (size_t)(dot - key);
+        if (n >= sizeof prefix) break;
+        memcpy(prefix, key, n);
+        prefix[n] = '\0';
+        const t2__val *p = t2__val_lookup(root, prefix);
+        if (!p) break;
+        if (p->kind != T2__VAL_MAP)
+            return t2_seterr(T2_EINVAL, "%s '%s': '%s' is a %s, not a map", section, key, prefix,
+                             t2__val_kind_name(p->kind));
+        parent = p;
+        plen = n;
+    }
+    if (plen)
+        return t2_seterr(T2_ENOTFOUND, "%s '%s' is missing ('%.*s' has: %s)", section, key, (int)plen, key,
+                         keys_of(parent, keys, sizeof keys));
+    return t2_seterr(T2_ENOTFOUND, "%s '%s' is missing (it has: %s)", section, key, keys_of(root, keys, sizeof keys));
 }
 
 static int get_int(const t2__val *root, const char *section, const char *key, int64_t *out)

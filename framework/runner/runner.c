@@ -24,6 +24,12 @@ static void on_term(int sig)
     stop_requested = 1;
 }
 
+/* Only rank 0 talks to the controller; the other ranks' reports are dropped. */
+static int send_msg(int fd, const t2__comm *c, const t2__val *v)
+{
+    return c->rank == 0 ? t2__channel_send(fd, v) : T2_OK;
+}
+
 static double now(void)
 {
     struct timespec t;
@@ -50,7 +56,7 @@ typedef struct {
     int64_t last_checkpoint; /* batches_trained at the last checkpoint (-1: none) */
     double last_metric;      /* searcher metric of the last validation (NAN: none) */
     int64_t last_validated; /* batches_trained at the last validation (-1: none) */
-    double t_data, t_compute, t_comm0, t_window;
+    double t_data, t_compute, t_comm, t_window; /* the window's time split (t_comm within compute) */
     int64_t window_batches, window_samples;
 } run;
 
@@ -79,7 +85,7 @@ static int fail(run *r, const char *where, int rc)
     t2__val_map_set(m, "batches", t2__val_int(r->ctx.batches_trained));
     if (rc == T2_EHPARAM) t2__val_map_set(m, "invalid_hparams", t2__val_bool(1));
     if (deterministic(where, rc)) t2__val_map_set(m, "fatal", t2__val_bool(1));
-    if (m) t2__channel_send(r->a->fd, m);
+    if (m) send_msg(r->a->fd, &r->ctx.comm, m);
     t2__val_free(m);
     return 1;
 }
@@ -92,6 +98,48 @@ static t2__val *values_of(const t2_metrics *m)
     return v;
 }
 
+/* Combines every rank's accumulators so rank 0 reports the trial's metric: MEAN weighted by each
+ * rank's samples (the seeds' average_accuracy), SUM summed, MIN/MAX over ranks. All ranks call it
+ * at the same points; they must report the same metric names in the same order. */
+static int reduce_metrics(run *r, t2_metrics *m)
+{
+    t2__comm *c = &r->ctx.comm;
+    if (c->size <= 1) return T2_OK;
+    char names[4096] = "";
+    size_t off = 0;
+    for (int i = 0; i < m->n && off < sizeof names; i++)
+        off += (size_t)snprintf(names + off, sizeof names - off, "%s/%d;", m->acc[i].name, (int)m->acc[i].reducer);
+    int rc = t2__comm_agree(c, names, strlen(names), "metric names");
+    if (rc || m->n == 0) return rc;
+    double *v = malloc(4 * (size_t)m->n * sizeof *v);
+    if (!v) return t2_seterr(T2_ENOMEM, "runner: out of memory");
+    double *sum = v, *w = v + m->n, *mn = v + 2 * m->n, *mx = v + 3 * m->n;
+    for (int i = 0; i < m->n; i++) {
+        sum[i] = m->acc[i].sum;
+        w[i] = m->acc[i].weight;
+        mn[i] = m->acc[i].min;
+        mx[i] = m->acc[i].max;
+    }
+    rc = t2__comm_allreduce_weighted(c, sum, w, (size_t)m->n);
+    if (!rc) rc = t2__comm_allreduce_minmax(c, mn, mx, (size_t)m->n);
+    for (int i = 0; !rc && i < m->n; i++) {
+        m->acc[i].sum = sum[i];
+        m->acc[i].weight = w[i];
+        m->acc[i].min = mn[i];
+        m->acc[i].max = mx[i];
+    }
+    free(v);
+    return rc;
+}
+
+/* Batchnorm running statistics drift apart per rank; their mean is the trial's. */
+static int sync_buffers(run *r)
+{
+    size_t n = 0;
+    float *b = r->ctx.net && r->ctx.comm.size > 1 ? t2_net_buffers(r->ctx.net, &n) : NULL;
+    return b && n ? t2__comm_allreduce_mean(&r->ctx.comm, b, n) : T2_OK;
+}
+
 static int send_metrics(run *r, const char *kind, const t2_metrics *m, t2__val *extra)
 {
     t2__val *msg = extra ? extra : t2__val_map();
@@ -102,7 +150,7 @@ static int send_metrics(run *r, const char *kind, const t2_metrics *m, t2__val *
                                                      ? (double)r->ctx.batches_trained / (double)r->batches_per_epoch
                                                      : 0.0));
     int rc = t2__val_map_set(msg, "values", values_of(m));
-    if (!rc) rc = t2__channel_send(r->a->fd, msg);
+    if (!rc) rc = send_msg(r->a->fd, &r->ctx.comm, msg);
     t2__val_free(msg);
     return rc;
 }
@@ -110,7 +158,9 @@ static int send_metrics(run *r, const char *kind, const t2_metrics *m, t2__val *
 /* The training-metrics report for the window just ended, with throughput and the time split. */
 static int report_training(run *r)
 {
-    double elapsed = now() - r->t_window, comm = r->ctx.comm.seconds - r->t_comm0;
+    int rrc = reduce_metrics(r, &r->tm);
+    if (rrc) return rrc;
+    double elapsed = now() - r->t_window, comm = r->t_comm;
     t2__val *x = t2__val_map();
     t2__val_map_set(x, "batches_per_s", t2__val_double(elapsed > 0 ? r->window_batches / elapsed : 0.0));
     t2__val_map_set(x, "samples_per_s", t2__val_double(elapsed > 0 ? r->window_samples / elapsed : 0.0));
@@ -118,13 +168,14 @@ static int report_training(run *r)
     t2__val_map_set(x, "compute_s", t2__val_double(r->t_compute - comm));
     t2__val_map_set(x, "comm_s", t2__val_double(comm));
     int rc = send_metrics(r, "training", &r->tm, x);
-    printf("batches %lld: %d training metrics, %.1f batches/s, data %.2fs compute %.2fs comm %.2fs\n",
+    if (r->ctx.comm.rank == 0)
+        printf("batches %lld: %d training metrics, %.1f batches/s, data %.2fs compute %.2fs comm %.2fs\n",
            (long long)r->ctx.batches_trained, r->tm.n, elapsed > 0 ? r->window_batches / elapsed : 0.0, r->t_data,
            r->t_compute - comm, comm);
     fflush(stdout);
     t2__metrics_reset(&r->tm);
     r->t_data = r->t_compute = 0.0;
-    r->t_comm0 = r->ctx.comm.seconds;
+    r->t_comm = 0.0;
     r->window_batches = r->window_samples = 0;
     r->t_window = now();
     return rc;
@@ -154,6 +205,7 @@ static int validate_pass(run *r)
         if ((rc = d->evaluate_batch(&r->ctx, r->state, b, &r->vm))) return fail(r, "evaluate_batch", rc);
         if (r->vm.error[0]) return t2_seterr(T2_ENUMERIC, "%s", r->vm.error), fail(r, "evaluate_batch", T2_ENUMERIC);
     }
+    if ((rc = reduce_metrics(r, &r->vm)) || (rc = sync_buffers(r))) return fail(r, "validation", rc);
     const char *metric = r->a->cfg->searcher.metric;
     int found = 0;
     char names[512] = "";
@@ -251,6 +303,12 @@ static int checkpoint(run *r)
 {
     const t2__runner_args *a = r->a;
     if (!a->ckpt_dir || !r->ctx.net || r->last_checkpoint == r->ctx.batches_trained) return 0;
+    int src = sync_buffers(r);
+    if (src) return fail(r, "checkpoint", src);
+    if (r->ctx.comm.rank != 0) { /* every rank holds the same state; rank 0 writes it */
+        r->last_checkpoint = r->ctx.batches_trained;
+        return 0;
+    }
     t2_loader_state ls;
     void *user = NULL;
     size_t user_len = 0;
@@ -308,7 +366,7 @@ static int checkpoint(run *r)
         if (!isnan(at_metric)) t2__val_map_set(m, "metric", t2__val_double(at_metric));
     }
     t2__val_map_set(m, "batches", t2__val_int(r->ctx.batches_trained));
-    rc = m ? t2__channel_send(a->fd, m) : T2_ENOMEM;
+    rc = m ? send_msg(a->fd, &r->ctx.comm, m) : T2_ENOMEM;
     t2__val_free(m);
     return rc ? fail(r, "report", rc) : 0;
 }
@@ -350,6 +408,8 @@ static int restore(run *r)
         r->last_checkpoint = info.batches_trained;
         r->last_validated = info.batches_trained; /* it was validated before it was saved */
         r->last_metric = m ? strtod(m, NULL) : NAN;
+        if (r->ctx.comm.rank > 0) /* the checkpoint holds rank 0's stream; the others derive theirs */
+            t2_rng_seed(&r->ctx.rng, t2_hash64(r->ctx.rng.s[0] ^ t2_hash64((uint64_t)r->ctx.comm.rank)));
         printf("restored %s: batch %lld, epoch %lld\n", r->a->restore_path, (long long)info.batches_trained,
                (long long)info.epoch);
     }
@@ -365,7 +425,7 @@ static int stop(run *r)
     t2__val *m = t2__val_map();
     t2__val_map_set(m, "type", t2__val_string("stopped"));
     t2__val_map_set(m, "batches", t2__val_int(r->ctx.batches_trained));
-    if (m) t2__channel_send(r->a->fd, m);
+    if (m) send_msg(r->a->fd, &r->ctx.comm, m);
     t2__val_free(m);
     return 2; /* tells serve() to leave */
 }
@@ -393,7 +453,9 @@ static int train_to(run *r, int64_t target)
             r->ctx.epoch = b->epoch;
         }
         r->tm.batch_weight = b->n;
+        double c0 = r->ctx.comm.seconds;
         if ((rc = d->train_batch(&r->ctx, r->state, b, &r->tm))) return fail(r, "train_batch", rc);
+        r->t_comm += r->ctx.comm.seconds - c0;
         if (r->tm.error[0]) return t2_seterr(T2_ENUMERIC, "%s", r->tm.error), fail(r, "train_batch", T2_ENUMERIC);
         r->t_data += t1 - t0;
         r->t_compute += now() - t1;
@@ -408,16 +470,44 @@ static int train_to(run *r, int64_t target)
         if (r->cperiod > 0 && r->ctx.batches_trained % r->cperiod == 0 && r->ctx.batches_trained < target &&
             (rc = checkpoint(r)))
             return rc;
-        if (stop_requested) return stop(r);
+        int halt = stop_requested;
+        if (r->ctx.comm.size > 1 && (rc = t2__comm_broadcast(&r->ctx.comm, &halt, sizeof halt)))
+            return fail(r, "communication", rc); /* rank 0 decides, so all ranks stop at the same batch */
+        if (halt) return stop(r);
     }
     if (r->last_validated != r->ctx.batches_trained && (rc = validate(r))) return rc;
     if ((rc = checkpoint(r))) return rc;
     t2__val *m = t2__val_map();
     t2__val_map_set(m, "type", t2__val_string("done"));
     t2__val_map_set(m, "batches", t2__val_int(r->ctx.batches_trained));
-    rc = m ? t2__channel_send(r->a->fd, m) : T2_ENOMEM;
+    rc = m ? send_msg(r->a->fd, &r->ctx.comm, m) : T2_ENOMEM;
     t2__val_free(m);
     return rc ? fail(r, "report", rc) : 0;
+}
+
+/* The next op: rank 0 reads it from the controller and relays it to the other ranks. *op NULL
+ * means the controller is gone (treated as exit). */
+static int next_op(run *r, t2__val **op)
+{
+    t2__comm *c = &r->ctx.comm;
+    *op = NULL;
+    int rc = T2_OK;
+    if (c->rank == 0) rc = t2__channel_recv(r->a->fd, op);
+    if (c->size <= 1) return rc;
+    char *text = NULL;
+    size_t len = 0;
+    if (c->rank == 0 && *op && t2__val_to_json(*op, &text, &len) != T2_OK) text = NULL;
+    int brc = t2__comm_broadcast_msg(c, &text, &len);
+    if (c->rank == 0) {
+        free(text);
+        return rc ? rc : brc;
+    }
+    if (!brc && text) {
+        size_t off;
+        brc = t2__val_from_json(text, len, op, &off);
+    }
+    free(text);
+    return brc;
 }
 
 static int serve(run *r)
@@ -444,12 +534,12 @@ static int serve(run *r)
     t2__val_map_set(hello, "type", t2__val_string("ready"));
     t2__val_map_set(hello, "batches_per_epoch", t2__val_int(r->batches_per_epoch));
     t2__val_map_set(hello, "params", t2__val_int((int64_t)np));
-    rc = hello ? t2__channel_send(r->a->fd, hello) : T2_ENOMEM;
+    rc = hello ? send_msg(r->a->fd, &r->ctx.comm, hello) : T2_ENOMEM;
     t2__val_free(hello);
     if (rc) return fail(r, "report", rc);
     for (;;) {
         t2__val *op = NULL;
-        if ((rc = t2__channel_recv(r->a->fd, &op))) return fail(r, "channel", rc);
+        if ((rc = next_op(r, &op))) return fail(r, "channel", rc);
         if (!op || strcmp(t2__msg_type(op), "exit") == 0) {
             t2__val_free(op);
             return 0;
@@ -487,6 +577,7 @@ int t2__runner_run(const t2__runner_args *a)
     int64_t gb = 0, per = 0;
     int rc = t2__config_batch_sizes(a->cfg, a->hparams, &gb, &per);
     t2__ctx_init(&r.ctx, a->cfg, a->hparams, gb, per, a->trial_id, a->seed, a->threads);
+    if (a->comm) r.ctx.comm = *a->comm;
     r.ctx.epoch = 0;
     int status = 0;
     if (rc) {
@@ -501,6 +592,9 @@ int t2__runner_run(const t2__runner_args *a)
         status = fail(&r, "build_model", rc);
         goto done;
     }
+    /* Every rank built the same model from the same seed; from here each draws its own dropout
+     * masks (rank 0 keeps the trial seed's stream, so a one-rank trial is unchanged). */
+    if (r.ctx.comm.rank > 0) t2_rng_seed(&r.ctx.rng, t2_hash64(a->seed ^ t2_hash64((uint64_t)r.ctx.comm.rank)));
     if ((rc = a->def->build_training_loader(&r.ctx, r.state, &r.train)) || !r.train) {
         if (!rc) t2_seterr(rc = T2_ESTATE, "build_training_loader returned no loader");
         status = fail(&r, "build_training_loader", rc);

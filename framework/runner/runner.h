@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "configs/config.h"
+#include "dist/comm.h"
 #include "t2exp/trial.h"
 
 typedef struct t2__runner_args {
@@ -32,6 +33,8 @@ typedef struct t2__runner_args {
     const char *ckpt_dir;     /* where checkpoints go (NULL: never checkpoint) */
     const char *restore_path; /* continue from this checkpoint (NULL: start fresh) */
     int warm_start;           /* restore_path is a warm start: parameters only, from batch 0 */
+    t2__comm *comm;           /* the trial's ranks (NULL: one rank). Only rank 0 talks to the
+                                 controller (fd); it relays the ops to the other ranks. */
 } t2__runner_args;
 
 /* Runs the trial until the controller sends exit or closes the channel. Returns 0 on success and

@@ -1,0 +1,129 @@
+/* trial_mpi.c — launching a distributed trial through mpirun and taking rank 0's call back. */
+#define _POSIX_C_SOURCE 200809L
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "runner/channel.h"
+#include "trial_proc.h"
+
+int t2__listen_tcp(const char *addr, int *fd, int *port)
+{
+    int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (s < 0) return t2_seterr(T2_EIO, "controller: socket: %s", strerror(errno));
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = 0};
+    if (inet_pton(AF_INET, addr, &sa.sin_addr) != 1) {
+        close(s);
+        return t2_seterr(T2_EINVAL, "controller: not an IPv4 address: %s", addr);
+    }
+    socklen_t sl = sizeof sa;
+    if (bind(s, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(s, 16) != 0 ||
+        getsockname(s, (struct sockaddr *)&sa, &sl) != 0) {
+        int e = errno;
+        close(s);
+        return t2_seterr(T2_EIO, "controller: cannot listen on %s: %s", addr, strerror(e));
+    }
+    *fd = s;
+    *port = ntohs(sa.sin_port);
+    return T2_OK;
+}
+
+int t2__trial_mpi_start(const t2__mpi_launch *l, pid_t *pid, int *fd)
+{
+    char np[16], trial[32];
+    snprintf(np, sizeof np, "%d", l->slots);
+    snprintf(trial, sizeof trial, "%lld", (long long)l->trial_id);
+    const char *argv[32];
+    int n = 0;
+    argv[n++] = "mpirun";
+    argv[n++] = "-np";
+    argv[n++] = np;
+    /* Slots are counted by the controller; let mpirun place ranks without its own limits. */
+    argv[n++] = "--oversubscribe";
+    argv[n++] = "--bind-to";
+    argv[n++] = "none";
+    if (geteuid() == 0) argv[n++] = "--allow-run-as-root";
+    if (l->hostfile) {
+        argv[n++] = "--hostfile";
+        argv[n++] = l->hostfile;
+    }
+    argv[n++] = "-x";
+    argv[n++] = "OPENBLAS_NUM_THREADS=1";
+    argv[n++] = l->self_exe;
+    argv[n++] = "run-trial";
+    argv[n++] = "--connect";
+    argv[n++] = l->connect_addr;
+    argv[n++] = "--trial";
+    argv[n++] = trial;
+    argv[n] = NULL;
+    int log = open(l->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (log < 0) return t2_seterr(T2_EIO, "trial %s: cannot open log %s: %s", trial, l->log_path, strerror(errno));
+    fflush(NULL);
+    pid_t p = fork();
+    if (p < 0) {
+        int e = errno;
+        close(log);
+        return t2_seterr(T2_EIO, "trial %s: fork: %s", trial, strerror(e));
+    }
+    if (p == 0) {
+        signal(SIGINT, SIG_IGN); /* the controller stops trials with SIGTERM, which mpirun forwards */
+        for (int i = 0; i < l->nclose; i++)
+            if (l->close_fds[i] >= 0) close(l->close_fds[i]);
+        if (dup2(log, STDOUT_FILENO) < 0 || dup2(log, STDERR_FILENO) < 0) _exit(3);
+        execvp("mpirun", (char *const *)argv);
+        fprintf(stderr, "t2exp: cannot run mpirun: %s\n", strerror(errno));
+        _exit(127);
+    }
+    close(log);
+    /* Wait for rank 0 to call back, watching that mpirun is still alive. */
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        struct pollfd pf = {.fd = l->listen_fd, .events = POLLIN};
+        int r = poll(&pf, 1, 200);
+        int status;
+        if (r > 0) {
+            int s = accept(l->listen_fd, NULL, NULL);
+            if (s < 0) continue;
+            t2__val *hello = NULL;
+            int rc = t2__channel_recv(s, &hello);
+            const t2__val *id = hello ? t2__val_map_get(hello, "trial_id") : NULL;
+            int ok = !rc && id && id->kind == T2__VAL_INT && id->i == l->trial_id;
+            t2__val_free(hello);
+            if (!ok) { /* a stale caller (an earlier launch): not ours */
+                close(s);
+                continue;
+            }
+            if ((rc = t2__channel_send(s, l->spec))) {
+                close(s);
+                kill(p, SIGTERM);
+                waitpid(p, &status, 0);
+                return rc;
+            }
+            fcntl(s, F_SETFD, FD_CLOEXEC);
+            *pid = p;
+            *fd = s;
+            return T2_OK;
+        }
+        if (waitpid(p, &status, WNOHANG) == p) {
+            char why[96];
+            return t2_seterr(T2_EIO, "trial %s: mpirun %s before rank 0 called back (see %s)", trial,
+                             t2__wait_status_str(status, why, sizeof why), l->log_path);
+        }
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        if (t.tv_sec - t0.tv_sec > 60) {
+            kill(p, SIGTERM);
+            waitpid(p, &status, 0);
+            return t2_seterr(T2_ESTATE, "trial %s: rank 0 did not call back within 60 s (see %s)", trial, l->log_path);
+        }
+    }
+}

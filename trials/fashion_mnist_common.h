@@ -74,10 +74,10 @@ static inline int fm_loader(t2_ctx *ctx, const char *split, int train, t2_loader
     p.num_workers = 1;
     p.prefetch = 4;
     p.own_dataset = 1;
-    if (train) { /* each rank reads its shard of every global batch */
-        p.rank = t2_ctx_rank(ctx);
-        p.world_size = t2_ctx_size(ctx);
-    }
+    /* Each rank reads its shard of every global batch; for validation the runner combines the
+     * ranks' metrics weighted by their sample counts. */
+    p.rank = t2_ctx_rank(ctx);
+    p.world_size = t2_ctx_size(ctx);
     return t2_loader_create(out, ds, &p);
 }
 

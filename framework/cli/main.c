@@ -29,7 +29,10 @@ static const char *usage_text =
     "commands:\n"
     "  create CONFIG TRIAL.so [--config KEY=VALUE ...] [--from-checkpoint FILE] [--plain|--quiet]\n"
     "                                              run an experiment\n"
-    "  resume ID [TRIAL.so] [--plain|--quiet]      finish an interrupted experiment from its checkpoints\n"
+    "  resume ID [TRIAL.so] [--config KEY=VALUE ...] [--plain|--quiet]\n"
+    "                                              finish an interrupted experiment from its checkpoints\n"
+    "                                              (--config on top of the stored config, e.g. another\n"
+    "                                              resources.slots_per_trial: checkpoints restore elastically)\n"
     "  list [--json|--csv]                         experiments\n"
     "  describe ID [--json|--csv] [--top N]        one experiment: config, trials ranked, metrics\n"
     "  trials ID [--json|--csv]                    an experiment's trials\n"
@@ -182,7 +185,8 @@ static int cmd_resume(const args *a)
     int64_t id;
     if (parse_id(a->pos[0], &id)) return usage_error("resume", "not an experiment id: %s", a->pos[0]);
     t2__resume_opts o = {.experiment_id = id, .home = a->home, .trial_path = a->npos > 1 ? a->pos[1] : NULL,
-                         .progress = a->progress, .out = stdout};
+                         .overrides = a->overrides, .noverrides = a->noverrides, .progress = a->progress,
+                         .out = stdout};
     int rc = t2__experiment_resume(&o);
     if (rc < 0) {
         fprintf(stderr, "t2exp resume: %s\n", t2_errmsg());

@@ -919,6 +919,7 @@ int t2__experiment_resume(const t2__resume_opts *o)
         if (!nl) break;
         p = nl + 1;
     }
+    for (int i = 0; i < o->noverrides && novr < 256; i++) ovr[novr++] = o->overrides[i];
     char name[64];
     snprintf(name, sizeof name, "experiment %lld config", (long long)c.exp_id);
     if ((rc = t2__config_load_string(row.config_yaml, name, ovr, novr, &cfg))) goto out;

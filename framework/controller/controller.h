@@ -39,6 +39,8 @@ typedef struct t2__resume_opts {
     int64_t experiment_id;
     const char *home;
     const char *trial_path; /* NULL: the trial object the experiment was created with */
+    const char *const *overrides; /* applied on top of the stored config for this run only */
+    int noverrides;
     t2__progress_mode progress;
     FILE *out;
 } t2__resume_opts;

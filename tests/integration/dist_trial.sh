@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Distributed trials through the real CLI: slots_per_trial 2 runs the MLP on two MPI ranks;
+# killing one rank makes the trial restart from its checkpoint and finish; and the experiment
+# stopped mid-way resumes on ONE slot from the two-rank checkpoint (elastic restart, same global
+# batch). Skipped without MPI or without the dataset.
+source "$(dirname "$0")/common.bash"
+have_fashion_mnist || { echo "dist_trial: skipped (no dataset-fashion-mnist)"; exit 0; }
+grep -q "T2EXP_WITH_MPI:BOOL=ON" "$T2EXP_BUILD/CMakeCache.txt" && command -v mpirun >/dev/null \
+  || { echo "dist_trial: skipped (built without MPI)"; exit 0; }
+export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"   # Open MPI's own allocations are not ours to check
+
+mlp_config "$WORK/c.yaml" 300 "resources: {slots_per_trial: 2}" "max_restarts: 2"
+expect_exit 0 "$T2EXP" create "$WORK/c.yaml" "$TRIALS/fashion_mnist_mlp.so" --plain
+acc=$(sql "SELECT best_metric FROM experiments WHERE id=1")
+awk -v a="$acc" 'BEGIN { exit !(a > 0.75) }' || fail "two-rank validation accuracy $acc"
+grep -q "mpirun\|rank" "$T2EXP_HOME/experiments/1/trial-1.log" || true
+[ "$(sql "SELECT count(*) FROM metrics WHERE trial_id=1 AND kind='validation' AND name='validation_accuracy'")" = 3 ] \
+  || fail "3 validations expected"
+
+# Kill one rank (not rank 0's mpirun) mid-training: the trial restarts from its checkpoint.
+"$T2EXP" create "$WORK/c.yaml" "$TRIALS/fashion_mnist_mlp.so" --plain > "$WORK/create2.log" 2>&1 &
+ctl=$!
+wait_for "SELECT count(*) FROM checkpoints c JOIN trials t ON t.id=c.trial_id WHERE t.experiment_id=2 AND c.batches >= 100"
+rank=$(pgrep -f "run-trial --connect .* --trial $(sql "SELECT id FROM trials WHERE experiment_id=2")" | tail -n 1)
+[ -n "$rank" ] || fail "no rank process found"
+kill -KILL "$rank"
+wait "$ctl" || fail "the experiment failed after a rank was killed: $(cat "$WORK/create2.log")"
+[ "$(sql "SELECT restarts FROM trials WHERE experiment_id=2")" = 1 ] || fail "the trial should have restarted once"
+[ "$(sql "SELECT state FROM trials WHERE experiment_id=2")" = COMPLETED ] || fail "the trial should complete"
+id2=$(sql "SELECT id FROM trials WHERE experiment_id=2")
+grep -q "restored .* batch [1-9]" "$T2EXP_HOME/experiments/2/trial-$id2.log" || fail "the restart did not restore a checkpoint"
+
+# Elastic: stop a two-rank experiment, resume it on one slot from the two-rank checkpoint.
+"$T2EXP" create "$WORK/c.yaml" "$TRIALS/fashion_mnist_mlp.so" --plain > "$WORK/create3.log" 2>&1 &
+ctl=$!
+wait_for "SELECT count(*) FROM checkpoints c JOIN trials t ON t.id=c.trial_id WHERE t.experiment_id=3 AND c.batches >= 100"
+kill -TERM "$ctl"
+wait "$ctl" || true
+[ "$(sql "SELECT state FROM experiments WHERE id=3")" = PAUSED ] || fail "SIGTERM should pause the experiment"
+expect_exit 0 "$T2EXP" resume 3 --config resources.slots_per_trial=1 --plain
+[ "$(sql "SELECT batches_trained FROM trials WHERE experiment_id=3")" = 300 ] || fail "300 batches after the elastic resume"
+id3=$(sql "SELECT id FROM trials WHERE experiment_id=3")
+grep -q "restored .* batch [1-9]" "$T2EXP_HOME/experiments/3/trial-$id3.log" || fail "the one-slot run did not restore"
+store_ok
+echo "dist_trial: ok"

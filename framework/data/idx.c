@@ -1,12 +1,12 @@
 /* idx.c — the IDX file format of the MNIST family (raw or gzip through libarchive), strictly
  * validated: every size is checked against the bytes actually present before it is trusted. */
 #define _DEFAULT_SOURCE /* POSIX: O_CLOEXEC, mkstemp, fchmod, madvise, strdup */
-#include <archive.h>
-#include <archive_entry.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
+#include <zlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "data_internal.h"
@@ -94,86 +94,78 @@ static int parse_header(const char *name, const uint8_t *hdr, size_t have, int w
     return T2_OK;
 }
 
-/* Reads up to n bytes of decompressed data; returns bytes read, or -1 on a stream error. */
-static ssize_t gz_read(struct archive *a, uint8_t *dst, size_t n)
-{
-    size_t got = 0;
-    while (got < n) {
-        la_ssize_t r = archive_read_data(a, dst + got, n - got);
-        if (r < 0) return -1;
-        if (r == 0) break;
-        got += (size_t)r;
-    }
-    return (ssize_t)got;
-}
-
+/* gzip through zlib in one inflate call into a buffer sized from the gzip trailer: no stream
+ * copies, and zlib checks the trailer's CRC-32 and length, so a corrupted file cannot pass. The
+ * header is decoded first (from a small inflate), so a header claiming terabytes costs nothing. */
 static int gz_decode(const char *name, const uint8_t *file, size_t len, int want_ndim, t2__idx *out)
 {
-    int rc = T2_OK;
+    int rc = T2_OK, zrc;
     uint8_t *buf = NULL;
-    struct archive *a = archive_read_new();
-    struct archive_entry *e;
-    if (!a) return t2_seterr(T2_ENOMEM, "%s: cannot create a libarchive reader", name);
-    if (archive_read_support_filter_all(a) != ARCHIVE_OK ||
-        archive_read_support_format_raw(a) != ARCHIVE_OK ||
-        archive_read_open_memory(a, file, len) != ARCHIVE_OK ||
-        archive_read_next_header(a, &e) != ARCHIVE_OK)
-        goto corrupt;
-    if (archive_filter_code(a, 0) != ARCHIVE_FILTER_GZIP) {
-        rc = t2_seterr(T2_EFORMAT, "%s: starts like gzip but is not a gzip stream", name);
-        goto fail;
-    }
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) return t2_seterr(T2_ENOMEM, "%s: cannot start zlib", name);
+    /* 1. The IDX header. */
     uint8_t hdr[16];
     size_t hdrlen = 4 + 4 * (size_t)want_ndim;
-    ssize_t h = gz_read(a, hdr, hdrlen);
-    if (h < 0) goto corrupt;
-    if ((rc = parse_header(name, hdr, (size_t)h, want_ndim, out)) != 0) goto fail;
+    z.next_in = (Bytef *)file;
+    z.avail_in = len > UINT_MAX ? UINT_MAX : (uInt)len;
+    z.next_out = hdr;
+    z.avail_out = (uInt)hdrlen;
+    zrc = inflate(&z, Z_SYNC_FLUSH);
+    if (zrc != Z_OK && zrc != Z_STREAM_END) goto corrupt;
+    if ((rc = parse_header(name, hdr, hdrlen - z.avail_out, want_ndim, out)) != 0) goto fail;
+    /* 2. The payload, straight into its final buffer. */
     size_t total = hdrlen + out->count;
-    /* Grow with the data actually decompressed, so a header claiming terabytes costs nothing. */
-    size_t cap = len < ((size_t)1 << 18) ? ((size_t)1 << 20) : len * 4;
-    if (cap > total) cap = total;
-    buf = malloc(cap);
+    if (out->count / 1024 > len) { /* deflate cannot expand beyond ~1032:1 */
+        rc = t2_seterr(T2_EFORMAT, "%s: truncated: header promises %zu payload bytes, the %zu-byte stream cannot hold them",
+                       name, out->count, len);
+        goto fail;
+    }
+    buf = malloc(total + 1);
     if (!buf) goto nomem;
     memcpy(buf, hdr, hdrlen);
     size_t got = hdrlen;
-    while (got < total) {
-        if (got == cap) {
-            size_t ncap = cap > total / 2 ? total : cap * 2;
-            uint8_t *nb = realloc(buf, ncap);
-            if (!nb) goto nomem;
-            buf = nb;
-            cap = ncap;
+    while (zrc != Z_STREAM_END) {
+        /* One extra byte of room shows trailing data instead of silently stopping at total. */
+        size_t room = total + 1 - got;
+        z.next_out = buf + got;
+        z.avail_out = room > UINT_MAX ? UINT_MAX : (uInt)room;
+        if (z.avail_in == 0 && (size_t)z.total_in < len) {
+            size_t left = len - (size_t)z.total_in;
+            z.avail_in = left > UINT_MAX ? UINT_MAX : (uInt)left;
         }
-        ssize_t r = gz_read(a, buf + got, cap - got);
-        if (r < 0) goto corrupt;
-        got += (size_t)r;
-        if (got < cap) break; /* end of stream */
+        zrc = inflate(&z, Z_NO_FLUSH);
+        got = (size_t)(z.next_out - buf);
+        if (zrc == Z_STREAM_END) break;
+        if (zrc == Z_BUF_ERROR && z.avail_in == 0 && (size_t)z.total_in >= len) {
+            rc = t2_seterr(T2_EFORMAT, "%s: truncated: header promises %zu payload bytes, stream has %zu", name,
+                           out->count, got - hdrlen);
+            goto fail;
+        }
+        if (zrc != Z_OK && zrc != Z_BUF_ERROR) goto corrupt;
+        if (got > total) break;
     }
     if (got < total) {
-        rc = t2_seterr(T2_EFORMAT, "%s: truncated: header promises %zu payload bytes, stream has %zu",
-                       name, out->count, got - hdrlen);
+        rc = t2_seterr(T2_EFORMAT, "%s: truncated: header promises %zu payload bytes, stream has %zu", name,
+                       out->count, got - hdrlen);
         goto fail;
     }
-    uint8_t extra[256];
-    ssize_t x = gz_read(a, extra, sizeof extra);
-    if (x < 0) goto corrupt;
-    if (x > 0) {
+    if (got > total || zrc != Z_STREAM_END) {
         rc = t2_seterr(T2_EFORMAT, "%s: unexpected bytes after the %zu-byte payload", name, out->count);
         goto fail;
     }
-    archive_read_free(a);
+    inflateEnd(&z);
     out->buf = buf;
     out->data = buf + hdrlen;
     return T2_OK;
 corrupt:
-    rc = t2_seterr(T2_EFORMAT, "%s: corrupt gzip stream: %s", name,
-                   archive_error_string(a) ? archive_error_string(a) : "unreadable");
+    rc = t2_seterr(T2_EFORMAT, "%s: corrupt gzip stream: %s", name, z.msg ? z.msg : zError(zrc));
     goto fail;
 nomem:
     rc = t2_seterr(T2_ENOMEM, "%s: cannot allocate the decompressed data", name);
 fail:
     free(buf);
-    archive_read_free(a);
+    inflateEnd(&z);
     return rc;
 }
 

@@ -2,6 +2,7 @@
  *
  *   mpirun -np S dist --bench N [--global-batch G] [--threads T]   S ranks, per-slot batch G/S
  *   dist --bench N [--global-batch G] [--threads T]                 one rank, batch G
+ *   mpirun -np S dist --comm-only N                                  N gradient allreduces alone
  *
  * The same program in both modes (the communicator is the single rank without mpirun). Each rank
  * runs 10 warm-up and N timed SGD(momentum) steps on its shard of Fashion-MNIST: forward, NLL,
@@ -33,6 +34,29 @@ static double now(void)
             return 1;                                                                                 \
         }                                                                                             \
     } while (0)
+
+/* The allreduce by itself, on a buffer the CNN's size: the link's figure for the cost model. */
+static int comm_only(t2__comm *c, int steps)
+{
+    size_t np = 1199882;
+    float *g = calloc(np, sizeof *g);
+    if (!g) return fprintf(stderr, "dist: out of memory\n"), 1;
+    int rc = 0;
+    double t0 = 0;
+    for (int i = 0; i < 5 + steps && !rc; i++) {
+        if (i == 5 && !(rc = t2__comm_barrier(c))) t0 = now();
+        rc = t2__comm_allreduce_mean(c, g, np);
+    }
+    double t = now() - t0;
+    free(g);
+    if (rc) return fprintf(stderr, "dist rank %d: %s\n", c->rank, t2_errmsg()), 1;
+    /* A ring allreduce moves 2(S-1)/S of the buffer in and out of each rank. */
+    double ms = 1e3 * t / steps, bytes = 2.0 * (c->size - 1) / c->size * (double)np * sizeof *g;
+    if (c->rank == 0)
+        printf("t2_dist_comm ranks=%d bytes=%zu allreduce_ms=%.3f bus_gb_per_s=%.2f\n", c->size, np * sizeof *g, ms,
+               bytes / (ms * 1e-3) / 1e9);
+    return 0;
+}
 
 static int bench(t2__comm *c, int steps, int global, int threads)
 {
@@ -109,13 +133,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "dist: %s\n", t2_errmsg());
         return 1;
     }
-    int steps = 200, global = 64, threads = 1;
+    int steps = 200, global = 64, threads = 1, only_comm = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--bench") && i + 1 < argc) steps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--global-batch") && i + 1 < argc) global = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--comm-only") && i + 1 < argc) steps = atoi(argv[++i]), only_comm = 1;
         else {
-            fprintf(stderr, "usage: [mpirun -np S] dist [--bench N] [--global-batch G] [--threads T]\n");
+            fprintf(stderr, "usage: [mpirun -np S] dist [--bench N | --comm-only N] [--global-batch G] [--threads T]\n");
             return 2;
         }
     }
@@ -125,6 +150,6 @@ int main(int argc, char **argv)
         return 2;
     }
     /* A failing rank returns without finalising, so mpirun ends the job rather than hang. */
-    if (bench(c, steps, global, threads)) return 1;
+    if (only_comm ? comm_only(c, steps) : bench(c, steps, global, threads)) return 1;
     return t2__comm_finalize(c) ? 1 : 0;
 }

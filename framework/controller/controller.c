@@ -40,6 +40,7 @@ typedef struct trial {
     int restarts;
     int invalid_hparams;    /* the trial said its hparams are unusable: no restart */
     int fatal;              /* the failure would repeat on restart: no restart */
+    int listed;             /* in ctl.special (see there) */
     int64_t gb, bpe, batches, target; /* global batch, batches per epoch, trained, op target */
     double metric;          /* searcher metric of the latest validation (NAN: none) */
     double loss, rate;
@@ -68,6 +69,14 @@ typedef struct ctl {
     const char *const *ovr; /* the config's --config overrides (for distributed trials' spec) */
     int novr;
     int listen_fd;          /* where distributed trials' rank 0 calls back (-1: not yet) */
+    /* Bookkeeping that keeps every event O(running trials), not O(all trials): a search can queue
+     * ten thousand trials up front. */
+    size_t *run;            /* indices of RUNNING trials */
+    size_t nrun, caprun;
+    size_t *special;        /* QUEUED trials that are not "waiting for max_length" (may be stale) */
+    size_t nspecial, capspecial;
+    size_t sched_from;      /* no never-started QUEUED trial below this index */
+    int64_t ndone;          /* DONE + ERRORED */
     char connect_addr[300];
     char self_exe[PATH_MAX];
 } ctl;
@@ -84,9 +93,54 @@ static double now_s(void)
 
 static trial *find(ctl *c, int64_t rid)
 {
+    /* Searchers number requests 0, 1, 2, ... in creation order, so the index is the usual answer. */
+    if (rid >= 0 && (size_t)rid < c->nt && c->t[rid].rid == rid) return &c->t[rid];
     for (size_t i = 0; i < c->nt; i++)
         if (c->t[i].rid == rid) return &c->t[i];
     return NULL;
+}
+
+static int push_index(size_t **v, size_t *n, size_t *cap, size_t i)
+{
+    if (*n == *cap) {
+        size_t nc = *cap ? 2 * *cap : 16;
+        size_t *g = realloc(*v, nc * sizeof *g);
+        if (!g) return t2_seterr(T2_ENOMEM, "controller: out of memory");
+        *v = g;
+        *cap = nc;
+    }
+    (*v)[(*n)++] = i;
+    return T2_OK;
+}
+
+/* A queued trial whose work differs from the common case must be found without a full scan. */
+static int note_special(ctl *c, trial *t)
+{
+    if (t->listed || t->state != T_QUEUED) return T2_OK;
+    if (t->pending == c->cfg->searcher.max_length.n && !t->closing && !t->restarts && t->batches == 0) return T2_OK;
+    t->listed = 1;
+    return push_index(&c->special, &c->nspecial, &c->capspecial, (size_t)(t - c->t));
+}
+
+/* Every state change goes through here, to keep the running list and counters right. */
+static int set_state(ctl *c, trial *t, int state)
+{
+    size_t i = (size_t)(t - c->t);
+    if (t->state == T_RUNNING)
+        for (size_t k = 0; k < c->nrun; k++)
+            if (c->run[k] == i) {
+                c->run[k] = c->run[--c->nrun];
+                break;
+            }
+    if (t->state == T_DONE || t->state == T_ERRORED) c->ndone--;
+    t->state = state;
+    if (state == T_DONE || state == T_ERRORED) c->ndone++;
+    if (state == T_RUNNING) return push_index(&c->run, &c->nrun, &c->caprun, i);
+    if (state == T_QUEUED) {
+        if (i < c->sched_from) c->sched_from = i;
+        return note_special(c, t);
+    }
+    return T2_OK;
 }
 
 static int better(const ctl *c, double a, double b)
@@ -145,14 +199,17 @@ static int apply_ops(ctl *c)
             break;
         }
         case T2__OP_TRAIN:
-            if (t) t->pending = op->length;
+            if (t) {
+                t->pending = op->length;
+                rc = note_special(c, t);
+            }
             break;
         case T2__OP_CLOSE:
             if (!t) break;
             t->closing = 1;
             if (t->state == T_QUEUED && t->pending < 0) {
                 /* Paused (or never started) with no work left: it is done without running again. */
-                t->state = T_DONE;
+                set_state(c, t, T_DONE);
                 t2__progress_event(&c->prog, "trial %lld completed: %lld batches, %s %.6g", (long long)t->id,
                                    (long long)t->batches, c->cfg->searcher.metric, t->metric);
                 rc = store_trial(c, t, T2__TU_STATE, T2__TRIAL_COMPLETED, NULL);
@@ -172,7 +229,9 @@ static int apply_ops(ctl *c)
 }
 
 /* The searcher's snapshot, wrapped with what the controller itself must remember to resume: each
- * unfinished trial's outstanding TRAIN length and whether it was closed. */
+ * unfinished trial's outstanding TRAIN length and whether it was closed. Only trials that differ
+ * from the common case (waiting for max_length, not closed) are listed, so a search that queues
+ * thousands of trials up front saves a small document after every event. */
 static int save_searcher(ctl *c)
 {
     t2__val *state = NULL, *doc = t2__val_map(), *trials = t2__val_map();
@@ -180,13 +239,22 @@ static int save_searcher(ctl *c)
     size_t len;
     int rc = doc && trials ? t2__searcher_snapshot(c->s, &state) : t2_seterr(T2_ENOMEM, "controller: out of memory");
     if (!rc) rc = t2__val_map_set(doc, "searcher", state);
-    for (size_t i = 0; !rc && i < c->nt; i++) {
-        const trial *t = &c->t[i];
-        if (t->state == T_DONE || t->state == T_ERRORED) continue;
+    /* Running trials, then the special queued ones (dropping stale entries from that list). */
+    size_t keep = 0;
+    for (size_t k = 0; k < c->nspecial; k++) {
+        trial *t = &c->t[c->special[k]];
+        if (t->state == T_QUEUED) c->special[keep++] = c->special[k];
+        else t->listed = 0;
+    }
+    c->nspecial = keep;
+    for (size_t k = 0; !rc && k < c->nrun + c->nspecial; k++) {
+        const trial *t = &c->t[k < c->nrun ? c->run[k] : c->special[k - c->nrun]];
+        int64_t pend = t->sent >= 0 ? t->sent : t->pending;
+        if (pend == c->cfg->searcher.max_length.n && !t->closing) continue;
         char key[32];
         snprintf(key, sizeof key, "%lld", (long long)t->rid);
         t2__val *e = t2__val_map();
-        t2__val_map_set(e, "pending", t2__val_int(t->sent >= 0 ? t->sent : t->pending));
+        t2__val_map_set(e, "pending", t2__val_int(pend));
         t2__val_map_set(e, "closing", t2__val_bool(t->closing));
         rc = t2__val_map_set(trials, key, e);
     }
@@ -200,12 +268,7 @@ static int save_searcher(ctl *c)
     return rc;
 }
 
-static int running_count(const ctl *c)
-{
-    int n = 0;
-    for (size_t i = 0; i < c->nt; i++) n += c->t[i].state == T_RUNNING;
-    return n;
-}
+static int running_count(const ctl *c) { return (int)c->nrun; }
 
 /* A trial on slots_per_trial ranks through mpirun; rank 0 calls back to the controller. */
 static int start_distributed(ctl *c, trial *t, const t2__runner_args *a, const int *fds, int n)
@@ -239,10 +302,11 @@ static int start_distributed(ctl *c, trial *t, const t2__runner_args *a, const i
 
 static int start_trial(ctl *c, trial *t)
 {
-    int *fds = malloc((c->nt + 1) * sizeof *fds), n = 0;
+    int *fds = malloc((c->nrun + 2) * sizeof *fds), n = 0;
     if (!fds) return t2_seterr(T2_ENOMEM, "controller: out of memory");
-    for (size_t i = 0; i < c->nt; i++)
-        if (c->t[i].fd >= 0) fds[n++] = c->t[i].fd;
+    for (size_t k = 0; k < c->nrun; k++)
+        if (c->t[c->run[k]].fd >= 0) fds[n++] = c->t[c->run[k]].fd;
+    if (c->listen_fd >= 0) fds[n++] = c->listen_fd;
     /* A trial continues from its own latest checkpoint; a new one may warm-start from the
      * experiment's source checkpoint (parameters only). */
     const char *warm = c->o->from_checkpoint ? c->o->from_checkpoint : c->cfg->searcher.source_checkpoint;
@@ -260,7 +324,7 @@ static int start_trial(ctl *c, trial *t)
     }
     free(fds);
     if (rc) return rc;
-    t->state = T_RUNNING;
+    if ((rc = set_state(c, t, T_RUNNING))) return rc;
     t->ready = t->exit_sent = t->pausing = 0;
     t->sent = -1;
     t2__progress_event(&c->prog, "trial %lld started%s (log %s)", (long long)t->id,
@@ -268,15 +332,33 @@ static int start_trial(ctl *c, trial *t)
     return store_trial(c, t, T2__TU_STATE, T2__TRIAL_RUNNING, NULL);
 }
 
+/* The next trial to start: one waiting for work it now has, in request order. Never-started
+ * trials are found from sched_from on; restarted and paused ones are on the special list. */
+static trial *next_startable(ctl *c)
+{
+    trial *best = NULL;
+    for (size_t k = 0; k < c->nspecial; k++) {
+        trial *t = &c->t[c->special[k]];
+        if (t->state == T_QUEUED && t->pending >= 0 && (!best || t->rid < best->rid)) best = t;
+    }
+    while (c->sched_from < c->nt && (c->t[c->sched_from].state != T_QUEUED || c->t[c->sched_from].listed))
+        c->sched_from++;
+    for (size_t i = c->sched_from; i < c->nt; i++) {
+        trial *t = &c->t[i];
+        if (best && t->rid > best->rid) break;
+        if (t->state == T_QUEUED && !t->listed && t->pending >= 0) return !best || t->rid < best->rid ? t : best;
+        if (t->state == T_QUEUED && !t->listed) break; /* the first never-started one has no work yet */
+    }
+    return best;
+}
+
 static int schedule(ctl *c)
 {
-    int running = running_count(c);
-    for (size_t i = 0; i < c->nt && running < c->capacity && !interrupted; i++) {
-        trial *t = &c->t[i];
-        if (t->state != T_QUEUED || t->pending < 0) continue;
+    while (running_count(c) < c->capacity && !interrupted) {
+        trial *t = next_startable(c);
+        if (!t) break;
         int rc = start_trial(c, t);
         if (rc) return rc;
-        running++;
     }
     return T2_OK;
 }
@@ -468,11 +550,11 @@ static int on_exit(ctl *c, trial *t)
     }
     int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 && t->exit_sent && !t->error;
     if (ok && t->pausing && !t->closing) {
-        t->state = T_QUEUED;
         t->pausing = 0;
+        set_state(c, t, T_QUEUED);
         rc = store_trial(c, t, T2__TU_STATE | T2__TU_BATCHES, T2__TRIAL_PAUSED, NULL);
     } else if (ok) {
-        t->state = T_DONE;
+        set_state(c, t, T_DONE);
         t2__progress_event(&c->prog, "trial %lld completed: %lld batches, %s %.6g", (long long)t->id,
                            (long long)t->batches, c->cfg->searcher.metric, t->metric);
         rc = store_trial(c, t, T2__TU_STATE | T2__TU_BATCHES, T2__TRIAL_COMPLETED, NULL);
@@ -487,20 +569,20 @@ static int on_exit(ctl *c, trial *t)
             snprintf(why, sizeof why, "%s", t->error);
         }
         if (interrupted) {
-            t->state = T_QUEUED; /* stopped by us: it will continue on resume */
+            set_state(c, t, T_QUEUED); /* stopped by us: it will continue on resume */
             rc = store_trial(c, t, T2__TU_STATE, T2__TRIAL_PAUSED, NULL);
         } else if (t->restarts < c->cfg->max_restarts && !t->invalid_hparams && !t->fatal) {
             t->restarts++;
-            t->state = T_QUEUED;
-            /* Without a checkpoint to continue from, the trial replays its current op from the start;
+            /* It continues from its latest checkpoint, or replays its op from the start without one;
              * the store keeps the first value of every step, so nothing is duplicated. */
             if (t->sent >= 0 && t->pending < 0) t->pending = t->sent;
             t->sent = -1;
+            set_state(c, t, T_QUEUED);
             t2__progress_event(&c->prog, "trial %lld failed (%s); restart %d of %lld", (long long)t->id, why,
                                t->restarts, (long long)c->cfg->max_restarts);
             rc = store_trial(c, t, T2__TU_STATE | T2__TU_RESTARTS | T2__TU_ERROR, T2__TRIAL_QUEUED, why);
         } else {
-            t->state = T_ERRORED;
+            set_state(c, t, T_ERRORED);
             t2__progress_event(&c->prog, "trial %lld errored: %s", (long long)t->id, why);
             rc = store_trial(c, t, T2__TU_STATE | T2__TU_RESTARTS | T2__TU_ERROR | T2__TU_BATCHES,
                              T2__TRIAL_ERRORED, why);
@@ -516,14 +598,13 @@ static int on_exit(ctl *c, trial *t)
 
 static void show(ctl *c)
 {
+    if (c->prog.quiet) return;
     t2__progress_trial run[64];
     int n = 0;
-    int64_t done = 0;
-    for (size_t i = 0; i < c->nt; i++) {
-        trial *t = &c->t[i];
-        done += t->state == T_DONE || t->state == T_ERRORED;
-        if (t->state == T_RUNNING && n < 64)
-            run[n++] = (t2__progress_trial){t->id, t->batches, t->target, t->rate, t->loss, t->metric};
+    int64_t done = c->ndone;
+    for (size_t k = 0; k < c->nrun && n < 64; k++) {
+        const trial *t = &c->t[c->run[k]];
+        run[n++] = (t2__progress_trial){t->id, t->batches, t->target, t->rate, t->loss, t->metric};
     }
     int64_t total = t2__searcher_total_trials(c->s);
     if (total < (int64_t)c->nt) total = (int64_t)c->nt;
@@ -536,10 +617,10 @@ static int pump(ctl *c)
     struct pollfd pf[256];
     size_t idx[256];
     int n = 0;
-    for (size_t i = 0; i < c->nt && n < 256; i++)
-        if (c->t[i].fd >= 0) {
-            pf[n] = (struct pollfd){.fd = c->t[i].fd, .events = POLLIN};
-            idx[n++] = i;
+    for (size_t k = 0; k < c->nrun && n < 256; k++)
+        if (c->t[c->run[k]].fd >= 0) {
+            pf[n] = (struct pollfd){.fd = c->t[c->run[k]].fd, .events = POLLIN};
+            idx[n++] = c->run[k];
         }
     int r = poll(pf, (nfds_t)n, 250);
     if (r < 0 && errno != EINTR) return t2_seterr(T2_EIO, "controller: poll: %s", strerror(errno));
@@ -566,16 +647,20 @@ static int pump(ctl *c)
  * minute is killed. */
 static void stop_all(ctl *c)
 {
-    for (size_t i = 0; i < c->nt; i++)
-        if (c->t[i].state == T_RUNNING && c->t[i].pid > 0) kill(c->t[i].pid, SIGTERM);
+    for (size_t k = 0; k < c->nrun; k++)
+        if (c->t[c->run[k]].pid > 0) kill(c->t[c->run[k]].pid, SIGTERM);
     double t0 = now_s();
     while (running_count(c) > 0 && now_s() - t0 < 60.0)
         if (pump(c) != T2_OK) break;
-    for (size_t i = 0; i < c->nt; i++)
-        if (c->t[i].state == T_RUNNING && c->t[i].fd >= 0) {
-            kill(c->t[i].pid, SIGKILL);
-            on_exit(c, &c->t[i]);
+    while (c->nrun > 0) {
+        trial *t = &c->t[c->run[0]];
+        kill(t->pid, SIGKILL);
+        if (t->fd < 0) { /* cannot happen: a running trial has its channel; do not loop forever */
+            set_state(c, t, T_QUEUED);
+            continue;
         }
+        on_exit(c, t);
+    }
 }
 
 static int cores(void)
@@ -589,14 +674,11 @@ static int run_loop(ctl *c)
     int rc = T2_OK;
     while (!rc && !interrupted) {
         if ((rc = schedule(c))) break;
-        for (size_t i = 0; i < c->nt && !rc; i++) rc = feed(c, &c->t[i]);
+        for (size_t k = 0; k < c->nrun && !rc; k++) rc = feed(c, &c->t[c->run[k]]);
         if (rc) break;
         int running = running_count(c);
-        if (running == 0) {
-            int startable = 0;
-            for (size_t i = 0; i < c->nt; i++) startable |= c->t[i].state == T_QUEUED && c->t[i].pending >= 0;
-            if (c->shutdown || !startable) break; /* done, or a searcher with nothing left to ask */
-        }
+        if (running == 0 && (c->shutdown || !next_startable(c)))
+            break; /* done, or a searcher with nothing left to ask */
         if ((rc = pump(c))) break;
         if ((rc = t2__store_flush(c->st, 0))) break;
         show(c);
@@ -692,6 +774,8 @@ static void cleanup(ctl *c)
         free(c->t[i].ckpt);
     }
     free(c->t);
+    free(c->run);
+    free(c->special);
     t2__ops_free(&c->ops);
     t2__searcher_free(c->s);
     t2__store_close(c->st);
@@ -827,9 +911,8 @@ static int restore_trials(ctl *c, const t2__val *saved)
             c->best = rows[i].best_validation;
             c->best_trial = t->id;
         }
-        if (rows[i].state == T2__TRIAL_COMPLETED) t->state = T_DONE;
-        else if (rows[i].state == T2__TRIAL_ERRORED) t->state = T_ERRORED;
-        else t->state = T_QUEUED;
+        t->state = T_QUEUED;
+        int st = rows[i].state == T2__TRIAL_COMPLETED ? T_DONE : rows[i].state == T2__TRIAL_ERRORED ? T_ERRORED : T_QUEUED;
         t2__checkpoint_row ck;
         if (t2__store_latest_checkpoint(c->st, t->id, &ck) == T2_OK) {
             t->ckpt = strdup(ck.path);
@@ -839,17 +922,19 @@ static int restore_trials(ctl *c, const t2__val *saved)
         snprintf(key, sizeof key, "%lld", (long long)t->rid);
         const t2__val *e = trials ? t2__val_map_get(trials, key) : NULL;
         const t2__val *pend = e ? t2__val_map_get(e, "pending") : NULL, *cl = e ? t2__val_map_get(e, "closing") : NULL;
-        if (t->state == T_QUEUED) {
-            t->pending = pend && pend->kind == T2__VAL_INT ? pend->i : -1;
+        if (st == T_QUEUED) { /* not listed: waiting for max_length (see save_searcher) */
+            t->pending = !e ? c->cfg->searcher.max_length.n : pend && pend->kind == T2__VAL_INT ? pend->i : -1;
             t->closing = cl && cl->kind == T2__VAL_BOOL && cl->b;
         }
+        t->state = -1; /* so that set_state counts it */
+        if ((rc = set_state(c, t, st))) break;
     }
     t2__trial_rows_free(rows, n);
     /* A closed trial with nothing left to do finished while the controller was gone. */
     for (size_t i = 0; !rc && i < c->nt; i++) {
         trial *t = &c->t[i];
         if (t->state == T_QUEUED && t->closing && t->pending < 0) {
-            t->state = T_DONE;
+            set_state(c, t, T_DONE);
             rc = store_trial(c, t, T2__TU_STATE, T2__TRIAL_COMPLETED, NULL);
             if (!rc) rc = t2__searcher_on_trial_exited(c->s, t->rid, &c->ops);
         }

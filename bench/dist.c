@@ -113,11 +113,15 @@ static int bench(t2__comm *c, int steps, int global, int threads)
     }
     TRY(t2__comm_barrier(c));
     double total = now() - t0, comm = c->seconds - comm0;
+    /* Each rank's own work per step (outside the allreduce): a spread between the fastest and
+     * the slowest rank is time the fast one spends waiting inside the allreduce. */
+    double work_min = 1e3 * (total - comm) / steps, work_max = work_min;
+    TRY(t2__comm_allreduce_minmax(c, &work_min, &work_max, 1));
     if (c->rank == 0)
         printf("t2_dist ranks=%d threads=%d global_batch=%d per_rank_batch=%d steps=%d img_per_s=%.1f step_ms=%.2f "
-               "allreduce_ms=%.3f allreduce_share=%.4f params=%zu\n",
+               "allreduce_ms=%.3f allreduce_share=%.4f rank_work_ms_min=%.2f rank_work_ms_max=%.2f params=%zu\n",
                c->size, threads, per * c->size, per, steps, (double)steps * per * c->size / total,
-               1e3 * total / steps, 1e3 * comm / steps, comm / total, np);
+               1e3 * total / steps, 1e3 * comm / steps, comm / total, work_min, work_max, np);
     t2_loader_free(ld);
     t2_tensor_free(&d);
     t2_optim_free(opt);

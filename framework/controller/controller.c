@@ -647,8 +647,11 @@ static int pump(ctl *c)
  * minute is killed. */
 static void stop_all(ctl *c)
 {
+    /* mpirun gives its ranks about a second after SIGTERM before it kills them; SIGUSR1 it
+     * forwards to every rank at once and then waits for them, so they can checkpoint. */
+    int sig = c->cfg->resources.slots_per_trial > 1 ? SIGUSR1 : SIGTERM;
     for (size_t k = 0; k < c->nrun; k++)
-        if (c->t[c->run[k]].pid > 0) kill(c->t[c->run[k]].pid, SIGTERM);
+        if (c->t[c->run[k]].pid > 0) kill(c->t[c->run[k]].pid, sig);
     double t0 = now_s();
     while (running_count(c) > 0 && now_s() - t0 < 60.0)
         if (pump(c) != T2_OK) break;

@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -41,7 +42,7 @@ int t2__trial_mpi_start(const t2__mpi_launch *l, pid_t *pid, int *fd)
     char np[16], trial[32];
     snprintf(np, sizeof np, "%d", l->slots);
     snprintf(trial, sizeof trial, "%lld", (long long)l->trial_id);
-    const char *argv[32];
+    const char *argv[40];
     int n = 0;
     argv[n++] = "mpirun";
     argv[n++] = "-np";
@@ -57,6 +58,13 @@ int t2__trial_mpi_start(const t2__mpi_launch *l, pid_t *pid, int *fd)
     }
     argv[n++] = "-x";
     argv[n++] = "OPENBLAS_NUM_THREADS=1";
+    /* Local ranks inherit the environment; ranks on other hosts get only what is forwarded. */
+    static const char *const forward[] = {"T2EXP_HOME", "FASHION_MNIST_DIR", "LD_LIBRARY_PATH", "PATH", "TMPDIR"};
+    for (size_t k = 0; k < sizeof forward / sizeof forward[0] && n < 28; k++)
+        if (getenv(forward[k])) {
+            argv[n++] = "-x";
+            argv[n++] = forward[k];
+        }
     argv[n++] = l->self_exe;
     argv[n++] = "run-trial";
     argv[n++] = "--connect";

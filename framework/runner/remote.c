@@ -138,7 +138,9 @@ report:
     fprintf(stderr, "t2exp run-trial rank %d: %s\n", comm.rank, t2_errmsg());
     status = 2;
 out:
-    t2__comm_finalize(&comm);
+    /* A failed rank must not finalize: the others may sit in a collective, and MPI_Finalize would
+     * wait for them forever. Exiting non-zero makes mpirun end the whole job instead. */
+    if (status == 0) t2__comm_finalize(&comm);
     if (fd >= 0) close(fd);
     free(text);
     free(ovr);

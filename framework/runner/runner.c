@@ -570,6 +570,7 @@ int t2__runner_run(const t2__runner_args *a)
     sa.sa_handler = on_term;
     sigemptyset(&sa.sa_mask);
     sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGUSR1, &sa, NULL); /* what mpirun forwards to every rank at once (see trial_mpi.c) */
     /* A file-size limit must fail the checkpoint write (reported, trial goes on), not kill us. */
     signal(SIGXFSZ, SIG_IGN);
     t2__metrics_init(&r.tm);

@@ -125,9 +125,9 @@ static void test_examples(void)
                              NULL, 0, &cfg));
     if (cfg) {
         CHECK(cfg->searcher.name == T2__SEARCH_ADAPTIVE_ASHA && cfg->searcher.max_trials == 16);
-        CHECK(cfg->searcher.max_rungs == 3 && cfg->searcher.divisor == 4 && cfg->searcher.mode == T2__ASHA_STANDARD);
+        CHECK(cfg->searcher.max_rungs == 3 && cfg->searcher.divisor == 4 && cfg->searcher.mode == T2__ASHA_AGGRESSIVE);
         const t2__hparam *lr = t2__hparam_find(cfg->hparams, "learning_rate");
-        CHECK(lr && lr->kind == T2__HP_LOG && lr->minval == -3.0 && lr->maxval == -0.7 && lr->base == 10);
+        CHECK(lr && lr->kind == T2__HP_LOG && lr->minval == -2.0 && lr->maxval == -0.8 && lr->base == 10);
         const t2__hparam *w = t2__hparam_find(cfg->hparams, "n_hidden");
         CHECK(w && w->kind == T2__HP_CATEGORICAL && w->vals->n == 3);
         t2__config_free(cfg);

@@ -29,6 +29,7 @@
 #include <unistd.h>
 #include "ckpt_internal.h"
 #include "crc32c.h"
+#include "parallel.h"
 #include "t2exp/error.h"
 
 static int bad(const t2__ckpt *ck, const char *fmt, ...)
@@ -134,26 +135,107 @@ static int read_entry(t2__ckpt *ck, struct archive *a, int k, uint64_t size, con
     return T2_OK;
 }
 
+/* ---- CRCs over a set of byte ranges, split over the thread pool ----
+ * The checksums are most of what opening costs (the bytes come from the page cache at memory
+ * speed), so a large entry is cut into one contiguous byte range per pool thread; each thread
+ * computes the CRC of every piece of every range (tensor) that falls into its part, and the
+ * pieces of a range are then joined in order with t2__crc32c_combine. The result is the same
+ * CRC, bit for bit, whatever the thread count. */
+#define CRC_PAR_MIN ((size_t)1 << 20) /* below this, one thread: waking the pool costs more */
+#define CRC_MAX_PARTS 8
+
+typedef struct crc_job {
+    const unsigned char *base; /* the entry's bytes */
+    const size_t *off, *len;   /* nr ranges of base (they tile [0, total) in some order) */
+    int nr;
+    size_t total;
+    int parts;
+    uint32_t *piece;           /* [range * parts + part]: CRC of the range's piece in that part */
+} crc_job;
+
+static void crc_parts(void *ctx, size_t begin, size_t end)
+{
+    const crc_job *j = ctx;
+    for (size_t part = begin; part < end; part++) {
+        size_t lo = j->total * part / (size_t)j->parts, hi = j->total * (part + 1) / (size_t)j->parts;
+        for (int r = 0; r < j->nr; r++) {
+            size_t a = j->off[r] > lo ? j->off[r] : lo, b = j->off[r] + j->len[r] < hi ? j->off[r] + j->len[r] : hi;
+            j->piece[(size_t)r * (size_t)j->parts + part] = a < b ? t2__crc32c(0, j->base + a, b - a) : 0;
+        }
+    }
+}
+
+/* crc[r] = CRC-32C of base[off[r] .. off[r] + len[r]) for every r; the ranges must lie within
+ * [0, total) and not overlap (checked by the metadata for the tensors). T2_ENOMEM only. */
+static int crc_ranges(const t2__ckpt *ck, const unsigned char *base, size_t total, const size_t *off,
+                      const size_t *len, int nr, uint32_t *crc)
+{
+    int parts = total >= CRC_PAR_MIN ? t2__pool_threads() : 1;
+    if (parts > CRC_MAX_PARTS) parts = CRC_MAX_PARTS;
+    if (parts <= 1) {
+        for (int r = 0; r < nr; r++) crc[r] = t2__crc32c(0, base + off[r], len[r]);
+        return T2_OK;
+    }
+    uint32_t *piece = malloc((size_t)nr * (size_t)parts * sizeof *piece);
+    if (!piece) return t2_seterr(T2_ENOMEM, "checkpoint %s: out of memory", ck->path);
+    crc_job j = {base, off, len, nr, total, parts, piece};
+    t2__parallel_for((size_t)parts, 1, crc_parts, &j);
+    for (int r = 0; r < nr; r++) {
+        uint32_t c = 0;
+        for (int part = 0; part < parts; part++) {
+            size_t lo = total * (size_t)part / (size_t)parts, hi = total * (size_t)(part + 1) / (size_t)parts;
+            size_t a = off[r] > lo ? off[r] : lo, b = off[r] + len[r] < hi ? off[r] + len[r] : hi;
+            if (a < b) c = t2__crc32c_combine(c, piece[(size_t)r * (size_t)parts + (size_t)part], b - a);
+        }
+        crc[r] = c;
+    }
+    free(piece);
+    return T2_OK;
+}
+
 /* Tensor by tensor for the float arrays, so that a mismatch names the tensor. */
 static int verify(t2__ckpt *ck, int k)
 {
     const t2__ckpt_entry *en = &ck->e[k];
     if (k == E_PARAMS || k == E_BUFFERS) {
-        int buf = k == E_BUFFERS, in_order = 1;
+        int buf = k == E_BUFFERS, in_order = 1, nr = 0, rc;
         uint32_t whole = 0;
         size_t next = 0;
+        size_t *off = malloc(((size_t)ck->ntensors + 1) * 2 * sizeof *off);
+        uint32_t *crc = malloc(((size_t)ck->ntensors + 1) * sizeof *crc);
+        if (!off || !crc) {
+            free(off);
+            free(crc);
+            return t2_seterr(T2_ENOMEM, "checkpoint %s: out of memory", ck->path);
+        }
+        size_t *len = off + ck->ntensors + 1;
         for (int i = 0; i < ck->ntensors; i++) {
             const t2__ckpt_tensor *t = &ck->tensors[i];
             if (t->info.is_buffer != buf) continue;
-            uint32_t c = t2__crc32c(0, en->data + t->info.offset * sizeof(float), t->info.size * sizeof(float));
+            off[nr] = t->info.offset * sizeof(float);
+            len[nr++] = t->info.size * sizeof(float);
+        }
+        if ((rc = crc_ranges(ck, en->data, (size_t)en->size, off, len, nr, crc))) {
+            free(off);
+            free(crc);
+            return rc;
+        }
+        nr = 0;
+        for (int i = 0; i < ck->ntensors && !rc; i++) {
+            const t2__ckpt_tensor *t = &ck->tensors[i];
+            if (t->info.is_buffer != buf) continue;
+            uint32_t c = crc[nr++];
             if (c != t->crc)
-                return bad(ck, "entry %s: tensor %s fails its CRC-32C check (stored %08x, computed %08x): the file is "
-                               "corrupt",
-                           t2__ckpt_entry_name[k], t->info.name, (unsigned)t->crc, (unsigned)c);
+                rc = bad(ck, "entry %s: tensor %s fails its CRC-32C check (stored %08x, computed %08x): the file is "
+                             "corrupt",
+                         t2__ckpt_entry_name[k], t->info.name, (unsigned)t->crc, (unsigned)c);
             if (t->info.offset != next) in_order = 0;
             whole = t2__crc32c_combine(whole, c, (uint64_t)t->info.size * sizeof(float));
             next = t->info.offset + t->info.size;
         }
+        free(off);
+        free(crc);
+        if (rc) return rc;
         /* The tensors tile the array (checked with the metadata), so their CRCs cover every
          * byte; the entry's own CRC then follows without another pass. */
         if (in_order && whole != en->crc)
@@ -161,7 +243,10 @@ static int verify(t2__ckpt *ck, int k)
                        t2__ckpt_entry_name[k], (unsigned)whole, (unsigned)en->crc);
         return T2_OK;
     }
-    uint32_t c = t2__crc32c(0, en->data, (size_t)en->size);
+    uint32_t c = 0;
+    size_t zero = 0, size = (size_t)en->size;
+    int rc = size ? crc_ranges(ck, en->data, size, &zero, &size, 1, &c) : T2_OK;
+    if (rc) return rc;
     if (c != en->crc)
         return bad(ck, "entry %s fails its CRC-32C check (stored %08x, computed %08x): the file is corrupt",
                    t2__ckpt_entry_name[k], (unsigned)en->crc, (unsigned)c);

@@ -27,12 +27,31 @@ expect_exit 0 "$T2EXP" create "$EXAMPLES/quadratic_grid.yaml" "$TRIALS/quadratic
 # The grid's best point is (0, -2.5): loss (0-1)^2 + (-2.5+2)^2 = 1.25.
 [ "$(sql 'SELECT round(best_metric, 9) FROM experiments WHERE id=3')" = 1.25 ] || fail "grid best should be 1.25"
 
+# Determinism: random search gives the same trials, hparams and metrics whatever
+# max_concurrent_trials is; ASHA with max_concurrent_trials 1 repeats exactly.
+outcome() { sql "SELECT group_concat(t.ordinal || ':' || t.hparams || ':' || t.batches_trained || ':' || t.best_validation, '|')
+                 FROM (SELECT * FROM trials WHERE experiment_id=$1 ORDER BY ordinal) t"; }
+expect_exit 0 "$T2EXP" create "$EXAMPLES/quadratic_random.yaml" "$TRIALS/quadratic.so" --quiet \
+  --config searcher.max_trials=12 --config searcher.max_concurrent_trials=1
+[ "$(outcome 1)" = "$(outcome 4)" ] || fail "random search differs between 1 and 2 concurrent trials"
+cat > "$WORK/asha.yaml" <<Y
+name: asha_quadratic
+hyperparameters: {global_batch_size: 1, x: {type: double, minval: -5, maxval: 5}, y: {type: double, minval: -5, maxval: 5}}
+searcher: {name: adaptive_asha, metric: loss, max_length: {batches: 64}, max_trials: 16, max_rungs: 3, divisor: 4,
+           max_concurrent_trials: 1}
+reproducibility: {experiment_seed: 3}
+Y
+expect_exit 0 "$T2EXP" create "$WORK/asha.yaml" "$TRIALS/quadratic.so" --quiet
+expect_exit 0 "$T2EXP" create "$WORK/asha.yaml" "$TRIALS/quadratic.so" --quiet
+[ "$(outcome 5)" = "$(outcome 6)" ] || fail "ASHA with one concurrent trial did not repeat exactly"
+[ "$(sql "SELECT count(DISTINCT batches_trained) FROM trials WHERE experiment_id=5")" = 3 ] || fail "three rung lengths expected"
+
 expect_exit 0 "$T2EXP" list
 expect_in "$OUT" "quadratic_grid"
 expect_exit 0 "$T2EXP" list --json
-[ "$(json 'json_array_length(j)')" = 3 ] || fail "list --json: 3 experiments"
+[ "$(json 'json_array_length(j)')" = 6 ] || fail "list --json: 6 experiments"
 expect_exit 0 "$T2EXP" list --csv
-[ "$(wc -l <<<"$OUT")" = 4 ] || fail "list --csv: header + 3 rows"
+[ "$(wc -l <<<"$OUT")" = 7 ] || fail "list --csv: header + 6 rows"
 expect_exit 0 "$T2EXP" describe 3 --json
 [ "$(json "json_array_length(j, '\$.trials')")" = 25 ] || fail "describe --json: 25 trials"
 [ "$(json "round(json_extract(j, '\$.trials[0].best_validation'), 9)")" = 1.25 ] || fail "describe --json ranks the best first"

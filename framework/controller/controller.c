@@ -41,6 +41,7 @@ typedef struct trial {
     int invalid_hparams;    /* the trial said its hparams are unusable: no restart */
     int fatal;              /* the failure would repeat on restart: no restart */
     int listed;             /* in ctl.special (see there) */
+    int *host_slots;        /* slots this trial holds on each host (distributed trials, hostfile) */
     int64_t gb, bpe, batches, target; /* global batch, batches per epoch, trained, op target */
     double metric;          /* searcher metric of the latest validation (NAN: none) */
     double loss, rate;
@@ -77,6 +78,10 @@ typedef struct ctl {
     size_t nspecial, capspecial;
     size_t sched_from;      /* no never-started QUEUED trial below this index */
     int64_t ndone;          /* DONE + ERRORED */
+    /* resources.hostfile: the slot pool across machines; each distributed trial gets its own
+     * slots written to a hostfile of its own, so no host ever runs more ranks than its slots. */
+    struct host { char name[256]; int slots, used; } *hosts;
+    int nhosts;
     char connect_addr[300];
     char self_exe[PATH_MAX];
 } ctl;
@@ -270,6 +275,79 @@ static int save_searcher(ctl *c)
 
 static int running_count(const ctl *c) { return (int)c->nrun; }
 
+/* Reads `host slots=N` lines (Open MPI's hostfile format; a bare host name is one slot). */
+static int read_hostfile(ctl *c, const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return t2_seterr(T2_ENOTFOUND, "resources.hostfile %s: %s", path, strerror(errno));
+    char line[512];
+    int rc = T2_OK;
+    while (fgets(line, sizeof line, f)) {
+        char *hash = strchr(line, '#');
+        if (hash) *hash = '\0';
+        char name[256];
+        int slots = 1;
+        if (sscanf(line, "%255s", name) != 1) continue;
+        const char *sl = strstr(line, "slots=");
+        if (sl && (sscanf(sl + 6, "%d", &slots) != 1 || slots < 1)) {
+            rc = t2_seterr(T2_EINVAL, "resources.hostfile %s: bad slots for %s", path, name);
+            break;
+        }
+        struct host *g = realloc(c->hosts, (size_t)(c->nhosts + 1) * sizeof *g);
+        if (!g) {
+            rc = t2_seterr(T2_ENOMEM, "controller: out of memory");
+            break;
+        }
+        c->hosts = g;
+        snprintf(c->hosts[c->nhosts].name, sizeof c->hosts[c->nhosts].name, "%s", name);
+        c->hosts[c->nhosts].slots = slots;
+        c->hosts[c->nhosts++].used = 0;
+    }
+    fclose(f);
+    if (!rc && c->nhosts == 0) rc = t2_seterr(T2_EINVAL, "resources.hostfile %s lists no host", path);
+    return rc;
+}
+
+/* Takes `slots` free slots, filling hosts in file order, and writes them as the trial's own
+ * hostfile. T2_ESTATE if the pool has not that many free (the scheduler prevents it). */
+static int allocate_hosts(ctl *c, trial *t, int slots, char *path, size_t len)
+{
+    t->host_slots = calloc((size_t)c->nhosts, sizeof *t->host_slots);
+    if (!t->host_slots) return t2_seterr(T2_ENOMEM, "controller: out of memory");
+    int need = slots;
+    for (int h = 0; h < c->nhosts && need > 0; h++) {
+        int take = c->hosts[h].slots - c->hosts[h].used;
+        if (take > need) take = need;
+        if (take > 0) {
+            t->host_slots[h] = take;
+            need -= take;
+        }
+    }
+    if (need > 0) {
+        free(t->host_slots);
+        t->host_slots = NULL;
+        return t2_seterr(T2_ESTATE, "controller: %d free slots wanted, the hostfile has fewer free", slots);
+    }
+    snprintf(path, len, "%s.hosts", t->log_path);
+    FILE *f = fopen(path, "w");
+    int rc = f ? T2_OK : t2_seterr(T2_EIO, "%s: %s", path, strerror(errno));
+    for (int h = 0; !rc && h < c->nhosts; h++)
+        if (t->host_slots[h]) {
+            c->hosts[h].used += t->host_slots[h];
+            if (fprintf(f, "%s slots=%d\n", c->hosts[h].name, t->host_slots[h]) < 0)
+                rc = t2_seterr(T2_EIO, "%s: %s", path, strerror(errno));
+        }
+    if (f && fclose(f) != 0 && !rc) rc = t2_seterr(T2_EIO, "%s: %s", path, strerror(errno));
+    return rc;
+}
+
+static void release_hosts(ctl *c, trial *t)
+{
+    for (int h = 0; t->host_slots && h < c->nhosts; h++) c->hosts[h].used -= t->host_slots[h];
+    free(t->host_slots);
+    t->host_slots = NULL;
+}
+
 /* A trial on slots_per_trial ranks through mpirun; rank 0 calls back to the controller. */
 static int start_distributed(ctl *c, trial *t, const t2__runner_args *a, const int *fds, int n)
 {
@@ -292,11 +370,18 @@ static int start_distributed(ctl *c, trial *t, const t2__runner_args *a, const i
     t2__val *spec = t2__remote_spec(c->cfg->yaml_text, c->ovr, c->novr, object, t->hparams, t->id, c->exp_id,
                                     t->seed, threads, a->ckpt_dir, a->restore_path, a->warm_start);
     if (!spec) return t2_seterr(T2_ENOMEM, "controller: out of memory");
-    t2__mpi_launch l = {.slots = slots, .hostfile = c->cfg->resources.hostfile, .self_exe = c->self_exe,
+    char hostfile[PATH_MAX + 16];
+    if (c->nhosts > 0 && (rc = allocate_hosts(c, t, slots, hostfile, sizeof hostfile))) {
+        release_hosts(c, t);
+        t2__val_free(spec);
+        return rc;
+    }
+    t2__mpi_launch l = {.slots = slots, .hostfile = c->nhosts > 0 ? hostfile : NULL, .self_exe = c->self_exe,
                         .listen_fd = c->listen_fd, .connect_addr = c->connect_addr, .trial_id = t->id,
                         .log_path = t->log_path, .spec = spec, .close_fds = fds, .nclose = n};
     rc = t2__trial_mpi_start(&l, &t->pid, &t->fd);
     t2__val_free(spec);
+    if (rc) release_hosts(c, t);
     return rc;
 }
 
@@ -548,6 +633,7 @@ static int on_exit(ctl *c, trial *t)
     t->fd = -1;
     while (waitpid(t->pid, &status, 0) < 0 && errno == EINTR) {
     }
+    release_hosts(c, t);
     int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 && t->exit_sent && !t->error;
     if (ok && t->pausing && !t->closing) {
         t->pausing = 0;
@@ -711,8 +797,18 @@ static int checkpoint_dir(ctl *c, const char *home)
 static int run_experiment(ctl *c, int resumed)
 {
     const t2__config *cfg = c->cfg;
-    c->slots = cfg->resources.max_slots > 0 && cfg->resources.max_slots < cores() ? (int)cfg->resources.max_slots
-                                                                                   : cores();
+    int pool = cores();
+    if (cfg->resources.hostfile && cfg->resources.slots_per_trial > 1) {
+        /* The hostfile's slots are the pool for distributed trials (local trials use the cores). */
+        int rc0 = c->nhosts ? T2_OK : read_hostfile(c, cfg->resources.hostfile);
+        if (rc0) return rc0;
+        pool = 0;
+        for (int h = 0; h < c->nhosts; h++) pool += c->hosts[h].slots;
+    }
+    c->slots = cfg->resources.max_slots > 0 && cfg->resources.max_slots < pool ? (int)cfg->resources.max_slots : pool;
+    if (c->slots < cfg->resources.slots_per_trial)
+        return t2_seterr(T2_EINVAL, "resources.slots_per_trial = %lld, but the slot pool has %d slot(s)",
+                         (long long)cfg->resources.slots_per_trial, c->slots);
     c->capacity = c->slots / (int)cfg->resources.slots_per_trial;
     if (cfg->searcher.max_concurrent_trials > 0 && cfg->searcher.max_concurrent_trials < c->capacity)
         c->capacity = (int)cfg->searcher.max_concurrent_trials;
@@ -779,6 +875,8 @@ static void cleanup(ctl *c)
     free(c->t);
     free(c->run);
     free(c->special);
+    for (size_t i = 0; i < c->nt; i++) free(c->t[i].host_slots);
+    free(c->hosts);
     t2__ops_free(&c->ops);
     t2__searcher_free(c->s);
     t2__store_close(c->st);

@@ -47,8 +47,9 @@ int t2__trial_mpi_start(const t2__mpi_launch *l, pid_t *pid, int *fd)
     argv[n++] = "mpirun";
     argv[n++] = "-np";
     argv[n++] = np;
-    /* Slots are counted by the controller; let mpirun place ranks without its own limits. */
-    argv[n++] = "--oversubscribe";
+    /* Slots are counted by the controller: with a hostfile it hands each trial its own slots;
+     * on one machine it never starts more ranks than cores, whatever mpirun thinks a core is. */
+    if (!l->hostfile) argv[n++] = "--oversubscribe";
     argv[n++] = "--bind-to";
     argv[n++] = "none";
     if (geteuid() == 0) argv[n++] = "--allow-run-as-root";

@@ -871,11 +871,11 @@ static void cleanup(ctl *c)
         t2__val_free(c->t[i].hparams);
         free(c->t[i].error);
         free(c->t[i].ckpt);
+        free(c->t[i].host_slots);
     }
     free(c->t);
     free(c->run);
     free(c->special);
-    for (size_t i = 0; i < c->nt; i++) free(c->t[i].host_slots);
     free(c->hosts);
     t2__ops_free(&c->ops);
     t2__searcher_free(c->s);

@@ -20,13 +20,7 @@
 #include <t2exp.h>
 #include "../checkpoints/ckpt.h"
 #include "../trials/fashion_mnist_cnn_model.h"
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
+#include "internal.h"
 
 static int cmp_d(const void *a, const void *b)
 {
@@ -143,28 +137,28 @@ int main(int argc, char **argv)
         snprintf(raw, sizeof raw, "%s/t2bench-raw-%ld-%d.bin", dir, (long)getpid(), i);
         for (int k = 0; k < 2 && !fail; k++) {
             if ((k == 0) == (i % 2 == 0)) {
-                double t0 = now();
+                double t0 = t2__now();
                 if (t2__ckpt_write(path, &c, comp, &res)) fail = 1;
-                w[i] = now() - t0;
+                w[i] = t2__now() - t0;
                 if (cold) drop_cache(path);
-                t0 = now();
+                t0 = t2__now();
                 t2__ckpt *ck = NULL;
                 if (t2__ckpt_open(&ck, path) || t2__ckpt_restore(ck, net2, opt2, NULL)) fail = 1;
                 t2__ckpt_free(ck);
-                rd[i] = now() - t0;
+                rd[i] = t2__now() - t0;
             } else {
-                double t0 = now();
+                double t0 = t2__now();
                 int fd = open(raw, O_WRONLY | O_CREAT | O_EXCL, 0644);
                 if (fd < 0 || write_full(fd, params, np * sizeof(float)) || write_full(fd, state, ns * sizeof(float)) ||
                     fsync(fd) || close(fd))
                     fail = 2;
-                rw[i] = now() - t0;
+                rw[i] = t2__now() - t0;
                 if (cold) drop_cache(raw);
-                t0 = now();
+                t0 = t2__now();
                 fd = open(raw, O_RDONLY);
                 if (fd < 0 || read_full(fd, rp, np * sizeof(float)) || read_full(fd, rs, ns * sizeof(float)) || close(fd))
                     fail = 2;
-                rr[i] = now() - t0;
+                rr[i] = t2__now() - t0;
             }
         }
         unlink(path);

@@ -14,13 +14,7 @@
 #include <time.h>
 #include <t2exp.h>
 #include "../trials/fashion_mnist_cnn_model.h"
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
+#include "internal.h"
 
 #define TRY(expr)                                                                            \
     do {                                                                                     \
@@ -69,9 +63,9 @@ static int evaluate(model *m, t2_dataset *test, double *acc, double *img_per_s)
     while ((rc = t2_loader_next(ld, &b)) == T2_OK && b) {
         const t2_tensor *y;
         int64_t c;
-        double t = now();
+        double t = t2__now();
         if ((rc = t2_net_forward(m->net, &b->x, T2_EVAL, NULL, &y))) break;
-        compute += now() - t;
+        compute += t2__now() - t;
         if ((rc = t2_topk_correct(y, b->labels, 1, &c))) break;
         correct += c;
         seen += b->n;
@@ -129,22 +123,22 @@ int main(int argc, char **argv)
     TRY(t2_loader_create(&ld, train, &lp));
     const t2_batch *b;
     float loss = 0.0f;
-    double acc, eval_rate, t0 = now();
+    double acc, eval_rate, t0 = t2__now();
 
     if (bench) {
         for (int i = 0; i < 10 + bench; i++) {
-            if (i == 10) t0 = now();
+            if (i == 10) t0 = t2__now();
             TRY(t2_loader_next(ld, &b));
             TRY(train_step(&m, b, &loss));
         }
-        double train_rate = (double)bench * batch / (now() - t0);
+        double train_rate = (double)bench * batch / (t2__now() - t0);
         TRY(evaluate(&m, test, &acc, &eval_rate));
         printf("t2_cnn train_img_per_s=%.1f eval_img_per_s=%.1f batch=%d threads=%d\n", train_rate, eval_rate,
                batch, threads);
     } else {
         int64_t per_epoch = t2_loader_batches_per_epoch(ld);
         for (int e = 0; e < epochs; e++) {
-            double sum = 0.0, te = now();
+            double sum = 0.0, te = t2__now();
             for (int64_t i = 0; i < per_epoch; i++) {
                 TRY(t2_loader_next(ld, &b));
                 TRY(train_step(&m, b, &loss));
@@ -153,12 +147,12 @@ int main(int argc, char **argv)
                     printf("epoch %d batch %lld/%lld loss %.4f\n", e + 1, (long long)(i + 1), (long long)per_epoch,
                            sum / (double)(i + 1));
             }
-            double train_s = now() - te;
+            double train_s = t2__now() - te;
             TRY(evaluate(&m, test, &acc, &eval_rate));
             printf("epoch %d train_loss=%.4f test_accuracy=%.4f train_img_per_s=%.0f\n", e + 1,
                    sum / (double)per_epoch, acc, (double)per_epoch * batch / train_s);
         }
-        printf("t2_cnn test_accuracy=%.4f epochs=%d seconds=%.1f\n", acc, epochs, now() - t0);
+        printf("t2_cnn test_accuracy=%.4f epochs=%d seconds=%.1f\n", acc, epochs, t2__now() - t0);
     }
     t2_loader_free(ld);
     t2_tensor_free(&m.dlogp);

@@ -11,13 +11,6 @@
 #include "internal.h"
 #include "t2exp.h"
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static int die(const char *what)
 {
     fprintf(stderr, "bench data: %s: %s\n", what, t2_errmsg());
@@ -42,13 +35,13 @@ static double loader_rate(t2_dataset *ds, int transforms, int epochs)
     if (t2_loader_create(&l, ds, &p) != 0) return -1;
     int64_t nb = t2_loader_batches_per_epoch(l) * epochs, imgs = 0;
     const t2_batch *b;
-    double sink = 0, t = now();
+    double sink = 0, t = t2__now();
     for (int64_t k = 0; k < nb; k++) {
         if (t2_loader_next(l, &b) != 0) return -1;
         imgs += b->n;
         sink += b->x.data[0]; /* the consumer touches the batch, as training would */
     }
-    t = now() - t;
+    t = t2__now() - t;
     t2_loader_free(l);
     if (sink == 12345.678) printf(" ");
     return (double)imgs / t;
@@ -66,12 +59,12 @@ int main(int argc, char **argv)
     double best_load = 1e9, best_open = 0;
     for (int r = 0; r < reps; r++) {
         t2_dataset *ds = NULL;
-        double t = now();
+        double t = t2__now();
         if (t2_dataset_fashion_mnist(&ds, "train", NULL) != 0) return die("open");
-        double t_open = now() - t;
+        double t_open = t2__now() - t;
         t2_tensor x;
         if (t2_dataset_to_tensor(ds, &x, NULL) != 0) return die("to float");
-        t = now() - t;
+        t = t2__now() - t;
         if (t < best_load) best_load = t, best_open = t_open;
         t2_tensor_free(&x);
         t2_dataset_free(ds);
@@ -85,9 +78,9 @@ int main(int argc, char **argv)
     double best_cached = 1e9, best_cached_f = 1e9, best_cached_open = 1e9;
     for (int r = 0; r < reps; r++) {
         t2_dataset *cd = NULL;
-        double t = now();
+        double t = t2__now();
         if (t2_dataset_cache_open(&cd, cache) != 0) return die("cache open");
-        double t_open = now() - t;
+        double t_open = t2__now() - t;
         if (t_open < best_cached_open) best_cached_open = t_open;
         /* Touch every pixel byte once: what the loader's first epoch reads. */
         float one[784];
@@ -97,16 +90,16 @@ int main(int argc, char **argv)
             if (t2_dataset_get(cd, i, one, NULL) != 0) return die("get");
             sum += (uint64_t)(one[100] * 255.0f);
         }
-        t = now() - t;
+        t = t2__now() - t;
         if (t < best_cached) best_cached = t;
         if (sum == 1) printf(" ");
         t2_dataset_free(cd);
 
-        t = now();
+        t = t2__now();
         if (t2_dataset_cache_open(&cd, cache) != 0) return die("cache open");
         t2_tensor x;
         if (t2_dataset_to_tensor(cd, &x, NULL) != 0) return die("to float");
-        t = now() - t;
+        t = t2__now() - t;
         if (t < best_cached_f) best_cached_f = t;
         t2_tensor_free(&x);
         t2_dataset_free(cd);

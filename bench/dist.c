@@ -18,13 +18,7 @@
 #include <t2exp.h>
 #include "../framework/dist/comm.h"
 #include "../trials/fashion_mnist_cnn_model.h"
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
+#include "internal.h"
 
 #define TRY(expr)                                                                                     \
     do {                                                                                              \
@@ -44,10 +38,10 @@ static int comm_only(t2__comm *c, int steps)
     int rc = 0;
     double t0 = 0;
     for (int i = 0; i < 5 + steps && !rc; i++) {
-        if (i == 5 && !(rc = t2__comm_barrier(c))) t0 = now();
+        if (i == 5 && !(rc = t2__comm_barrier(c))) t0 = t2__now();
         rc = t2__comm_allreduce_mean(c, g, np);
     }
-    double t = now() - t0;
+    double t = t2__now() - t0;
     free(g);
     if (rc) return fprintf(stderr, "dist rank %d: %s\n", c->rank, t2_errmsg()), 1;
     /* A ring allreduce moves 2(S-1)/S of the buffer in and out of each rank. */
@@ -96,7 +90,7 @@ static int bench(t2__comm *c, int steps, int global, int threads)
     for (int i = 0; i < 10 + steps; i++) {
         if (i == 10) {
             TRY(t2__comm_barrier(c));
-            t0 = now();
+            t0 = t2__now();
             comm0 = c->seconds;
         }
         const t2_batch *b;
@@ -112,7 +106,7 @@ static int bench(t2__comm *c, int steps, int global, int threads)
         TRY(t2_optim_step(opt, p, g, np));
     }
     TRY(t2__comm_barrier(c));
-    double total = now() - t0, comm = c->seconds - comm0;
+    double total = t2__now() - t0, comm = c->seconds - comm0;
     /* Each rank's own work per step (outside the allreduce): a spread between the fastest and
      * the slowest rank is time the fast one spends waiting inside the allreduce. */
     double work_min = 1e3 * (total - comm) / steps, work_max = work_min;

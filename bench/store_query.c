@@ -18,13 +18,7 @@
 #include <time.h>
 #include "../framework/store/store.h"
 #include "t2exp/error.h"
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+#include "internal.h"
 
 static int rm_one(const char *p, const struct stat *sb, int flag, struct FTW *f)
 {
@@ -55,7 +49,7 @@ static double write_rate(const char *home, int n, long rows)
     int64_t e, t;
     TRY(t2__store_create_experiment(st, &EXP, &e));
     TRY(t2__store_flush(st, 1));
-    double t0 = now_s();
+    double t0 = t2__now();
     for (int i = 0; i < n; i++) {
         TRY(t2__store_create_trial(st, e, -1, "{\"lr\":0.01,\"width\":64}", i, 100, &t));
         t2__trial_update u = {.set = T2__TU_STATE, .state = T2__TRIAL_RUNNING};
@@ -71,7 +65,7 @@ static double write_rate(const char *home, int n, long rows)
         TRY(t2__store_flush(st, 0));
     }
     TRY(t2__store_flush(st, 1));
-    double dt = now_s() - t0;
+    double dt = t2__now() - t0;
     TRY(t2__store_close(st));
     return n / dt;
 }
@@ -89,14 +83,14 @@ static double median_ms(t2__store *st, int64_t id, int which)
     double v[RUNS];
     for (int r = 0; r < RUNS; r++) {
         FILE *f = fopen("/dev/null", "w");
-        double t0 = now_s();
+        double t0 = t2__now();
         switch (which) {
         case 0: TRY(t2__store_print_experiments(st, T2__FMT_TABLE, f)); break;
         case 1: TRY(t2__store_print_experiments(st, T2__FMT_JSON, f)); break;
         case 2: TRY(t2__store_print_experiment(st, id, 10, T2__FMT_TABLE, f)); break;
         default: TRY(t2__store_print_experiment(st, id, 10, T2__FMT_JSON, f)); break;
         }
-        v[r] = (now_s() - t0) * 1e3;
+        v[r] = (t2__now() - t0) * 1e3;
         fclose(f);
     }
     qsort(v, RUNS, sizeof v[0], cmp);
@@ -126,7 +120,7 @@ int main(int argc, char **argv)
     t2__store *st;
     TRY(t2__store_open(home, 0, &st));
     int64_t e, t, big = 0;
-    double t0 = now_s();
+    double t0 = t2__now();
     TRY(t2__store_begin(st));
     for (int k = 0; k < 50; k++) TRY(t2__store_create_experiment(st, &EXP, &e));
     TRY(t2__store_create_experiment(st, &EXP, &big));
@@ -141,17 +135,17 @@ int main(int argc, char **argv)
     }
     TRY(t2__store_commit(st));
     TRY(t2__store_close(st));
-    printf("built %d trials in one transaction: %.0f ms\n", ntrials, (now_s() - t0) * 1e3);
+    printf("built %d trials in one transaction: %.0f ms\n", ntrials, (t2__now() - t0) * 1e3);
 
     /* What one `t2exp list` process pays: open (schema read), list, close. */
     double v[RUNS];
     for (int r = 0; r < RUNS; r++) {
         FILE *f = fopen("/dev/null", "w");
-        double t1 = now_s();
+        double t1 = t2__now();
         TRY(t2__store_open(home, 1, &st));
         TRY(t2__store_print_experiments(st, T2__FMT_TABLE, f));
         TRY(t2__store_close(st));
-        v[r] = (now_s() - t1) * 1e3;
+        v[r] = (t2__now() - t1) * 1e3;
         fclose(f);
     }
     qsort(v, RUNS, sizeof v[0], cmp);

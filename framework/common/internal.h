@@ -12,6 +12,9 @@ void t2__free_aligned(void *p);
 /* Overflow-checked a*b; returns 0 and sets *out, or -1 on overflow. */
 int t2__mul_size(size_t a, size_t b, size_t *out);
 
+/* Seconds on the monotonic clock (for intervals only). */
+double t2__now(void);
+
 #define T2__UNUSED(x) ((void)(x))
 
 #endif

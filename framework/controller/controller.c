@@ -24,6 +24,7 @@
 #include "runner/trial_so.h"
 #include "searchers/searcher.h"
 #include "trial_proc.h"
+#include "internal.h"
 
 enum { T_QUEUED, T_RUNNING, T_DONE, T_ERRORED };
 
@@ -88,13 +89,6 @@ typedef struct ctl {
 
 static volatile sig_atomic_t interrupted;
 static void on_signal(int sig) { interrupted = sig; }
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 static trial *find(ctl *c, int64_t rid)
 {
@@ -694,7 +688,7 @@ static void show(ctl *c)
     }
     int64_t total = t2__searcher_total_trials(c->s);
     if (total < (int64_t)c->nt) total = (int64_t)c->nt;
-    t2__progress_update(&c->prog, now_s(), done, total, c->best, run, n);
+    t2__progress_update(&c->prog, t2__now(), done, total, c->best, run, n);
 }
 
 /* Waits up to 250 ms for reports, handles them, and reaps runners whose channel closed. */
@@ -738,8 +732,8 @@ static void stop_all(ctl *c)
     int sig = c->cfg->resources.slots_per_trial > 1 ? SIGUSR1 : SIGTERM;
     for (size_t k = 0; k < c->nrun; k++)
         if (c->t[c->run[k]].pid > 0) kill(c->t[c->run[k]].pid, sig);
-    double t0 = now_s();
-    while (running_count(c) > 0 && now_s() - t0 < 60.0)
+    double t0 = t2__now();
+    while (running_count(c) > 0 && t2__now() - t0 < 60.0)
         if (pump(c) != T2_OK) break;
     while (c->nrun > 0) {
         trial *t = &c->t[c->run[0]];
@@ -825,7 +819,7 @@ static int run_experiment(ctl *c, int resumed)
     sigaction(SIGTERM, &sa, &old_term);
     signal(SIGPIPE, SIG_IGN);
     interrupted = 0;
-    double t0 = now_s();
+    double t0 = t2__now();
     int rc = T2_OK;
     if (!resumed) rc = t2__searcher_start(c->s, &c->ops);
     if (!rc) rc = apply_ops(c);
@@ -855,7 +849,7 @@ static int run_experiment(ctl *c, int resumed)
     if (!rc2) rc2 = t2__store_flush(c->st, 1);
     FILE *out = c->o->out;
     fprintf(out, "experiment %lld %s in %.1f s: %d trial(s) completed, %d errored", (long long)c->exp_id,
-            t2__exp_state_name(final), now_s() - t0, completed, errored);
+            t2__exp_state_name(final), t2__now() - t0, completed, errored);
     if (!isnan(c->best))
         fprintf(out, "; best %s %.6g (trial %lld)", cfg->searcher.metric, c->best, (long long)c->best_trial);
     fprintf(out, "\n  see: t2exp describe %lld%s\n", (long long)c->exp_id,

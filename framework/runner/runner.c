@@ -15,6 +15,7 @@
 #include "metrics.h"
 #include "runner.h"
 #include "t2exp/nn.h"
+#include "internal.h"
 
 /* SIGTERM asks the runner to finish its batch, checkpoint and leave (the controller pauses). */
 static volatile sig_atomic_t stop_requested;
@@ -28,13 +29,6 @@ static void on_term(int sig)
 static int send_msg(int fd, const t2__comm *c, const t2__val *v)
 {
     return c->rank == 0 ? t2__channel_send(fd, v) : T2_OK;
-}
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
 int64_t t2__length_to_batches(t2__unit unit, int64_t n, int64_t global_batch, int64_t batches_per_epoch)
@@ -160,7 +154,7 @@ static int report_training(run *r)
 {
     int rrc = reduce_metrics(r, &r->tm);
     if (rrc) return rrc;
-    double elapsed = now() - r->t_window, comm = r->t_comm;
+    double elapsed = t2__now() - r->t_window, comm = r->t_comm;
     t2__val *x = t2__val_map();
     t2__val_map_set(x, "batches_per_s", t2__val_double(elapsed > 0 ? r->window_batches / elapsed : 0.0));
     t2__val_map_set(x, "samples_per_s", t2__val_double(elapsed > 0 ? r->window_samples / elapsed : 0.0));
@@ -177,7 +171,7 @@ static int report_training(run *r)
     r->t_data = r->t_compute = 0.0;
     r->t_comm = 0.0;
     r->window_batches = r->window_samples = 0;
-    r->t_window = now();
+    r->t_window = t2__now();
     return rc;
 }
 
@@ -186,9 +180,9 @@ static int validate_pass(run *r);
 /* Validation time does not count against the training window's throughput. */
 static int validate(run *r)
 {
-    double t0 = now();
+    double t0 = t2__now();
     int rc = validate_pass(r);
-    r->t_window += now() - t0;
+    r->t_window += t2__now() - t0;
     return rc;
 }
 
@@ -343,7 +337,7 @@ static int checkpoint(run *r)
                            .batches_trained = r->ctx.batches_trained, .epoch = r->ctx.epoch, .strings = kv,
                            .n_strings = isnan(at_metric) ? 1 : 2, .uuid = uuid};
     t2__ckpt_result res;
-    double t0 = now();
+    double t0 = t2__now();
     rc = t2__ckpt_write(path, &c, T2__CKPT_COMPRESS_NONE, &res);
     free(user);
     free(hp);
@@ -358,7 +352,7 @@ static int checkpoint(run *r)
     } else {
         r->last_checkpoint = r->ctx.batches_trained;
         printf("checkpoint %s at batch %lld: %llu bytes in %.1f ms\n", uuid, (long long)r->ctx.batches_trained,
-               (unsigned long long)res.bytes, (now() - t0) * 1e3);
+               (unsigned long long)res.bytes, (t2__now() - t0) * 1e3);
         t2__val_map_set(m, "type", t2__val_string("checkpoint"));
         t2__val_map_set(m, "uuid", t2__val_string(res.uuid));
         t2__val_map_set(m, "path", t2__val_string(path));
@@ -438,14 +432,14 @@ static int train_to(run *r, int64_t target)
     if (r->a->cfg->perform_initial_validation && r->ctx.batches_trained == 0 && r->last_validated < 0 &&
         (rc = validate(r)))
         return rc;
-    r->t_window = now();
+    r->t_window = t2__now();
     while (r->ctx.batches_trained < target) {
         const t2_batch *b;
-        double t0 = now();
+        double t0 = t2__now();
         if ((rc = t2_loader_next(r->train, &b))) return fail(r, "training loader", rc);
         if (!b) return t2_seterr(T2_ESTATE, "the training loader ended; it must repeat (repeat = 1)"),
                        fail(r, "training loader", T2_ESTATE);
-        double t1 = now();
+        double t1 = t2__now();
         if (b->epoch != r->ctx.epoch) {
             if (r->ctx.sched && t2_lr_schedule_step_mode(r->ctx.sched) == T2_LR_STEP_EPOCH &&
                 !t2__is_plateau(r->ctx.sched) && (rc = t2_lr_schedule_step(r->ctx.sched)) && rc != T2_ESTATE)
@@ -458,7 +452,7 @@ static int train_to(run *r, int64_t target)
         r->t_comm += r->ctx.comm.seconds - c0;
         if (r->tm.error[0]) return t2_seterr(T2_ENUMERIC, "%s", r->tm.error), fail(r, "train_batch", T2_ENUMERIC);
         r->t_data += t1 - t0;
-        r->t_compute += now() - t1;
+        r->t_compute += t2__now() - t1;
         r->ctx.batches_trained++;
         r->window_batches++;
         r->window_samples += (int64_t)b->n * r->ctx.comm.size;
@@ -640,7 +634,7 @@ int t2__runner_evaluate(const t2__runner_args *a, FILE *out)
         t2__ckpt_free(ck);
         where = "evaluate_batch";
         const t2_batch *b;
-        double t0 = now();
+        double t0 = t2__now();
         int64_t samples = 0;
         while (!rc && !(rc = t2_loader_next(r.valid, &b)) && b) {
             r.vm.batch_weight = b->n;
@@ -648,7 +642,7 @@ int t2__runner_evaluate(const t2__runner_args *a, FILE *out)
             rc = a->def->evaluate_batch(&r.ctx, r.state, b, &r.vm);
             if (!rc && r.vm.error[0]) rc = t2_seterr(T2_ENUMERIC, "%s", r.vm.error);
         }
-        double dt = now() - t0;
+        double dt = t2__now() - t0;
         if (!rc) {
             for (int i = 0; i < r.vm.n; i++) fprintf(out, "%s %.6g\n", r.vm.acc[i].name, t2__metrics_value(&r.vm, i));
             fprintf(out, "samples %lld in %.2f s (%.0f samples/s)\n", (long long)samples, dt, dt > 0 ? samples / dt : 0.0);

@@ -8,7 +8,7 @@ mkdir -p "$out"
 clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -I"$src/framework/include" -I"$src/framework/common" -I"$src/framework" \
   "$src/fuzz/fuzz_idx.c" "$src"/framework/data/*.c "$src"/framework/common/*.c \
-  -larchive -lz $(pkg-config --libs openblas) -lpthread -lm -o "$out/fuzz_idx"
+  -larchive -ldeflate $(pkg-config --libs openblas) -lpthread -lm -o "$out/fuzz_idx"
 python3 "$src/fuzz/make_seeds.py" "$out/seeds"
 echo "built $out/fuzz_idx; seeds in $out/seeds"
 
@@ -18,7 +18,7 @@ ckpt_src=("$src"/checkpoints/*.c "$src"/configs/value.c "$src"/configs/json.c "$
   "$src"/framework/nn/*.c "$src"/framework/optim/*.c)
 ckpt_flags=(-std=c11 -g -O1 -I"$src/framework/include" -I"$src/framework/common" -I"$src/framework" -I"$src"
   -DT2EXP_VERSION_STRING=\"fuzz\")
-ckpt_libs=(-larchive -lz $(pkg-config --libs openblas) -lpthread -lm)
+ckpt_libs=(-larchive -ldeflate $(pkg-config --libs openblas) -lpthread -lm)
 clang "${ckpt_flags[@]}" -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   "$src/fuzz/fuzz_checkpoint.c" "${ckpt_src[@]}" "${ckpt_libs[@]}" -o "$out/fuzz_checkpoint"
 clang "${ckpt_flags[@]}" -DT2_FUZZ_MAKE_SEEDS "$src/fuzz/fuzz_checkpoint.c" "${ckpt_src[@]}" "${ckpt_libs[@]}" \

@@ -67,6 +67,9 @@ int t2__gzip_write_file(const char *path, const void *data, size_t len);
 int t2__dataset_new(t2_dataset **out, const struct t2__dataset_ops *ops, int64_t n, int ndim,
                     const int *shape);
 
+/* dst[j] = src[j] / 255.0f: pixels as [0, 1] floats, exactly as PyTorch's ToTensor divides. */
+void t2__u8_to_unit(float *dst, const uint8_t *src, size_t n);
+
 /* Label of sample i (-1 if unlabelled). */
 static inline int32_t t2__dataset_label(const t2_dataset *ds, uint32_t i)
 {

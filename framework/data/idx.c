@@ -1,4 +1,4 @@
-/* idx.c — the IDX file format of the MNIST family (raw or gzip through libarchive), strictly
+/* idx.c — the IDX file format of the MNIST family (raw, or gzip through libdeflate), strictly
  * validated: every size is checked against the bytes actually present before it is trusted. */
 #define _DEFAULT_SOURCE /* POSIX: O_CLOEXEC, mkstemp, fchmod, madvise, strdup */
 #include <errno.h>
@@ -6,7 +6,10 @@
 #include <stdlib.h>
 #include <limits.h>
 #include <string.h>
-#include <zlib.h>
+#include <libdeflate.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "data_internal.h"
@@ -94,79 +97,90 @@ static int parse_header(const char *name, const uint8_t *hdr, size_t have, int w
     return T2_OK;
 }
 
-/* gzip through zlib in one inflate call into a buffer sized from the gzip trailer: no stream
- * copies, and zlib checks the trailer's CRC-32 and length, so a corrupted file cannot pass. The
- * header is decoded first (from a small inflate), so a header claiming terabytes costs nothing. */
+/* ---- gzip ----
+ * libdeflate decodes the whole member in one call, about twice as fast as zlib's inflate (the
+ * load of a gzip dataset is that decode). It needs the output size up front: the gzip trailer
+ * gives it (ISIZE, the length mod 2^32), bounded by deflate's largest expansion (1032:1) before
+ * anything is allocated, so a trailer claiming gigabytes in a small file costs nothing.
+ * libdeflate checks the trailer's CRC-32 and length, so a corrupted file cannot pass. */
+#define GZ_MIN_MEMBER 18 /* 10-byte header, an empty deflate block, 8-byte trailer */
+#define GZ_MAX_RATIO 1032
+#define PREFAULT_MIN ((size_t)8 << 20)
+
+/* Maps a large output buffer's pages ahead of the decoder, on another core: the decoder then
+ * writes to present pages instead of taking a page fault every 4 KiB (~10% of the decode).
+ * MADV_POPULATE_WRITE (Linux 5.14) leaves the contents alone, so the two never race on data;
+ * where it is missing the thread simply does nothing. */
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+typedef struct {
+    uint8_t *p;
+    size_t n;
+} prefault_job;
+
+static void *prefault(void *arg)
+{
+    prefault_job *j = arg;
+    const size_t step = (size_t)2 << 20;
+    uintptr_t a = ((uintptr_t)j->p + 4095) & ~(uintptr_t)4095, end = ((uintptr_t)j->p + j->n) & ~(uintptr_t)4095;
+    for (; a < end; a += step) {
+        size_t n = end - a < step ? end - a : step;
+        if (madvise((void *)a, n, MADV_POPULATE_WRITE) != 0) break;
+    }
+    return NULL;
+}
+
 static int gz_decode(const char *name, const uint8_t *file, size_t len, int want_ndim, t2__idx *out)
 {
-    int rc = T2_OK, zrc;
-    uint8_t *buf = NULL;
-    z_stream z;
-    memset(&z, 0, sizeof z);
-    if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) return t2_seterr(T2_ENOMEM, "%s: cannot start zlib", name);
-    /* 1. The IDX header. */
-    uint8_t hdr[16];
     size_t hdrlen = 4 + 4 * (size_t)want_ndim;
-    z.next_in = (Bytef *)file;
-    z.avail_in = len > UINT_MAX ? UINT_MAX : (uInt)len;
-    z.next_out = hdr;
-    z.avail_out = (uInt)hdrlen;
-    zrc = inflate(&z, Z_SYNC_FLUSH);
-    if (zrc != Z_OK && zrc != Z_STREAM_END) goto corrupt;
-    if ((rc = parse_header(name, hdr, hdrlen - z.avail_out, want_ndim, out)) != 0) goto fail;
-    /* 2. The payload, straight into its final buffer. */
-    size_t total = hdrlen + out->count;
-    if (out->count / 1024 > len) { /* deflate cannot expand beyond ~1032:1 */
-        rc = t2_seterr(T2_EFORMAT, "%s: truncated: header promises %zu payload bytes, the %zu-byte stream cannot hold them",
-                       name, out->count, len);
-        goto fail;
+    if (len < GZ_MIN_MEMBER)
+        return t2_seterr(T2_EFORMAT, "%s: corrupt gzip stream: truncated at %zu bytes", name, len);
+    const uint8_t *t = file + len - 4;
+    size_t isize = (size_t)((uint32_t)t[0] | (uint32_t)t[1] << 8 | (uint32_t)t[2] << 16 | (uint32_t)t[3] << 24);
+    if (isize / GZ_MAX_RATIO > len)
+        return t2_seterr(T2_EFORMAT, "%s: corrupt or truncated gzip stream: its trailer claims %zu bytes, more than "
+                         "%zu compressed bytes can hold", name, isize, len);
+    uint8_t *buf = malloc(isize ? isize : 1);
+    struct libdeflate_decompressor *d = buf ? libdeflate_alloc_decompressor() : NULL;
+    if (!d) {
+        free(buf);
+        return t2_seterr(T2_ENOMEM, "%s: cannot allocate %zu bytes for the decompressed data", name, isize);
     }
-    buf = malloc(total + 1);
-    if (!buf) goto nomem;
-    memcpy(buf, hdr, hdrlen);
-    size_t got = hdrlen;
-    while (zrc != Z_STREAM_END) {
-        /* One extra byte of room shows trailing data instead of silently stopping at total. */
-        size_t room = total + 1 - got;
-        z.next_out = buf + got;
-        z.avail_out = room > UINT_MAX ? UINT_MAX : (uInt)room;
-        if (z.avail_in == 0 && (size_t)z.total_in < len) {
-            size_t left = len - (size_t)z.total_in;
-            z.avail_in = left > UINT_MAX ? UINT_MAX : (uInt)left;
-        }
-        zrc = inflate(&z, Z_NO_FLUSH);
-        got = (size_t)(z.next_out - buf);
-        if (zrc == Z_STREAM_END) break;
-        if (zrc == Z_BUF_ERROR && z.avail_in == 0 && (size_t)z.total_in >= len) {
+    prefault_job pj = {buf, isize};
+    pthread_t th;
+    int threaded = isize >= PREFAULT_MIN && pthread_create(&th, NULL, prefault, &pj) == 0;
+    size_t in_used = 0, got = 0;
+    enum libdeflate_result r = libdeflate_gzip_decompress_ex(d, file, len, buf, isize, &in_used, &got);
+    if (threaded) pthread_join(th, NULL);
+    libdeflate_free_decompressor(d);
+    int rc = T2_OK;
+    if (r == LIBDEFLATE_INSUFFICIENT_SPACE)
+        rc = t2_seterr(T2_EFORMAT, "%s: corrupt gzip stream: the data is longer than the %zu bytes its trailer "
+                       "gives (gzip files over 4 GiB decompressed are not supported: gunzip it)", name, isize);
+    else if (r != LIBDEFLATE_SUCCESS)
+        rc = t2_seterr(T2_EFORMAT, "%s: corrupt gzip stream: %s", name,
+                       r == LIBDEFLATE_SHORT_OUTPUT ? "shorter than its trailer says"
+                                                    : "bad header, deflate data, CRC-32 or length");
+    else if (in_used != len)
+        rc = t2_seterr(T2_EFORMAT, "%s: %zu unexpected bytes after the gzip stream (several members are not "
+                       "supported)", name, len - in_used);
+    else if ((rc = parse_header(name, buf, got, want_ndim, out)) == T2_OK) {
+        size_t have = got - hdrlen;
+        if (have < out->count)
             rc = t2_seterr(T2_EFORMAT, "%s: truncated: header promises %zu payload bytes, stream has %zu", name,
-                           out->count, got - hdrlen);
-            goto fail;
-        }
-        if (zrc != Z_OK && zrc != Z_BUF_ERROR) goto corrupt;
-        if (got > total) break;
+                           out->count, have);
+        else if (have > out->count)
+            rc = t2_seterr(T2_EFORMAT, "%s: %zu unexpected bytes after the %zu-byte payload", name,
+                           have - out->count, out->count);
     }
-    if (got < total) {
-        rc = t2_seterr(T2_EFORMAT, "%s: truncated: header promises %zu payload bytes, stream has %zu", name,
-                       out->count, got - hdrlen);
-        goto fail;
+    if (rc) {
+        free(buf);
+        return rc;
     }
-    if (got > total || zrc != Z_STREAM_END) {
-        rc = t2_seterr(T2_EFORMAT, "%s: unexpected bytes after the %zu-byte payload", name, out->count);
-        goto fail;
-    }
-    inflateEnd(&z);
     out->buf = buf;
     out->data = buf + hdrlen;
     return T2_OK;
-corrupt:
-    rc = t2_seterr(T2_EFORMAT, "%s: corrupt gzip stream: %s", name, z.msg ? z.msg : zError(zrc));
-    goto fail;
-nomem:
-    rc = t2_seterr(T2_ENOMEM, "%s: cannot allocate the decompressed data", name);
-fail:
-    free(buf);
-    inflateEnd(&z);
-    return rc;
 }
 
 /* Validates a raw (uncompressed) IDX image without copying it. */
@@ -255,13 +269,32 @@ fail:
     return rc;
 }
 
+/* A gzip file is mapped rather than read: decoded once and dropped, it needs no copy. */
+static int gz_load(const char *path, int ndim, t2__idx *out)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return t2_seterr(T2_EIO, "%s: cannot open: %s", path, strerror(errno));
+    struct stat st;
+    void *m = MAP_FAILED;
+    if (fstat(fd, &st) == 0 && st.st_size > 0)
+        m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED) return 1; /* not mappable: the caller reads it */
+    int rc = gz_decode(path, m, (size_t)st.st_size, ndim, out);
+    munmap(m, (size_t)st.st_size);
+    return rc;
+}
+
 static int idx_load(const char *path, int ndim, t2__idx *out)
 {
-    uint8_t *file;
+    uint8_t *file, magic[2];
     size_t len;
     memset(out, 0, sizeof *out);
-    int rc = read_file(path, &file, &len);
-    if (rc) return rc;
+    int fd = open(path, O_RDONLY | O_CLOEXEC), rc;
+    ssize_t nm = fd >= 0 ? pread(fd, magic, 2, 0) : -1;
+    if (fd >= 0) close(fd);
+    if (nm == 2 && is_gzip(magic, 2) && (rc = gz_load(path, ndim, out)) <= 0) return rc;
+    if ((rc = read_file(path, &file, &len))) return rc;
     if (is_gzip(file, len)) {
         rc = gz_decode(path, file, len, ndim, out);
     } else if ((rc = raw_check(path, file, len, ndim, out)) == 0) {

@@ -25,11 +25,10 @@ static void *convert(void *arg)
     const t2_dataset *ds = p->ds;
     size_t m = ds->numel;
     if (ds->pix_type == T2__PIX_U8) {
-        /* Plain arithmetic, not a table: the compiler vectorises it, and v / 255.0f is exact. */
         const uint8_t *u = (const uint8_t *)ds->pixels + (size_t)p->begin * m;
         float *o = p->x + (size_t)p->begin * m;
         size_t count = (size_t)(p->end - p->begin) * m;
-        for (size_t j = 0; j < count; j++) o[j] = (float)u[j] / 255.0f;
+        t2__u8_to_unit(o, u, count);
         for (uint32_t i = p->begin; p->labels && i < p->end; i++) p->labels[i] = t2__dataset_label(ds, i);
         return NULL;
     }

@@ -61,7 +61,7 @@ int t2_dataset_from_tensor(t2_dataset **out, const t2_tensor *x, const int32_t *
 
 /* Opens an IDX image/label pair of the MNIST family: images_path is idx3 ubyte (magic 0x803,
  * [N, H, W]), labels_path idx1 ubyte (magic 0x801, [N]). Each file may be raw or gzip-compressed
- * (detected from its first bytes, decompressed through libarchive). The whole content is checked:
+ * (detected from its first bytes, decompressed through libdeflate). The whole content is checked:
  * magic, every dimension in 1..65536, the payload exactly as long as the header says (no
  * truncation, no trailing bytes), equal counts. Pixels stay uint8 in memory (a quarter of the
  * float size) and become floats in [0, 1] (v / 255) when a sample is read; samples are {1, H, W}.

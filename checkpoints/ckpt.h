@@ -104,6 +104,13 @@ int t2__ckpt_write(const char *path, const t2__ckpt_contents *c, t2__ckpt_compre
 /* Reads and validates a checkpoint fully into memory (see t2_checkpoint_open for the errors). */
 int t2__ckpt_open(t2__ckpt **out, const char *path);
 
+/* The same, except that the checksums of the float arrays (params, buffers, optimizer state) are
+ * left to t2__ckpt_restore, which computes them while it copies the arrays: one pass over the
+ * bytes instead of two. The price: a checksum failure is found mid-copy, so the model is left
+ * partly overwritten (every other check still comes first). For a restore into a model that is
+ * discarded on failure, as the runner's is (the trial fails; a restart builds a new one). */
+int t2__ckpt_open_for_restore(t2__ckpt **out, const char *path);
+
 /* The same from bytes in memory (copied); name stands for the path in messages. */
 int t2__ckpt_open_memory(t2__ckpt **out, const char *name, const void *data, size_t len);
 
@@ -115,7 +122,8 @@ int t2__ckpt_get_info(const t2__ckpt *ck, t2_checkpoint_info *info);
  * sched NULL leaves the schedule alone. Everything is checked before anything changes: tensor
  * names and shapes (T2_ESHAPE naming the tensor and both shapes), the optimizer's kind (T2_EINVAL)
  * and size (T2_ESHAPE), the schedule's kind and state (T2_EINVAL, from t2_lr_schedule_set_state).
- * T2_ENOTFOUND if opt/sched is given but the checkpoint has no optimizer/schedule state. */
+ * T2_ENOTFOUND if opt/sched is given but the checkpoint has no optimizer/schedule state. From
+ * t2__ckpt_open_for_restore, also T2_EFORMAT for a checksum failure, found while copying. */
 int t2__ckpt_restore(const t2__ckpt *ck, t2_net *net, t2_optim *opt, t2_lr_schedule *sched);
 
 /* Getters for the rest of the training state; T2_ENOTFOUND when the checkpoint has none. */

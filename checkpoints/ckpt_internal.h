@@ -31,6 +31,7 @@ typedef struct t2__ckpt_named_rng {
 
 struct t2_checkpoint {
     char *path;                /* for messages */
+    int lazy;                  /* the float arrays' CRCs are left to restore (t2__ckpt_open_for_restore) */
     unsigned char *file;       /* the archive bytes, kept while entries alias them */
     size_t file_mapped;        /* > 0: file is an mmap of this many bytes; 0: malloc'd */
     t2__ckpt_entry e[E_COUNT];
@@ -61,6 +62,30 @@ struct t2_checkpoint {
     int nstrings;
     char **keys, **values;
 };
+
+/* A byte range to checksum and, when dst is set, copy. tensor says what it is for messages:
+ * an index into ck->tensors, or -1 - k for the whole entry k. */
+typedef struct t2__ckpt_span {
+    const unsigned char *src;
+    unsigned char *dst;
+    size_t len;
+    uint32_t crc; /* out, when checksummed */
+    int tensor;
+} t2__ckpt_span;
+
+/* One pass over all spans, split over the thread pool: CRC-32C of each (want_crc) and the copy
+ * to dst where set. T2_ENOMEM only. */
+int t2__ckpt_spans(t2__ckpt_span *spans, int n, int want_crc);
+
+/* Writes into out (room for ck->ntensors + 1) the spans that check entry k of an open
+ * checkpoint: one per tensor for params/buffers, so a mismatch names the tensor; one otherwise.
+ * Returns how many. */
+int t2__ckpt_entry_spans(const t2__ckpt *ck, int k, t2__ckpt_span *out);
+
+/* Compares checksummed spans with metadata.json: each tensor's CRC, and for params/buffers whose
+ * tensors are all among the spans, the entry's CRC as their combination. T2_EFORMAT naming the
+ * tensor or entry, T2_ENOMEM. */
+int t2__ckpt_check_spans(const t2__ckpt *ck, const t2__ckpt_span *s, int n);
 
 /* Serialises ck's metadata (everything but the entries' bytes) as compact JSON (malloc'd). */
 int t2__ckpt_meta_to_json(const t2__ckpt *ck, char **out, size_t *len);

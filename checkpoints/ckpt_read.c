@@ -135,122 +135,86 @@ static int read_entry(t2__ckpt *ck, struct archive *a, int k, uint64_t size, con
     return T2_OK;
 }
 
-/* ---- CRCs over a set of byte ranges, split over the thread pool ----
- * The checksums are most of what opening costs (the bytes come from the page cache at memory
- * speed), so a large entry is cut into one contiguous byte range per pool thread; each thread
- * computes the CRC of every piece of every range (tensor) that falls into its part, and the
- * pieces of a range are then joined in order with t2__crc32c_combine. The result is the same
- * CRC, bit for bit, whatever the thread count. */
-#define CRC_PAR_MIN ((size_t)1 << 20) /* below this, one thread: waking the pool costs more */
-#define CRC_MAX_PARTS 8
+/* ---- checksums ---- */
 
-typedef struct crc_job {
-    const unsigned char *base; /* the entry's bytes */
-    const size_t *off, *len;   /* nr ranges of base (they tile [0, total) in some order) */
-    int nr;
-    size_t total;
-    int parts;
-    uint32_t *piece;           /* [range * parts + part]: CRC of the range's piece in that part */
-} crc_job;
-
-static void crc_parts(void *ctx, size_t begin, size_t end)
-{
-    const crc_job *j = ctx;
-    for (size_t part = begin; part < end; part++) {
-        size_t lo = j->total * part / (size_t)j->parts, hi = j->total * (part + 1) / (size_t)j->parts;
-        for (int r = 0; r < j->nr; r++) {
-            size_t a = j->off[r] > lo ? j->off[r] : lo, b = j->off[r] + j->len[r] < hi ? j->off[r] + j->len[r] : hi;
-            j->piece[(size_t)r * (size_t)j->parts + part] = a < b ? t2__crc32c(0, j->base + a, b - a) : 0;
-        }
-    }
-}
-
-/* crc[r] = CRC-32C of base[off[r] .. off[r] + len[r]) for every r; the ranges must lie within
- * [0, total) and not overlap (checked by the metadata for the tensors). T2_ENOMEM only. */
-static int crc_ranges(const t2__ckpt *ck, const unsigned char *base, size_t total, const size_t *off,
-                      const size_t *len, int nr, uint32_t *crc)
-{
-    int parts = total >= CRC_PAR_MIN ? t2__pool_threads() : 1;
-    if (parts > CRC_MAX_PARTS) parts = CRC_MAX_PARTS;
-    if (parts <= 1) {
-        for (int r = 0; r < nr; r++) crc[r] = t2__crc32c(0, base + off[r], len[r]);
-        return T2_OK;
-    }
-    uint32_t *piece = malloc((size_t)nr * (size_t)parts * sizeof *piece);
-    if (!piece) return t2_seterr(T2_ENOMEM, "checkpoint %s: out of memory", ck->path);
-    crc_job j = {base, off, len, nr, total, parts, piece};
-    t2__parallel_for((size_t)parts, 1, crc_parts, &j);
-    for (int r = 0; r < nr; r++) {
-        uint32_t c = 0;
-        for (int part = 0; part < parts; part++) {
-            size_t lo = total * (size_t)part / (size_t)parts, hi = total * (size_t)(part + 1) / (size_t)parts;
-            size_t a = off[r] > lo ? off[r] : lo, b = off[r] + len[r] < hi ? off[r] + len[r] : hi;
-            if (a < b) c = t2__crc32c_combine(c, piece[(size_t)r * (size_t)parts + (size_t)part], b - a);
-        }
-        crc[r] = c;
-    }
-    free(piece);
-    return T2_OK;
-}
-
-/* Tensor by tensor for the float arrays, so that a mismatch names the tensor. */
-static int verify(t2__ckpt *ck, int k)
+int t2__ckpt_entry_spans(const t2__ckpt *ck, int k, t2__ckpt_span *out)
 {
     const t2__ckpt_entry *en = &ck->e[k];
+    int n = 0;
     if (k == E_PARAMS || k == E_BUFFERS) {
-        int buf = k == E_BUFFERS, in_order = 1, nr = 0, rc;
+        for (int i = 0; i < ck->ntensors; i++) {
+            const t2_param_info *t = &ck->tensors[i].info;
+            if (t->is_buffer != (k == E_BUFFERS)) continue;
+            out[n++] = (t2__ckpt_span){en->data + t->offset * sizeof(float), NULL, t->size * sizeof(float), 0, i};
+        }
+        return n;
+    }
+    out[0] = (t2__ckpt_span){en->data, NULL, (size_t)en->size, 0, -1 - k};
+    return 1;
+}
+
+int t2__ckpt_check_spans(const t2__ckpt *ck, const t2__ckpt_span *s, int n)
+{
+    uint32_t *crc = calloc((size_t)ck->ntensors + 1, sizeof *crc);
+    unsigned char *have = calloc((size_t)ck->ntensors + 1, 1);
+    int rc = T2_OK;
+    if (!crc || !have) rc = t2_seterr(T2_ENOMEM, "checkpoint %s: out of memory", ck->path);
+    for (int i = 0; i < n && !rc; i++) {
+        if (s[i].tensor < 0) {
+            int k = -1 - s[i].tensor;
+            if (s[i].crc != ck->e[k].crc)
+                rc = bad(ck, "entry %s fails its CRC-32C check (stored %08x, computed %08x): the file is corrupt",
+                         t2__ckpt_entry_name[k], (unsigned)ck->e[k].crc, (unsigned)s[i].crc);
+            continue;
+        }
+        const t2__ckpt_tensor *t = &ck->tensors[s[i].tensor];
+        if (s[i].crc != t->crc)
+            rc = bad(ck, "entry %s: tensor %s fails its CRC-32C check (stored %08x, computed %08x): the file is corrupt",
+                     t2__ckpt_entry_name[t->info.is_buffer ? E_BUFFERS : E_PARAMS], t->info.name, (unsigned)t->crc,
+                     (unsigned)s[i].crc);
+        crc[s[i].tensor] = s[i].crc;
+        have[s[i].tensor] = 1;
+    }
+    /* The tensors tile the array (checked with the metadata), so their CRCs cover every byte;
+     * the entry's own CRC then follows without another pass. */
+    for (int buf = 0; buf < 2 && !rc; buf++) {
+        int k = buf ? E_BUFFERS : E_PARAMS, all = 1, any = 0, in_order = 1;
         uint32_t whole = 0;
         size_t next = 0;
-        size_t *off = malloc(((size_t)ck->ntensors + 1) * 2 * sizeof *off);
-        uint32_t *crc = malloc(((size_t)ck->ntensors + 1) * sizeof *crc);
-        if (!off || !crc) {
-            free(off);
-            free(crc);
-            return t2_seterr(T2_ENOMEM, "checkpoint %s: out of memory", ck->path);
-        }
-        size_t *len = off + ck->ntensors + 1;
         for (int i = 0; i < ck->ntensors; i++) {
-            const t2__ckpt_tensor *t = &ck->tensors[i];
-            if (t->info.is_buffer != buf) continue;
-            off[nr] = t->info.offset * sizeof(float);
-            len[nr++] = t->info.size * sizeof(float);
+            const t2_param_info *t = &ck->tensors[i].info;
+            if (t->is_buffer != buf) continue;
+            all &= have[i];
+            any |= have[i];
+            if (t->offset != next) in_order = 0;
+            whole = t2__crc32c_combine(whole, crc[i], (uint64_t)t->size * sizeof(float));
+            next = t->offset + t->size;
         }
-        if ((rc = crc_ranges(ck, en->data, (size_t)en->size, off, len, nr, crc))) {
-            free(off);
-            free(crc);
-            return rc;
-        }
-        nr = 0;
-        for (int i = 0; i < ck->ntensors && !rc; i++) {
-            const t2__ckpt_tensor *t = &ck->tensors[i];
-            if (t->info.is_buffer != buf) continue;
-            uint32_t c = crc[nr++];
-            if (c != t->crc)
-                rc = bad(ck, "entry %s: tensor %s fails its CRC-32C check (stored %08x, computed %08x): the file is "
-                             "corrupt",
-                         t2__ckpt_entry_name[k], t->info.name, (unsigned)t->crc, (unsigned)c);
-            if (t->info.offset != next) in_order = 0;
-            whole = t2__crc32c_combine(whole, c, (uint64_t)t->info.size * sizeof(float));
-            next = t->info.offset + t->info.size;
-        }
-        free(off);
-        free(crc);
-        if (rc) return rc;
-        /* The tensors tile the array (checked with the metadata), so their CRCs cover every
-         * byte; the entry's own CRC then follows without another pass. */
-        if (in_order && whole != en->crc)
-            return bad(ck, "entry %s: CRC-32C of the entry (%08x) disagrees with metadata.json (%08x)",
-                       t2__ckpt_entry_name[k], (unsigned)whole, (unsigned)en->crc);
-        return T2_OK;
+        if (any && all && in_order && whole != ck->e[k].crc)
+            rc = bad(ck, "entry %s: CRC-32C of the entry (%08x) disagrees with metadata.json (%08x)",
+                     t2__ckpt_entry_name[k], (unsigned)whole, (unsigned)ck->e[k].crc);
     }
-    uint32_t c = 0;
-    size_t zero = 0, size = (size_t)en->size;
-    int rc = size ? crc_ranges(ck, en->data, size, &zero, &size, 1, &c) : T2_OK;
-    if (rc) return rc;
-    if (c != en->crc)
-        return bad(ck, "entry %s fails its CRC-32C check (stored %08x, computed %08x): the file is corrupt",
-                   t2__ckpt_entry_name[k], (unsigned)en->crc, (unsigned)c);
-    return T2_OK;
+    free(crc);
+    free(have);
+    return rc;
+}
+
+/* Checks every entry in one pass over the bytes; a lazy checkpoint leaves the float arrays to
+ * restore, which checks them as it copies them. */
+static int verify_all(t2__ckpt *ck)
+{
+    t2__ckpt_span *s = malloc(((size_t)ck->ntensors + E_COUNT) * sizeof *s);
+    if (!s) return t2_seterr(T2_ENOMEM, "checkpoint %s: out of memory", ck->path);
+    int n = 0;
+    for (int k = 0; k < E_COUNT; k++) {
+        if (k == E_META || !ck->e[k].declared) continue;
+        if (ck->lazy && (k == E_PARAMS || k == E_BUFFERS || k == E_OPT)) continue;
+        n += t2__ckpt_entry_spans(ck, k, s + n);
+    }
+    int rc = t2__ckpt_spans(s, n, 1);
+    if (!rc) rc = t2__ckpt_check_spans(ck, s, n);
+    free(s);
+    return rc;
 }
 
 static int check_header(t2__ckpt *ck, struct archive_entry *e, const int *seen, int first, int *kout,
@@ -280,7 +244,7 @@ static int check_header(t2__ckpt *ck, struct archive_entry *e, const int *seen, 
 }
 
 /* Takes ownership of file: file_len bytes, mmap'd when mapped, malloc'd otherwise. */
-static int parse(t2__ckpt **out, const char *name, unsigned char *file, size_t file_len, int mapped)
+static int parse(t2__ckpt **out, const char *name, unsigned char *file, size_t file_len, int mapped, int lazy)
 {
     int rc = T2_OK;
     int seen[E_COUNT] = {0}, last = -1;
@@ -294,6 +258,7 @@ static int parse(t2__ckpt **out, const char *name, unsigned char *file, size_t f
     }
     ck->file = file;
     ck->file_mapped = mapped ? file_len : 0;
+    ck->lazy = lazy;
     if (!(a = archive_read_new())) {
         rc = t2_seterr(T2_ENOMEM, "checkpoint %s: out of memory", name);
         goto fail;
@@ -332,8 +297,6 @@ static int parse(t2__ckpt **out, const char *name, unsigned char *file, size_t f
             ck->e[k].own = NULL;
             ck->e[k].data = NULL;
             if (rc) goto fail;
-        } else if ((rc = verify(ck, k))) {
-            goto fail;
         }
     }
     for (int k = 0; k < E_COUNT; k++)
@@ -341,6 +304,7 @@ static int parse(t2__ckpt **out, const char *name, unsigned char *file, size_t f
             rc = bad(ck, "missing entry %s", t2__ckpt_entry_name[k]);
             goto fail;
         }
+    if ((rc = verify_all(ck))) goto fail;
     archive_read_free(a);
     int aliased = 0;
     for (int k = 0; k < E_COUNT; k++) aliased |= ck->e[k].data && !ck->e[k].own;
@@ -361,10 +325,10 @@ int t2__ckpt_open_memory(t2__ckpt **out, const char *name, const void *data, siz
     unsigned char *copy = malloc(len ? len : 1);
     if (!copy) return t2_seterr(T2_ENOMEM, "checkpoint %s: out of memory for %zu bytes", name, len);
     if (len) memcpy(copy, data, len);
-    return parse(out, name, copy, len, 0);
+    return parse(out, name, copy, len, 0, 0);
 }
 
-int t2__ckpt_open(t2__ckpt **out, const char *path)
+static int open_file(t2__ckpt **out, const char *path, int lazy)
 {
     if (!out) return t2_seterr(T2_EINVAL, "t2__ckpt_open: NULL argument");
     *out = NULL;
@@ -398,7 +362,7 @@ int t2__ckpt_open(t2__ckpt **out, const char *path)
         void *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
         if (m != MAP_FAILED) {
             close(fd);
-            return parse(out, path, m, len, 1);
+            return parse(out, path, m, len, 1, lazy);
         }
     }
     /* Aligned for the entries that will alias it (no zeroing: every byte is read over). */
@@ -423,9 +387,13 @@ int t2__ckpt_open(t2__ckpt **out, const char *path)
         got += (size_t)r;
     }
     close(fd);
-    return parse(out, path, buf, len, 0);
+    return parse(out, path, buf, len, 0, lazy);
 fail:
     close(fd);
     free(buf);
     return rc;
 }
+
+int t2__ckpt_open(t2__ckpt **out, const char *path) { return open_file(out, path, 0); }
+
+int t2__ckpt_open_for_restore(t2__ckpt **out, const char *path) { return open_file(out, path, 1); }

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ckpt_internal.h"
-#include "parallel.h"
 #include "t2exp/error.h"
 
 static void shape_text(const t2_param_info *t, char *buf, size_t len)
@@ -86,36 +85,6 @@ static int check_opt(const t2__ckpt *ck, t2_optim *opt, size_t np, size_t *ns)
     return T2_OK;
 }
 
-/* ---- the copy into the model, split over the thread pool ----
- * At restore the checksums are already verified, and what remains is a plain copy of the
- * arrays: memory-bound, and on a multi-core machine faster in as many contiguous byte ranges
- * as the pool has threads. */
-#define COPY_PAR_MIN ((size_t)1 << 20)
-
-typedef struct copy_item {
-    unsigned char *dst;
-    const unsigned char *src;
-    size_t len;
-    size_t at; /* bytes of the items before this one */
-} copy_item;
-
-typedef struct copy_job {
-    const copy_item *items;
-    size_t n, total;
-    int parts;
-} copy_job;
-
-static void copy_parts(void *ctx, size_t begin, size_t end)
-{
-    const copy_job *j = ctx;
-    size_t lo = j->total * begin / (size_t)j->parts, hi = j->total * end / (size_t)j->parts;
-    for (size_t i = 0; i < j->n; i++) {
-        const copy_item *c = &j->items[i];
-        size_t a = c->at > lo ? c->at : lo, b = c->at + c->len < hi ? c->at + c->len : hi;
-        if (a < b) memcpy(c->dst + (a - c->at), c->src + (a - c->at), b - a);
-    }
-}
-
 int t2__ckpt_restore(const t2__ckpt *ck, t2_net *net, t2_optim *opt, t2_lr_schedule *sched)
 {
     if (!ck || !net) return t2_seterr(T2_EINVAL, "checkpoint restore: NULL checkpoint or net");
@@ -125,13 +94,11 @@ int t2__ckpt_restore(const t2__ckpt *ck, t2_net *net, t2_optim *opt, t2_lr_sched
     int rc;
     if ((rc = check_net(ck, net, np, nb))) return rc;
     if (opt && (rc = check_opt(ck, opt, np, &ns))) return rc;
-    /* Gather the copies first (allocation is the one thing that can still fail), then do them,
-     * split by bytes over the thread pool when they are large. */
-    size_t ncopy = (size_t)ck->ntensors + 1;
-    copy_item *items = malloc(ncopy * sizeof *items);
-    if (!items) return t2_seterr(T2_ENOMEM, "checkpoint %s: out of memory", ck->path);
-    size_t total = 0;
-    ncopy = 0;
+    /* Gather the copies first (allocation is the one thing that can still fail), then do them
+     * in one pass over the thread pool, checksumming them on the way when open left that to us. */
+    t2__ckpt_span *spans = malloc(((size_t)ck->ntensors + 1) * sizeof *spans);
+    if (!spans) return t2_seterr(T2_ENOMEM, "checkpoint %s: out of memory", ck->path);
+    int n = 0;
     for (int i = 0; i < ck->ntensors; i++) {
         const t2_param_info *t = &ck->tensors[i].info;
         const t2_param_info *m = t;
@@ -144,16 +111,12 @@ int t2__ckpt_restore(const t2__ckpt *ck, t2_net *net, t2_optim *opt, t2_lr_sched
             }
         const t2__ckpt_entry *en = &ck->e[t->is_buffer ? E_BUFFERS : E_PARAMS];
         float *dst = t->is_buffer ? buffers : params;
-        if (!t->size) continue;
-        items[ncopy++] = (copy_item){(unsigned char *)(dst + m->offset), en->data + t->offset * sizeof(float),
-                                     t->size * sizeof(float), total};
-        total += t->size * sizeof(float);
+        spans[n++] = (t2__ckpt_span){en->data + t->offset * sizeof(float), (unsigned char *)(dst + m->offset),
+                                     t->size * sizeof(float), 0, i};
     }
-    if (opt && ns) {
-        items[ncopy++] = (copy_item){(unsigned char *)t2_optim_state(opt, NULL), ck->e[E_OPT].data,
-                                     ns * sizeof(float), total};
-        total += ns * sizeof(float);
-    }
+    if (opt && ns)
+        spans[n++] = (t2__ckpt_span){ck->e[E_OPT].data, (unsigned char *)t2_optim_state(opt, NULL),
+                                     ns * sizeof(float), 0, -1 - E_OPT};
     if (sched) {
         /* Last of the checks and atomic itself: nothing has changed if it fails. */
         if (!ck->has_lr) rc = t2_seterr(T2_ENOTFOUND, "checkpoint %s: has no LR-schedule state", ck->path);
@@ -163,15 +126,14 @@ int t2__ckpt_restore(const t2__ckpt *ck, t2_net *net, t2_optim *opt, t2_lr_sched
             rc = t2_seterr(rc, "checkpoint %s: %s", ck->path, why);
         }
         if (rc) {
-            free(items);
+            free(spans);
             return rc;
         }
     }
-    int parts = total >= COPY_PAR_MIN ? t2__pool_threads() : 1;
-    copy_job job = {items, ncopy, total, parts > 0 ? parts : 1};
-    if (job.parts > 1) t2__parallel_for((size_t)job.parts, 1, copy_parts, &job);
-    else copy_parts(&job, 0, 1);
-    free(items);
+    rc = t2__ckpt_spans(spans, n, ck->lazy);
+    if (!rc && ck->lazy) rc = t2__ckpt_check_spans(ck, spans, n);
+    free(spans);
+    if (rc) return rc;
     if (opt && (rc = t2_optim_set_step_count(opt, ck->opt_steps))) return rc;
     return T2_OK;
 }

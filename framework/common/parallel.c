@@ -20,13 +20,14 @@ static struct {
     int nthreads;             /* including the caller; workers = nthreads - 1 */
     int started;              /* workers running */
     unsigned long generation; /* bumped per job so sleeping workers know a new job arrived */
+    unsigned long start_generation; /* generation when the workers were started: jobs before it are not theirs */
     int pending;              /* workers still running the current job */
     int quit;
     t2__range_fn fn;
     void *ctx;
     size_t n;
 } pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
-          PTHREAD_COND_INITIALIZER, {0}, 1, 0, 0, 0, 0, NULL, NULL, 0};
+          PTHREAD_COND_INITIALIZER, {0}, 1, 0, 0, 0, 0, 0, NULL, NULL, 0};
 
 static _Thread_local int in_worker;
 
@@ -39,9 +40,11 @@ static void range_of(size_t n, int parts, int i, size_t *b, size_t *e)
 static void *worker(void *arg)
 {
     int id = (int)(size_t)arg;
-    unsigned long seen = 0;
     in_worker = 1;
     pthread_mutex_lock(&pool.mu);
+    /* Not 0: after t2_set_num_threads restarts the pool, the last job's fn and (dead) ctx are
+     * still in the slot, and a worker starting from 0 would run them again. */
+    unsigned long seen = pool.start_generation;
     for (;;) {
         while (!pool.quit && pool.generation == seen) pthread_cond_wait(&pool.wake, &pool.mu);
         if (pool.quit) break;
@@ -79,6 +82,7 @@ static int start_workers(int nthreads)
     static int registered;
     if (!registered && atexit(at_exit_stop) == 0) registered = 1;
     if (pool.started < 1) pool.started = 1;
+    pool.start_generation = pool.generation; /* stable: the caller holds job_lock */
     while (pool.started < nthreads) {
         if (pthread_create(&pool.tid[pool.started], NULL, worker, (void *)(size_t)pool.started) != 0) break;
         pool.started++;

@@ -371,7 +371,9 @@ static int checkpoint(run *r)
 static int restore(run *r)
 {
     t2__ckpt *ck = NULL;
-    int rc = t2__ckpt_open(&ck, r->a->restore_path);
+    /* The model is this process's own and is dropped if restoring fails, so the arrays' checksums
+     * can be checked during the copy rather than in a pass of their own. */
+    int rc = t2__ckpt_open_for_restore(&ck, r->a->restore_path);
     if (rc) return fail(r, "restore", rc);
     if (!r->ctx.net) {
         t2__ckpt_free(ck);
@@ -629,7 +631,7 @@ int t2__runner_evaluate(const t2__runner_args *a, FILE *out)
         where = "restore";
         t2__ckpt *ck = NULL;
         if (!r.ctx.net) rc = t2_seterr(T2_ESTATE, "the trial does not wrap its model (t2_wrap_model)");
-        if (!rc) rc = t2__ckpt_open(&ck, a->restore_path);
+        if (!rc) rc = t2__ckpt_open_for_restore(&ck, a->restore_path);
         if (!rc) rc = t2__ckpt_restore(ck, r.ctx.net, NULL, NULL);
         t2__ckpt_free(ck);
         where = "evaluate_batch";

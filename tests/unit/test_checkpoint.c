@@ -388,6 +388,67 @@ static void failed_write(void)
     model_free(&b);
 }
 
+/* The one-pass checksums and copies split over the pool (1, 2 and 3 threads: part boundaries
+ * fall inside tensors), eager and lazy opening (checksums at open, or during restore's copy), and
+ * a flipped byte deep inside the big dense weight, found either way and named. */
+#define CHECK_MSG(expr, code, a, b)                                                                   \
+    do {                                                                                              \
+        CHECK_RC(expr, code);                                                                         \
+        if (!strstr(t2_errmsg(), a) || !strstr(t2_errmsg(), b)) {                                     \
+            fprintf(stderr, "%s:%d: \"%s\" lacks \"%s\" or \"%s\"\n", __FILE__, __LINE__, t2_errmsg(), a, b); \
+            check_failures++;                                                                         \
+        }                                                                                             \
+    } while (0)
+
+static void threads_and_lazy(void)
+{
+    model a, b;
+    CHECK_OK(cnn_model(&a, 128, 3, 5));
+    t2__ckpt_contents c = {.net = a.net, .opt = a.opt, .sched = a.sched, .hparams_json = "{}"};
+    char path[4096], bad[4096];
+    CHECK_OK(t2__ckpt_path(path, sizeof path, dir, "threads", T2__CKPT_COMPRESS_NONE));
+    snprintf(bad, sizeof bad, "%s/threads-bad.tar", dir);
+    size_t np, ns, len;
+    const float *pa = t2_net_params(a.net, &np), *sa = t2_optim_state(a.opt, &ns);
+    for (int threads = 1; threads <= 3; threads++) {
+        CHECK_OK(t2_set_num_threads(threads));
+        CHECK_OK(t2__ckpt_write(path, &c, T2__CKPT_COMPRESS_NONE, NULL));
+        for (int lazy = 0; lazy <= 1; lazy++) {
+            CHECK_OK(cnn_model(&b, 128, 4, 0));
+            t2__ckpt *ck = NULL;
+            CHECK_OK(lazy ? t2__ckpt_open_for_restore(&ck, path) : t2__ckpt_open(&ck, path));
+            CHECK_OK(t2__ckpt_restore(ck, b.net, b.opt, b.sched));
+            CHECK(same_floats(t2_net_params(b.net, NULL), pa, np) && same_floats(t2_optim_state(b.opt, NULL), sa, ns));
+            const float *p = NULL;
+            size_t n = 0;
+            CHECK_OK(t2__ckpt_params(ck, &p, &n));
+            CHECK(n == np && same_floats(p, pa, np));
+            t2__ckpt_free(ck);
+            model_free(&b);
+        }
+        /* One bit, about two thirds into the file: inside the hidden dense layer's weights. */
+        unsigned char *f = read_all(path, &len);
+        CHECK(f != NULL);
+        if (!f) continue;
+        f[len / 3] ^= 0x04;
+        CHECK(write_all(bad, f, len) == 0);
+        free(f);
+        t2__ckpt *ck = NULL;
+        CHECK_MSG(t2__ckpt_open(&ck, bad), T2_EFORMAT, "fails its CRC-32C check", "the file is corrupt");
+        CHECK_OK(t2__ckpt_open_for_restore(&ck, bad)); /* the arrays are checked at restore */
+        CHECK_OK(cnn_model(&b, 128, 4, 0));
+        CHECK_MSG(t2__ckpt_restore(ck, b.net, b.opt, b.sched), T2_EFORMAT, "entry params.bin: tensor",
+                  "fails its CRC-32C check");
+        const float *p = NULL;
+        size_t n = 0;
+        CHECK_MSG(t2__ckpt_params(ck, &p, &n), T2_EFORMAT, bad, "fails its CRC-32C check");
+        t2__ckpt_free(ck);
+        model_free(&b);
+    }
+    CHECK_OK(t2_set_num_threads(1));
+    model_free(&a);
+}
+
 int main(void)
 {
     dir = make_dir();
@@ -402,6 +463,7 @@ int main(void)
     restore_mismatches();
     bad_contents();
     failed_write();
+    threads_and_lazy();
     rm_dir(dir);
     return check_report("test_checkpoint");
 }

@@ -1,9 +1,9 @@
 /* ckpt_write.c — writing a checkpoint archive atomically.
  *
- * Speed: the checksums are computed before anything is written (metadata.json, which holds
- * them, comes first), each flat array then goes to libarchive in one call, and libarchive's
- * output blocking is off, so every array reaches write(2) in one piece, straight from the net's
- * or optimizer's memory. Safety: the bytes go to "<path>.tmp-<pid>-<n>" in the same directory,
+ * Speed: each flat array goes to libarchive in one call, and libarchive's output blocking is
+ * off, so every array reaches write(2) in one piece, straight from the net's or optimizer's
+ * memory; uncompressed, the checksums are computed on another core meanwhile, and
+ * metadata.json, which holds them and comes first, is rewritten in place at the end. Safety: the bytes go to "<path>.tmp-<pid>-<n>" in the same directory,
  * which is fsynced, closed, renamed over path, and the directory fsynced; any failure unlinks
  * the temporary file, so path only ever holds a complete archive (the old one or the new one). */
 #define _POSIX_C_SOURCE 200809L
@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include "ckpt_internal.h"
 #include "crc32c.h"
+#include "parallel.h"
 #include "t2exp.h"
 
 int t2__ckpt_compression_parse(const char *s, t2__ckpt_compression *out)
@@ -51,36 +52,78 @@ int t2__ckpt_path(char *buf, size_t len, const char *dir, const char *uuid, t2__
 
 /* ---------- gathering the contents ---------- */
 
-static int gather_tensors(t2__ckpt *ck, t2_net *net, const float *params, const float *buffers)
+static int gather_tensors(t2__ckpt *ck, t2_net *net)
 {
     int nt = t2_net_num_tensors(net);
     if (nt < 0) return t2_seterr(T2_EINVAL, "checkpoint %s: the net has no tensor table", ck->path);
     if (nt && !(ck->tensors = calloc((size_t)nt, sizeof *ck->tensors)))
         return t2_seterr(T2_ENOMEM, "checkpoint %s: out of memory", ck->path);
-    /* The entry CRCs follow from the tensor CRCs when the tensors come in offset order (they do
-     * in t2_net's table); otherwise the arrays are checksummed once more as a whole. */
-    size_t next[2] = {0, 0};
-    uint32_t crc[2] = {0, 0};
-    int in_order = 1;
     for (int i = 0; i < nt; i++) {
-        t2_param_info *t = &ck->tensors[i].info;
-        int rc = t2_net_tensor_info(net, i, t);
+        int rc = t2_net_tensor_info(net, i, &ck->tensors[i].info);
         if (rc) return rc;
-        int b = t->is_buffer ? 1 : 0;
-        const float *base = b ? buffers : params;
-        ck->tensors[i].crc = t2__crc32c(0, base + t->offset, t->size * sizeof(float));
-        if (t->offset != next[b]) in_order = 0;
-        crc[b] = t2__crc32c_combine(crc[b], ck->tensors[i].crc, (uint64_t)t->size * sizeof(float));
-        next[b] = t->offset + t->size;
     }
     ck->ntensors = nt;
-    if (!in_order || next[0] != ck->num_params || next[1] != ck->num_buffers) {
-        crc[0] = t2__crc32c(0, params, ck->num_params * sizeof(float));
-        crc[1] = t2__crc32c(0, buffers, ck->num_buffers * sizeof(float));
-    }
-    ck->e[E_PARAMS].crc = crc[0];
-    ck->e[E_BUFFERS].crc = crc[1];
     return T2_OK;
+}
+
+/* ---------- checksums ---------- */
+
+/* The spans to checksum: each tensor (its CRC goes in the metadata), the optimizer state and the
+ * user state; the params/buffers entry CRCs then follow from the tensors' when the tensors tile
+ * their array in order (they do in t2_net's table), else those arrays are spans of their own. */
+static int tiled(const t2__ckpt *ck, int buf)
+{
+    size_t next = 0;
+    for (int i = 0; i < ck->ntensors; i++) {
+        const t2_param_info *t = &ck->tensors[i].info;
+        if (t->is_buffer != buf) continue;
+        if (t->offset != next) return 0;
+        next = t->offset + t->size;
+    }
+    return next == (buf ? ck->num_buffers : ck->num_params);
+}
+
+static int crc_spans(const t2__ckpt *ck, t2__ckpt_span **out, int *n)
+{
+    t2__ckpt_span *s = malloc(((size_t)ck->ntensors + E_COUNT) * sizeof *s);
+    if (!s) return t2_seterr(T2_ENOMEM, "checkpoint %s: out of memory", ck->path);
+    int k = 0;
+    for (int i = 0; i < ck->ntensors; i++) {
+        const t2_param_info *t = &ck->tensors[i].info;
+        const t2__ckpt_entry *en = &ck->e[t->is_buffer ? E_BUFFERS : E_PARAMS];
+        s[k++] = (t2__ckpt_span){en->data + t->offset * sizeof(float), NULL, t->size * sizeof(float), 0, i};
+    }
+    for (int e = E_PARAMS; e < E_COUNT; e++) {
+        if (!ck->e[e].declared || ((e == E_PARAMS || e == E_BUFFERS) && tiled(ck, e == E_BUFFERS))) continue;
+        s[k++] = (t2__ckpt_span){ck->e[e].data, NULL, (size_t)ck->e[e].size, 0, -1 - e};
+    }
+    *out = s;
+    *n = k;
+    return T2_OK;
+}
+
+static void set_crcs(t2__ckpt *ck, const t2__ckpt_span *s, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (s[i].tensor >= 0) ck->tensors[s[i].tensor].crc = s[i].crc;
+        else ck->e[-1 - s[i].tensor].crc = s[i].crc;
+    }
+    for (int buf = 0; buf < 2; buf++) {
+        if (!tiled(ck, buf)) continue;
+        uint32_t crc = 0;
+        for (int i = 0; i < ck->ntensors; i++)
+            if (ck->tensors[i].info.is_buffer == buf)
+                crc = t2__crc32c_combine(crc, ck->tensors[i].crc, (uint64_t)ck->tensors[i].info.size * sizeof(float));
+        ck->e[buf ? E_BUFFERS : E_PARAMS].crc = crc;
+    }
+}
+
+/* Before the checksums are known the metadata carries the widest CRC there is, so the final
+ * document is never longer than the one whose room the archive reserved. */
+static void set_placeholder_crcs(t2__ckpt *ck)
+{
+    for (int i = 0; i < ck->ntensors; i++) ck->tensors[i].crc = UINT32_MAX;
+    for (int e = 0; e < E_COUNT; e++) ck->e[e].crc = UINT32_MAX;
 }
 
 static int gather_named(t2__ckpt *ck, const t2__ckpt_contents *c)
@@ -146,7 +189,7 @@ static int gather(t2__ckpt *ck, const t2__ckpt_contents *c)
     ck->e[E_PARAMS].size = (uint64_t)np * sizeof(float);
     ck->e[E_BUFFERS].data = nb ? (const unsigned char *)buffers : NULL;
     ck->e[E_BUFFERS].size = (uint64_t)nb * sizeof(float);
-    if ((rc = gather_tensors(ck, c->net, params, buffers))) return rc;
+    if ((rc = gather_tensors(ck, c->net))) return rc;
 
     if (c->opt) {
         size_t ns = 0;
@@ -164,7 +207,6 @@ static int gather(t2__ckpt *ck, const t2__ckpt_contents *c)
         ck->e[E_OPT].declared = 1;
         ck->e[E_OPT].data = ns ? (const unsigned char *)st : NULL;
         ck->e[E_OPT].size = (uint64_t)ns * sizeof(float);
-        ck->e[E_OPT].crc = t2__crc32c(0, st, ns * sizeof(float));
     }
     if (c->sched) {
         if ((rc = t2_lr_schedule_get_state(c->sched, &ck->lr))) return rc;
@@ -180,7 +222,6 @@ static int gather(t2__ckpt *ck, const t2__ckpt_contents *c)
         ck->e[E_USER].declared = 1;
         ck->e[E_USER].data = c->user_state_len ? c->user_state : NULL;
         ck->e[E_USER].size = c->user_state_len;
-        ck->e[E_USER].crc = t2__crc32c(0, c->user_state, c->user_state_len);
     }
     if ((rc = gather_named(ck, c))) return rc;
     if (c->uuid) {
@@ -200,6 +241,7 @@ typedef struct wstate {
     int fd;
     int err;        /* errno of the first failed write */
     uint64_t bytes;
+    uint64_t meta_at, meta_end; /* where metadata.json's bytes went */
 } wstate;
 
 static la_ssize_t write_cb(struct archive *a, void *ud, const void *buf, size_t n)
@@ -279,6 +321,7 @@ static int write_archive(const t2__ckpt *ck, const char *meta, size_t meta_len, 
             rc = archive_fail(ck, a, w, tmp);
             goto out;
         }
+        if (k == E_META) w->meta_at = w->bytes;
         while (left) {
             la_ssize_t n = archive_write_data(a, p, (size_t)left);
             if (n <= 0) {
@@ -288,11 +331,73 @@ static int write_archive(const t2__ckpt *ck, const char *meta, size_t meta_len, 
             p += n;
             left -= (uint64_t)n;
         }
+        if (k == E_META) w->meta_end = w->bytes;
     }
     if (archive_write_close(a) != ARCHIVE_OK) rc = archive_fail(ck, a, w, tmp);
 out:
     archive_entry_free(e);
     archive_write_free(a);
+    return rc;
+}
+
+/* ---------- writing while checksumming ----------
+ * Uncompressed, the archive's bytes can go to the kernel while another core checksums them:
+ * metadata.json goes out first with the widest CRC as a placeholder for each, and its final
+ * text, padded with spaces to the same length (JSON allows trailing blanks), is written over it
+ * afterwards. Compressed, the bytes vanish into the compressor, so the checksums come first. */
+typedef struct write_job {
+    const t2__ckpt *ck;
+    const char *meta;
+    size_t meta_len;
+    wstate *w;
+    const char *tmp;
+    t2__ckpt_span *spans;
+    int n;
+    int rc[2];
+    char err[2][512]; /* messages are per thread; the caller re-raises them */
+} write_job;
+
+static void write_or_crc(void *ctx, size_t begin, size_t end)
+{
+    write_job *j = ctx;
+    for (size_t i = begin; i < end && i < 2; i++) {
+        int rc = i == 0 ? write_archive(j->ck, j->meta, j->meta_len, T2__CKPT_COMPRESS_NONE, j->w, j->tmp)
+                        : t2__ckpt_spans(j->spans, j->n, 1);
+        j->rc[i] = rc;
+        if (rc) snprintf(j->err[i], sizeof j->err[i], "%s", t2_errmsg());
+    }
+}
+
+static int write_overlapped(t2__ckpt *ck, const char *meta, size_t meta_len, t2__ckpt_span *spans, int n,
+                            wstate *w, const char *tmp)
+{
+    write_job j = {ck, meta, meta_len, w, tmp, spans, n, {0, 0}, {"", ""}};
+    t2__parallel_for(2, 1, write_or_crc, &j);
+    for (int i = 0; i < 2; i++)
+        if (j.rc[i]) return t2_seterr(j.rc[i], "%s", j.err[i]);
+    if (w->meta_end - w->meta_at != meta_len)
+        return t2_seterr(T2_EIO, "checkpoint %s: metadata.json did not reach %s in one piece", ck->path, tmp);
+    set_crcs(ck, spans, n);
+    char *text = NULL;
+    size_t len = 0;
+    int rc = t2__ckpt_meta_to_json(ck, &text, &len);
+    if (rc) return rc;
+    char *padded = len <= meta_len ? realloc(text, meta_len ? meta_len : 1) : NULL;
+    if (!padded) {
+        free(text);
+        return len > meta_len ? t2_seterr(T2_EIO, "checkpoint %s: metadata.json grew from %zu to %zu bytes", ck->path,
+                                          meta_len, len)
+                              : t2_seterr(T2_ENOMEM, "checkpoint %s: out of memory", ck->path);
+    }
+    memset(padded + len, ' ', meta_len - len);
+    size_t done = 0;
+    while (done < meta_len && !rc) {
+        ssize_t r = pwrite(w->fd, padded + done, meta_len - done, (off_t)(w->meta_at + done));
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) rc = io_error(ck, "writing", tmp, r < 0 ? errno : EIO);
+        else done += (size_t)r;
+    }
+    free(padded);
     return rc;
 }
 
@@ -325,8 +430,14 @@ int t2__ckpt_write(const char *path, const t2__ckpt_contents *c, t2__ckpt_compre
     ck.path = (char *)path;
     char *meta = NULL, *tmp = NULL;
     size_t meta_len = 0;
-    int fd = -1, rc;
-    if ((rc = gather(&ck, c)) || (rc = t2__ckpt_meta_to_json(&ck, &meta, &meta_len))) goto out;
+    int fd = -1, rc, nspans = 0;
+    t2__ckpt_span *spans = NULL;
+    int overlap = comp == T2__CKPT_COMPRESS_NONE;
+    if ((rc = gather(&ck, c)) || (rc = crc_spans(&ck, &spans, &nspans))) goto out;
+    if (overlap) set_placeholder_crcs(&ck);
+    else if ((rc = t2__ckpt_spans(spans, nspans, 1))) goto out;
+    else set_crcs(&ck, spans, nspans);
+    if ((rc = t2__ckpt_meta_to_json(&ck, &meta, &meta_len))) goto out;
 
     size_t tlen = strlen(path) + 48;
     if (!(tmp = malloc(tlen))) {
@@ -341,8 +452,10 @@ int t2__ckpt_write(const char *path, const t2__ckpt_contents *c, t2__ckpt_compre
             goto out;
         }
     }
-    wstate w = {fd, 0, 0};
-    if ((rc = write_archive(&ck, meta, meta_len, comp, &w, tmp))) goto unlink_tmp;
+    wstate w = {fd, 0, 0, 0, 0};
+    rc = overlap ? write_overlapped(&ck, meta, meta_len, spans, nspans, &w, tmp)
+                 : write_archive(&ck, meta, meta_len, comp, &w, tmp);
+    if (rc) goto unlink_tmp;
     if (fsync(fd) != 0) {
         rc = io_error(&ck, "syncing", tmp, errno);
         goto unlink_tmp;
@@ -371,6 +484,7 @@ out:
     if (fd >= 0) close(fd);
     free(tmp);
     free(meta);
+    free(spans);
     free(ck.tensors);
     free(ck.rngs);
     free(ck.keys);

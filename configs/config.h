@@ -87,6 +87,7 @@ typedef struct t2__config {
         int64_t save_experiment_best; /* default 0 */
         int64_t save_trial_best;      /* default 1 */
         int64_t save_trial_latest;    /* default 1 */
+        int compression;              /* 0 none (default), 1 gzip, 2 zstd: t2__ckpt_compression's values */
     } checkpoint_storage;
 
     int64_t max_restarts; /* default 5 */

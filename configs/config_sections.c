@@ -201,7 +201,17 @@ int t2__cfg_checkpoint_storage(t2__config *cfg, const t2__ynode *n, const t2__ym
         else if (KEY_IS("save_experiment_best")) rc = t2__get_int(v, path, 0, &cfg->checkpoint_storage.save_experiment_best);
         else if (KEY_IS("save_trial_best")) rc = t2__get_int(v, path, 0, &cfg->checkpoint_storage.save_trial_best);
         else if (KEY_IS("save_trial_latest")) rc = t2__get_int(v, path, 0, &cfg->checkpoint_storage.save_trial_latest);
-        else if (KEY_IS("propagation") || KEY_IS("container_path"))
+        else if (KEY_IS("compression")) {
+            static const char *const names[] = {"none", "gzip", "zstd"};
+            int found = -1;
+            for (int i = 0; i < 3 && v->kind == T2__Y_SCALAR; i++)
+                if (!strcmp(v->text, names[i])) found = i;
+            if (found < 0) {
+                char buf[128];
+                return t2__cfg_err(&v->mark, path, "must be none, gzip or zstd, got %s", t2__ydesc(v, buf, sizeof buf));
+            }
+            cfg->checkpoint_storage.compression = found;
+        } else if (KEY_IS("propagation") || KEY_IS("container_path"))
             rc = t2__cfg_ignored(cfg, &n->key_marks[k], path, "there are no containers");
         else rc = t2__cfg_unknown(cfg, &n->key_marks[k], path);
         if (rc) return rc;

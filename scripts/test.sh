@@ -6,8 +6,9 @@ cd "$(dirname "$0")/.."
 source scripts/deps.sh
 t2exp_install_deps
 jobs=$(nproc)
-t2exp_build build
+# Warnings are errors here (not in users' builds): the code is -Wall -Wextra clean and stays so.
+t2exp_build build -DCMAKE_COMPILE_WARNING_AS_ERROR=ON
 (cd build && ctest --output-on-failure -j"$jobs")
-t2exp_build build-asan -DT2EXP_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
+t2exp_build build-asan -DT2EXP_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_COMPILE_WARNING_AS_ERROR=ON
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j"$jobs")
 echo "all tests passed (plain and sanitized)"

@@ -145,8 +145,8 @@ int t2__asha_restore(t2__searcher *s, const t2__val *state)
         for (int64_t r = 0; r < a->b[i].nrungs; r++) tmp.b[i].rungs[r].length = a->b[i].rungs[r].length;
     }
     for (size_t k = 0; k < trials->n; k++) {
-        int64_t b, f;
-        double r;
+        int64_t b = 0, f = 0; /* read_triple sets them; zeros keep -O3's maybe-uninitialized quiet */
+        double r = 0;
         if ((rc = read_triple(trials->items[k], "state.trials", &b, &r, &f))) goto fail;
         if (b < 0 || b >= (int64_t)nb || r < 0 || r >= (double)a->b[b].nrungs || r != (double)(int64_t)r || f < 0 ||
             f > T2__AT_ALL) {
@@ -188,8 +188,8 @@ int t2__asha_restore(t2__searcher *s, const t2__val *state)
             }
             rung->cap = metrics->n ? metrics->n : 1;
             for (size_t k = 0; k < metrics->n; k++) {
-                int64_t rid, promoted;
-                double m;
+                int64_t rid = 0, promoted = 0;
+                double m = 0;
                 if ((rc = read_triple(metrics->items[k], "state.brackets.rungs.metrics", &rid, &m, &promoted))) goto fail;
                 if (rid < 0 || rid >= s->next_request || tmp.trials[rid].bracket != (int32_t)i || promoted < 0 ||
                     promoted > 1) {

@@ -394,7 +394,7 @@ int t2__searcher_restore(t2__searcher *s, const t2__val *state)
 {
     char seed[24];
     int64_t version, next;
-    int started, shutdown, rc;
+    int started = 0, shutdown = 0, rc; /* set by state_bool on success; zero for -Wmaybe-uninitialized */
     t2__idset ended = {0};
     if (!s || !state) return t2_seterr(T2_EINVAL, "searcher: NULL argument");
     if (state->kind != T2__VAL_MAP) return t2_seterr(T2_EFORMAT, "searcher state: expected a map");

@@ -313,7 +313,10 @@ static int checkpoint(run *r)
     size_t hplen;
     if (!rc) rc = t2__val_to_json(a->hparams, &hp, &hplen);
     if (!rc) rc = t2__uuid_v4(uuid);
-    if (!rc) rc = t2__ckpt_path(path, sizeof path, a->ckpt_dir, uuid, T2__CKPT_COMPRESS_NONE);
+    /* checkpoint_storage.compression holds t2__ckpt_compression's values (configs/ stays apart). */
+    _Static_assert(T2__CKPT_COMPRESS_GZIP == 1 && T2__CKPT_COMPRESS_ZSTD == 2, "config compression values");
+    t2__ckpt_compression comp = (t2__ckpt_compression)a->cfg->checkpoint_storage.compression;
+    if (!rc) rc = t2__ckpt_path(path, sizeof path, a->ckpt_dir, uuid, comp);
     if (rc) {
         free(user);
         free(hp);
@@ -338,7 +341,7 @@ static int checkpoint(run *r)
                            .n_strings = isnan(at_metric) ? 1 : 2, .uuid = uuid};
     t2__ckpt_result res;
     double t0 = t2__now();
-    rc = t2__ckpt_write(path, &c, T2__CKPT_COMPRESS_NONE, &res);
+    rc = t2__ckpt_write(path, &c, comp, &res);
     free(user);
     free(hp);
     free(window);

@@ -62,7 +62,7 @@ int t2__store_print_experiments(t2__store *st, t2__store_format fmt, FILE *out)
 static const char SQL_EXPERIMENT[] =
     "SELECT id, name, description, labels, state, searcher_name AS searcher, metric,"
     " smaller_is_better, progress, num_trials AS trials,"
-    " (SELECT ordinal FROM trials WHERE trials.id = e.best_trial_id) AS best_trial, best_metric,"
+    " best_trial_id AS best_trial, best_metric,"
     " trial_object, seed, " ISO("created_at") " AS created, " ISO("started_at") " AS started, "
     ISO("ended_at") " AS ended, " RUN_SECONDS("ACTIVE") " AS duration, error,"
     " config_yaml AS config FROM experiments e WHERE id = :exp";

@@ -55,6 +55,12 @@ expect_exit 0 "$T2EXP" list --csv
 expect_exit 0 "$T2EXP" describe 3 --json
 [ "$(json "json_array_length(j, '\$.trials')")" = 25 ] || fail "describe --json: 25 trials"
 [ "$(json "round(json_extract(j, '\$.trials[0].best_validation'), 9)")" = 1.25 ] || fail "describe --json ranks the best first"
+# best_trial is the trial's id (as in create's summary line, the progress lines and `t2exp logs`),
+# not its position in the experiment: in experiment 3 the two differ.
+[ "$(json "json_extract(j, '\$.experiment.best_trial')")" = "$(json "json_extract(j, '\$.trials[0].id')")" ] \
+  || fail "describe: best_trial is not the best trial's id"
+[ "$(json "json_extract(j, '\$.trials[0].id')")" != "$(json "json_extract(j, '\$.trials[0].trial')")" ] \
+  || fail "experiment 3's best trial should have an id unlike its position"
 expect_exit 0 "$T2EXP" trials 1 --csv
 [ "$(wc -l <<<"$OUT")" = 13 ] || fail "trials --csv"
 expect_exit 0 "$T2EXP" metrics 1.0 --json

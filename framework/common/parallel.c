@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include "parallel.h"
+#include "internal.h"
 #include "t2exp/error.h"
 #include "t2exp/nn.h"
 
@@ -22,14 +23,56 @@ static struct {
     unsigned long generation; /* bumped per job so sleeping workers know a new job arrived */
     unsigned long start_generation; /* generation when the workers were started: jobs before it are not theirs */
     int pending;              /* workers still running the current job */
+    int sleepers;             /* workers blocked on `wake` (the rest are spinning or working) */
     int quit;
     t2__range_fn fn;
     void *ctx;
     size_t n;
 } pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
-          PTHREAD_COND_INITIALIZER, {0}, 1, 0, 0, 0, 0, 0, NULL, NULL, 0};
+          PTHREAD_COND_INITIALIZER, {0}, 1, 0, 0, 0, 0, 0, 0, NULL, NULL, 0};
 
 static _Thread_local int in_worker;
+
+/* A layer's forward and backward post jobs a few hundred microseconds apart, and waking a thread
+ * from a condition variable costs ~70 us on a VM. So a worker that finishes a job, and a caller
+ * waiting for its workers, first poll for up to SPIN_S before blocking. The pool has as many
+ * threads as the trial has cores, so the polling takes no core anyone else was promised. */
+#define SPIN_S 50e-6
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+static unsigned long load_generation(void) { return __atomic_load_n(&pool.generation, __ATOMIC_ACQUIRE); }
+
+/* Polls until pred(arg) or SPIN_S has passed; returns pred's last value. */
+static int spin_until(int (*pred)(unsigned long), unsigned long arg)
+{
+    double deadline = 0;
+    for (unsigned i = 0;; i++) {
+        if (pred(arg)) return 1;
+        if ((i & 63) == 63) {
+            double now = t2__now();
+            if (deadline == 0) deadline = now + SPIN_S;
+            else if (now > deadline) return pred(arg);
+        }
+        cpu_relax();
+    }
+}
+
+static int new_job_or_quit(unsigned long seen)
+{
+    return load_generation() != seen || __atomic_load_n(&pool.quit, __ATOMIC_ACQUIRE);
+}
+
+static int workers_done(unsigned long unused)
+{
+    (void)unused;
+    return __atomic_load_n(&pool.pending, __ATOMIC_ACQUIRE) == 0;
+}
 
 static void range_of(size_t n, int parts, int i, size_t *b, size_t *e)
 {
@@ -46,7 +89,16 @@ static void *worker(void *arg)
      * still in the slot, and a worker starting from 0 would run them again. */
     unsigned long seen = pool.start_generation;
     for (;;) {
-        while (!pool.quit && pool.generation == seen) pthread_cond_wait(&pool.wake, &pool.mu);
+        if (!new_job_or_quit(seen)) {
+            pthread_mutex_unlock(&pool.mu);
+            spin_until(new_job_or_quit, seen);
+            pthread_mutex_lock(&pool.mu);
+        }
+        while (!pool.quit && pool.generation == seen) {
+            pool.sleepers++;
+            pthread_cond_wait(&pool.wake, &pool.mu);
+            pool.sleepers--;
+        }
         if (pool.quit) break;
         seen = pool.generation;
         t2__range_fn fn = pool.fn;
@@ -57,7 +109,7 @@ static void *worker(void *arg)
         range_of(n, parts, id, &b, &e);
         if (b < e) fn(ctx, b, e);
         pthread_mutex_lock(&pool.mu);
-        if (--pool.pending == 0) pthread_cond_signal(&pool.done);
+        if (__atomic_sub_fetch(&pool.pending, 1, __ATOMIC_RELEASE) == 0) pthread_cond_signal(&pool.done);
     }
     pthread_mutex_unlock(&pool.mu);
     return NULL;
@@ -66,7 +118,7 @@ static void *worker(void *arg)
 static void stop_workers(void)
 {
     pthread_mutex_lock(&pool.mu);
-    pool.quit = 1;
+    __atomic_store_n(&pool.quit, 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&pool.wake);
     pthread_mutex_unlock(&pool.mu);
     for (int i = 1; i < pool.started; i++) pthread_join(pool.tid[i], NULL);
@@ -112,6 +164,7 @@ void t2__pool_reset_after_fork(void)
     pool.nthreads = 1;
     pool.started = 1;
     pool.pending = 0;
+    pool.sleepers = 0;
     pool.quit = 0;
 }
 
@@ -132,15 +185,17 @@ void t2__parallel_for(size_t n, size_t min_per_thread, t2__range_fn fn, void *ct
     pool.fn = fn;
     pool.ctx = ctx;
     pool.n = n;
-    pool.pending = parts - 1;
-    pool.generation++;
-    pthread_cond_broadcast(&pool.wake);
+    __atomic_store_n(&pool.pending, parts - 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&pool.generation, pool.generation + 1, __ATOMIC_RELEASE);
+    if (pool.sleepers) pthread_cond_broadcast(&pool.wake);
     pthread_mutex_unlock(&pool.mu);
     size_t b, e;
     range_of(n, parts, 0, &b, &e);
     if (b < e) fn(ctx, b, e);
-    pthread_mutex_lock(&pool.mu);
-    while (pool.pending > 0) pthread_cond_wait(&pool.done, &pool.mu);
-    pthread_mutex_unlock(&pool.mu);
+    if (!spin_until(workers_done, 0)) {
+        pthread_mutex_lock(&pool.mu);
+        while (__atomic_load_n(&pool.pending, __ATOMIC_ACQUIRE) > 0) pthread_cond_wait(&pool.done, &pool.mu);
+        pthread_mutex_unlock(&pool.mu);
+    }
     pthread_mutex_unlock(&pool.job_lock);
 }

@@ -3,7 +3,7 @@
  * The runner's side of t2exp/checkpoint.h. A checkpoint is one tar archive (pax, via libarchive;
  * uncompressed by default, gzip or zstd on request) with these entries, in this order:
  *
- *   metadata.json    always first: see ckpt_meta.c for the document (format version 1)
+ *   metadata.json    always first: see ckpt_meta.c for the document (format version 2)
  *   params.bin       the net's flat parameter array, little-endian float32
  *   buffers.bin      the net's flat buffer array (batchnorm running stats; may be empty)
  *   optimizer.bin    the optimizer's state buffer (present iff the checkpoint has an optimizer)
@@ -33,7 +33,7 @@
 #include "t2exp/optim.h"
 #include "t2exp/rng.h"
 
-#define T2__CKPT_FORMAT_VERSION 1
+#define T2__CKPT_FORMAT_VERSION 2 /* 2: metadata.json checksums itself; 1 is still read */
 #define T2__CKPT_MAX_META (16u << 20)                  /* metadata.json cap: 16 MiB */
 #define T2__CKPT_MAX_ENTRY ((uint64_t)64 << 30)        /* any entry / file cap: 64 GiB */
 #define T2__CKPT_MAX_NAME 63                           /* RNG names and string-map keys */
@@ -137,6 +137,10 @@ int t2__ckpt_user_state(const t2__ckpt *ck, const void **data, size_t *len);
 int t2__ckpt_params(const t2__ckpt *ck, const float **p, size_t *n);
 /* NULL if absent. */
 const char *t2__ckpt_string(const t2__ckpt *ck, const char *key);
+
+/* Fills in the self checksum of a metadata.json text written by this format's writer (after any
+ * padding: it covers all len bytes). T2_EINVAL if the text does not start with its place. */
+int t2__ckpt_meta_seal(char *text, size_t len);
 
 /* A random (version 4, RFC 4122) uuid as 36 lower-case characters plus NUL, from /dev/urandom.
  * T2_EIO if it cannot be read. */

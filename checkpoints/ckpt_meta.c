@@ -1,6 +1,7 @@
-/* ckpt_meta.c — metadata.json, the first entry of every checkpoint (format version 1):
+/* ckpt_meta.c — metadata.json, the first entry of every checkpoint (format version 2):
  *
- *   {"format": "t2exp-checkpoint", "format_version": 1, "t2exp_version": "0.1.0",
+ *   {"metadata_crc32c": "<8 hex>",
+ *    "format": "t2exp-checkpoint", "format_version": 2, "t2exp_version": "0.1.0",
  *    "uuid": "…", "created_unix": 1700000000, "experiment_id": 7, "trial_id": 3,
  *    "batches_trained": 500, "epoch": 0, "hparams": {…},
  *    "loader": {"epoch": 0, "batch": 500} | null,
@@ -18,7 +19,14 @@
  * Offsets and sizes of tensors are in floats, of entries in bytes. Doubles that JSON cannot hold
  * (the plateau schedule's initial best is ±inf) are written as the strings "inf", "-inf", "nan".
  * RNG words are hex so that the 64-bit state survives readers that parse numbers as doubles.
- * Unknown keys are ignored (additions need no version bump); missing or mistyped ones are errors. */
+ * Unknown keys are ignored (additions need no version bump); missing or mistyped ones are errors.
+ *
+ * The document checks itself: it starts with exactly {"metadata_crc32c":"XXXXXXXX", and those
+ * eight hex digits are the CRC-32C of the whole entry (trailing blanks included) with the digits
+ * read as "00000000". Every other byte of a checkpoint is covered by the tensor and entry CRCs
+ * above; without this a flipped digit in, say, batches_trained or an RNG word would restore a
+ * wrong training state without a word (tar checks only its headers, and libarchive does not
+ * check gzip's CRC). Version 1 documents, which predate it, are still read. */
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
 #include <math.h>
@@ -27,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ckpt_internal.h"
+#include "crc32c.h"
 #include "configs/value.h"
 #include "t2exp.h"
 
@@ -67,6 +76,35 @@ void t2__ckpt_meta_clear(t2__ckpt *ck)
     ck->ntensors = ck->nrngs = ck->nstrings = 0;
 }
 
+/* ---------- the self checksum ---------- */
+
+static const char SEAL[] = "{\"metadata_crc32c\":\"";
+#define SEAL_LEN (sizeof SEAL - 1)
+#define SEAL_DIGITS 8
+
+static int has_seal(const char *text, size_t len)
+{
+    return len >= SEAL_LEN + SEAL_DIGITS + 1 && memcmp(text, SEAL, SEAL_LEN) == 0 &&
+           text[SEAL_LEN + SEAL_DIGITS] == '"';
+}
+
+static uint32_t seal_crc(const char *text, size_t len)
+{
+    uint32_t c = t2__crc32c(0, text, SEAL_LEN);
+    c = t2__crc32c(c, "00000000", SEAL_DIGITS);
+    return t2__crc32c(c, text + SEAL_LEN + SEAL_DIGITS, len - SEAL_LEN - SEAL_DIGITS);
+}
+
+int t2__ckpt_meta_seal(char *text, size_t len)
+{
+    if (!text || !has_seal(text, len))
+        return t2_seterr(T2_EINVAL, "metadata.json: does not start with %s\"XXXXXXXX\"", SEAL);
+    char hex[SEAL_DIGITS + 1];
+    snprintf(hex, sizeof hex, "%08x", (unsigned)seal_crc(text, len));
+    memcpy(text + SEAL_LEN, hex, SEAL_DIGITS);
+    return T2_OK;
+}
+
 /* ---------- writer ---------- */
 
 static t2__val *dbl(double d)
@@ -96,6 +134,8 @@ int t2__ckpt_meta_to_json(const t2__ckpt *ck, char **out, size_t *len)
                        hj);
         goto fail;
     }
+    /* First, so the document starts with the seal (filled in by t2__ckpt_meta_seal). */
+    if (ck->format_version >= 2) SET(root, "metadata_crc32c", t2__val_string("00000000"));
     SET(root, "format", t2__val_string("t2exp-checkpoint"));
     SET(root, "format_version", t2__val_int(ck->format_version));
     SET(root, "t2exp_version", t2__val_string(ck->version));
@@ -542,9 +582,9 @@ static int parse_root(t2__ckpt *ck, const t2__val *root)
     if (root->kind != T2__VAL_MAP) return bad(ck, "the document is a %s, not a map", t2__val_kind_name(root->kind));
     /* The version first: a later format may change everything else. */
     if ((rc = get_int(ck, root, "", "format_version", INT64_MIN, INT64_MAX, &ver))) return rc;
-    if (ver != T2__CKPT_FORMAT_VERSION)
+    if (ver < 1 || ver > T2__CKPT_FORMAT_VERSION)
         return t2_seterr(T2_EUNSUPPORTED,
-                         "checkpoint %s: format version %lld is not supported (this t2exp %s reads version %d)",
+                         "checkpoint %s: format version %lld is not supported (this t2exp %s reads versions 1 to %d)",
                          ck->path, (long long)ver, t2_version(), T2__CKPT_FORMAT_VERSION);
     ck->format_version = (int)ver;
     if ((rc = get_str(ck, root, "", "format", &s))) return rc;
@@ -582,14 +622,35 @@ static int parse_root(t2__ckpt *ck, const t2__val *root)
     return T2_OK;
 }
 
+/* T2_OK with *sealed 0 for a document without the seal (version 1; the version check decides). */
+static int check_seal(const t2__ckpt *ck, const char *text, size_t len, int *sealed)
+{
+    *sealed = has_seal(text, len);
+    if (!*sealed) return T2_OK;
+    char stored[SEAL_DIGITS + 1];
+    memcpy(stored, text + SEAL_LEN, SEAL_DIGITS);
+    stored[SEAL_DIGITS] = '\0';
+    char want[SEAL_DIGITS + 1];
+    snprintf(want, sizeof want, "%08x", (unsigned)seal_crc(text, len));
+    if (strcmp(stored, want) != 0)
+        return bad(ck, "fails its CRC-32C check (stored %s, computed %s): the file is corrupt", stored, want);
+    return T2_OK;
+}
+
 int t2__ckpt_meta_from_json(t2__ckpt *ck, const char *text, size_t len)
 {
     t2__val *root = NULL;
     size_t at = 0;
-    int rc = t2__val_from_json(text, len, &root, &at);
+    int sealed = 0;
+    int rc = check_seal(ck, text, len, &sealed);
+    if (rc) return rc;
+    rc = t2__val_from_json(text, len, &root, &at);
     if (rc == T2_ENOMEM) return t2_seterr(rc, "checkpoint %s: out of memory reading metadata.json", ck->path);
     if (rc) return bad(ck, "not valid JSON at byte %zu: %s", at, t2_errmsg());
     rc = parse_root(ck, root);
     t2__val_free(root);
+    if (!rc && ck->format_version >= 2 && !sealed)
+        rc = bad(ck, "does not start with its own checksum (%s\"…\"), which format version %d requires", SEAL,
+                 ck->format_version);
     return rc;
 }

@@ -390,6 +390,10 @@ static int write_overlapped(t2__ckpt *ck, const char *meta, size_t meta_len, t2_
                               : t2_seterr(T2_ENOMEM, "checkpoint %s: out of memory", ck->path);
     }
     memset(padded + len, ' ', meta_len - len);
+    if ((rc = t2__ckpt_meta_seal(padded, meta_len))) {
+        free(padded);
+        return rc;
+    }
     size_t done = 0;
     while (done < meta_len && !rc) {
         ssize_t r = pwrite(w->fd, padded + done, meta_len - done, (off_t)(w->meta_at + done));
@@ -438,6 +442,8 @@ int t2__ckpt_write(const char *path, const t2__ckpt_contents *c, t2__ckpt_compre
     else if ((rc = t2__ckpt_spans(spans, nspans, 1))) goto out;
     else set_crcs(&ck, spans, nspans);
     if ((rc = t2__ckpt_meta_to_json(&ck, &meta, &meta_len))) goto out;
+    /* Overlapped, this text is a placeholder that write_overlapped replaces (and seals). */
+    if (!overlap && (rc = t2__ckpt_meta_seal(meta, meta_len))) goto out;
 
     size_t tlen = strlen(path) + 48;
     if (!(tmp = malloc(tlen))) {

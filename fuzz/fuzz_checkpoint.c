@@ -4,7 +4,8 @@
  *
  * Input: byte 0 picks the mode. Even: the rest is a whole archive (tar, tar.gz or tar.zst), as
  * read from disk. Odd: the rest is the text of metadata.json, wrapped into a valid tar with the
- * entries of the harness's fixed model, so mutations reach the metadata validation and the
+ * entries of the harness's fixed model and sealed with its own checksum (when it starts with
+ * its place), so mutations reach the metadata validation and the
  * checksum and restore paths instead of dying on tar header checksums. With bit 1 of byte 0
  * set, the archive is opened as the runner opens it (t2__ckpt_open_for_restore, from a memfd),
  * so the float arrays' checksums are checked during the restore's copy instead of at open.
@@ -100,7 +101,16 @@ static unsigned char *wrap_meta(const fixed *f, const uint8_t *meta, size_t meta
     size_t total = 512 * 6 + meta_len + 511 + (np + nb + ns) * 4 + 3 * 511 + sizeof user_bytes + 511 + 1024;
     unsigned char *out = calloc(1, total), *o = out;
     if (!out) return NULL;
-    o += put_entry(o, "metadata.json", meta, meta_len);
+    /* Sealed with its own checksum, so mutations reach the validation behind it. */
+    unsigned char *sealed = malloc(meta_len ? meta_len : 1);
+    if (!sealed) {
+        free(out);
+        return NULL;
+    }
+    memcpy(sealed, meta, meta_len);
+    t2__ckpt_meta_seal((char *)sealed, meta_len);
+    o += put_entry(o, "metadata.json", sealed, meta_len);
+    free(sealed);
     o += put_entry(o, "params.bin", p, np * 4);
     o += put_entry(o, "buffers.bin", b, nb * 4);
     o += put_entry(o, "optimizer.bin", s, ns * 4);

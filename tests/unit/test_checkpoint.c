@@ -94,7 +94,7 @@ static void round_trip(t2__ckpt_compression comp)
     }
     t2_checkpoint_info info;
     CHECK_OK(t2__ckpt_get_info(ck, &info));
-    CHECK(info.format_version == 1);
+    CHECK(info.format_version == 2);
     CHECK(!strcmp(info.t2exp_version, t2_version()));
     CHECK(!strcmp(info.uuid, res.uuid));
     CHECK(info.experiment_id == 7 && info.trial_id == 3 && info.batches_trained == 12345 && info.epoch == 3);

@@ -60,6 +60,7 @@ static unsigned char *meta_variant(void (*edit)(t2__val *root), size_t *len)
         return NULL;
     }
     t2__val_free(root);
+    t2__ckpt_meta_seal(text, tlen); /* a document that checks out, so the edit is what is judged */
     tar_ent m = {"metadata.json", '0', text, tlen, -1, NULL};
     unsigned char *out = variant(0, &m, NULL, len);
     free(text);
@@ -68,7 +69,7 @@ static unsigned char *meta_variant(void (*edit)(t2__val *root), size_t *len)
 
 #define SET_IN(root, path, key, v) t2__val_map_set(t2__val_lookup((root), (path)), (key), (v))
 
-static void ed_version(t2__val *r) { t2__val_map_set(r, "format_version", t2__val_int(2)); }
+static void ed_version(t2__val *r) { t2__val_map_set(r, "format_version", t2__val_int(3)); }
 static void ed_no_tensors(t2__val *r) { t2__val_map_set(r, "tensors", t2__val_null()); }
 static void ed_overlap(t2__val *r) { SET_IN(r, "tensors.1", "offset", t2__val_int(11)); }
 static void ed_gap(t2__val *r) { SET_IN(r, "tensors.1", "offset", t2__val_int(13)); }
@@ -235,7 +236,7 @@ static void metadata(void)
         int rc;
         const char *text;
     } cases[] = {
-        {ed_version, T2_EUNSUPPORTED, "format version 2 is not supported"},
+        {ed_version, T2_EUNSUPPORTED, "format version 3 is not supported"},
         {ed_no_tensors, T2_EFORMAT, "metadata.json: tensors is a null, not a list"},
         {ed_overlap, T2_EFORMAT, "tensor 0.dense.bias at offset 11 overlaps the one before"},
         {ed_gap, T2_EFORMAT, "tensor 0.dense.bias at offset 13 leaves a gap"},
@@ -268,6 +269,45 @@ static void metadata(void)
     a = variant(0, &m, NULL, &len);
     EXPECT(a, len, T2_EFORMAT, "metadata.json: the document is a list, not a map");
     free(a);
+}
+
+/* metadata.json's own checksum: a changed digit is caught; a version 1 document (before the
+ * checksum) is still read; a version 2 document without it is refused. */
+static void seal(void)
+{
+    const char *meta = (const char *)ents[0].data;
+    size_t n = ents[0].len;
+    CHECK(n > 40 && !strncmp(meta, "{\"metadata_crc32c\":\"", 20));
+    char *t = malloc(n + 1);
+    memcpy(t, meta, n);
+    t[n] = '\0';
+    char *d = strstr(t, "\"trial_id\":1");
+    CHECK(d != NULL);
+    size_t len;
+    if (d) {
+        d[11] = '2'; /* trial 1 becomes trial 2: still a valid document */
+        tar_ent m = {"metadata.json", '0', t, n, -1, NULL};
+        unsigned char *a = variant(0, &m, NULL, &len);
+        EXPECT(a, len, T2_EFORMAT, "crafted.tar: metadata.json: fails its CRC-32C check (stored ");
+        free(a);
+        d[11] = '1';
+    }
+    /* Without the checksum: "{" + the rest after the 30-byte {"metadata_crc32c":"XXXXXXXX", */
+    for (int v = 1; v <= 2; v++) {
+        char *u = malloc(n);
+        u[0] = '{';
+        memcpy(u + 1, t + 30, n - 30);
+        char *fv = strstr(u, "\"format_version\":2");
+        CHECK(fv != NULL);
+        if (fv) fv[17] = (char)('0' + v);
+        tar_ent m = {"metadata.json", '0', u, n - 29, -1, NULL};
+        unsigned char *a = variant(0, &m, NULL, &len);
+        if (v == 1) EXPECT(a, len, T2_OK, NULL);
+        else EXPECT(a, len, T2_EFORMAT, "does not start with its own checksum");
+        free(a);
+        free(u);
+    }
+    free(t);
 }
 
 /* Through a real file: the path is in the message; a gzip archive cut short is truncated. */
@@ -312,6 +352,7 @@ int main(void)
         corruptions();
         entry_kinds();
         metadata();
+        seal();
         files();
     }
     free(real);

@@ -26,7 +26,7 @@ typedef struct t2_checkpoint t2_checkpoint;
 
 /* The checkpoint's metadata. Strings belong to the checkpoint (valid until t2_checkpoint_free). */
 typedef struct t2_checkpoint_info {
-    int format_version;        /* archive format version (this build reads 1) */
+    int format_version;        /* archive format version (this build writes 2, reads 1 and 2) */
     const char *t2exp_version; /* t2_version() of the writer */
     const char *uuid;          /* RFC 4122 text */
     int64_t experiment_id;     /* 0 outside an experiment */

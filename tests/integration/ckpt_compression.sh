@@ -24,13 +24,8 @@ for comp in gzip zstd; do
   exp=$((exp + 1))
   ext=$([ "$comp" = gzip ] && echo .tar.gz || echo .tar.zst)
   mlp_config "$WORK/$comp.yaml" 300 "max_restarts: 2" "checkpoint_storage: {compression: $comp}"
-  "$T2EXP" create "$WORK/$comp.yaml" "$TRIALS/fashion_mnist_mlp.so" --plain > "$WORK/$comp.log" 2>&1 &
-  ctl=$!
-  wait_for "SELECT count(*) FROM checkpoints c JOIN trials t ON t.id=c.trial_id WHERE t.experiment_id=$exp AND c.batches >= 100"
-  runner=$(pgrep -P "$ctl" | head -n 1)
-  [ -n "$runner" ] || fail "$comp: no trial process under the controller"
-  kill -KILL "$runner"
-  wait "$ctl" || fail "$comp: the experiment failed: $(cat "$WORK/$comp.log")"
+  create_kill_trial "$WORK/$comp.yaml" "$WORK/$comp.log" \
+    "SELECT count(*) FROM checkpoints c JOIN trials t ON t.id=c.trial_id WHERE t.experiment_id=$exp AND c.batches >= 100"
   trial=$(sql "SELECT id FROM trials WHERE experiment_id=$exp")
   [ "$(sql "SELECT restarts FROM trials WHERE id=$trial")" = 1 ] || fail "$comp: restarts should be 1"
   grep -q "restored .*$ext: batch [1-9]" "$T2EXP_HOME/experiments/$exp/trial-$trial.log" \

@@ -4,13 +4,7 @@
 source "$(dirname "$0")/common.bash"
 have_fashion_mnist || { echo "ckpt_trial_kill: skipped (no dataset-fashion-mnist)"; exit 0; }
 mlp_config "$WORK/c.yaml" 400 "max_restarts: 2"
-"$T2EXP" create "$WORK/c.yaml" "$TRIALS/fashion_mnist_mlp.so" --plain > "$WORK/create.log" 2>&1 &
-ctl=$!
-wait_for "SELECT count(*) FROM checkpoints WHERE batches >= 100"
-runner=$(pgrep -P "$ctl" | head -n 1)
-[ -n "$runner" ] || fail "no trial process under the controller"
-kill -KILL "$runner"
-wait "$ctl" || fail "the experiment failed after a trial was killed: $(cat "$WORK/create.log")"
+create_kill_trial "$WORK/c.yaml" "$WORK/create.log" "SELECT count(*) FROM checkpoints WHERE batches >= 100"
 grep -q "killed by signal 9" "$WORK/create.log" || fail "the kill was not reported: $(cat "$WORK/create.log")"
 [ "$(sql "SELECT restarts FROM trials WHERE id=1")" = 1 ] || fail "restarts should be 1"
 [ "$(sql "SELECT state FROM trials WHERE id=1")" = COMPLETED ] || fail "the trial should complete"

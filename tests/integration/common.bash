@@ -68,5 +68,19 @@ wait_for() {
   fail "timed out waiting for: $1"
 }
 
+# create_kill_trial CONFIG LOG SQL — runs `t2exp create CONFIG fashion_mnist_mlp.so` in the
+# background (output in LOG), waits until SQL is true, SIGKILLs the trial process, and waits for
+# the experiment, which must still succeed (the trial restarts from its latest checkpoint).
+create_kill_trial() {
+  local config=$1 log=$2 ctl runner
+  "$T2EXP" create "$config" "$TRIALS/fashion_mnist_mlp.so" --plain > "$log" 2>&1 &
+  ctl=$!
+  wait_for "$3"
+  runner=$(pgrep -P "$ctl" | head -n 1)
+  [ -n "$runner" ] || fail "no trial process under the controller"
+  kill -KILL "$runner"
+  wait "$ctl" || fail "the experiment failed after a trial was killed: $(cat "$log")"
+}
+
 # params_sha CHECKPOINT — hash of the parameters inside a checkpoint archive.
 params_sha() { tar -xOf "$1" params.bin | sha256sum | cut -d' ' -f1; }

@@ -216,8 +216,10 @@ done:
 
 /* ---- trials, metrics, checkpoints ------------------------------------------------------ */
 
+/* Trial seeds use all 64 bits and SQLite stores them signed: shown unsigned, as the runner uses
+ * them (text, so JSON readers that hold numbers as doubles keep every digit). */
 static const char SQL_TRIALS[] =
-    "SELECT ordinal AS trial, id, state, hparams, seed, restarts, batches_trained AS batches,"
+    "SELECT ordinal AS trial, id, state, hparams, printf('%llu', seed) AS seed, restarts, batches_trained AS batches,"
     " target_length_batches AS target_batches, best_validation, latest_validation, "
     ISO("started_at") " AS started, " RUN_SECONDS("RUNNING") " AS duration, error"
     " FROM trials WHERE experiment_id = :exp ORDER BY ordinal";

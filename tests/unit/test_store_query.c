@@ -27,7 +27,8 @@ static void fixture_store(void)
     CHECK_OK(t2__store_create_experiment(st, &e, &e2));
     CHECK_OK(t2__store_create_trial(st, e1, -1, "{\"lr\":0.1,\"layers\":[32,64]}", 101, 0, &tr[1]));
     CHECK_OK(t2__store_create_trial(st, e1, -1, "{\"lr\":0.01}", 102, 0, &tr[2]));
-    CHECK_OK(t2__store_create_trial(st, e1, -1, "{\"lr\":1}", 103, 0, &tr[3]));
+    /* A seed with the top bit set: shown unsigned (18000000000000000000), not negative. */
+    CHECK_OK(t2__store_create_trial(st, e1, -1, "{\"lr\":1}", (int64_t)UINT64_C(18000000000000000000), 0, &tr[3]));
     now += 5;
     t2__trial_update u = {.set = T2__TU_STATE, .state = T2__TRIAL_RUNNING};
     CHECK_OK(t2__store_update_trial(st, tr[1], &u));
@@ -170,14 +171,14 @@ static const char WANT6[] =
     "1,1,RUNNING,\"{\"\"lr\"\":0.1,\"\"layers\"\":[32,64]}\",101,0,200,,0.25,0.25,2023-11-14T22:13:25Z,3672.0,\n"
     "2,2,ERRORED,\"{\"\"lr\"\":0.01}\",102,2,100,,0.45,0.45,2023-11-14T22:13:25Z,10.0,\"line1\n"
     "line2, \"\"quoted\"\"\"\n"
-    "3,3,QUEUED,\"{\"\"lr\"\":1}\",103,0,0,,,,,,\n"
+    "3,3,QUEUED,\"{\"\"lr\"\":1}\",18000000000000000000,0,0,,,,,,\n"
     ;
 static const char WANT7[] =
-    "trial  id  state    hparams                      seed  restarts  batches  target_batches  best_validation  latest_validation  started               duration  error\n"
-    "-----  --  -------  ---------------------------  ----  --------  -------  --------------  ---------------  -----------------  --------------------  --------  ---------------------\n"
-    "    1   1  RUNNING  {\"lr\":0.1,\"layers\":[32,64]}   101         0      200                             0.25               0.25  2023-11-14T22:13:25Z  1h01m12s\n"
-    "    2   2  ERRORED  {\"lr\":0.01}                   102         2      100                             0.45               0.45  2023-11-14T22:13:25Z       10s  line1 line2, \"quoted\"\n"
-    "    3   3  QUEUED   {\"lr\":1}                      103         0        0\n"
+    "trial  id  state    hparams                      seed                  restarts  batches  target_batches  best_validation  latest_validation  started               duration  error\n"
+    "-----  --  -------  ---------------------------  --------------------  --------  -------  --------------  ---------------  -----------------  --------------------  --------  ---------------------\n"
+    "    1   1  RUNNING  {\"lr\":0.1,\"layers\":[32,64]}  101                          0      200                             0.25               0.25  2023-11-14T22:13:25Z  1h01m12s\n"
+    "    2   2  ERRORED  {\"lr\":0.01}                  102                          2      100                             0.45               0.45  2023-11-14T22:13:25Z       10s  line1 line2, \"quoted\"\n"
+    "    3   3  QUEUED   {\"lr\":1}                     18000000000000000000         0        0\n"
     ;
 static const char WANT8[] =
     "kind,batches,epoch,name,value,time\n"

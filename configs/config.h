@@ -53,6 +53,7 @@ typedef struct t2__searcher_config {
     size_t nbracket_rungs;
     char *source_checkpoint;       /* warm start: a checkpoint path/uuid (source_checkpoint_uuid too), or NULL */
     int64_t source_trial_id;       /* warm start from a trial's latest checkpoint; 0 = none */
+    int source_checkpoint_optimizer; /* the warm start also takes the optimizer state; default 0 */
 } t2__searcher_config;
 
 typedef struct t2__config {

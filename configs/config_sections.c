@@ -26,6 +26,7 @@ static const struct {
     {"source_checkpoint", APPLIES_ALL},
     {"source_checkpoint_uuid", APPLIES_ALL},
     {"source_trial_id", APPLIES_ALL},
+    {"source_checkpoint_optimizer", APPLIES_ALL},
     {"max_trials", APPLIES_RANDOM | APPLIES_ASHA},
     {"max_concurrent_trials", APPLIES_GRID | APPLIES_RANDOM | APPLIES_ASHA},
     {"mode", APPLIES_ASHA},
@@ -141,6 +142,8 @@ int t2__cfg_searcher(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark
             rc = int_list(v, path, &s->bracket_rungs, &s->nbracket_rungs);
         } else if (KEY_IS("source_checkpoint") || KEY_IS("source_checkpoint_uuid")) {
             rc = t2__get_string(v, path, &s->source_checkpoint);
+        } else if (KEY_IS("source_checkpoint_optimizer")) {
+            rc = t2__get_bool(v, path, &s->source_checkpoint_optimizer);
         } else { /* source_trial_id */
             rc = t2__get_int(v, path, 1, &s->source_trial_id);
         }

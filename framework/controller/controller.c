@@ -71,6 +71,7 @@ typedef struct ctl {
     int64_t best_trial;
     t2__progress prog;
     char ckpt_dir[PATH_MAX];
+    char *warm;             /* the checkpoint new trials warm-start from (NULL: none) */
     const char *const *ovr; /* the config's --config overrides (for distributed trials' spec) */
     int novr;
     int listen_fd;          /* where distributed trials' rank 0 calls back (-1: not yet) */
@@ -395,8 +396,8 @@ static int start_trial(ctl *c, trial *t)
         if (c->t[c->run[k]].fd >= 0) fds[n++] = c->t[c->run[k]].fd;
     if (c->listen_fd >= 0) fds[n++] = c->listen_fd;
     /* A trial continues from its own latest checkpoint; a new one may warm-start from the
-     * experiment's source checkpoint (parameters only). */
-    const char *warm = c->o->from_checkpoint ? c->o->from_checkpoint : c->cfg->searcher.source_checkpoint;
+     * experiment's source checkpoint (see resolve_warm). */
+    const char *warm = c->warm;
     t2__runner_args a = {.cfg = c->cfg, .def = c->so.def, .hparams = t->hparams, .trial_id = t->id,
                          .seed = t->seed, .threads = c->threads, .fd = -1, .experiment_id = c->exp_id,
                          .ckpt_dir = c->ckpt_dir, .restore_path = t->ckpt ? t->ckpt : warm,
@@ -867,8 +868,49 @@ static int run_experiment(ctl *c, int resumed)
     return !rc && final == T2__EXP_COMPLETED && errored == 0 ? 0 : 1;
 }
 
+/* The warm start of new trials: --from-checkpoint, else searcher.source_checkpoint (a file, or
+ * the uuid of an active checkpoint in this store), else searcher.source_trial_id (that trial's
+ * latest checkpoint). It is opened and checked here, so a bad one stops the experiment before a
+ * trial runs. */
+static int resolve_warm(ctl *c)
+{
+    const t2__config *cfg = c->cfg;
+    const char *src = c->o->from_checkpoint ? c->o->from_checkpoint : cfg->searcher.source_checkpoint;
+    const char *what = c->o->from_checkpoint ? "--from-checkpoint" : "searcher.source_checkpoint";
+    t2__checkpoint_row row;
+    memset(&row, 0, sizeof row);
+    int rc = T2_OK;
+    if (src && !c->o->from_checkpoint && access(src, F_OK) != 0) {
+        if ((rc = t2__store_checkpoint_by_uuid(c->st, src, &row)))
+            return rc != T2_ENOTFOUND ? rc
+                                      : t2_seterr(T2_EINVAL, "searcher.source_checkpoint: %s is neither a file nor the "
+                                                  "uuid of an active checkpoint in the store", src);
+        src = row.path;
+    } else if (!src && cfg->searcher.source_trial_id > 0) {
+        what = "searcher.source_trial_id";
+        if ((rc = t2__store_latest_checkpoint(c->st, cfg->searcher.source_trial_id, &row)))
+            return rc != T2_ENOTFOUND ? rc
+                                      : t2_seterr(T2_EINVAL, "searcher.source_trial_id: trial %lld has no checkpoint",
+                                                  (long long)cfg->searcher.source_trial_id);
+        src = row.path;
+    }
+    if (src) {
+        t2__ckpt *ck = NULL;
+        if ((rc = t2__ckpt_open(&ck, src))) {
+            char why[512];
+            snprintf(why, sizeof why, "%s", t2_errmsg());
+            rc = t2_seterr(rc, "%s: %s", what, why);
+        }
+        t2__ckpt_free(ck);
+        if (!rc && !(c->warm = strdup(src))) rc = t2_seterr(T2_ENOMEM, "controller: out of memory");
+    }
+    t2__checkpoint_row_free(&row);
+    return rc;
+}
+
 static void cleanup(ctl *c)
 {
+    free(c->warm);
     for (size_t i = 0; i < c->nt; i++) {
         t2__val_free(c->t[i].hparams);
         free(c->t[i].error);
@@ -908,19 +950,27 @@ int t2__experiment_create(const t2__create_opts *o, int64_t *exp_id)
     }
     c.ovr = o->overrides;
     c.novr = o->noverrides;
-    if (o->from_checkpoint) {
-        t2__ckpt *ck = NULL;
-        if ((rc = t2__ckpt_open(&ck, o->from_checkpoint))) {
-            t2__trial_so_close(&c.so);
-            return rc;
-        }
-        t2__ckpt_free(ck);
-    }
-    if ((rc = t2__store_home(o->home, home, sizeof home)) || (rc = t2__store_open(home, 0, &c.st))) goto out;
+    if ((rc = t2__store_home(o->home, home, sizeof home)) || (rc = t2__store_open(home, 0, &c.st)) ||
+        (rc = resolve_warm(&c)))
+        goto out;
     uint64_t seed = cfg->experiment_seed_set ? cfg->experiment_seed : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
     /* The store keeps the config as run: the file, then the command line's overrides as comments
      * (which `t2exp resume` applies again). */
-    size_t ylen = strlen(cfg->yaml_text) + 64;
+    /* --from-checkpoint is kept the same way, as searcher.source_checkpoint with an absolute path
+     * (a YAML double-quoted string), so the trials a resume starts warm-start as these did. */
+    char warm_ovr[PATH_MAX * 2 + 64] = "";
+    if (o->from_checkpoint) {
+        char abs[PATH_MAX], *w = warm_ovr;
+        if (!realpath(c.warm, abs)) snprintf(abs, sizeof abs, "%s", c.warm);
+        w += sprintf(w, "searcher.source_checkpoint=\"");
+        for (const char *p = abs; *p; p++) {
+            if (*p == '"' || *p == '\\') *w++ = '\\';
+            *w++ = *p;
+        }
+        strcpy(w, "\"");
+    }
+    int nstored = o->noverrides + (warm_ovr[0] != '\0');
+    size_t ylen = strlen(cfg->yaml_text) + strlen(warm_ovr) + 64;
     for (int i = 0; i < o->noverrides; i++) ylen += strlen(o->overrides[i]) + 16;
     char *yaml = malloc(ylen);
     if (!yaml) {
@@ -928,9 +978,10 @@ int t2__experiment_create(const t2__create_opts *o, int64_t *exp_id)
         goto out;
     }
     size_t off = (size_t)snprintf(yaml, ylen, "%s", cfg->yaml_text);
-    if (o->noverrides) off += (size_t)snprintf(yaml + off, ylen - off, "\n" T2__OVERRIDES_MARK "\n");
+    if (nstored) off += (size_t)snprintf(yaml + off, ylen - off, "\n" T2__OVERRIDES_MARK "\n");
     for (int i = 0; i < o->noverrides; i++)
         off += (size_t)snprintf(yaml + off, ylen - off, T2__OVERRIDE_PREFIX "%s\n", o->overrides[i]);
+    if (warm_ovr[0]) off += (size_t)snprintf(yaml + off, ylen - off, T2__OVERRIDE_PREFIX "%s\n", warm_ovr);
     t2__experiment_new e = {.name = cfg->name, .description = cfg->description, .config_yaml = yaml,
                             .searcher_name = t2__searcher_name(cfg->searcher.name), .metric = cfg->searcher.metric,
                             .smaller_is_better = cfg->searcher.smaller_is_better, .trial_object = object,
@@ -1120,7 +1171,7 @@ int t2__experiment_resume(const t2__resume_opts *o)
     c.ovr = ovr;
     c.novr = novr;
     if ((rc = t2__trial_so_open(o->trial_path ? o->trial_path : row.trial_object, &c.so))) goto out;
-    if ((rc = checkpoint_dir(&c, home))) goto out;
+    if ((rc = checkpoint_dir(&c, home)) || (rc = resolve_warm(&c))) goto out;
     if ((rc = t2__searcher_create(cfg, (uint64_t)row.seed, &c.s))) goto out;
     if (t2__store_load_searcher_state(c.st, c.exp_id, NULL, &state_json) == T2_OK) {
         size_t off;

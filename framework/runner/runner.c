@@ -370,7 +370,7 @@ static int checkpoint(run *r)
 
 /* Continues from a checkpoint: model, optimizer, schedule, loader position, RNG, user state and
  * counters, so training goes on exactly as if it had never stopped. A warm start takes the
- * parameters only and starts counting from zero. */
+ * parameters (and the optimizer state when asked) and starts counting from zero. */
 static int restore(run *r)
 {
     t2__ckpt *ck = NULL;
@@ -384,7 +384,16 @@ static int restore(run *r)
                fail(r, "restore", T2_ESTATE);
     }
     if (r->a->warm_start) {
-        rc = t2__ckpt_restore(ck, r->ctx.net, NULL, NULL);
+        /* searcher.source_checkpoint_optimizer: the optimizer state (momentum, moments, step
+         * count) too, for a trial that continues another's training rather than fine-tunes. */
+        int with_opt = r->a->cfg->searcher.source_checkpoint_optimizer;
+        if (with_opt && !r->ctx.opt)
+            rc = t2_seterr(T2_ESTATE, "searcher.source_checkpoint_optimizer needs an optimizer wrapped with "
+                                      "t2_wrap_optimizer");
+        if (!rc) rc = t2__ckpt_restore(ck, r->ctx.net, with_opt ? r->ctx.opt : NULL, NULL);
+        if (!rc)
+            printf("warm start from %s: parameters%s\n", r->a->restore_path,
+                   with_opt ? " and optimizer state" : "");
         t2__ckpt_free(ck);
         return rc ? fail(r, "restore", rc) : 0;
     }

@@ -273,6 +273,8 @@ typedef struct {
 /* The ACTIVE checkpoint of the trial with the most batches (latest created among equals);
  * T2_ENOTFOUND if the trial has none. */
 int t2__store_latest_checkpoint(t2__store *st, int64_t trial_id, t2__checkpoint_row *out);
+/* The ACTIVE checkpoint with this uuid; T2_ENOTFOUND if there is none. */
+int t2__store_checkpoint_by_uuid(t2__store *st, const char *uuid, t2__checkpoint_row *out);
 /* Every checkpoint of an experiment (trial_id 0) or of one trial, deleted ones included, ordered
  * by trial then batches — what garbage collection needs. Free with t2__checkpoint_rows_free. */
 int t2__store_list_checkpoints(t2__store *st, int64_t experiment_id, int64_t trial_id,

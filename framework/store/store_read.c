@@ -219,6 +219,8 @@ int t2__store_trial_id(t2__store *st, int64_t experiment_id, int64_t ordinal, in
 static const char SQL_LATEST_CKPT[] =
     "SELECT " CKPT_COLS " FROM checkpoints WHERE trial_id = ?1 AND state = 'ACTIVE'"
     " ORDER BY batches DESC, created_at DESC LIMIT 1";
+static const char SQL_CKPT_BY_UUID[] =
+    "SELECT " CKPT_COLS " FROM checkpoints WHERE uuid = ?1 AND state = 'ACTIVE'";
 static const char SQL_CKPTS_OF_TRIAL[] =
     "SELECT " CKPT_COLS " FROM checkpoints WHERE trial_id = ?2 ORDER BY batches, created_at";
 static const char SQL_CKPTS_OF_EXP[] =
@@ -270,6 +272,21 @@ int t2__store_latest_checkpoint(t2__store *st, int64_t trial_id, t2__checkpoint_
     if (rc == T2_ENOTFOUND)
         rc = t2_seterr(T2_ENOTFOUND, "store %s: trial %" PRId64 " has no checkpoint", st->path,
                        trial_id);
+    if (!rc) rc = read_ckpt(s, out);
+    sqlite3_reset(s);
+    return rc;
+}
+
+int t2__store_checkpoint_by_uuid(t2__store *st, const char *uuid, t2__checkpoint_row *out)
+{
+    if (!st || !uuid || !out) return t2_seterr(T2_EINVAL, "store: checkpoint_by_uuid: NULL argument");
+    memset(out, 0, sizeof *out);
+    sqlite3_stmt *s;
+    int rc = t2__store_stmt(st, SQL_CKPT_BY_UUID, &s);
+    if (rc) return rc;
+    if ((rc = sqlite3_bind_text(s, 1, uuid, -1, SQLITE_TRANSIENT)) != SQLITE_OK) return t2__store_err(st, rc, "bind");
+    rc = step_row(st, s, "checkpoint by uuid");
+    if (rc == T2_ENOTFOUND) rc = t2_seterr(T2_ENOTFOUND, "store %s: no active checkpoint %s", st->path, uuid);
     if (!rc) rc = read_ckpt(s, out);
     sqlite3_reset(s);
     return rc;

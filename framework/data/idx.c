@@ -17,52 +17,28 @@
 
 #define IDX_UBYTE 0x08
 
-/* Reads a whole file into a malloc'd buffer. */
-static int read_file(const char *path, uint8_t **out, size_t *len)
+/* Reads the rest of an open file (size bytes by fstat) into a malloc'd buffer. */
+static int read_fd(int fd, const char *path, size_t size, uint8_t **out, size_t *len)
 {
     *out = NULL;
     *len = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        int e = errno;
-        return t2_seterr(e == ENOENT ? T2_ENOTFOUND : T2_EIO, "%s: cannot open: %s", path, strerror(e));
-    }
-    int rc = T2_OK;
-    uint8_t *buf = NULL;
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-        rc = t2_seterr(T2_EIO, "%s: cannot stat: %s", path, strerror(errno));
-        goto fail;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        rc = t2_seterr(T2_EIO, "%s: not a regular file", path);
-        goto fail;
-    }
-    size_t size = (size_t)st.st_size;
-    buf = malloc(size ? size : 1);
-    if (!buf) {
-        rc = t2_seterr(T2_ENOMEM, "%s: cannot allocate %zu bytes", path, size);
-        goto fail;
-    }
+    uint8_t *buf = malloc(size ? size : 1);
+    if (!buf) return t2_seterr(T2_ENOMEM, "%s: cannot allocate %zu bytes", path, size);
     size_t got = 0;
     while (got < size) {
-        ssize_t r = read(fd, buf + got, size - got);
+        ssize_t r = pread(fd, buf + got, size - got, (off_t)got);
         if (r < 0 && errno == EINTR) continue;
         if (r < 0) {
-            rc = t2_seterr(T2_EIO, "%s: read failed: %s", path, strerror(errno));
-            goto fail;
+            int e = errno;
+            free(buf);
+            return t2_seterr(T2_EIO, "%s: read failed: %s", path, strerror(e));
         }
         if (r == 0) break; /* shrank while reading: judge what is there */
         got += (size_t)r;
     }
-    close(fd);
     *out = buf;
     *len = got;
     return T2_OK;
-fail:
-    free(buf);
-    close(fd);
-    return rc;
 }
 
 /* Parses the magic and dimensions in hdr[0..hdrlen) (hdrlen = 4 + 4*ndim) and sets the payload
@@ -94,6 +70,21 @@ static int parse_header(const char *name, const uint8_t *hdr, size_t have, int w
     }
     out->ndim = want_ndim;
     out->count = count;
+    return T2_OK;
+}
+
+/* Validates an uncompressed IDX image (a raw file, or a decoded gzip one) without copying it. */
+static int raw_check(const char *name, const uint8_t *file, size_t len, int want_ndim, t2__idx *out)
+{
+    int rc = parse_header(name, file, len, want_ndim, out);
+    if (rc) return rc;
+    size_t hdrlen = 4 + 4 * (size_t)want_ndim, have = len - hdrlen;
+    if (have < out->count)
+        return t2_seterr(T2_EFORMAT, "%s: truncated: header promises %zu payload bytes, file has %zu",
+                         name, out->count, have);
+    if (have > out->count)
+        return t2_seterr(T2_EFORMAT, "%s: %zu unexpected bytes after the %zu-byte payload", name,
+                         have - out->count, out->count);
     return T2_OK;
 }
 
@@ -165,36 +156,14 @@ static int gz_decode(const char *name, const uint8_t *file, size_t len, int want
     else if (in_used != len)
         rc = t2_seterr(T2_EFORMAT, "%s: %zu unexpected bytes after the gzip stream (several members are not "
                        "supported)", name, len - in_used);
-    else if ((rc = parse_header(name, buf, got, want_ndim, out)) == T2_OK) {
-        size_t have = got - hdrlen;
-        if (have < out->count)
-            rc = t2_seterr(T2_EFORMAT, "%s: truncated: header promises %zu payload bytes, stream has %zu", name,
-                           out->count, have);
-        else if (have > out->count)
-            rc = t2_seterr(T2_EFORMAT, "%s: %zu unexpected bytes after the %zu-byte payload", name,
-                           have - out->count, out->count);
-    }
+    else
+        rc = raw_check(name, buf, got, want_ndim, out);
     if (rc) {
         free(buf);
         return rc;
     }
     out->buf = buf;
     out->data = buf + hdrlen;
-    return T2_OK;
-}
-
-/* Validates a raw (uncompressed) IDX image without copying it. */
-static int raw_check(const char *name, const uint8_t *file, size_t len, int want_ndim, t2__idx *out)
-{
-    int rc = parse_header(name, file, len, want_ndim, out);
-    if (rc) return rc;
-    size_t hdrlen = 4 + 4 * (size_t)want_ndim, have = len - hdrlen;
-    if (have < out->count)
-        return t2_seterr(T2_EFORMAT, "%s: truncated: header promises %zu payload bytes, file has %zu",
-                         name, out->count, have);
-    if (have > out->count)
-        return t2_seterr(T2_EFORMAT, "%s: %zu unexpected bytes after the %zu-byte payload", name,
-                         have - out->count, out->count);
     return T2_OK;
 }
 
@@ -269,32 +238,38 @@ fail:
     return rc;
 }
 
-/* A gzip file is mapped rather than read: decoded once and dropped, it needs no copy. */
-static int gz_load(const char *path, int ndim, t2__idx *out)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return t2_seterr(T2_EIO, "%s: cannot open: %s", path, strerror(errno));
-    struct stat st;
-    void *m = MAP_FAILED;
-    if (fstat(fd, &st) == 0 && st.st_size > 0)
-        m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-    close(fd);
-    if (m == MAP_FAILED) return 1; /* not mappable: the caller reads it */
-    int rc = gz_decode(path, m, (size_t)st.st_size, ndim, out);
-    munmap(m, (size_t)st.st_size);
-    return rc;
-}
-
 static int idx_load(const char *path, int ndim, t2__idx *out)
 {
     uint8_t *file, magic[2];
     size_t len;
+    struct stat st;
     memset(out, 0, sizeof *out);
     int fd = open(path, O_RDONLY | O_CLOEXEC), rc;
-    ssize_t nm = fd >= 0 ? pread(fd, magic, 2, 0) : -1;
-    if (fd >= 0) close(fd);
-    if (nm == 2 && is_gzip(magic, 2) && (rc = gz_load(path, ndim, out)) <= 0) return rc;
-    if ((rc = read_file(path, &file, &len))) return rc;
+    if (fd < 0) {
+        int e = errno;
+        return t2_seterr(e == ENOENT ? T2_ENOTFOUND : T2_EIO, "%s: cannot open: %s", path, strerror(e));
+    }
+    rc = fstat(fd, &st) != 0    ? t2_seterr(T2_EIO, "%s: cannot stat: %s", path, strerror(errno))
+         : !S_ISREG(st.st_mode) ? t2_seterr(T2_EIO, "%s: not a regular file", path)
+                                : T2_OK;
+    if (rc) {
+        close(fd);
+        return rc;
+    }
+    size_t size = (size_t)st.st_size;
+    /* A gzip file is mapped rather than read: decoded once and dropped, it needs no copy. */
+    void *m = MAP_FAILED;
+    if (size >= 2 && pread(fd, magic, 2, 0) == 2 && is_gzip(magic, 2))
+        m = mmap(NULL, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    if (m != MAP_FAILED) {
+        close(fd);
+        rc = gz_decode(path, m, size, ndim, out);
+        munmap(m, size);
+        return rc;
+    }
+    rc = read_fd(fd, path, size, &file, &len);
+    close(fd);
+    if (rc) return rc;
     if (is_gzip(file, len)) {
         rc = gz_decode(path, file, len, ndim, out);
     } else if ((rc = raw_check(path, file, len, ndim, out)) == 0) {

@@ -82,10 +82,21 @@ int t2__ckpt_spans(t2__ckpt_span *spans, int n, int want_crc);
  * Returns how many. */
 int t2__ckpt_entry_spans(const t2__ckpt *ck, int k, t2__ckpt_span *out);
 
+/* Checksums the entries whose bits (1 << k) are set in entries, in one pass, and compares them
+ * with metadata.json (t2__ckpt_check_spans). */
+int t2__ckpt_verify(const t2__ckpt *ck, unsigned entries);
+
 /* Compares checksummed spans with metadata.json: each tensor's CRC, and for params/buffers whose
  * tensors are all among the spans, the entry's CRC as their combination. T2_EFORMAT naming the
  * tensor or entry, T2_ENOMEM. */
 int t2__ckpt_check_spans(const t2__ckpt *ck, const t2__ckpt_span *s, int n);
+
+/* T2_EFORMAT with "checkpoint PATH: [WHERE: ]MESSAGE" (the reader's and the metadata codec's). */
+int t2__ckpt_bad(const t2__ckpt *ck, const char *where, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
 
 /* Serialises ck's metadata (everything but the entries' bytes) as compact JSON (malloc'd). */
 int t2__ckpt_meta_to_json(const t2__ckpt *ck, char **out, size_t *len);

@@ -30,7 +30,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -239,21 +238,7 @@ fail:
 
 /* ---------- reader ---------- */
 
-static int bad(const t2__ckpt *ck, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-
-static int bad(const t2__ckpt *ck, const char *fmt, ...)
-{
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return t2_seterr(T2_EFORMAT, "checkpoint %s: metadata.json: %s", ck->path, msg);
-}
+#define bad(ck, ...) t2__ckpt_bad((ck), "metadata.json", __VA_ARGS__)
 
 static int get_int(const t2__ckpt *ck, const t2__val *map, const char *ctx, const char *key, int64_t lo, int64_t hi,
                    int64_t *out)

@@ -32,21 +32,17 @@
 #include "parallel.h"
 #include "t2exp/error.h"
 
-static int bad(const t2__ckpt *ck, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-
-static int bad(const t2__ckpt *ck, const char *fmt, ...)
+int t2__ckpt_bad(const t2__ckpt *ck, const char *where, const char *fmt, ...)
 {
     char msg[512];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return t2_seterr(T2_EFORMAT, "checkpoint %s: %s", ck->path, msg);
+    return t2_seterr(T2_EFORMAT, "checkpoint %s: %s%s%s", ck->path, where ? where : "", where ? ": " : "", msg);
 }
+
+#define bad(ck, ...) t2__ckpt_bad((ck), NULL, __VA_ARGS__)
 
 static void release_file(t2__ckpt *ck);
 
@@ -199,22 +195,25 @@ int t2__ckpt_check_spans(const t2__ckpt *ck, const t2__ckpt_span *s, int n)
     return rc;
 }
 
-/* Checks every entry in one pass over the bytes; a lazy checkpoint leaves the float arrays to
- * restore, which checks them as it copies them. */
-static int verify_all(t2__ckpt *ck)
+int t2__ckpt_verify(const t2__ckpt *ck, unsigned entries)
 {
     t2__ckpt_span *s = malloc(((size_t)ck->ntensors + E_COUNT) * sizeof *s);
     if (!s) return t2_seterr(T2_ENOMEM, "checkpoint %s: out of memory", ck->path);
     int n = 0;
-    for (int k = 0; k < E_COUNT; k++) {
-        if (k == E_META || !ck->e[k].declared) continue;
-        if (ck->lazy && (k == E_PARAMS || k == E_BUFFERS || k == E_OPT)) continue;
-        n += t2__ckpt_entry_spans(ck, k, s + n);
-    }
+    for (int k = 0; k < E_COUNT; k++)
+        if (k != E_META && ck->e[k].declared && (entries >> k & 1)) n += t2__ckpt_entry_spans(ck, k, s + n);
     int rc = t2__ckpt_spans(s, n, 1);
     if (!rc) rc = t2__ckpt_check_spans(ck, s, n);
     free(s);
     return rc;
+}
+
+/* Checks every entry in one pass over the bytes; a lazy checkpoint leaves the float arrays to
+ * restore, which checks them as it copies them. */
+static int verify_all(const t2__ckpt *ck)
+{
+    unsigned floats = 1u << E_PARAMS | 1u << E_BUFFERS | 1u << E_OPT;
+    return t2__ckpt_verify(ck, ck->lazy ? ~floats : ~0u);
 }
 
 static int check_header(t2__ckpt *ck, struct archive_entry *e, const int *seen, int first, int *kout,

@@ -6,18 +6,9 @@
 source "$(dirname "$0")/common.bash"
 have_fashion_mnist || { echo "ckpt_compression: skipped (no dataset-fashion-mnist)"; exit 0; }
 
-final_export() { # EXPERIMENT OUT — exports the experiment's last checkpoint's parameters
-  local p
-  p=$(sql "SELECT c.path FROM checkpoints c JOIN trials t ON t.id=c.trial_id WHERE t.experiment_id=$1
-           AND c.state='ACTIVE' ORDER BY c.batches DESC LIMIT 1")
-  [ -n "$p" ] || fail "experiment $1 has no checkpoint"
-  expect_exit 0 "$T2EXP" export "$p" "$2"
-  LAST=$p
-}
-
 mlp_config "$WORK/plain.yaml" 300
 expect_exit 0 "$T2EXP" create "$WORK/plain.yaml" "$TRIALS/fashion_mnist_mlp.so" --quiet # experiment 1
-final_export 1 "$WORK/plain.bin"
+export_last 1 "$WORK/plain.bin"
 
 exp=1
 for comp in gzip zstd; do
@@ -32,7 +23,7 @@ for comp in gzip zstd; do
     || fail "$comp: the restart did not restore a $ext checkpoint"
   [ "$(sql "SELECT count(*) FROM checkpoints c JOIN trials t ON t.id=c.trial_id WHERE t.experiment_id=$exp
             AND c.path NOT LIKE '%$ext'")" = 0 ] || fail "$comp: every checkpoint should end in $ext"
-  final_export $exp "$WORK/$comp.bin"
+  export_last $exp "$WORK/$comp.bin"
   cmp -s "$WORK/plain.bin" "$WORK/$comp.bin" || fail "$comp: weights after a restart differ from the uninterrupted run's"
   expect_exit 0 "$T2EXP" evaluate "$LAST" "$TRIALS/fashion_mnist_mlp.so"
   expect_in "$OUT" "validation_accuracy"

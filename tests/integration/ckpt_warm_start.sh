@@ -12,13 +12,6 @@ uuid=$(sql "SELECT uuid FROM checkpoints WHERE trial_id=1 AND state='ACTIVE' ORD
 src=$(sql "SELECT path FROM checkpoints WHERE uuid='$uuid'")
 [ -n "$uuid" ] && [ -f "$src" ] || fail "experiment 1 left no checkpoint"
 
-final_params() { # EXPERIMENT OUT
-  local p
-  p=$(sql "SELECT c.path FROM checkpoints c JOIN trials t ON t.id=c.trial_id WHERE t.experiment_id=$1
-           AND c.state='ACTIVE' ORDER BY c.batches DESC LIMIT 1")
-  [ -n "$p" ] || fail "experiment $1 has no checkpoint"
-  expect_exit 0 "$T2EXP" export "$p" "$2"
-}
 warm_log() { cat "$T2EXP_HOME/experiments/$1"/trial-*.log; }
 
 create() { expect_exit "$1" "$T2EXP" create "$WORK/src.yaml" "$TRIALS/fashion_mnist_mlp.so" --quiet "${@:2}"; }
@@ -26,15 +19,15 @@ create 0 --config searcher.source_checkpoint="$uuid" # 2
 expect_in "$(warm_log 2)" "warm start from $src: parameters"
 create 0 --config searcher.source_trial_id=1 # 3
 expect_in "$(warm_log 3)" "warm start from $src: parameters"
-final_params 2 "$WORK/2.bin"
-final_params 3 "$WORK/3.bin"
+export_last 2 "$WORK/2.bin"
+export_last 3 "$WORK/3.bin"
 cmp -s "$WORK/2.bin" "$WORK/3.bin" || fail "the uuid and the trial id found the same checkpoint, yet the runs differ"
-final_params 1 "$WORK/1.bin"
+export_last 1 "$WORK/1.bin"
 cmp -s "$WORK/1.bin" "$WORK/2.bin" && fail "the warm-started run did not train"
 
 # --from-checkpoint: the same run, and the stored config remembers it (absolute) for resume.
 (cd "$WORK" && expect_exit 0 "$T2EXP" create src.yaml "$TRIALS/fashion_mnist_mlp.so" --quiet --from-checkpoint "$src") # 4
-final_params 4 "$WORK/4.bin"
+export_last 4 "$WORK/4.bin"
 cmp -s "$WORK/2.bin" "$WORK/4.bin" || fail "--from-checkpoint differs from source_checkpoint"
 sql "SELECT config_yaml FROM experiments WHERE id=4" | grep -qF "searcher.source_checkpoint=\"$src\"" \
   || fail "--from-checkpoint is not kept in the stored config"
@@ -42,7 +35,7 @@ sql "SELECT config_yaml FROM experiments WHERE id=4" | grep -qF "searcher.source
 # With the optimizer state: same data, same seed, only the momentum differs.
 create 0 --config searcher.source_checkpoint="$uuid" --config searcher.source_checkpoint_optimizer=true # 5
 expect_in "$(warm_log 5)" "warm start from $src: parameters and optimizer state"
-final_params 5 "$WORK/5.bin"
+export_last 5 "$WORK/5.bin"
 cmp -s "$WORK/2.bin" "$WORK/5.bin" && fail "restoring the momentum changed nothing"
 
 # Bad sources: exit 2, no trial run.

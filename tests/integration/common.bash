@@ -82,5 +82,14 @@ create_kill_trial() {
   wait "$ctl" || fail "the experiment failed after a trial was killed: $(cat "$log")"
 }
 
+# export_last EXPERIMENT OUT — `t2exp export`s the parameters of the experiment's latest active
+# checkpoint to OUT; LAST is that checkpoint's path.
+export_last() {
+  LAST=$(sql "SELECT c.path FROM checkpoints c JOIN trials t ON t.id=c.trial_id WHERE t.experiment_id=$1
+              AND c.state='ACTIVE' ORDER BY c.batches DESC LIMIT 1")
+  [ -n "$LAST" ] || fail "experiment $1 has no checkpoint"
+  expect_exit 0 "$T2EXP" export "$LAST" "$2"
+}
+
 # params_sha CHECKPOINT — hash of the parameters inside a checkpoint archive.
 params_sha() { tar -xOf "$1" params.bin | sha256sum | cut -d' ' -f1; }

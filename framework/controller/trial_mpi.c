@@ -14,7 +14,11 @@
 #include <time.h>
 #include <unistd.h>
 #include "runner/channel.h"
+#include "runner/channel_auth.h"
 #include "trial_proc.h"
+
+/* How long a caller has to complete the handshake before it is dropped. */
+#define HANDSHAKE_MS 5000
 
 int t2__listen_tcp(const char *addr, int *fd, int *port)
 {
@@ -59,6 +63,13 @@ int t2__trial_mpi_start(const t2__mpi_launch *l, pid_t *pid, int *fd)
     }
     argv[n++] = "-x";
     argv[n++] = "OPENBLAS_NUM_THREADS=1";
+    /* This launch's channel key, by name only: the value stays out of every command line. */
+    unsigned char key[T2__AUTH_KEY_BYTES];
+    char key_hex[2 * T2__AUTH_KEY_BYTES + 1];
+    int krc = t2__auth_key_new(key, key_hex);
+    if (krc) return krc;
+    argv[n++] = "-x";
+    argv[n++] = T2__AUTH_KEY_ENV;
     /* Local ranks inherit the environment; ranks on other hosts get only what is forwarded. */
     static const char *const forward[] = {"T2EXP_HOME", "FASHION_MNIST_DIR", "LD_LIBRARY_PATH", "PATH", "TMPDIR"};
     for (size_t k = 0; k < sizeof forward / sizeof forward[0] && n < 28; k++)
@@ -87,6 +98,7 @@ int t2__trial_mpi_start(const t2__mpi_launch *l, pid_t *pid, int *fd)
         for (int i = 0; i < l->nclose; i++)
             if (l->close_fds[i] >= 0) close(l->close_fds[i]);
         if (dup2(log, STDOUT_FILENO) < 0 || dup2(log, STDERR_FILENO) < 0) _exit(3);
+        if (setenv(T2__AUTH_KEY_ENV, key_hex, 1) != 0) _exit(3);
         execvp("mpirun", (char *const *)argv);
         fprintf(stderr, "t2exp: cannot run mpirun: %s\n", strerror(errno));
         _exit(127);
@@ -102,12 +114,11 @@ int t2__trial_mpi_start(const t2__mpi_launch *l, pid_t *pid, int *fd)
         if (r > 0) {
             int s = accept(l->listen_fd, NULL, NULL);
             if (s < 0) continue;
-            t2__val *hello = NULL;
-            int rc = t2__channel_recv(s, &hello);
-            const t2__val *id = hello ? t2__val_map_get(hello, "trial_id") : NULL;
-            int ok = !rc && id && id->kind == T2__VAL_INT && id->i == l->trial_id;
-            t2__val_free(hello);
-            if (!ok) { /* a stale caller (an earlier launch): not ours */
+            /* Only a caller that proves it holds this launch's key gets the spec; anything else
+             * (an earlier launch's rank, a stranger, silence, garbage) is dropped after at most
+             * the handshake's deadline. */
+            int rc = t2__auth_accept(s, key, l->trial_id, HANDSHAKE_MS);
+            if (rc) {
                 close(s);
                 continue;
             }

@@ -1,11 +1,13 @@
 /* channel.c — length-prefixed JSON frames over a stream socket. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "channel.h"
+#include "internal.h"
 #include "t2exp/error.h"
 
 static int write_all(int fd, const void *buf, size_t len)
@@ -21,13 +23,29 @@ static int write_all(int fd, const void *buf, size_t len)
     return T2_OK;
 }
 
-/* Reads exactly len bytes; *eof is set if the stream ended before the first byte. */
-static int read_all(int fd, void *buf, size_t len, int *eof)
+/* Waits until fd is readable or the deadline (t2__now() seconds; < 0: none) passes. */
+static int wait_readable(int fd, double deadline)
+{
+    if (deadline < 0) return T2_OK;
+    for (;;) {
+        double left = deadline - t2__now();
+        if (left <= 0) return t2_seterr(T2_EIO, "channel: the peer sent nothing in time");
+        struct pollfd pf = {.fd = fd, .events = POLLIN};
+        int r = poll(&pf, 1, (int)(left * 1000) + 1);
+        if (r > 0) return T2_OK;
+        if (r < 0 && errno != EINTR) return t2_seterr(T2_EIO, "channel: poll failed: %s", strerror(errno));
+    }
+}
+
+/* Reads exactly len bytes by the deadline; *eof is set if the stream ended before the first byte. */
+static int read_all(int fd, void *buf, size_t len, int *eof, double deadline)
 {
     char *p = buf;
     size_t got = 0;
     *eof = 0;
     while (got < len) {
+        int rc = wait_readable(fd, deadline);
+        if (rc) return rc;
         ssize_t r = read(fd, p + got, len - got);
         if (r < 0 && errno == EINTR) continue;
         if (r < 0) return t2_seterr(T2_EIO, "channel: read failed: %s", strerror(errno));
@@ -61,18 +79,18 @@ int t2__channel_send(int fd, const t2__val *v)
     return rc;
 }
 
-int t2__channel_recv(int fd, t2__val **out)
+static int recv_frame(int fd, t2__val **out, size_t max_frame, double deadline)
 {
     unsigned char hdr[4];
     int eof, rc;
     *out = NULL;
-    if ((rc = read_all(fd, hdr, 4, &eof))) return rc;
+    if ((rc = read_all(fd, hdr, 4, &eof, deadline))) return rc;
     if (eof) return T2_OK;
     uint32_t len = (uint32_t)hdr[0] | (uint32_t)hdr[1] << 8 | (uint32_t)hdr[2] << 16 | (uint32_t)hdr[3] << 24;
-    if (len > T2__CHANNEL_MAX_FRAME) return t2_seterr(T2_EFORMAT, "channel: frame of %u bytes is too large", len);
+    if (len > max_frame) return t2_seterr(T2_EFORMAT, "channel: frame of %u bytes is too large", len);
     char *buf = malloc(len + 1);
     if (!buf) return t2_seterr(T2_ENOMEM, "channel: out of memory");
-    if ((rc = read_all(fd, buf, len, &eof)) == T2_OK && eof && len > 0)
+    if ((rc = read_all(fd, buf, len, &eof, deadline)) == T2_OK && eof && len > 0)
         rc = t2_seterr(T2_EIO, "channel: stream ended after a frame header");
     if (rc == T2_OK) {
         buf[len] = '\0';
@@ -81,6 +99,13 @@ int t2__channel_recv(int fd, t2__val **out)
     }
     free(buf);
     return rc;
+}
+
+int t2__channel_recv(int fd, t2__val **out) { return recv_frame(fd, out, T2__CHANNEL_MAX_FRAME, -1); }
+
+int t2__channel_recv_by(int fd, t2__val **out, size_t max_frame, double deadline)
+{
+    return recv_frame(fd, out, max_frame < T2__CHANNEL_MAX_FRAME ? max_frame : T2__CHANNEL_MAX_FRAME, deadline);
 }
 
 const char *t2__msg_type(const t2__val *msg)

@@ -17,6 +17,11 @@ int t2__channel_send(int fd, const t2__val *v);
  * an oversized frame or bad JSON. */
 int t2__channel_recv(int fd, t2__val **out);
 
+/* As t2__channel_recv, for a peer not yet trusted: a frame over max_frame bytes is T2_EFORMAT
+ * before anything is allocated, and T2_EIO when the whole frame has not arrived by deadline
+ * (t2__now() seconds). */
+int t2__channel_recv_by(int fd, t2__val **out, size_t max_frame, double deadline);
+
 /* Convenience: the string under "type", or "" if absent. */
 const char *t2__msg_type(const t2__val *msg);
 

@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include "channel.h"
+#include "channel_auth.h"
 #include "remote.h"
 #include "runner.h"
 #include "trial_so.h"
@@ -94,17 +95,19 @@ int t2__remote_main(const char *connect, int64_t trial_id, int *argc, char ***ar
         fprintf(stderr, "t2exp run-trial: %s\n", t2_errmsg());
         return 2;
     }
+    if (comm.rank != 0) unsetenv(T2__AUTH_KEY_ENV); /* only rank 0 answers the controller */
     if (comm.rank == 0) {
-        t2__val *hello = t2__val_map(), *m = NULL;
-        t2__val_map_set(hello, "type", t2__val_string("hello"));
-        t2__val_map_set(hello, "trial_id", t2__val_int(trial_id));
-        rc = tcp_connect(connect, &fd);
-        if (!rc) rc = t2__channel_send(fd, hello);
+        /* The spec names a trial object to load and a directory to write: take it only from a
+         * controller that proves it launched this trial (channel_auth.h). */
+        t2__val *m = NULL;
+        unsigned char key[T2__AUTH_KEY_BYTES];
+        rc = t2__auth_key_from_env(key);
+        if (!rc) rc = tcp_connect(connect, &fd);
+        if (!rc) rc = t2__auth_connect(fd, key, trial_id, 30000);
         if (!rc) rc = t2__channel_recv(fd, &m);
         if (!rc && (!m || strcmp(t2__msg_type(m), "spec") != 0))
             rc = t2_seterr(T2_EFORMAT, "the controller at %s sent no trial spec", connect);
         if (!rc) rc = t2__val_to_json(m, &text, &len);
-        t2__val_free(hello);
         t2__val_free(m);
         if (rc) fprintf(stderr, "t2exp run-trial: %s\n", t2_errmsg());
     }

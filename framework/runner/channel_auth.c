@@ -1,0 +1,205 @@
+/* channel_auth.c — the challenge/response handshake of channel_auth.h, HMAC-SHA256 from OpenSSL. */
+#define _GNU_SOURCE /* getrandom */
+#include <errno.h>
+#include <inttypes.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include "channel.h"
+#include "channel_auth.h"
+#include "internal.h"
+#include "t2exp/error.h"
+
+#define NONCE_BYTES 32
+#define HEX(n) (2 * (n) + 1)
+/* A handshake message is a few hundred bytes; anything longer is not one. */
+#define MAX_HANDSHAKE_FRAME 1024
+
+static void to_hex(const unsigned char *b, size_t n, char *out)
+{
+    static const char digits[] = "0123456789abcdef";
+    for (size_t i = 0; i < n; i++) {
+        out[2 * i] = digits[b[i] >> 4];
+        out[2 * i + 1] = digits[b[i] & 15];
+    }
+    out[2 * n] = '\0';
+}
+
+static int hex_digit(char c)
+{
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+/* Exactly 2n hex digits into n bytes; -1 otherwise. */
+static int from_hex(const char *s, unsigned char *out, size_t n)
+{
+    if (!s || strlen(s) != 2 * n) return -1;
+    for (size_t i = 0; i < n; i++) {
+        int hi = hex_digit(s[2 * i]), lo = hex_digit(s[2 * i + 1]);
+        if (hi < 0 || lo < 0) return -1;
+        out[i] = (unsigned char)(hi << 4 | lo);
+    }
+    return 0;
+}
+
+static int random_bytes(unsigned char *b, size_t n)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = getrandom(b + got, n - got, 0);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return t2_seterr(T2_EIO, "channel key: getrandom: %s", strerror(errno));
+        got += (size_t)r;
+    }
+    return T2_OK;
+}
+
+int t2__auth_key_new(unsigned char key[T2__AUTH_KEY_BYTES], char hex[2 * T2__AUTH_KEY_BYTES + 1])
+{
+    int rc = random_bytes(key, T2__AUTH_KEY_BYTES);
+    if (!rc && hex) to_hex(key, T2__AUTH_KEY_BYTES, hex);
+    return rc;
+}
+
+int t2__auth_key_from_env(unsigned char key[T2__AUTH_KEY_BYTES])
+{
+    const char *v = getenv(T2__AUTH_KEY_ENV);
+    if (!v || !*v)
+        return t2_seterr(T2_EINVAL, "no channel key: $%s is not set (run-trial is started by the t2exp controller)",
+                         T2__AUTH_KEY_ENV);
+    int bad = from_hex(v, key, T2__AUTH_KEY_BYTES);
+    unsetenv(T2__AUTH_KEY_ENV);
+    if (bad) return t2_seterr(T2_EINVAL, "$%s is not %d hex digits", T2__AUTH_KEY_ENV, 2 * T2__AUTH_KEY_BYTES);
+    return T2_OK;
+}
+
+/* HMAC-SHA256(key, "t2exp-WHAT|trial|a|b") as hex. */
+static int mac_hex(const unsigned char *key, const char *what, int64_t trial, const char *a, const char *b,
+                   char out[HEX(32)])
+{
+    char msg[256];
+    int n = snprintf(msg, sizeof msg, "t2exp-%s|%" PRId64 "|%s|%s", what, trial, a, b);
+    unsigned char mac[EVP_MAX_MD_SIZE];
+    unsigned int len = 0;
+    if (n < 0 || (size_t)n >= sizeof msg ||
+        !HMAC(EVP_sha256(), key, T2__AUTH_KEY_BYTES, (const unsigned char *)msg, (size_t)n, mac, &len) || len != 32)
+        return t2_seterr(T2_EIO, "channel: HMAC-SHA256 failed");
+    to_hex(mac, 32, out);
+    return T2_OK;
+}
+
+/* Constant time: how long a wrong MAC takes to be refused says nothing about its bytes. */
+static int mac_equal(const char *want, const char *got)
+{
+    return got && strlen(got) == strlen(want) && CRYPTO_memcmp(want, got, strlen(want)) == 0;
+}
+
+static const char *str_field(const t2__val *m, const char *key)
+{
+    const t2__val *v = m ? t2__val_map_get(m, key) : NULL;
+    return v && v->kind == T2__VAL_STRING ? v->s : NULL;
+}
+
+/* One handshake message of the given type, by the deadline. */
+static int recv_msg(int fd, const char *type, double deadline, t2__val **out)
+{
+    int rc = t2__channel_recv_by(fd, out, MAX_HANDSHAKE_FRAME, deadline);
+    if (rc) return rc;
+    if (!*out) return t2_seterr(T2_EIO, "channel: the peer closed the connection during the handshake");
+    if (strcmp(t2__msg_type(*out), type) != 0) {
+        t2__val_free(*out);
+        *out = NULL;
+        return t2_seterr(T2_EFORMAT, "channel: expected a %s message in the handshake", type);
+    }
+    return T2_OK;
+}
+
+/* {"type": type, key: value}. */
+static int send_field(int fd, const char *type, const char *key, const char *value)
+{
+    t2__val *m = t2__val_map();
+    int rc = m ? t2__val_map_set(m, "type", t2__val_string(type)) : T2_ENOMEM;
+    if (!rc) rc = t2__val_map_set(m, key, t2__val_string(value));
+    rc = rc ? t2_seterr(T2_ENOMEM, "channel: out of memory") : t2__channel_send(fd, m);
+    t2__val_free(m);
+    return rc;
+}
+
+int t2__auth_accept(int fd, const unsigned char key[T2__AUTH_KEY_BYTES], int64_t trial_id, int timeout_ms)
+{
+    double deadline = t2__now() + timeout_ms / 1000.0;
+    unsigned char nonce[NONCE_BYTES], peer[NONCE_BYTES];
+    char nc[HEX(NONCE_BYTES)], want[HEX(32)];
+    t2__val *hello = NULL;
+    int rc = random_bytes(nonce, sizeof nonce);
+    if (!rc) {
+        to_hex(nonce, sizeof nonce, nc);
+        rc = send_field(fd, "challenge", "nonce", nc);
+    }
+    if (!rc) rc = recv_msg(fd, "hello", deadline, &hello);
+    if (rc) goto out;
+    const t2__val *id = t2__val_map_get(hello, "trial_id");
+    const char *nr = str_field(hello, "nonce");
+    if (!id || id->kind != T2__VAL_INT || id->i != trial_id) {
+        rc = t2_seterr(T2_EFORMAT, "channel: a caller for another trial (this launch is trial %" PRId64 ")", trial_id);
+        goto out;
+    }
+    if (from_hex(nr, peer, sizeof peer)) {
+        rc = t2_seterr(T2_EFORMAT, "channel: the caller's nonce is not %d hex digits", 2 * NONCE_BYTES);
+        goto out;
+    }
+    if ((rc = mac_hex(key, "hello", trial_id, nc, nr, want))) goto out;
+    if (!mac_equal(want, str_field(hello, "mac"))) {
+        rc = t2_seterr(T2_EFORMAT, "channel: the caller for trial %" PRId64 " does not hold this launch's key",
+                       trial_id);
+        goto out;
+    }
+    if (!(rc = mac_hex(key, "welcome", trial_id, nr, nc, want))) rc = send_field(fd, "welcome", "mac", want);
+out:
+    t2__val_free(hello);
+    return rc;
+}
+
+int t2__auth_connect(int fd, const unsigned char key[T2__AUTH_KEY_BYTES], int64_t trial_id, int timeout_ms)
+{
+    double deadline = t2__now() + timeout_ms / 1000.0;
+    unsigned char nonce[NONCE_BYTES], peer[NONCE_BYTES];
+    char nr[HEX(NONCE_BYTES)], mac[HEX(32)];
+    t2__val *msg = NULL;
+    int rc = recv_msg(fd, "challenge", deadline, &msg);
+    const char *nc = rc ? NULL : str_field(msg, "nonce");
+    if (!rc && from_hex(nc, peer, sizeof peer))
+        rc = t2_seterr(T2_EFORMAT, "channel: the controller's nonce is not %d hex digits", 2 * NONCE_BYTES);
+    if (!rc) rc = random_bytes(nonce, sizeof nonce);
+    if (!rc) {
+        to_hex(nonce, sizeof nonce, nr);
+        rc = mac_hex(key, "hello", trial_id, nc, nr, mac);
+    }
+    char want[HEX(32)];
+    if (!rc) rc = mac_hex(key, "welcome", trial_id, nr, nc, want);
+    t2__val_free(msg);
+    msg = NULL;
+    if (rc) return rc;
+    /* The hello: type, trial_id (an integer), nonce, mac. */
+    t2__val *hello = t2__val_map();
+    rc = hello ? t2__val_map_set(hello, "type", t2__val_string("hello")) : T2_ENOMEM;
+    if (!rc) rc = t2__val_map_set(hello, "trial_id", t2__val_int(trial_id));
+    if (!rc) rc = t2__val_map_set(hello, "nonce", t2__val_string(nr));
+    if (!rc) rc = t2__val_map_set(hello, "mac", t2__val_string(mac));
+    if (!rc) rc = t2__channel_send(fd, hello);
+    else rc = t2_seterr(T2_ENOMEM, "channel: out of memory");
+    t2__val_free(hello);
+    if (!rc) rc = recv_msg(fd, "welcome", deadline, &msg);
+    if (!rc && !mac_equal(want, str_field(msg, "mac")))
+        rc = t2_seterr(T2_EFORMAT, "channel: the controller for trial %" PRId64 " does not hold this launch's key",
+                                trial_id);
+    t2__val_free(msg);
+    return rc;
+}

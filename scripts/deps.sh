@@ -2,7 +2,7 @@
 # deps.sh — installs the Debian packages t2exp needs (only those missing). Sourced by the
 # quick-start scripts; needs root (or sudo) when something is missing.
 T2EXP_PACKAGES=(build-essential cmake pkg-config libopenblas-dev libyaml-dev libsqlite3-dev sqlite3
-  libarchive-dev libdeflate-dev libopenmpi-dev openmpi-bin dataset-fashion-mnist)
+  libarchive-dev libdeflate-dev libssl-dev libopenmpi-dev openmpi-bin dataset-fashion-mnist)
 
 t2exp_install_deps() {
   local missing=()

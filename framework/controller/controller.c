@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include "checkpoints/ckpt.h"
 #include "controller.h"
+#include "hostfile.h"
 #include "framework/store/store.h"
 #include "progress.h"
 #include "runner/channel.h"
@@ -85,7 +86,7 @@ typedef struct ctl {
     int64_t ndone;          /* DONE + ERRORED */
     /* resources.hostfile: the slot pool across machines; each distributed trial gets its own
      * slots written to a hostfile of its own, so no host ever runs more ranks than its slots. */
-    struct host { char name[256]; int slots, used; } *hosts;
+    t2__host *hosts;
     int nhosts;
     char connect_addr[300];
     char self_exe[PATH_MAX];
@@ -278,37 +279,13 @@ static int save_searcher(ctl *c)
 
 static int running_count(const ctl *c) { return (int)c->nrun; }
 
-/* Reads `host slots=N` lines (Open MPI's hostfile format; a bare host name is one slot). */
-static int read_hostfile(ctl *c, const char *path)
+/* resources.hostfile is read and checked before anything runs (whatever slots_per_trial is), so a
+ * bad one is a usage error with its file:line, not a failed experiment. */
+static int load_hostfile(ctl *c)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) return t2_seterr(T2_ENOTFOUND, "resources.hostfile %s: %s", path, strerror(errno));
-    char line[512];
-    int rc = T2_OK;
-    while (fgets(line, sizeof line, f)) {
-        char *hash = strchr(line, '#');
-        if (hash) *hash = '\0';
-        char name[256];
-        int slots = 1;
-        if (sscanf(line, "%255s", name) != 1) continue;
-        const char *sl = strstr(line, "slots=");
-        if (sl && (sscanf(sl + 6, "%d", &slots) != 1 || slots < 1)) {
-            rc = t2_seterr(T2_EINVAL, "resources.hostfile %s: bad slots for %s", path, name);
-            break;
-        }
-        struct host *g = realloc(c->hosts, (size_t)(c->nhosts + 1) * sizeof *g);
-        if (!g) {
-            rc = t2_seterr(T2_ENOMEM, "controller: out of memory");
-            break;
-        }
-        c->hosts = g;
-        snprintf(c->hosts[c->nhosts].name, sizeof c->hosts[c->nhosts].name, "%s", name);
-        c->hosts[c->nhosts].slots = slots;
-        c->hosts[c->nhosts++].used = 0;
-    }
-    fclose(f);
-    if (!rc && c->nhosts == 0) rc = t2_seterr(T2_EINVAL, "resources.hostfile %s lists no host", path);
-    return rc;
+    int total;
+    const char *path = c->cfg->resources.hostfile;
+    return path ? t2__hostfile_load(path, &c->hosts, &c->nhosts, &total) : T2_OK;
 }
 
 /* Takes `slots` free slots, filling hosts in file order, and writes them as the trial's own
@@ -801,10 +778,9 @@ static int run_experiment(ctl *c, int resumed)
 {
     const t2__config *cfg = c->cfg;
     int pool = cores();
-    if (cfg->resources.hostfile && cfg->resources.slots_per_trial > 1) {
-        /* The hostfile's slots are the pool for distributed trials (local trials use the cores). */
-        int rc0 = c->nhosts ? T2_OK : read_hostfile(c, cfg->resources.hostfile);
-        if (rc0) return rc0;
+    if (c->nhosts && cfg->resources.slots_per_trial > 1) {
+        /* The hostfile's slots (at most INT_MAX in all: load_hostfile) are the pool for distributed
+         * trials (local trials use the cores). */
         pool = 0;
         for (int h = 0; h < c->nhosts; h++) pool += c->hosts[h].slots;
     }
@@ -951,7 +927,7 @@ int t2__experiment_create(const t2__create_opts *o, int64_t *exp_id)
     c.ovr = o->overrides;
     c.novr = o->noverrides;
     if ((rc = t2__store_home(o->home, home, sizeof home)) || (rc = t2__store_open(home, 0, &c.st)) ||
-        (rc = resolve_warm(&c)))
+        (rc = resolve_warm(&c)) || (rc = load_hostfile(&c)))
         goto out;
     uint64_t seed = cfg->experiment_seed_set ? cfg->experiment_seed : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
     /* The store keeps the config as run: the file, then the command line's overrides as comments
@@ -1171,7 +1147,7 @@ int t2__experiment_resume(const t2__resume_opts *o)
     c.ovr = ovr;
     c.novr = novr;
     if ((rc = t2__trial_so_open(o->trial_path ? o->trial_path : row.trial_object, &c.so))) goto out;
-    if ((rc = checkpoint_dir(&c, home)) || (rc = resolve_warm(&c))) goto out;
+    if ((rc = checkpoint_dir(&c, home)) || (rc = resolve_warm(&c)) || (rc = load_hostfile(&c))) goto out;
     if ((rc = t2__searcher_create(cfg, (uint64_t)row.seed, &c.s))) goto out;
     if (t2__store_load_searcher_state(c.st, c.exp_id, NULL, &state_json) == T2_OK) {
         size_t off;

@@ -6,14 +6,24 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include "store.h"
 #include "t2exp/error.h"
 
+/* Writes a + b to buf, made absolute against the working directory when relative: the paths
+ * recorded under the home (logs, checkpoints) must still name the same files when a later command
+ * runs from another directory. Not realpath(): the home need not exist yet. */
 static int put(char *buf, size_t len, const char *a, const char *b)
 {
-    int n = snprintf(buf, len, "%s%s", a, b);
+    char cwd[4096] = "";
+    if (a[0] != '/' && !getcwd(cwd, sizeof cwd))
+        return t2_seterr(T2_EIO, "store home: %s is relative and the working directory is "
+                         "unknown: %s", a, strerror(errno));
+    while (cwd[0] && a[0] == '.' && a[1] == '/') /* "./x" -> "x"; "." alone is kept */
+        for (a += 2; *a == '/';) a++;
+    int n = snprintf(buf, len, "%s%s%s%s", cwd, cwd[0] && cwd[1] ? "/" : "", a, b);
     if (n < 0 || (size_t)n >= len)
-        return t2_seterr(T2_EINVAL, "store home: path %s%s is longer than %zu bytes", a, b,
+        return t2_seterr(T2_EINVAL, "store home: path %s%s%s is longer than %zu bytes", cwd, a, b,
                          len ? len - 1 : 0);
     return 0;
 }
@@ -60,7 +70,9 @@ int t2__store_mkdirs(const char *path)
         if (p[i] != '/' && p[i] != '\0') continue;
         char c = p[i];
         p[i] = '\0';
-        if (mkdir(p, 0755) != 0 && errno != EEXIST)
+        /* 0700: the home, experiment and checkpoint directories are the user's alone (the umask
+         * can only take more away). Existing directories keep their modes. */
+        if (mkdir(p, 0700) != 0 && errno != EEXIST)
             rc = t2_seterr(T2_EIO, "mkdir %s: %s", p, strerror(errno));
         else if (c == '\0' || p[i + 1] == '\0') {
             struct stat sb;

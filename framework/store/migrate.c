@@ -101,8 +101,29 @@ static const char SCHEMA_V1[] =
     " updated_at REAL NOT NULL"
     ");";
 
+/* Version 2: the store's own identity and an experiment's launch facts as data.
+ * - store_info.store_id: 32 random hex digits drawn once, when the store is made (or upgraded).
+ *   Checkpoint directories under a shared checkpoint_storage path are named by it, so two homes
+ *   pointing at the same path never share (or sweep) each other's directories.
+ * - experiments.overrides: the command line's --config values as a JSON array of strings,
+ *   written by create and read back exactly by resume (v1 kept them as YAML comment lines, which
+ *   a value with a newline broke; such experiments still resume from those lines).
+ * - experiments.checkpoint_dir: where the experiment's checkpoints go, decided once at create,
+ *   so a resume with other overrides or a moved default never loses them. NULL for v1
+ *   experiments, which keep their old, unnamespaced directory. */
+static const char SCHEMA_V2[] =
+    "CREATE TABLE store_info ("
+    " id INTEGER PRIMARY KEY CHECK (id = 1),"
+    " store_id TEXT NOT NULL CHECK (length(store_id) = 32)"
+    ");"
+    "INSERT INTO store_info (id, store_id) VALUES (1, lower(hex(randomblob(16))));"
+    "ALTER TABLE experiments ADD COLUMN overrides TEXT"
+    " CHECK (overrides IS NULL OR json_valid(overrides));"
+    "ALTER TABLE experiments ADD COLUMN checkpoint_dir TEXT;";
+
 static const char *const MIGRATIONS[] = {
     SCHEMA_V1, /* 0 -> 1 */
+    SCHEMA_V2, /* 1 -> 2 */
 };
 
 _Static_assert(sizeof MIGRATIONS / sizeof MIGRATIONS[0] == T2__STORE_SCHEMA_VERSION,

@@ -2,12 +2,14 @@
  * write batch. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 #include "store_internal.h"
 #include "t2exp/error.h"
 
@@ -75,6 +77,23 @@ double t2__store_now(const t2__store *st) { return st->clock(st->clock_ud); }
 
 const char *t2__store_path(const t2__store *st) { return st ? st->path : ""; }
 const char *t2__store_home_of(const t2__store *st) { return st ? st->home : ""; }
+
+int t2__store_id(t2__store *st, char out[33])
+{
+    if (!st || !out) return t2_seterr(T2_EINVAL, "store: store_id: NULL argument");
+    out[0] = '\0';
+    sqlite3_stmt *s = NULL;
+    int rc = t2__store_prepare(st, "SELECT store_id FROM store_info WHERE id = 1", &s);
+    if (rc) return rc;
+    int src = sqlite3_step(s);
+    const unsigned char *t = src == SQLITE_ROW ? sqlite3_column_text(s, 0) : NULL;
+    if (t && strlen((const char *)t) == 32) memcpy(out, t, 33);
+    else if (src == SQLITE_ROW || src == SQLITE_DONE)
+        rc = t2_seterr(T2_EFORMAT, "store %s: store_info holds no store id", st->path);
+    else rc = t2__store_err(st, src, "read store id");
+    sqlite3_finalize(s);
+    return rc;
+}
 
 int t2__store_set_busy_timeout(t2__store *st, int ms)
 {
@@ -321,6 +340,18 @@ static void store_free(t2__store *st)
     free(st);
 }
 
+/* A new database file is made 0600 before SQLite opens it: SQLite gives the -wal and -shm files
+ * the database's own mode, so the whole store stays private (an existing file keeps its mode). */
+static int create_private(t2__store *st)
+{
+    int fd = open(st->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return errno == EEXIST ? 0 : t2_seterr(T2_EIO, "store %s: cannot create: %s", st->path,
+                                               strerror(errno));
+    if (close(fd) != 0) return t2_seterr(T2_EIO, "store %s: %s", st->path, strerror(errno));
+    return 0;
+}
+
 int t2__store_open(const char *home, int readonly, t2__store **out)
 {
     if (!out) return t2_seterr(T2_EINVAL, "store open: no output pointer");
@@ -344,7 +375,7 @@ int t2__store_open(const char *home, int readonly, t2__store **out)
     memcpy(st->path + n, "/t2exp.db", sizeof "/t2exp.db");
 
     if (!readonly) {
-        if ((rc = t2__store_mkdirs(home))) goto fail;
+        if ((rc = t2__store_mkdirs(home)) || (rc = create_private(st))) goto fail;
         if ((rc = db_connect(st, 0))) goto fail;
         if ((rc = t2__store_migrate(st))) goto fail;
         *out = st;

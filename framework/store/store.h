@@ -37,8 +37,9 @@ typedef struct t2__store t2__store;
 
 /* The t2exp home directory: `override` (the CLI's --home) if non-empty, else $T2EXP_HOME, else
  * $XDG_DATA_HOME/t2exp (only if absolute, per the XDG spec), else $HOME/.local/share/t2exp.
- * Writes it to buf (NUL-terminated); does not create it. T2_EINVAL if it does not fit,
- * T2_ENOTFOUND if nothing (not even $HOME) says where. */
+ * A relative choice is made absolute against the working directory (the store records paths
+ * under it). Writes it to buf (NUL-terminated); does not create it. T2_EINVAL if it does not
+ * fit, T2_ENOTFOUND if nothing (not even $HOME) says where. */
 int t2__store_home(const char *override, char *buf, size_t len);
 
 /* HOME/experiments/<id>, or HOME/experiments/<id>/<sub> when sub is non-NULL (e.g. "checkpoints",
@@ -46,13 +47,14 @@ int t2__store_home(const char *override, char *buf, size_t len);
 int t2__store_experiment_dir(const char *home, int64_t experiment_id, const char *sub, char *buf,
                              size_t len);
 
-/* mkdir -p with mode 0755 (existing directories are fine). */
+/* mkdir -p with mode 0700, private to the user unless the umask takes more (existing
+ * directories are fine and keep their modes). */
 int t2__store_mkdirs(const char *path);
 
 /* ---- open / close / schema --------------------------------------------------------------- */
 
 /* The schema version this code writes (PRAGMA user_version). */
-#define T2__STORE_SCHEMA_VERSION 1
+#define T2__STORE_SCHEMA_VERSION 2
 
 /* Opens HOME/t2exp.db. Read-write: creates HOME (mkdir -p) and the database, sets WAL mode, and
  * applies the pending forward migrations in one transaction. Read-only: the database must exist
@@ -68,6 +70,9 @@ int t2__store_open(const char *home, int readonly, t2__store **out);
 int t2__store_close(t2__store *st);
 
 const char *t2__store_path(const t2__store *st); /* the database file, for messages */
+/* The store's random id (32 lower-case hex digits, drawn when the store was made or upgraded
+ * to schema 2): checkpoint directories on a shared checkpoint_storage path are named by it. */
+int t2__store_id(t2__store *st, char out[33]);
 const char *t2__store_home_of(const t2__store *st);
 
 /* The clock used for every timestamp the store writes and for "now" in queries (durations of
@@ -138,6 +143,7 @@ typedef struct {
     int smaller_is_better;
     const char *trial_object;  /* path of the trial .so; required */
     int64_t seed;
+    const char *overrides_json; /* the --config values, a JSON array of strings; NULL: none */
 } t2__experiment_new;
 
 /* Records a new ACTIVE experiment (created_at = started_at = now) and returns its id. */
@@ -149,6 +155,8 @@ int t2__store_set_experiment_state(t2__store *st, int64_t id, int state);
 int t2__store_set_experiment_progress(t2__store *st, int64_t id, double progress); /* 0..1 */
 int t2__store_set_experiment_best(t2__store *st, int64_t id, int64_t trial_id, double metric);
 int t2__store_set_experiment_error(t2__store *st, int64_t id, const char *error); /* NULL clears */
+/* Where the experiment's checkpoints go, set once by create (resume reads it back). */
+int t2__store_set_experiment_checkpoint_dir(t2__store *st, int64_t id, const char *dir);
 
 /* Records a QUEUED trial. `ordinal` is its number within the experiment (the searcher's request
  * number; the CLI's "7.3" is experiment 7, ordinal 3); a negative ordinal means the next one
@@ -232,6 +240,9 @@ typedef struct {
     double best_metric;                      /* NAN: none */
     char *error;
     int64_t num_trials;
+    char *overrides_json; /* JSON array of --config strings; NULL: made before schema 2 (their
+                             overrides are comment lines at the end of config_yaml) */
+    char *checkpoint_dir; /* NULL: made before schema 2 (the old layout applies) */
 } t2__experiment_row;
 
 /* T2_ENOTFOUND if there is no experiment `id`. Free with t2__experiment_row_free (zeroes it). */
@@ -294,6 +305,12 @@ int t2__store_query_int(t2__store *st, const char *sql, int64_t *out);
 int t2__store_query_text(t2__store *st, const char *sql, char *buf, size_t len);
 
 /* ---- CLI listings --------------------------------------------------------------------------- */
+
+/* Makes n bytes of user text safe to print on a terminal, in place: control characters (C0,
+ * DEL, and C1 in UTF-8) become spaces, so a name, a label or a trial's message can neither move
+ * the cursor nor start an escape sequence, and stays on one line. The listings' cells, create's
+ * and resume's summaries and the progress lines all go through it. */
+void t2__store_printable(char *s, size_t n);
 
 typedef enum { T2__FMT_TABLE, T2__FMT_JSON, T2__FMT_CSV } t2__store_format;
 

@@ -167,6 +167,19 @@ static void put_duration(t2__sbuf *b, double sec)
     else t2__sbuf_printf(b, "%lldh%02lldm%02llds", s / 3600, s / 60 % 60, s % 60);
 }
 
+void t2__store_printable(char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c < 0x20 || c == 0x7f) s[i] = ' ';
+        /* C1 controls in UTF-8 (U+0080..U+009F: 0xC2 0x80..0x9F): U+009B is a CSI that some
+         * terminals obey like ESC [. */
+        else if (c == 0xC2 && i + 1 < n && (unsigned char)s[i + 1] >= 0x80 &&
+                 (unsigned char)s[i + 1] <= 0x9F)
+            s[i] = s[i + 1] = ' ';
+    }
+}
+
 void t2__store_cell(t2__sbuf *b, sqlite3_stmt *s, int col, t2__col_kind kind)
 {
     switch (sqlite3_column_type(s, col)) {
@@ -191,8 +204,7 @@ void t2__store_cell(t2__sbuf *b, sqlite3_stmt *s, int col, t2__col_kind kind)
         if (!t) return;
         size_t start = b->n;
         t2__sbuf_puts(b, t);
-        for (size_t i = start; !b->oom && i < b->n; i++)
-            if ((unsigned char)b->p[i] < 0x20 || b->p[i] == 0x7f) b->p[i] = ' ';
+        if (!b->oom) t2__store_printable(b->p + start, b->n - start);
         return;
     }
     }

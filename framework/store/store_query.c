@@ -24,6 +24,7 @@ static const t2__store_colspec COLS[] = {
     {"duration", T2__COL_DURATION},
     {"labels", T2__COL_JSON},
     {"hparams", T2__COL_JSON},
+    {"overrides", T2__COL_JSON},
     {NULL, T2__COL_AUTO},
 };
 
@@ -65,7 +66,7 @@ static const char SQL_EXPERIMENT[] =
     " best_trial_id AS best_trial, best_metric,"
     " trial_object, seed, " ISO("created_at") " AS created, " ISO("started_at") " AS started, "
     ISO("ended_at") " AS ended, " RUN_SECONDS("ACTIVE") " AS duration, error,"
-    " config_yaml AS config FROM experiments e WHERE id = :exp";
+    " overrides, checkpoint_dir, config_yaml AS config FROM experiments e WHERE id = :exp";
 
 #define RANK_COLS                                                                             \
     "ordinal AS trial, id, state, hparams, best_validation, latest_validation,"               \
@@ -132,7 +133,14 @@ static int describe_table(t2__store *st, const t2__store_param *p, size_t np, co
     for (const char *l = config ? config : ""; *l;) {
         const char *e = strchr(l, '\n');
         size_t len = e ? (size_t)(e - l) : strlen(l);
-        fprintf(out, "    %.*s\n", (int)len, l);
+        b.n = 0;
+        t2__sbuf_put(&b, l, len); /* user text: no raw control characters to the terminal */
+        if (b.oom) {
+            rc = t2_seterr(T2_ENOMEM, "store: out of memory describing");
+            goto done;
+        }
+        t2__store_printable(b.p, b.n);
+        fprintf(out, "    %.*s\n", (int)b.n, b.p ? b.p : "");
         l += len + (e != NULL);
     }
     if (limit > 0 && limit < ntrials)

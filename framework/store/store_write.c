@@ -25,8 +25,8 @@ static int exec_one(t2__store *st, sqlite3_stmt *s, const char *what, const char
 
 static const char SQL_CREATE_EXPERIMENT[] =
     "INSERT INTO experiments (name, description, labels, config_yaml, searcher_name, metric,"
-    " smaller_is_better, trial_object, seed, created_at, started_at)"
-    " VALUES (?1, ?2, coalesce(?3, '[]'), ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10)";
+    " smaller_is_better, trial_object, seed, created_at, started_at, overrides)"
+    " VALUES (?1, ?2, coalesce(?3, '[]'), ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, coalesce(?11, '[]'))";
 
 int t2__store_create_experiment(t2__store *st, const t2__experiment_new *e, int64_t *id)
 {
@@ -49,6 +49,7 @@ int t2__store_create_experiment(t2__store *st, const t2__experiment_new *e, int6
     b = b ? b : TEXT(s, 8, e->trial_object);
     b = b ? b : sqlite3_bind_int64(s, 9, e->seed);
     b = b ? b : sqlite3_bind_double(s, 10, t2__store_now(st));
+    b = b ? b : TEXT(s, 11, e->overrides_json);
     if ((rc = bind_rc(st, b))) return rc;
     if ((rc = t2__store_exec_stmt(st, s, "create experiment"))) return rc;
     *id = sqlite3_last_insert_rowid(st->db);
@@ -117,6 +118,21 @@ int t2__store_set_experiment_error(t2__store *st, int64_t id, const char *error)
     b = b ? b : TEXT(s, 2, error);
     if ((rc = bind_rc(st, b))) return rc;
     return exec_one(st, s, "set experiment error", "experiment", id);
+}
+
+static const char SQL_EXP_CKPT_DIR[] = "UPDATE experiments SET checkpoint_dir = ?2 WHERE id = ?1";
+
+int t2__store_set_experiment_checkpoint_dir(t2__store *st, int64_t id, const char *dir)
+{
+    if (!st || !dir || !*dir)
+        return t2_seterr(T2_EINVAL, "store: set_experiment_checkpoint_dir: needs a directory");
+    int rc;
+    sqlite3_stmt *s;
+    if ((rc = t2__store_write_begin(st)) || (rc = t2__store_stmt(st, SQL_EXP_CKPT_DIR, &s))) return rc;
+    int b = sqlite3_bind_int64(s, 1, id);
+    b = b ? b : TEXT(s, 2, dir);
+    if ((rc = bind_rc(st, b))) return rc;
+    return exec_one(st, s, "set experiment checkpoint_dir", "experiment", id);
 }
 
 /* A negative ordinal takes the next free one; max() over the (experiment_id, ordinal) unique

@@ -1,6 +1,8 @@
 /* test_store.c — the store's location, schema versions, every write and read, metric dedup,
  * batching and transactions, and a reader working while a writer holds a transaction. */
 #include "test_store_util.h"
+#include <errno.h>
+#include <sys/stat.h>
 
 static char dir[512], home[600];
 
@@ -63,6 +65,124 @@ static void test_home(void)
     CHECK_RC(t2__store_mkdirs(p), T2_EIO);
     snprintf(p, sizeof p, "%s/file/sub", dir);
     CHECK_RC(t2__store_mkdirs(p), T2_EIO);
+}
+
+/* A relative home is made absolute against the working directory, so paths recorded under it
+ * name the same files from anywhere. */
+static void test_home_relative(void)
+{
+    char buf[4096], cwd[2048], want[4200];
+    CHECK(getcwd(cwd, sizeof cwd) != NULL);
+    CHECK_OK(t2__store_home("rel/h", buf, sizeof buf));
+    snprintf(want, sizeof want, "%s/rel/h", cwd);
+    CHECK_STR(buf, want);
+    CHECK_OK(t2__store_home("./rel", buf, sizeof buf));
+    snprintf(want, sizeof want, "%s/rel", cwd);
+    CHECK_STR(buf, want);
+    setenv("T2EXP_HOME", "envrel", 1);
+    CHECK_OK(t2__store_home(NULL, buf, sizeof buf));
+    snprintf(want, sizeof want, "%s/envrel", cwd);
+    CHECK_STR(buf, want);
+    unsetenv("T2EXP_HOME");
+    CHECK_OK(t2__store_home("/abs/h", buf, sizeof buf));
+    CHECK_STR(buf, "/abs/h");
+}
+
+static unsigned mode_of(const char *path)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0) {
+        fprintf(stderr, "stat %s: %s\n", path, strerror(errno));
+        return 0;
+    }
+    return (unsigned)(sb.st_mode & 07777);
+}
+
+/* A fresh home is the user's alone: 0700 directories, a 0600 database whose -wal and -shm
+ * follow it, even under the common umask 022 (which allows 0755/0644). */
+static void test_private_modes(void)
+{
+    char h[700], p[800];
+    snprintf(h, sizeof h, "%s/private/home", dir);
+    mode_t old = umask(022);
+    t2__store *st = NULL;
+    CHECK_OK(t2__store_open(h, 0, &st));
+    new_experiment(st, 1);
+    CHECK_OK(t2__store_flush(st, 1));
+    CHECK(mode_of(h) == 0700);
+    snprintf(p, sizeof p, "%s/private", dir);
+    CHECK(mode_of(p) == 0700);
+    snprintf(p, sizeof p, "%s/t2exp.db", h);
+    CHECK(mode_of(p) == 0600);
+    snprintf(p, sizeof p, "%s/t2exp.db-wal", h);
+    CHECK(mode_of(p) == 0600);
+    snprintf(p, sizeof p, "%s/t2exp.db-shm", h);
+    CHECK(mode_of(p) == 0600);
+    snprintf(p, sizeof p, "%s/experiments/1/checkpoints", h);
+    CHECK_OK(t2__store_mkdirs(p));
+    CHECK(mode_of(p) == 0700);
+    CHECK_OK(t2__store_close(st));
+    /* A stricter umask still wins. */
+    umask(077);
+    snprintf(p, sizeof p, "%s/private/strict", dir);
+    CHECK_OK(t2__store_mkdirs(p));
+    CHECK(mode_of(p) == 0700);
+    umask(old);
+}
+
+/* Schema 2 from a store at schema 1: the upgrade adds a random store id (kept across opens,
+ * different for another store), the overrides and checkpoint_dir columns (NULL for the
+ * experiments made before, which resume then reads the old way), and leaves the data alone. */
+static void test_migrate_v1(void)
+{
+    char h[700], h2[700], id[33], id2[33], again[33];
+    snprintf(h, sizeof h, "%s/v1", dir);
+    snprintf(h2, sizeof h2, "%s/v1-other", dir);
+    t2__store *st = NULL;
+    /* Schema 1 as shipped: the v2 objects taken away again, user_version 1, and an experiment
+     * recorded the v1 way (overrides as comment lines in its config). */
+    CHECK_OK(t2__store_open(h, 0, &st));
+    CHECK_OK(t2__store_exec_sql(st, "DROP TABLE store_info;"
+                                    "ALTER TABLE experiments DROP COLUMN overrides;"
+                                    "ALTER TABLE experiments DROP COLUMN checkpoint_dir;"
+                                    "PRAGMA user_version = 1;"));
+    CHECK_OK(t2__store_exec_sql(st, "INSERT INTO experiments (name, config_yaml, searcher_name, metric,"
+                                    " smaller_is_better, trial_object, seed, created_at) VALUES ('old',"
+                                    " 'name: old\n# overridden on the command line:\n#   --config a=1\n',"
+                                    " 'single', 'loss', 1, '/t.so', 1, 0)"));
+    CHECK_OK(t2__store_close(st));
+    /* A read-only open upgrades it (through a short read-write connection). */
+    CHECK_OK(t2__store_open(h, 1, &st));
+    CHECK(sql_int(st, "PRAGMA user_version") == 2 && T2__STORE_SCHEMA_VERSION == 2);
+    CHECK_OK(t2__store_id(st, id));
+    CHECK(strlen(id) == 32 && strspn(id, "0123456789abcdef") == 32);
+    t2__experiment_row r;
+    CHECK_OK(t2__store_get_experiment(st, 1, &r));
+    CHECK(strcmp(r.name, "old") == 0 && strstr(r.config_yaml, "#   --config a=1") != NULL);
+    CHECK(r.overrides_json == NULL && r.checkpoint_dir == NULL);
+    t2__experiment_row_free(&r);
+    CHECK_OK(t2__store_close(st));
+    /* The id stays; a new experiment gets its overrides and checkpoint_dir as data. */
+    CHECK_OK(t2__store_open(h, 0, &st));
+    CHECK_OK(t2__store_id(st, again));
+    CHECK_STR(again, id);
+    t2__experiment_new e = {.name = "new", .config_yaml = "name: new\n", .searcher_name = "single",
+                            .metric = "loss", .trial_object = "/t.so",
+                            .overrides_json = "[\"labels=[a,\\n b]\",\"x=\\\"#\\\"\"]"};
+    int64_t eid = 0;
+    CHECK_OK(t2__store_create_experiment(st, &e, &eid));
+    CHECK_OK(t2__store_set_experiment_checkpoint_dir(st, eid, "/ck/x/experiment-2"));
+    CHECK_OK(t2__store_get_experiment(st, eid, &r));
+    CHECK_STR(r.overrides_json, e.overrides_json);
+    CHECK_STR(r.checkpoint_dir, "/ck/x/experiment-2");
+    t2__experiment_row_free(&r);
+    e.overrides_json = "[not json";
+    CHECK_RC(t2__store_create_experiment(st, &e, &eid), T2_EINVAL);
+    CHECK_OK(t2__store_close(st));
+    CHECK_OK(t2__store_open(h2, 0, &st));
+    CHECK_OK(t2__store_id(st, id2));
+    CHECK(strcmp(id, id2) != 0);
+    CHECK_OK(t2__store_close(st));
 }
 
 static void test_open_and_migrate(void)
@@ -527,7 +647,10 @@ int main(void)
 {
     scratch_home(dir, sizeof dir, home, sizeof home);
     test_home();
+    test_home_relative();
     test_open_and_migrate();
+    test_private_modes();
+    test_migrate_v1();
     test_versions();
     test_experiments();
     test_trials();

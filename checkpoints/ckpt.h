@@ -145,8 +145,24 @@ int t2__ckpt_meta_seal(char *text, size_t len);
 /* A random (version 4, RFC 4122) uuid as 36 lower-case characters plus NUL, from /dev/urandom.
  * T2_EIO if it cannot be read. */
 int t2__uuid_v4(char out[T2__UUID_LEN + 1]);
+/* 1 if s is a uuid as t2__uuid_v4 writes them (8-4-4-4-12 lower-case hex digits), else 0. */
+int t2__uuid_valid(const char *s);
 
 /* ---- garbage collection ---- */
+
+/* 1 if name is a checkpoint file name as t2__ckpt_path makes them, "<uuid><extension>", with
+ * *comp (may be NULL) set to its compression; 0 otherwise. uuid (may be NULL) gets the uuid. */
+int t2__ckpt_name_parse(const char *name, char uuid[T2__UUID_LEN + 1], t2__ckpt_compression *comp);
+
+/* 1 if name is one of t2__ckpt_write's temporary files, "<checkpoint name>.tmp-<pid>-<n>". */
+int t2__ckpt_temp_name(const char *name);
+
+/* The check before garbage collection deletes a file: path must be dir + "/" + a checkpoint file
+ * name (no other component, so no "..", no absolute path elsewhere, no subdirectory) and, when it
+ * exists, a regular file rather than a symlink. 0 if so (T2_ENOTFOUND: such a path, but no file
+ * there), else T2_EINVAL naming the path and the directory. The controller never deletes a path
+ * this refuses, whatever the store or a trial says. */
+int t2__ckpt_gc_path_check(const char *dir, const char *path);
 
 typedef struct t2__ckpt_gc_item {
     int64_t trial_id;

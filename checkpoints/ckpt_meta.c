@@ -305,16 +305,6 @@ static int parse_hex64(const char *s, uint64_t *out)
     return 0;
 }
 
-static int uuid_ok(const char *s)
-{
-    if (strlen(s) != T2__UUID_LEN) return 0;
-    for (int i = 0; i < T2__UUID_LEN; i++) {
-        int dash = i == 8 || i == 13 || i == 18 || i == 23;
-        if (dash ? s[i] != '-' : !((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) return 0;
-    }
-    return 1;
-}
-
 static int parse_entries(t2__ckpt *ck, const t2__val *root)
 {
     const t2__val *en = t2__val_map_get(root, "entries");
@@ -580,7 +570,7 @@ static int parse_root(t2__ckpt *ck, const t2__val *root)
     if (strlen(s) >= sizeof ck->version) return bad(ck, "t2exp_version is longer than %zu bytes", sizeof ck->version - 1);
     strcpy(ck->version, s);
     if ((rc = get_str(ck, root, "", "uuid", &s))) return rc;
-    if (!uuid_ok(s)) return bad(ck, "uuid \"%.40s\" is not a lower-case uuid", s);
+    if (!t2__uuid_valid(s)) return bad(ck, "uuid \"%.40s\" is not a lower-case uuid", s);
     strcpy(ck->uuid, s);
     if ((rc = get_int(ck, root, "", "created_unix", INT64_MIN, INT64_MAX, &ck->created)) ||
         (rc = get_int(ck, root, "", "experiment_id", INT64_MIN, INT64_MAX, &ck->experiment_id)) ||

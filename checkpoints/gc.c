@@ -1,11 +1,71 @@
 /* gc.c — which checkpoints garbage collection keeps: the union of save_experiment_best,
  * save_trial_best and save_trial_latest (Determined's checkpoint_storage semantics). A pure
- * function of the store's rows, so the controller decides and the policy is tested alone. */
+ * function of the store's rows, so the controller decides and the policy is tested alone.
+ * Also which files it may delete at all: checkpoint names inside the experiment's own
+ * directory, never a path a store row or a trial's report happens to hold. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "ckpt.h"
 #include "t2exp/error.h"
+
+int t2__ckpt_name_parse(const char *name, char uuid[T2__UUID_LEN + 1], t2__ckpt_compression *comp)
+{
+    if (!name || strlen(name) < T2__UUID_LEN) return 0;
+    char u[T2__UUID_LEN + 1];
+    memcpy(u, name, T2__UUID_LEN);
+    u[T2__UUID_LEN] = '\0';
+    if (!t2__uuid_valid(u)) return 0;
+    static const t2__ckpt_compression all[] = {T2__CKPT_COMPRESS_NONE, T2__CKPT_COMPRESS_GZIP,
+                                               T2__CKPT_COMPRESS_ZSTD};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        if (strcmp(name + T2__UUID_LEN, t2__ckpt_extension(all[i])) != 0) continue;
+        if (uuid) memcpy(uuid, u, sizeof u);
+        if (comp) *comp = all[i];
+        return 1;
+    }
+    return 0;
+}
+
+/* ckpt_write.c's temporary names: "<path>.tmp-<pid>-<n>", both numbers decimal. */
+int t2__ckpt_temp_name(const char *name)
+{
+    const char *t = name ? strstr(name, ".tmp-") : NULL;
+    if (!t || (size_t)(t - name) >= 256) return 0;
+    char base[256];
+    memcpy(base, name, (size_t)(t - name));
+    base[t - name] = '\0';
+    if (!t2__ckpt_name_parse(base, NULL, NULL)) return 0;
+    const char *p = t + 5;
+    size_t d1 = strspn(p, "0123456789");
+    if (d1 == 0 || p[d1] != '-') return 0;
+    p += d1 + 1;
+    size_t d2 = strspn(p, "0123456789");
+    return d2 > 0 && p[d2] == '\0';
+}
+
+int t2__ckpt_gc_path_check(const char *dir, const char *path)
+{
+    if (!dir || !*dir || !path) return t2_seterr(T2_EINVAL, "checkpoint gc: NULL argument");
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/') n--; /* "d/" and "d" are the same directory */
+    const char *name = strncmp(path, dir, n) == 0 && path[n] == '/' ? path + n + 1 : NULL;
+    if (!name || !t2__ckpt_name_parse(name, NULL, NULL))
+        return t2_seterr(T2_EINVAL, "checkpoint gc: refusing to delete %s: not a checkpoint file "
+                         "name (<uuid>.tar[.gz|.zst]) directly inside this experiment's checkpoint "
+                         "directory %.*s", path, (int)n, dir);
+    struct stat sb;
+    if (lstat(path, &sb) != 0)
+        return errno == ENOENT ? T2_ENOTFOUND
+                               : t2_seterr(T2_EIO, "checkpoint gc: %s: %s", path, strerror(errno));
+    if (!S_ISREG(sb.st_mode))
+        return t2_seterr(T2_EINVAL, "checkpoint gc: refusing to delete %s: a %s, not a regular "
+                         "checkpoint file", path, S_ISLNK(sb.st_mode) ? "symbolic link" : "non-file");
+    return T2_OK;
+}
 
 typedef struct rank_item {
     double key;    /* metric, negated when larger is better: ascending = best first */

@@ -39,3 +39,13 @@ int t2__uuid_v4(char out[T2__UUID_LEN + 1])
     *o = '\0';
     return T2_OK;
 }
+
+int t2__uuid_valid(const char *s)
+{
+    if (!s || strlen(s) != T2__UUID_LEN) return 0;
+    for (int i = 0; i < T2__UUID_LEN; i++) {
+        int dash = i == 8 || i == 13 || i == 18 || i == 23;
+        if (dash ? s[i] != '-' : !((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) return 0;
+    }
+    return 1;
+}

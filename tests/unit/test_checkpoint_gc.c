@@ -3,6 +3,7 @@
  * values, hardware vs table, combine) and uuid format. */
 #include "test_checkpoint_util.h"
 #include <math.h>
+#include <sys/stat.h>
 #include "check.h"
 #include "checkpoints/crc32c.h"
 
@@ -143,11 +144,93 @@ static void uuids(void)
     for (int i = 0; i < 36; i++) CHECK(a[i] == '-' || (a[i] >= '0' && a[i] <= '9') || (a[i] >= 'a' && a[i] <= 'f'));
 }
 
+/* What garbage collection may delete: only "<uuid>.tar[.gz|.zst]" directly inside the
+ * experiment's checkpoint directory, as a regular file. Paths a store row or a trial's report
+ * could hold that lead elsewhere are refused, whatever they point at. */
+static void gc_paths(void)
+{
+    const char *u = "0f8fad5b-d9cb-469f-a165-70867728950e";
+    CHECK(t2__uuid_valid(u));
+    CHECK(!t2__uuid_valid("0F8FAD5B-D9CB-469F-A165-70867728950E") && !t2__uuid_valid("../../etc/passwd"));
+    CHECK(!t2__uuid_valid("0f8fad5b-d9cb-469f-a165-70867728950") && !t2__uuid_valid(NULL));
+    char name[4400], uuid[37];
+    t2__ckpt_compression comp = T2__CKPT_COMPRESS_NONE;
+    snprintf(name, sizeof name, "%s.tar.zst", u);
+    CHECK(t2__ckpt_name_parse(name, uuid, &comp) && comp == T2__CKPT_COMPRESS_ZSTD && strcmp(uuid, u) == 0);
+    snprintf(name, sizeof name, "%s.tar.gz", u);
+    CHECK(t2__ckpt_name_parse(name, NULL, &comp) && comp == T2__CKPT_COMPRESS_GZIP);
+    snprintf(name, sizeof name, "%s.tar", u);
+    CHECK(t2__ckpt_name_parse(name, NULL, NULL));
+    snprintf(name, sizeof name, "%s.tar/../x", u);
+    CHECK(!t2__ckpt_name_parse(name, NULL, NULL));
+    snprintf(name, sizeof name, "%s.zip", u);
+    CHECK(!t2__ckpt_name_parse(name, NULL, NULL) && !t2__ckpt_name_parse("notes.txt", NULL, NULL));
+    snprintf(name, sizeof name, "%s.tar.gz.tmp-123-0", u);
+    CHECK(t2__ckpt_temp_name(name));
+    snprintf(name, sizeof name, "%s.tar.tmp-123-", u);
+    CHECK(!t2__ckpt_temp_name(name) && !t2__ckpt_temp_name("x.tar.tmp-1-2"));
+
+    char *root = make_dir();
+    CHECK(root != NULL);
+    if (!root) return;
+    char dir[4200], path[8800], victim[4400], other[4400];
+    snprintf(dir, sizeof dir, "%s/ck", root);
+    snprintf(other, sizeof other, "%s/ck-other", root);
+    CHECK(mkdir(dir, 0700) == 0 && mkdir(other, 0700) == 0);
+    snprintf(victim, sizeof victim, "%s/victim", root);
+    FILE *f = fopen(victim, "w");
+    CHECK(f != NULL);
+    if (f) fclose(f);
+
+    snprintf(path, sizeof path, "%s/%s.tar", dir, u);
+    CHECK_RC(t2__ckpt_gc_path_check(dir, path), T2_ENOTFOUND); /* the right shape, no file yet */
+    f = fopen(path, "w");
+    if (f) fclose(f);
+    CHECK_OK(t2__ckpt_gc_path_check(dir, path));
+    snprintf(name, sizeof name, "%s/", dir); /* a trailing slash names the same directory */
+    CHECK_OK(t2__ckpt_gc_path_check(name, path));
+    CHECK(unlink(path) == 0);
+
+    /* ../../etc/passwd-style, absolute, a sibling directory with the same prefix, a subdirectory,
+     * a name that is not a checkpoint's. */
+    snprintf(path, sizeof path, "%s/../../../../../../etc/passwd", dir);
+    CHECK_RC(t2__ckpt_gc_path_check(dir, path), T2_EINVAL);
+    CHECK(strstr(t2_errmsg(), "refusing to delete") != NULL);
+    snprintf(path, sizeof path, "%s/%s.tar/../../victim", dir, u);
+    CHECK_RC(t2__ckpt_gc_path_check(dir, path), T2_EINVAL);
+    CHECK_RC(t2__ckpt_gc_path_check(dir, "/etc/passwd"), T2_EINVAL);
+    CHECK_RC(t2__ckpt_gc_path_check(dir, victim), T2_EINVAL);
+    snprintf(path, sizeof path, "%s/%s.tar", other, u);
+    CHECK_RC(t2__ckpt_gc_path_check(dir, path), T2_EINVAL);
+    snprintf(path, sizeof path, "%s/sub/%s.tar", dir, u);
+    CHECK_RC(t2__ckpt_gc_path_check(dir, path), T2_EINVAL);
+    snprintf(path, sizeof path, "%s/notes.txt", dir);
+    CHECK_RC(t2__ckpt_gc_path_check(dir, path), T2_EINVAL);
+    CHECK_RC(t2__ckpt_gc_path_check(dir, ""), T2_EINVAL);
+    CHECK_RC(t2__ckpt_gc_path_check(dir, dir), T2_EINVAL);
+
+    /* A checkpoint name that is a symlink to a file outside: refused, not followed. */
+    snprintf(path, sizeof path, "%s/%s.tar.gz", dir, u);
+    CHECK(symlink(victim, path) == 0);
+    CHECK_RC(t2__ckpt_gc_path_check(dir, path), T2_EINVAL);
+    CHECK(strstr(t2_errmsg(), "symbolic link") != NULL);
+    CHECK(unlink(path) == 0);
+    /* A checkpoint name that is a directory. */
+    snprintf(path, sizeof path, "%s/%s.tar.zst", dir, u);
+    CHECK(mkdir(path, 0700) == 0);
+    CHECK_RC(t2__ckpt_gc_path_check(dir, path), T2_EINVAL);
+    CHECK(rmdir(path) == 0);
+    CHECK(access(victim, F_OK) == 0);
+
+    CHECK(unlink(victim) == 0 && rmdir(dir) == 0 && rmdir(other) == 0 && rmdir(root) == 0);
+}
+
 int main(void)
 {
     exhaustive();
     hand_cases();
     crc();
     uuids();
+    gc_paths();
     return check_report("test_checkpoint_gc");
 }

@@ -67,6 +67,7 @@ void t2__val_free(t2__val *v)
     }
     free(v->items);
     free(v->keys);
+    t2__keyidx_free(&v->idx);
     free(v->s);
     free(v);
 }
@@ -104,11 +105,9 @@ int t2__val_list_append(t2__val *list, t2__val *item)
     return T2_OK;
 }
 
-static long map_index(const t2__val *map, const char *key)
+static ptrdiff_t map_index(const t2__val *map, const char *key)
 {
-    for (size_t k = 0; k < map->n; k++)
-        if (strcmp(map->keys[k], key) == 0) return (long)k;
-    return -1;
+    return t2__keyidx_find(&map->idx, map->keys, map->n, key);
 }
 
 int t2__val_map_set(t2__val *map, const char *key, t2__val *v)
@@ -118,7 +117,7 @@ int t2__val_map_set(t2__val *map, const char *key, t2__val *v)
         t2__val_free(v);
         return t2_seterr(T2_EINVAL, "value: map_set on something that is not a map");
     }
-    long at = map_index(map, key);
+    ptrdiff_t at = map_index(map, key);
     if (at >= 0) {
         t2__val_free(map->items[at]);
         map->items[at] = v;
@@ -132,13 +131,14 @@ int t2__val_map_set(t2__val *map, const char *key, t2__val *v)
     }
     map->keys[map->n] = k;
     map->items[map->n++] = v;
+    t2__keyidx_added(&map->idx, map->keys, map->n);
     return T2_OK;
 }
 
 t2__val *t2__val_map_get(const t2__val *map, const char *key)
 {
     if (!map || map->kind != T2__VAL_MAP || !key) return NULL;
-    long at = map_index(map, key);
+    ptrdiff_t at = map_index(map, key);
     return at >= 0 ? map->items[at] : NULL;
 }
 

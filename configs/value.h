@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "keyidx.h"
 
 typedef enum t2__val_kind {
     T2__VAL_NULL,
@@ -40,6 +41,7 @@ typedef struct t2__val {
     size_t n, cap;         /* LIST/MAP: number of items, allocated slots */
     struct t2__val **items; /* LIST/MAP: the values */
     char **keys;           /* MAP: keys[i] names items[i] */
+    t2__keyidx idx;        /* MAP: key -> i, so that lookups and inserts are O(1) */
 } t2__val;
 
 /* Constructors: a new value, or NULL when out of memory. t2__val_string copies s (NULL -> ""). */

@@ -13,7 +13,6 @@
 #include "t2exp/error.h"
 
 #define Y_MAX_DEPTH 100
-#define Y_MAX_NODES 1000000
 
 void t2__ymark_format(const t2__ymark *m, char *buf, size_t size)
 {
@@ -31,6 +30,7 @@ void t2__yfree(t2__ynode *n)
     free(n->items);
     free(n->keys);
     free(n->key_marks);
+    t2__keyidx_free(&n->idx);
     free(n->text);
     free(n);
 }
@@ -69,12 +69,10 @@ static int ygrow(t2__ynode *c)
 t2__ynode *t2__ymap_get(const t2__ynode *map, const char *key, size_t *idx)
 {
     if (!map || map->kind != T2__Y_MAP) return NULL;
-    for (size_t k = 0; k < map->n; k++)
-        if (strcmp(map->keys[k], key) == 0) {
-            if (idx) *idx = k;
-            return map->items[k];
-        }
-    return NULL;
+    ptrdiff_t k = t2__keyidx_find(&map->idx, map->keys, map->n, key);
+    if (k < 0) return NULL;
+    if (idx) *idx = (size_t)k;
+    return map->items[k];
 }
 
 int t2__ymap_set(t2__ynode *map, const char *key, t2__ymark kmark, t2__ynode *v)
@@ -96,14 +94,16 @@ int t2__ymap_set(t2__ynode *map, const char *key, t2__ymark kmark, t2__ynode *v)
     map->keys[map->n] = k;
     map->key_marks[map->n] = kmark;
     map->items[map->n++] = v;
+    t2__keyidx_added(&map->idx, map->keys, map->n);
     return T2_OK;
 }
 
-static size_t ycount(const t2__ynode *n)
+/* Nodes and expanded bytes (T2__Y_NODE_BYTES per node plus scalar text) of a subtree. */
+static void ysize(const t2__ynode *n, size_t *nodes, size_t *bytes)
 {
-    size_t c = 1;
-    for (size_t k = 0; k < n->n; k++) c += ycount(n->items[k]);
-    return c;
+    *nodes += 1;
+    *bytes += T2__Y_NODE_BYTES + n->len;
+    for (size_t k = 0; k < n->n; k++) ysize(n->items[k], nodes, bytes);
 }
 
 t2__ynode *t2__ycopy(const t2__ynode *n)
@@ -129,6 +129,7 @@ t2__ynode *t2__ycopy(const t2__ynode *n)
             c->key_marks[c->n] = n->key_marks[k];
         }
         c->items[c->n++] = item;
+        if (c->kind == T2__Y_MAP) t2__keyidx_added(&c->idx, c->keys, c->n);
     }
     return c;
 fail:
@@ -143,21 +144,20 @@ typedef struct frame {
     t2__ynode *key; /* MAP: the key scalar waiting for its value */
 } frame;
 
-typedef struct anchor {
-    char *name;
-    t2__ynode *node; /* points into the tree (or into `keep`) */
-} anchor;
 
 typedef struct builder {
     const char *src;
     frame stack[Y_MAX_DEPTH + 1];
     int depth;
     t2__ynode *root;
-    anchor *anchors;
+    /* Anchors: names[i] -> nodes[i] (pointing into the tree or into `keep`), indexed by name. */
+    char **anames;
+    t2__ynode **anodes;
     size_t nanchors, capanchors;
+    t2__keyidx aidx;
     t2__ynode **keep; /* anchored key scalars: aliases may still copy them after the key is consumed */
     size_t nkeep, capkeep;
-    size_t nodes;
+    size_t nodes, bytes, max_bytes;
 } builder;
 
 static t2__ymark mark_of(const builder *b, yaml_mark_t m)
@@ -176,20 +176,25 @@ static int err_at(const t2__ymark *m, const char *fmt, const char *arg)
 
 static int add_anchor(builder *b, const char *name, t2__ynode *node)
 {
-    for (size_t k = 0; k < b->nanchors; k++)
-        if (strcmp(b->anchors[k].name, name) == 0) { /* YAML allows redefinition; later wins */
-            b->anchors[k].node = node;
-            return T2_OK;
-        }
+    node->anchored = 1;
+    ptrdiff_t at = t2__keyidx_find(&b->aidx, b->anames, b->nanchors, name);
+    if (at >= 0) { /* YAML allows redefinition; later wins */
+        b->anodes[at] = node;
+        return T2_OK;
+    }
     if (b->nanchors == b->capanchors) {
         size_t cap = b->capanchors ? b->capanchors * 2 : 8;
-        anchor *a = realloc(b->anchors, cap * sizeof *a);
-        if (!a) return t2_seterr(T2_ENOMEM, "config: out of memory");
-        b->anchors = a;
+        char **names = realloc(b->anames, cap * sizeof *names);
+        if (!names) return t2_seterr(T2_ENOMEM, "config: out of memory");
+        b->anames = names;
+        t2__ynode **nodes = realloc(b->anodes, cap * sizeof *nodes);
+        if (!nodes) return t2_seterr(T2_ENOMEM, "config: out of memory");
+        b->anodes = nodes;
         b->capanchors = cap;
     }
-    if (!(b->anchors[b->nanchors].name = strdup(name))) return t2_seterr(T2_ENOMEM, "config: out of memory");
-    b->anchors[b->nanchors++].node = node;
+    if (!(b->anames[b->nanchors] = strdup(name))) return t2_seterr(T2_ENOMEM, "config: out of memory");
+    b->anodes[b->nanchors++] = node;
+    t2__keyidx_added(&b->aidx, b->anames, b->nanchors);
     return T2_OK;
 }
 
@@ -204,13 +209,6 @@ static int keep_node(builder *b, t2__ynode *n)
     }
     b->keep[b->nkeep++] = n;
     return T2_OK;
-}
-
-static int is_anchored(const builder *b, const t2__ynode *n)
-{
-    for (size_t k = 0; k < b->nanchors; k++)
-        if (b->anchors[k].node == n) return 1;
-    return 0;
 }
 
 /* Hands a finished node to its parent (or makes it the root). Takes ownership of n. */
@@ -247,7 +245,7 @@ static int attach(builder *b, t2__ynode *n)
     t2__ynode *key = f->key;
     f->key = NULL;
     int rc = t2__ymap_set(p, key->text, key->mark, n);
-    if (is_anchored(b, key)) {
+    if (key->anchored) { /* a node once anchored may have been re-anchored since; keeping it is harmless */
         if (keep_node(b, key)) {
             t2__yfree(key);
             return t2_seterr(T2_ENOMEM, "config: out of memory");
@@ -258,11 +256,20 @@ static int attach(builder *b, t2__ynode *n)
     return rc;
 }
 
-static int count_node(builder *b, size_t n, const t2__ymark *m)
+/* Counts nodes and expanded bytes against the limits before they are allocated, so that a
+ * document past them is refused at the node (usually an alias) that would pass them. */
+static int count_node(builder *b, size_t nodes, size_t bytes, const t2__ymark *m)
 {
-    b->nodes += n;
-    if (b->nodes > Y_MAX_NODES)
+    char limit[32];
+    b->nodes += nodes;
+    b->bytes += bytes;
+    if (b->nodes > T2__Y_MAX_NODES)
         return err_at(m, "more than %s nodes (after expanding aliases); refusing to load", "1000000");
+    if (b->bytes > b->max_bytes) {
+        snprintf(limit, sizeof limit, "%zu", b->max_bytes);
+        return err_at(m, "the document expands to more than %s bytes (after expanding aliases: 64 MiB plus 4 times "
+                         "the text, counting 64 bytes per node); refusing to load", limit);
+    }
     return T2_OK;
 }
 
@@ -280,7 +287,7 @@ static int on_event(builder *b, yaml_event_t *ev)
     int rc;
     switch (ev->type) {
     case YAML_SCALAR_EVENT: {
-        if ((rc = count_node(b, 1, &m))) return rc;
+        if ((rc = count_node(b, 1, T2__Y_NODE_BYTES + ev->data.scalar.length, &m))) return rc;
         if (!(n = ynew(T2__Y_SCALAR, m))) return t2_seterr(T2_ENOMEM, "config: out of memory");
         size_t len = ev->data.scalar.length;
         if (!(n->text = malloc(len + 1))) {
@@ -310,7 +317,7 @@ static int on_event(builder *b, yaml_event_t *ev)
     }
     case YAML_SEQUENCE_START_EVENT:
     case YAML_MAPPING_START_EVENT:
-        if ((rc = count_node(b, 1, &m))) return rc;
+        if ((rc = count_node(b, 1, T2__Y_NODE_BYTES, &m))) return rc;
         if (b->depth >= Y_MAX_DEPTH) return err_at(&m, "nested more than %s levels deep", "100");
         n = ynew(ev->type == YAML_SEQUENCE_START_EVENT ? T2__Y_SEQ : T2__Y_MAP, m);
         if (!n) return t2_seterr(T2_ENOMEM, "config: out of memory");
@@ -333,12 +340,13 @@ static int on_event(builder *b, yaml_event_t *ev)
         return attach(b, n);
     case YAML_ALIAS_EVENT: {
         const char *name = (const char *)ev->data.alias.anchor;
-        t2__ynode *target = NULL;
-        for (size_t k = 0; k < b->nanchors; k++)
-            if (strcmp(b->anchors[k].name, name) == 0) target = b->anchors[k].node;
-        if (!target) return err_at(&m, "alias '*%s' refers to no anchor", name);
+        ptrdiff_t at = t2__keyidx_find(&b->aidx, b->anames, b->nanchors, name);
+        if (at < 0) return err_at(&m, "alias '*%s' refers to no anchor", name);
+        t2__ynode *target = b->anodes[at];
         if (target->open) return err_at(&m, "alias '*%s' refers to a node that contains it", name);
-        if ((rc = count_node(b, ycount(target), &m))) return rc;
+        size_t nodes = 0, bytes = 0;
+        ysize(target, &nodes, &bytes);
+        if ((rc = count_node(b, nodes, bytes, &m))) return rc;
         t2__ynode *c = t2__ycopy(target);
         if (!c) return t2_seterr(T2_ENOMEM, "config: out of memory");
         c->mark = m;
@@ -367,7 +375,7 @@ int t2__yparse(const char *text, size_t len, const char *src, t2__ynode **out)
 {
     yaml_parser_t parser;
     yaml_event_t ev;
-    builder b = {.src = src};
+    builder b = {.src = src, .max_bytes = T2__Y_MAX_BYTES(len)};
     int rc = T2_OK, docs = 0, done = 0;
     *out = NULL;
     if (!yaml_parser_initialize(&parser)) return t2_seterr(T2_ENOMEM, "config: out of memory");
@@ -393,8 +401,10 @@ int t2__yparse(const char *text, size_t len, const char *src, t2__ynode **out)
         t2__yfree(b.stack[d].key);
         t2__yfree(b.stack[d].node);
     }
-    for (size_t k = 0; k < b.nanchors; k++) free(b.anchors[k].name);
-    free(b.anchors);
+    for (size_t k = 0; k < b.nanchors; k++) free(b.anames[k]);
+    free(b.anames);
+    free(b.anodes);
+    t2__keyidx_free(&b.aidx);
     for (size_t k = 0; k < b.nkeep; k++) t2__yfree(b.keep[k]);
     free(b.keep);
     if (rc) {

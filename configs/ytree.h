@@ -8,6 +8,7 @@
 #define T2_CONFIGS_YTREE_H
 
 #include <stddef.h>
+#include "keyidx.h"
 #include "value.h"
 
 /* Where a node starts. src is owned by whoever parsed the text (it outlives the tree). line and col
@@ -31,14 +32,26 @@ typedef struct t2__ynode {
     struct t2__ynode **items;
     char **keys;          /* MAP only */
     t2__ymark *key_marks; /* MAP only */
+    t2__keyidx idx;       /* MAP only: key -> position (duplicate checks and lookups in O(1)) */
     int open;             /* set while the parser is still inside this node (detects recursive aliases) */
+    int anchored;         /* an anchor named this node (aliases may copy it later) */
 } t2__ynode;
+
+/* What a document may expand to: T2__Y_MAX_NODES nodes, and T2__Y_MAX_BYTES(len) expanded bytes
+ * for a text of len bytes, where a node counts T2__Y_NODE_BYTES plus its scalar's length, once
+ * for every time it appears after aliases are expanded. The byte budget is what stops a small
+ * file that aliases a long string many times (a 1 MiB string aliased 4,000 times would take
+ * 4 GiB); the node count alone does not. A document without aliases always fits both: its nodes
+ * are at most 1,000,000 * 64 bytes (< 64 MiB) plus its own text. */
+#define T2__Y_MAX_NODES 1000000
+#define T2__Y_NODE_BYTES 64
+#define T2__Y_MAX_BYTES(len) (((size_t)64 << 20) + 4 * (size_t)(len))
 
 /* Parses one YAML document (block or flow style; anchors and aliases are expanded by copying).
  * An empty document gives a plain empty scalar (null). Errors are T2_EFORMAT with
  * "SRC:LINE:COL: YAML syntax error: PROBLEM", or for what this loader refuses: a second document,
- * a non-scalar map key, a duplicate key, a recursive alias, more than 100 levels of nesting or more
- * than 1,000,000 nodes after alias expansion. T2_ENOMEM. */
+ * a non-scalar map key, a duplicate key, a recursive alias, more than 100 levels of nesting or a
+ * document past the limits above (placed at the alias that would pass them). T2_ENOMEM. */
 int t2__yparse(const char *text, size_t len, const char *src, t2__ynode **out);
 
 void t2__yfree(t2__ynode *n);

@@ -230,11 +230,57 @@ static void test_reader(void)
     CHECK_RC(t2__val_from_json(NULL, 0, &v, NULL), T2_EINVAL);
 }
 
+/* One object with 1.5 million keys (about what the 16 MiB channel frame allows). A linear scan
+ * per key made this quadratic (100k keys of a checkpoint's metadata.json took 35 s; 1.5M would
+ * take hours, past ctest's timeout); with the hash index it is linear, about a second. */
+static void test_many_keys(void)
+{
+    enum { N = 1500000 };
+    size_t cap = (size_t)N * 20 + 64, o = 0;
+    char *text = malloc(cap);
+    if (!text) {
+        fprintf(stderr, "out of memory\n");
+        check_failures++;
+        return;
+    }
+    text[o++] = '{';
+    for (int k = 0; k < N; k++) o += (size_t)snprintf(text + o, cap - o, "%s\"k%d\":%d", k ? "," : "", k, k);
+    text[o++] = '}';
+    t2__val *v = NULL;
+    CHECK_OK(t2__val_from_json(text, o, &v, NULL));
+    if (v) {
+        CHECK(v->kind == T2__VAL_MAP && v->n == N);
+        const t2__val *e = t2__val_map_get(v, "k1499999");
+        CHECK(e && e->kind == T2__VAL_INT && e->i == N - 1);
+        e = t2__val_map_get(v, "k777");
+        CHECK(e && e->i == 777);
+        CHECK(strcmp(v->keys[0], "k0") == 0 && strcmp(v->keys[N - 1], "k1499999") == 0);
+        CHECK(t2__val_map_get(v, "k1500000") == NULL);
+        /* Replacing a key keeps its place. */
+        CHECK_OK(t2__val_map_set(v, "k5", t2__val_string("five")));
+        CHECK(v->n == N && strcmp(v->keys[5], "k5") == 0 && strcmp(t2__val_map_get(v, "k5")->s, "five") == 0);
+    }
+    t2__val_free(v);
+
+    /* A duplicate as the last key is still reported, at its offset. */
+    size_t at = o - 1; /* the closing '}' becomes ,"k0":1} */
+    o = at + (size_t)snprintf(text + at, cap - at, ",\"k0\":1}");
+    size_t off = 0;
+    v = NULL;
+    CHECK_RC(t2__val_from_json(text, o, &v, &off), T2_EFORMAT);
+    CHECK(off == at + 1 && v == NULL);
+    char want[64];
+    snprintf(want, sizeof want, "json: offset %zu: duplicate object key", at + 1);
+    CHECK_STR(t2_errmsg(), want);
+    free(text);
+}
+
 int main(void)
 {
     test_tree();
     test_writer();
     test_double_round_trip();
     test_reader();
+    test_many_keys();
     return check_report("test_config_json");
 }

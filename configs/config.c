@@ -1,9 +1,12 @@
 /* config.c — t2__config_load: read the file, apply --config overrides, validate the top level. */
 #define _POSIX_C_SOURCE 200809L /* strdup */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "config_internal.h"
 #include "t2exp/error.h"
 
@@ -176,8 +179,12 @@ static int top_level(t2__config *cfg, const t2__ynode *root)
             if (t2__ynull(v)) rc = t2__cfg_err(&v->mark, key, "expected a map, got null");
             else rc = t2__cfg_searcher(cfg, v, km);
             have_searcher = 1;
-        } else if (KEY_IS("records_per_epoch")) rc = t2__get_int(v, key, 0, &cfg->records_per_epoch);
-        else if (KEY_IS("min_validation_period")) rc = t2__get_length(v, key, 1, &cfg->min_validation_period);
+        } else if (KEY_IS("records_per_epoch")) {
+            rc = t2__get_int(v, key, 0, &cfg->records_per_epoch);
+            if (!rc && cfg->records_per_epoch > T2__MAX_LENGTH)
+                rc = t2__cfg_err(&v->mark, key, "expected at most %lld records, got %lld", (long long)T2__MAX_LENGTH,
+                                 (long long)cfg->records_per_epoch);
+        } else if (KEY_IS("min_validation_period")) rc = t2__get_length(v, key, 1, &cfg->min_validation_period);
         else if (KEY_IS("min_checkpoint_period")) rc = t2__get_length(v, key, 1, &cfg->min_checkpoint_period);
         else if (KEY_IS("perform_initial_validation")) rc = t2__get_bool(v, key, &cfg->perform_initial_validation);
         else if (KEY_IS("scheduling_unit")) rc = t2__get_int(v, key, 1, &cfg->scheduling_unit);
@@ -348,15 +355,40 @@ int t2__config_load_string(const char *text, const char *name, const char *const
     return load(copy, len, name ? name : "<string>", overrides, noverrides, out);
 }
 
+static const char *file_kind(mode_t m)
+{
+    return S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO" : S_ISSOCK(m) ? "a socket" : S_ISCHR(m) ? "a character device"
+         : S_ISBLK(m) ? "a block device" : "a special file";
+}
+
 int t2__config_load(const char *path, const char *const *overrides, int noverrides, t2__config **out)
 {
     if (!out) return t2_seterr(T2_EINVAL, "config: NULL out");
     *out = NULL;
     if (!path) return t2_seterr(T2_EINVAL, "config: NULL path");
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    /* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever; anything
+     * but a regular file (a FIFO, a device, a directory) is refused before a byte is read. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
         int e = errno;
         return t2_seterr(e == ENOENT ? T2_ENOTFOUND : T2_EIO, "%s: cannot open: %s", path, strerror(e));
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        return t2_seterr(T2_EIO, "%s: cannot stat: %s", path, strerror(e));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return t2_seterr(T2_EINVAL, "%s: not a regular file (%s); a config must be a YAML file", path,
+                         file_kind(st.st_mode));
+    }
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        int e = errno;
+        close(fd);
+        return t2_seterr(T2_ENOMEM, "%s: cannot open: %s", path, strerror(e));
     }
     char *buf = NULL;
     size_t len = 0, cap = 0;

@@ -17,6 +17,15 @@
 #include "hparams.h"
 #include "value.h"
 
+/* Plans stop at stated maxima, checked when a config is loaded (with the key's position) and again
+ * by the searchers before they build a plan: a typo such as max_trials: 9223372036854775807 is
+ * refused instead of filling memory. */
+#define T2__MAX_TRIALS 1000000 /* searcher.max_trials, grid points, ASHA's trials over all brackets */
+/* Lengths (searcher.max_length, the periods) and records_per_epoch: small enough that a length in
+ * epochs times batches per epoch, or in records plus a batch, stays far inside int64. */
+#define T2__MAX_LENGTH INT64_C(1000000000000) /* batches or records */
+#define T2__MAX_EPOCHS INT64_C(1000000)
+
 /* Training lengths. `n == 0` means "not set" (only allowed for the periods, where it means never). */
 typedef enum t2__unit { T2__UNIT_BATCHES, T2__UNIT_RECORDS, T2__UNIT_EPOCHS } t2__unit;
 

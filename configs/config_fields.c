@@ -186,6 +186,10 @@ int t2__get_length(const t2__ynode *n, const char *path, int allow_zero, t2__len
         if (t2__ynull(n->items[0])) return mismatch(n->items[0], sub, allow_zero ? "a non-negative integer" : "a positive integer");
         int rc = t2__get_int(n->items[0], sub, allow_zero ? 0 : 1, &v);
         if (rc) return rc;
+        int64_t max = u == T2__UNIT_EPOCHS ? T2__MAX_EPOCHS : T2__MAX_LENGTH;
+        if (v > max)
+            return t2__cfg_err(&n->items[0]->mark, sub, "expected at most %lld %s, got %lld", (long long)max, units[u],
+                               (long long)v);
         out->unit = (t2__unit)u;
         out->n = v;
         return T2_OK;

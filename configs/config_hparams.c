@@ -37,6 +37,35 @@ static int required_null(const t2__ynode *v, const char *path, const char *what)
     return t2__cfg_err(&v->mark, path, "expected %s, got null", what);
 }
 
+/* Hyperparameters travel as JSON (the store, the trial channel, checkpoints), and JSON has no NaN
+ * or infinity: every number in a constant or categorical value, at any depth, must be finite,
+ * or the experiment would be recorded and then fail when its first trial is sent. */
+static int check_finite(const t2__ynode *n, const char *path)
+{
+    char sub[T2__PATH_MAX], idx[24];
+    if (n->kind == T2__Y_SCALAR) {
+        t2__val *v = NULL;
+        if (!n->plain) return T2_OK;
+        int rc = t2__yscalar_to_val(n, &v);
+        if (rc) return rc;
+        int bad = v->kind == T2__VAL_DOUBLE && !isfinite(v->d);
+        t2__val_free(v);
+        if (bad)
+            return t2__cfg_err(&n->mark, path,
+                               "expected a finite number, got %.60s (hyperparameters are stored as JSON, which has no "
+                               "NaN or infinity)",
+                               n->text);
+        return T2_OK;
+    }
+    for (size_t k = 0; k < n->n; k++) {
+        if (n->kind == T2__Y_SEQ) snprintf(idx, sizeof idx, "%zu", k);
+        t2__path_join(sub, sizeof sub, path, n->kind == T2__Y_SEQ ? idx : n->keys[k]);
+        int rc = check_finite(n->items[k], sub);
+        if (rc) return rc;
+    }
+    return T2_OK;
+}
+
 static int parse_typed(t2__config *cfg, const t2__ynode *n, const char *full, t2__hparam *h)
 {
     char sub[T2__PATH_MAX];
@@ -64,7 +93,7 @@ static int parse_typed(t2__config *cfg, const t2__ynode *n, const char *full, t2
         if (KEY_IS("val")) {
             t2__val_free(h->val);
             h->val = NULL;
-            if ((rc = t2__ynode_to_val(v, &h->val))) return rc;
+            if ((rc = check_finite(v, sub)) || (rc = t2__ynode_to_val(v, &h->val))) return rc;
             have_val = 1;
         } else if (KEY_IS("minval") || KEY_IS("maxval")) {
             int is_min = KEY_IS("minval");
@@ -96,7 +125,7 @@ static int parse_typed(t2__config *cfg, const t2__ynode *n, const char *full, t2
             }
             t2__val_free(h->vals);
             h->vals = NULL;
-            if ((rc = t2__ynode_to_val(v, &h->vals))) return rc;
+            if ((rc = check_finite(v, sub)) || (rc = t2__ynode_to_val(v, &h->vals))) return rc;
         }
     }
     switch (h->kind) {
@@ -149,7 +178,8 @@ static int parse_node(t2__config *cfg, const t2__ynode *n, const char *name, con
     if (n->kind == T2__Y_MAP && t2__ymap_get(n, "type", NULL)) return parse_typed(cfg, n, full, h);
     if (n->kind == T2__Y_MAP) return parse_nested(cfg, n, path, h);
     h->kind = T2__HP_CONST;
-    return t2__ynode_to_val(n, &h->val);
+    int rc = check_finite(n, full);
+    return rc ? rc : t2__ynode_to_val(n, &h->val);
 }
 
 int t2__cfg_hparams_parse(t2__config *cfg, const t2__ynode *n)
@@ -208,10 +238,10 @@ static int check_grid(const t2__config *cfg, const t2__ynode *hp, const t2__ymar
     uint64_t points = 0;
     int rc = t2__hparam_grid_size(cfg->hparams, &points);
     if (rc) return rc;
-    if (points > T2__GRID_MAX_POINTS)
+    if (points > T2__GRID_MAX_POINTS) /* grid_size saturates: UINT64_MAX means the product overflowed */
         return t2__cfg_err(hp ? &hp->mark : kmark, "hyperparameters",
-                           "the grid has %llu points, more than the %d a grid search may have",
-                           (unsigned long long)points, T2__GRID_MAX_POINTS);
+                           "the grid has %s%llu points, more than the %d a grid search may have",
+                           points == UINT64_MAX ? "more than " : "", (unsigned long long)points, T2__GRID_MAX_POINTS);
     return T2_OK;
 }
 

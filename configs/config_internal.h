@@ -47,7 +47,8 @@ int t2__get_bool(const t2__ynode *n, const char *path, int *out);
 int t2__get_string(const t2__ynode *n, const char *path, char **out);
 /* One of names[] (NULL-terminated); *out is its index. */
 int t2__get_enum(const t2__ynode *n, const char *path, const char *const *names, int *out);
-/* {batches|records|epochs: N} with exactly one unit; N >= 1, or >= 0 when allow_zero. */
+/* {batches|records|epochs: N} with exactly one unit; N >= 1, or >= 0 when allow_zero; at most
+ * T2__MAX_LENGTH batches or records, T2__MAX_EPOCHS epochs. */
 int t2__get_length(const t2__ynode *n, const char *path, int allow_zero, t2__length *out);
 /* A map (for sections); T2_EINVAL "expected a map" otherwise. Null is not accepted here. */
 int t2__want_map(const t2__ynode *n, const char *path);
@@ -74,6 +75,6 @@ int t2__cfg_hparams_parse(t2__config *cfg, const t2__ynode *n);
 int t2__cfg_hparams_check(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark);
 
 /* Grids larger than this are refused at load time: a typo in a count, not a search. */
-#define T2__GRID_MAX_POINTS 1000000
+#define T2__GRID_MAX_POINTS T2__MAX_TRIALS
 
 #endif

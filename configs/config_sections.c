@@ -121,6 +121,9 @@ int t2__cfg_searcher(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark
             have_length = 1;
         } else if (KEY_IS("max_trials")) {
             rc = t2__get_int(v, path, 1, &s->max_trials);
+            if (!rc && s->max_trials > T2__MAX_TRIALS)
+                rc = t2__cfg_err(&v->mark, path, "expected at most %d trials, got %lld", T2__MAX_TRIALS,
+                                 (long long)s->max_trials);
             have_trials = s->max_trials > 0;
         } else if (KEY_IS("max_concurrent_trials")) {
             rc = t2__get_int(v, path, 0, &s->max_concurrent_trials);

@@ -40,6 +40,9 @@ int t2__asha_layout_of(const t2__searcher_config *sc, t2__asha_layout *out)
     if (!(d > 1)) return t2_seterr(T2_EINVAL, "searcher.divisor: expected a number greater than 1, got %g", d);
     if (sc->max_trials < 1)
         return t2_seterr(T2_EINVAL, "searcher.max_trials: the adaptive_asha searcher needs max_trials >= 1");
+    if (sc->max_trials > T2__MAX_TRIALS)
+        return t2_seterr(T2_EINVAL, "searcher.max_trials: at most %d trials, got %" PRId64, T2__MAX_TRIALS,
+                         sc->max_trials);
     if (sc->max_length.n < 1) return t2_seterr(T2_EINVAL, "searcher.max_length: expected a positive length");
     if (sc->nbracket_rungs) {
         if (sc->nbracket_rungs > T2__ASHA_MAX_BRACKETS)
@@ -81,6 +84,17 @@ int t2__asha_layout_of(const t2__searcher_config *sc, t2__asha_layout *out)
      * first bracket. */
     double w[T2__ASHA_MAX_BRACKETS], total = 0;
     for (size_t i = 0; i < L.nbrackets; i++) total += w[i] = pow(d, (double)(L.rungs[i] - 1)) / (double)L.rungs[i];
+    if (!isfinite(total)) {
+        /* A huge divisor to a high power overflows (and inf / inf would be NaN): the same weights
+         * relative to the largest one, in logarithms. */
+        double lw[T2__ASHA_MAX_BRACKETS], top = -INFINITY;
+        for (size_t i = 0; i < L.nbrackets; i++) {
+            lw[i] = (double)(L.rungs[i] - 1) * log(d) - log((double)L.rungs[i]);
+            if (lw[i] > top) top = lw[i];
+        }
+        total = 0;
+        for (size_t i = 0; i < L.nbrackets; i++) total += w[i] = exp(lw[i] - top);
+    }
     int64_t allocated = 0;
     for (size_t i = 0; i < L.nbrackets; i++) {
         int64_t n = (int64_t)(w[i] / total * (double)sc->max_trials);
@@ -93,7 +107,7 @@ int t2__asha_layout_of(const t2__searcher_config *sc, t2__asha_layout *out)
     int64_t each, rem = 0, mct = sc->max_concurrent_trials;
     if (mct <= 0) {
         each = L.max_trials[L.nbrackets - 1];
-        if ((int64_t)d > each) each = (int64_t)d;
+        if (d > (double)each) each = d < 0x1p62 ? (int64_t)d : INT64_MAX; /* capped below anyway */
     } else {
         if (mct < (int64_t)L.nbrackets) mct = (int64_t)L.nbrackets;
         each = mct / (int64_t)L.nbrackets;

@@ -44,8 +44,9 @@ static int init(t2__searcher *s)
     uint64_t total = 0;
     int rc = t2__hparam_grid_size(s->cfg->hparams, &total);
     if (rc) return rc;
-    if (total > INT32_MAX)
-        return t2_seterr(T2_EINVAL, "hyperparameters: the grid has %" PRIu64 " points, too many to search", total);
+    if (total > T2__MAX_TRIALS)
+        return t2_seterr(T2_EINVAL, "hyperparameters: the grid has %" PRIu64 " points, more than the %d a grid search may have",
+                         total, T2__MAX_TRIALS);
     grid *g = calloc(1, sizeof *g);
     if (!g) return t2_seterr(T2_ENOMEM, "searcher: out of memory");
     g->nleaves = t2__hparam_leaves(s->cfg->hparams, NULL, 0);

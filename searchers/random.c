@@ -16,6 +16,8 @@ static int init(t2__searcher *s)
     int64_t n = s->cfg->searcher.max_trials;
     if (n < 1)
         return t2_seterr(T2_EINVAL, "searcher.max_trials: the random searcher needs max_trials >= 1, got %" PRId64, n);
+    if (n > T2__MAX_TRIALS)
+        return t2_seterr(T2_EINVAL, "searcher.max_trials: at most %d trials, got %" PRId64, T2__MAX_TRIALS, n);
     return t2__flat_init(s, n, 1, point);
 }
 

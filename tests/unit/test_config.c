@@ -734,7 +734,9 @@ static void test_files(void)
 
     CHECK_RC(t2__config_load("/nonexistent/const.yaml", NULL, 0, &cfg), T2_ENOTFOUND);
     CHECK_STR(t2_errmsg(), "/nonexistent/const.yaml: cannot open: No such file or directory");
-    CHECK_RC(t2__config_load(fixture_path(path, sizeof path, "config"), NULL, 0, &cfg), T2_EIO);
+    CHECK_RC(t2__config_load(fixture_path(path, sizeof path, "config"), NULL, 0, &cfg), T2_EINVAL);
+    snprintf(want, sizeof want, "%s: not a regular file (a directory); a config must be a YAML file", path);
+    CHECK_STR(t2_errmsg(), want);
     CHECK_RC(t2__config_load(NULL, NULL, 0, &cfg), T2_EINVAL);
     CHECK_RC(t2__config_load(path, NULL, 0, NULL), T2_EINVAL);
     CHECK_RC(t2__config_load_string(NULL, "x", NULL, 0, &cfg), T2_EINVAL);

@@ -288,11 +288,68 @@ static void test_build(void)
     t2__hparam_free(NULL);
 }
 
+/* The load must fail with T2_EINVAL and exactly msg. */
+static void expect_err(int line, const char *text, const char *ov, const char *msg)
+{
+    t2__config *cfg = (t2__config *)1;
+    const char *ovs[1] = {ov};
+    int rc = t2__config_load_string(text, "nan.yaml", ovs, ov ? 1 : 0, &cfg);
+    if (rc != T2_EINVAL || cfg != NULL || strcmp(t2_errmsg(), msg) != 0) {
+        fprintf(stderr, "test_config_hparams.c:%d: rc %d\n  got  \"%s\"\n  want \"%s\"\n", line, rc, t2_errmsg(), msg);
+        check_failures++;
+    }
+    if (rc == T2_OK) t2__config_free(cfg);
+}
+#define EXPECT_ERR(text, ov, msg) expect_err(__LINE__, text, ov, msg)
+
+#define SINGLE "searcher: {name: single, metric: loss, max_length: {batches: 1}}\nhyperparameters:\n  global_batch_size: 8\n"
+#define FINITE_WHY " (hyperparameters are stored as JSON, which has no NaN or infinity)"
+
+/* Hyperparameters are stored and sent as JSON, which has no NaN or infinity: every number in a
+ * constant or categorical value must be finite, wherever it sits, and the error says where. */
+static void test_not_finite(void)
+{
+    EXPECT_ERR(SINGLE "  z: .nan\n", NULL, "nan.yaml:4:6: hyperparameters.z: expected a finite number, got .nan" FINITE_WHY);
+    EXPECT_ERR(SINGLE "  z: -.Inf\n", NULL, "nan.yaml:4:6: hyperparameters.z: expected a finite number, got -.Inf" FINITE_WHY);
+    EXPECT_ERR(SINGLE "  z: 1e999\n", NULL, "nan.yaml:4:6: hyperparameters.z: expected a finite number, got 1e999" FINITE_WHY);
+    EXPECT_ERR(SINGLE, "hyperparameters.z=.nan",
+               "--config hyperparameters.z=.nan: hyperparameters.z: expected a finite number, got .nan" FINITE_WHY);
+    EXPECT_ERR(SINGLE "  opt:\n    sgd:\n      lr: .inf\n", NULL,
+               "nan.yaml:6:11: hyperparameters.opt.sgd.lr: expected a finite number, got .inf" FINITE_WHY);
+    EXPECT_ERR(SINGLE "  z: {type: const, val: {a: [1, 2, .nan]}}\n", NULL,
+               "nan.yaml:4:36: hyperparameters.z.val.a.2: expected a finite number, got .nan" FINITE_WHY);
+    EXPECT_ERR(SINGLE "  z: [0.5, .inf]\n", NULL,
+               "nan.yaml:4:12: hyperparameters.z.1: expected a finite number, got .inf" FINITE_WHY);
+    EXPECT_ERR(SINGLE "  z: {type: categorical, vals: [1, .nan]}\n", NULL,
+               "nan.yaml:4:36: hyperparameters.z.vals.1: expected a finite number, got .nan" FINITE_WHY);
+    EXPECT_ERR(SINGLE "  z: {type: double, minval: .nan, maxval: 1}\n", NULL,
+               "nan.yaml:4:29: hyperparameters.z.minval: expected a finite number, got .nan");
+    EXPECT_ERR(SINGLE "  z: {type: log, minval: -1, maxval: .inf}\n", NULL,
+               "nan.yaml:4:38: hyperparameters.z.maxval: expected a finite number, got .inf");
+    EXPECT_ERR(SINGLE "  z: {type: int, minval: 0, maxval: .inf}\n", NULL,
+               "nan.yaml:4:37: hyperparameters.z.maxval: expected an integer, got .inf");
+    /* Quoted, it is the string ".nan", which JSON carries fine; finite doubles stay allowed. */
+    t2__config *cfg = space("  z: \".nan\"\n  w: [1.5e300, -0.0]\n");
+    if (cfg) {
+        const t2__hparam *z = t2__hparam_find(cfg->hparams, "z");
+        CHECK(z && z->kind == T2__HP_CONST && z->val->kind == T2__VAL_STRING);
+        t2__val *hp = NULL;
+        char *json = NULL;
+        CHECK_OK(t2__hparam_build(cfg->hparams, NULL, &hp));
+        CHECK_OK(t2__val_to_json(hp, &json, NULL));
+        CHECK_STR(json, "{\"global_batch_size\":8,\"z\":\".nan\",\"w\":[1.5e+300,-0.0]}");
+        free(json);
+        t2__val_free(hp);
+    }
+    t2__config_free(cfg);
+}
+
 int main(void)
 {
     test_axes();
     test_grid();
     test_sample();
     test_build();
+    test_not_finite();
     return check_report("test_config_hparams");
 }

@@ -405,8 +405,52 @@ static void test_bad_configs(void)
               "hyperparameters.act.vals", "empty list");
 }
 
+/* The searchers refuse a plan past T2__MAX_TRIALS themselves, also for a config that did not
+ * come through the loader's checks (a caller that builds or changes one): nothing is created. */
+static void test_plan_caps(void)
+{
+    t2__searcher *s = NULL;
+    t2__config *cfg = load_cfg("name: random, metric: loss, max_trials: 4, max_length: {batches: 1}", NULL);
+    if (cfg) {
+        cfg->searcher.max_trials = INT64_MAX;
+        CHECK_RC(t2__searcher_create(cfg, 1, &s), T2_EINVAL);
+        CHECK(s == NULL);
+        CHECK_STR(t2_errmsg(), "searcher.max_trials: at most 1000000 trials, got 9223372036854775807");
+        cfg->searcher.max_trials = T2__MAX_TRIALS; /* the cap itself is allowed */
+        CHECK_OK(t2__searcher_create(cfg, 1, &s));
+        CHECK(s && t2__searcher_total_trials(s) == T2__MAX_TRIALS);
+        t2__searcher_free(s);
+        s = NULL;
+    }
+    t2__config_free(cfg);
+
+    cfg = load_cfg("name: adaptive_asha, metric: loss, max_trials: 4, max_length: {batches: 64}", NULL);
+    if (cfg) {
+        cfg->searcher.max_trials = T2__MAX_TRIALS + 1;
+        CHECK_RC(t2__searcher_create(cfg, 1, &s), T2_EINVAL);
+        CHECK(s == NULL);
+        CHECK_STR(t2_errmsg(), "searcher.max_trials: at most 1000000 trials, got 1000001");
+    }
+    t2__config_free(cfg);
+
+    /* A grid of 1000 points made 10 million by raising a count after loading. */
+    cfg = load_cfg("name: grid, metric: loss, max_length: {batches: 1}",
+                   "  a: {type: double, minval: 0, maxval: 1, count: 10}\n"
+                   "  b: {type: double, minval: 0, maxval: 1, count: 100}\n");
+    if (cfg) {
+        t2__hparam *b = (t2__hparam *)t2__hparam_find(cfg->hparams, "b");
+        CHECK(b != NULL);
+        if (b) b->count = 1000000;
+        CHECK_RC(t2__searcher_create(cfg, 1, &s), T2_EINVAL);
+        CHECK(s == NULL);
+        CHECK_STR(t2_errmsg(), "hyperparameters: the grid has 10000000 points, more than the 1000000 a grid search may have");
+    }
+    t2__config_free(cfg);
+}
+
 int main(void)
 {
+    test_plan_caps();
     test_grid_points();
     test_grid_small_axes();
     test_flat_protocol();

@@ -436,9 +436,21 @@ static void test_preview(void)
     t2__config_free(cfg);
 }
 
+/* A divisor so large that divisor^61 overflows: the bracket weights are taken in logarithms
+ * (inf / inf gave NaN, converted to an integer), and int(divisor) for the start count saturates
+ * (converting 1e300 to int64 is undefined; it gave INT64_MIN on x86, so a bracket started one
+ * trial instead of all of them). */
+static void test_layout_huge_divisor(void)
+{
+    t2__asha_layout L;
+    layout_of("divisor: 1e300, bracket_rungs: [62, 1], max_trials: 100, max_length: {batches: 1000}", &L);
+    CHECK_STR(layout_text(&L), "max_rungs 62: [62 rungs, 100 trials, 100 at start] [1 rungs, 1 trials, 1 at start]");
+}
+
 int main(void)
 {
     test_layout();
+    test_layout_huge_divisor();
     test_rung_lengths();
     script_promotions(1);
     script_promotions(-1);

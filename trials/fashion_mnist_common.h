@@ -24,12 +24,21 @@ static inline const char *fm_dir(t2_ctx *ctx)
     return dir ? dir : t2_fashion_mnist_dir();
 }
 
-static inline void fm_cache_path(t2_ctx *ctx, const char *split, char *buf, size_t len)
+/* Where the decoded splits are cached: data.cache_dir if set and non-empty, else NULL, the
+ * library's private default ($T2EXP_HOME/cache, else $XDG_CACHE_HOME/t2exp, else
+ * ~/.cache/t2exp). */
+static inline const char *fm_cache_dir(t2_ctx *ctx)
 {
-    const char *cache = NULL, *tmp = getenv("TMPDIR");
+    const char *cache = NULL;
     if (t2_data_str(ctx, "cache_dir", &cache) != T2_OK || !cache || !*cache) cache = NULL;
-    if (cache) snprintf(buf, len, "%s/fashion-mnist-%s.t2c", cache, split);
-    else snprintf(buf, len, "%s/t2exp-fashion-mnist-%s.t2c", tmp && *tmp ? tmp : "/tmp", split);
+    return cache;
+}
+
+/* The split through its cache: mapped when the cache was made from these very IDX files (same
+ * path, size, modification time), rebuilt from them otherwise; never used without them. */
+static inline int fm_open(t2_ctx *ctx, const char *split, t2_dataset **ds)
+{
+    return t2_dataset_fashion_mnist_cached(ds, split, fm_dir(ctx), fm_cache_dir(ctx));
 }
 
 /* prepare_data: converts both splits to caches once, so trials map them instead of decoding gzip. */
@@ -37,28 +46,12 @@ static inline int fm_prepare_data(t2_ctx *ctx)
 {
     const char *splits[2] = {"train", "test"};
     for (int i = 0; i < 2; i++) {
-        char path[4096];
-        fm_cache_path(ctx, splits[i], path, sizeof path);
         t2_dataset *ds = NULL;
-        if (t2_dataset_cache_open(&ds, path) == T2_OK) { /* already there and valid */
-            t2_dataset_free(ds);
-            continue;
-        }
-        int rc = t2_dataset_fashion_mnist(&ds, splits[i], fm_dir(ctx));
-        if (!rc) rc = t2_dataset_cache_write(ds, path);
+        int rc = fm_open(ctx, splits[i], &ds);
         t2_dataset_free(ds);
         if (rc) return rc;
     }
     return T2_OK;
-}
-
-/* The split from its cache, or straight from the IDX files when there is no cache. */
-static inline int fm_open(t2_ctx *ctx, const char *split, t2_dataset **ds)
-{
-    char path[4096];
-    fm_cache_path(ctx, split, path, sizeof path);
-    if (t2_dataset_cache_open(ds, path) == T2_OK) return T2_OK;
-    return t2_dataset_fashion_mnist(ds, split, fm_dir(ctx));
 }
 
 static inline int fm_loader(t2_ctx *ctx, const char *split, int train, t2_loader **out)

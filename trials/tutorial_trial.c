@@ -3,7 +3,8 @@
  * AdamW, and a learning rate that decays exponentially per epoch.
  * hparams: global_batch_size, hidden, dropout, label_smoothing,
  *          optimizer.lr, optimizer.weight_decay, schedule.gamma.
- * data:    cache_dir (optional; where prepare_data puts the decoded dataset). */
+ * data:    cache_dir (optional; where prepare_data puts the decoded dataset, default
+ *          $T2EXP_HOME/cache). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <t2exp.h>
@@ -18,26 +19,20 @@ typedef struct {
 
 /* ---- data: decode the gzip'd IDX files once per experiment, map the cache in every trial ---- */
 
-static void cache_path(t2_ctx *ctx, const char *split, char *buf, size_t len)
+/* data.cache_dir, or NULL for the library's private default ($T2EXP_HOME/cache, ...). */
+static const char *cache_dir(t2_ctx *ctx)
 {
     const char *dir = NULL;
-    if (t2_data_str(ctx, "cache_dir", &dir) != T2_OK || !*dir) dir = getenv("TMPDIR");
-    snprintf(buf, len, "%s/t2exp-tutorial-%s.t2c", dir && *dir ? dir : "/tmp", split);
+    if (t2_data_str(ctx, "cache_dir", &dir) != T2_OK || !*dir) dir = NULL;
+    return dir;
 }
 
 static int prepare_data(t2_ctx *ctx)
 {
     const char *splits[] = {"train", "test"};
     for (int i = 0; i < 2; i++) {
-        char path[4096];
-        t2_dataset *ds = NULL;
-        cache_path(ctx, splits[i], path, sizeof path);
-        if (t2_dataset_cache_open(&ds, path) == T2_OK) { /* a valid cache is already there */
-            t2_dataset_free(ds);
-            continue;
-        }
-        int rc = t2_dataset_fashion_mnist(&ds, splits[i], NULL);
-        if (!rc) rc = t2_dataset_cache_write(ds, path);
+        t2_dataset *ds = NULL; /* opening through the cache writes it when it is missing or stale */
+        int rc = t2_dataset_fashion_mnist_cached(&ds, splits[i], NULL, cache_dir(ctx));
         t2_dataset_free(ds);
         if (rc) return rc;
     }
@@ -46,10 +41,8 @@ static int prepare_data(t2_ctx *ctx)
 
 static int make_loader(t2_ctx *ctx, const char *split, int train, t2_loader **out)
 {
-    char path[4096];
     t2_dataset *ds = NULL;
-    cache_path(ctx, split, path, sizeof path);
-    int rc = t2_dataset_cache_open(&ds, path);
+    int rc = t2_dataset_fashion_mnist_cached(&ds, split, NULL, cache_dir(ctx));
     if (rc) return rc;
     t2_loader_params p = t2_loader_params_default();
     p.batch_size = train ? t2_ctx_batch_size(ctx) : 1000; /* per slot, not global */

@@ -13,5 +13,5 @@ awk -v a="$acc" 'BEGIN { exit !(a > 0.80) }' || fail "validation accuracy $acc a
 # 469 batches of 128 make the epoch; one validation at its end over the 10000 test images.
 [ "$(sql "SELECT batches_trained FROM trials WHERE id=1")" = 469 ] || fail "469 batches expected"
 [ "$(sql "SELECT count(*) FROM metrics WHERE kind='validation' AND name='validation_accuracy'")" = 1 ] || fail "one validation"
-ls "$WORK"/t2exp-fashion-mnist-train.t2c >/dev/null || fail "prepare_data did not write the cache"
+ls "$T2EXP_HOME"/cache/train-images-idx3-ubyte-*.t2c >/dev/null || fail "prepare_data did not write the cache"
 echo "fashion_mnist_mlp: ok (validation_accuracy $acc)"

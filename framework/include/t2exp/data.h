@@ -13,6 +13,7 @@
 #ifndef T2EXP_DATA_H
 #define T2EXP_DATA_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include "t2exp/tensor.h"
 
@@ -69,19 +70,55 @@ int t2_dataset_from_tensor(t2_dataset **out, const t2_tensor *x, const int32_t *
  * T2_EFORMAT (bad magic, absurd dimensions, truncated or corrupt data, count mismatch), T2_ENOMEM. */
 int t2_dataset_idx_open(t2_dataset **out, const char *images_path, const char *labels_path);
 
+/* Most source files a cache records (t2_dataset_cache_write_sources). */
+#define T2_DATASET_CACHE_MAX_SOURCES 8
+
 /* Writes ds to a flat cache file at path: a 4096-byte header (magic, version, sample count and
- * shape, pixel type, label presence, class count, file size), the pixels (uint8 if ds stores
- * uint8, else float32) and the int32 labels. The file is written under a temporary name in the
- * same directory, fsynced and renamed over path, so readers never see a half-written cache.
- * T2_EIO on any write failure (the temporary file is removed). */
+ * shape, pixel type, label presence, class count, file size, source files), the pixels (uint8 if
+ * ds stores uint8, else float32) and the int32 labels. The file is written under a temporary name
+ * in the same directory, fsynced and renamed over path, so readers never see a half-written
+ * cache; it is private to the user (mode 0600). T2_EIO on any write failure (the temporary file
+ * is removed). */
 int t2_dataset_cache_write(const t2_dataset *ds, const char *path);
 
+/* As t2_dataset_cache_write, recording in the header the identity of the nsources (0..8) files
+ * ds was made from: each one's absolute path (as a hash), size, modification time, inode and
+ * device, taken now. T2_ENOTFOUND if a source does not exist. */
+int t2_dataset_cache_write_sources(const t2_dataset *ds, const char *path, const char *const *sources,
+                                   int nsources);
+
 /* Opens a cache written by t2_dataset_cache_write by mapping it read-only (MAP_SHARED), so all
- * trials reading the same cache share one copy in the page cache; nothing is copied. The header
- * is validated against the file's real size and every label against the class count.
+ * trials reading the same cache share one copy in the page cache; nothing is copied. Refused
+ * (T2_EIO, "refused" in the message) unless it is a regular file, not a symbolic link, owned by
+ * this user and writable by no one else: a cache another user could write could be poisoned. The
+ * header is validated against the file's real size and every label against the class count.
  * T2_ENOTFOUND, T2_EIO, or T2_EFORMAT (not a cache, other version or byte order, inconsistent
- * sizes) with the path in the message. The file must not be truncated while mapped. */
+ * sizes) with the path in the message. The file must not be truncated while mapped. This does
+ * not look at the sources the cache records; t2_dataset_cache_open_sources does. */
 int t2_dataset_cache_open(t2_dataset **out, const char *path);
+
+/* As t2_dataset_cache_open, and the cache must record exactly these source files, each as it is
+ * now (same absolute path, size, modification time, inode, device): T2_ESTATE, naming the file
+ * that differs, for a cache made from other files or before they changed. T2_ENOTFOUND if a
+ * source does not exist (the cache is never trusted without its sources). */
+int t2_dataset_cache_open_sources(t2_dataset **out, const char *path, const char *const *sources,
+                                  int nsources);
+
+/* The default directory for dataset caches, written to buf: $T2EXP_HOME/cache when T2EXP_HOME is
+ * set, else $XDG_CACHE_HOME/t2exp, else $HOME/.cache/t2exp. T2_ENOTFOUND if none is set,
+ * T2_EINVAL if buf is too short. */
+int t2_dataset_cache_dir(char *buf, size_t len);
+
+/* An IDX pair (as t2_dataset_idx_open) through a cache: the one call a trial needs. The cache is
+ * cache_dir/<images file name>-<hash of both absolute paths>.t2c (cache_dir NULL or "":
+ * t2_dataset_cache_dir()); missing directories are created private (0700). When that cache
+ * records these two files as they are now and passes t2_dataset_cache_open's checks, it is mapped;
+ * otherwise (missing, stale, damaged, refused) the IDX files are decoded and the cache written
+ * again (0600) and mapped. The IDX files must exist even when a cache does: T2_ENOTFOUND
+ * otherwise. Errors as t2_dataset_idx_open and t2_dataset_cache_write. Safe to call from several
+ * processes at once (each rebuild renames a complete file into place). */
+int t2_dataset_idx_cached(t2_dataset **out, const char *images_path, const char *labels_path,
+                          const char *cache_dir);
 
 /* The Fashion-MNIST directory: $FASHION_MNIST_DIR if set and non-empty, else
  * "/usr/share/datasets/fashion-mnist" (where Debian's dataset-fashion-mnist installs it). */
@@ -93,6 +130,11 @@ const char *t2_fashion_mnist_dir(void);
  * set FASHION_MNIST_DIR, if the files are absent; T2_EINVAL for another split name; otherwise as
  * t2_dataset_idx_open. */
 int t2_dataset_fashion_mnist(t2_dataset **out, const char *split, const char *dir);
+
+/* The same split through t2_dataset_idx_cached's verified cache in cache_dir (NULL: the
+ * default): what prepare_data and the loaders of the example trials call. */
+int t2_dataset_fashion_mnist_cached(t2_dataset **out, const char *split, const char *dir,
+                                    const char *cache_dir);
 
 /* ---- loader -------------------------------------------------------------------------------- */
 

@@ -349,7 +349,14 @@ int main(int argc, char **argv)
         execv("/proc/self/exe", argv);
         /* exec failed: carry on with OpenBLAS's own threads rather than not at all */
     }
-    const char *overrides[256];
+    /* As many --config values as the command line holds: no fixed cap. Static: it lives as long
+     * as the process (every command returns straight out of main). */
+    static const char **overrides;
+    overrides = malloc((size_t)argc * sizeof *overrides);
+    if (!overrides) {
+        fprintf(stderr, "t2exp: out of memory\n");
+        return EXIT_STORE;
+    }
     args a = {.fmt = T2__FMT_TABLE, .overrides = overrides, .progress = T2__PROGRESS_AUTO};
     int i = 1;
     while (i < argc && argv[i][0] == '-') {
@@ -385,7 +392,6 @@ int main(int argc, char **argv)
         return t2__remote_main(connect, trial, &argc, &argv);
     }
     int rest = argc - i;
-    if (rest > 256) return usage_error(cmd, "too many arguments%s", "");
     char **av = argv + i;
     int ex;
     if (!strcmp(cmd, "create")) {

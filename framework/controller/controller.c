@@ -4,6 +4,7 @@
 #define _XOPEN_SOURCE 700
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <poll.h>
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -37,6 +39,7 @@ typedef struct trial {
     pid_t pid;
     int fd;
     int ready, exit_sent, closing, pausing;
+    int rejected;           /* sent a report the controller refused: stopped, its messages ignored */
     int64_t pending;        /* TRAIN length not yet sent (-1: none) */
     int64_t sent;           /* TRAIN length in progress (-1: idle) */
     int restarts;
@@ -72,6 +75,8 @@ typedef struct ctl {
     int64_t best_trial;
     t2__progress prog;
     char ckpt_dir[PATH_MAX];
+    int ckpt_dir_own;       /* ckpt_dir is this store's alone (under the home, or named by the store
+                               id): only then may resume sweep checkpoint files it never recorded */
     char *warm;             /* the checkpoint new trials warm-start from (NULL: none) */
     const char *const *ovr; /* the config's --config overrides (for distributed trials' spec) */
     int novr;
@@ -309,7 +314,10 @@ static int allocate_hosts(ctl *c, trial *t, int slots, char *path, size_t len)
         return t2_seterr(T2_ESTATE, "controller: %d free slots wanted, the hostfile has fewer free", slots);
     }
     snprintf(path, len, "%s.hosts", t->log_path);
-    FILE *f = fopen(path, "w");
+    /* 0600 like the log beside it: host names are nobody else's business. */
+    int hfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    FILE *f = hfd >= 0 ? fdopen(hfd, "w") : NULL;
+    if (!f && hfd >= 0) close(hfd);
     int rc = f ? T2_OK : t2_seterr(T2_EIO, "%s: %s", path, strerror(errno));
     for (int h = 0; !rc && h < c->nhosts; h++)
         if (t->host_slots[h]) {
@@ -488,7 +496,15 @@ static int collect_garbage(ctl *c)
             needed |= c->t[k].ckpt && c->t[k].state != T_DONE && c->t[k].state != T_ERRORED &&
                       strcmp(c->t[k].ckpt, rows[i].path) == 0;
         if (needed) continue;
-        if (unlink(rows[i].path) != 0 && errno != ENOENT) {
+        /* Only a checkpoint file inside this experiment's own directory is ever deleted, whatever
+         * path the row holds (see t2__ckpt_gc_path_check). */
+        int ok = t2__ckpt_gc_path_check(c->ckpt_dir, rows[i].path);
+        if (ok != T2_OK && ok != T2_ENOTFOUND) {
+            t2__progress_event(&c->prog, "warning: checkpoint %s kept: %s", rows[i].uuid, t2_errmsg());
+            t2_clearerr();
+            continue;
+        }
+        if (ok == T2_OK && unlink(rows[i].path) != 0 && errno != ENOENT) {
             t2__progress_event(&c->prog, "warning: cannot delete checkpoint %s: %s", rows[i].path, strerror(errno));
             continue;
         }
@@ -500,9 +516,71 @@ static int collect_garbage(ctl *c)
     return rc;
 }
 
+/* A report the controller will not act on: the trial is stopped and errored (no restart: it
+ * would say the same again), its later messages are ignored, and the experiment goes on. */
+static int reject(ctl *c, trial *t, const char *why)
+{
+    char msg[1200];
+    snprintf(msg, sizeof msg, "rejected checkpoint report: %s", why);
+    t2__progress_event(&c->prog, "trial %lld: %s; stopping it", (long long)t->id, msg);
+    free(t->error);
+    t->error = strdup(msg);
+    t->rejected = t->fatal = 1;
+    if (t->pid > 0) kill(t->pid, SIGKILL);
+    return T2_OK;
+}
+
+/* A trial's checkpoint report names a uuid and the file's extension, never a path: the
+ * controller makes the path itself, inside this experiment's checkpoint directory, and takes it
+ * only if a regular file is there. Whatever a runner (or a peer posing as one) sends, the store
+ * and GC never get a path outside that directory. */
+static int on_checkpoint(ctl *c, trial *t, const t2__val *m)
+{
+    const t2__val *u = t2__val_map_get(m, "uuid"), *x = t2__val_map_get(m, "ext");
+    const t2__val *by = t2__val_map_get(m, "bytes"), *mv = t2__val_map_get(m, "metric");
+    if (!u || u->kind != T2__VAL_STRING || !t2__uuid_valid(u->s))
+        return reject(c, t, "its uuid is not a uuid");
+    char name[T2__UUID_LEN + 16], path[PATH_MAX + 64];
+    int n = x && x->kind == T2__VAL_STRING ? snprintf(name, sizeof name, "%s%s", u->s, x->s) : -1;
+    if (n < 0 || (size_t)n >= sizeof name || !t2__ckpt_name_parse(name, NULL, NULL))
+        return reject(c, t, "its ext is not one of .tar, .tar.gz, .tar.zst");
+    snprintf(path, sizeof path, "%s/%s", c->ckpt_dir, name);
+    int ok = t2__ckpt_gc_path_check(c->ckpt_dir, path);
+    if (ok) {
+        char why[PATH_MAX + 300];
+        snprintf(why, sizeof why, "%s", ok == T2_ENOTFOUND ? "no such file in the checkpoint directory" : t2_errmsg());
+        t2_clearerr();
+        return reject(c, t, why);
+    }
+    double metric = NAN;
+    if (mv) t2__val_as_double(mv, &metric);
+    t2__checkpoint_new ck = {.uuid = u->s, .trial_id = t->id, .batches = t->batches,
+                             .epoch = t->bpe > 0 ? (double)t->batches / (double)t->bpe : NAN, .metric = metric,
+                             .size_bytes = by && by->kind == T2__VAL_INT ? by->i : 0, .path = path};
+    char *keep = strdup(path);
+    if (!keep) return t2_seterr(T2_ENOMEM, "controller: out of memory");
+    int rc = t2__store_add_checkpoint(c->st, &ck);
+    if (rc == T2_EINVAL) { /* the uuid is already recorded: another checkpoint's name */
+        free(keep);
+        t2_clearerr();
+        return reject(c, t, "its uuid is already recorded");
+    }
+    if (rc) {
+        free(keep);
+        return rc;
+    }
+    free(t->ckpt);
+    t->ckpt = keep;
+    /* The checkpoint must be durable in the store before older ones are deleted. */
+    rc = t2__store_flush(c->st, 1);
+    if (!rc) rc = collect_garbage(c);
+    return rc;
+}
+
 /* One message from a trial's runner. */
 static int on_message(ctl *c, trial *t, const t2__val *m)
 {
+    if (t->rejected) return T2_OK;
     const char *type = t2__msg_type(m);
     const t2__val *b = t2__val_map_get(m, "batches");
     int rc = T2_OK;
@@ -561,27 +639,7 @@ static int on_message(ctl *c, trial *t, const t2__val *m)
         if (!rc) rc = apply_ops(c);
         if (!rc) rc = save_searcher(c);
     } else if (strcmp(type, "checkpoint") == 0) {
-        const t2__val *u = t2__val_map_get(m, "uuid"), *p = t2__val_map_get(m, "path");
-        const t2__val *by = t2__val_map_get(m, "bytes"), *mv = t2__val_map_get(m, "metric");
-        double metric = NAN;
-        if (mv) t2__val_as_double(mv, &metric);
-        if (!u || u->kind != T2__VAL_STRING || !p || p->kind != T2__VAL_STRING)
-            return t2_seterr(T2_EFORMAT, "trial %lld: malformed checkpoint report", (long long)t->id);
-        t2__checkpoint_new ck = {.uuid = u->s, .trial_id = t->id, .batches = t->batches,
-                                 .epoch = t->bpe > 0 ? (double)t->batches / (double)t->bpe : NAN, .metric = metric,
-                                 .size_bytes = by && by->kind == T2__VAL_INT ? by->i : 0, .path = p->s};
-        char *path = strdup(p->s);
-        if (!path) return t2_seterr(T2_ENOMEM, "controller: out of memory");
-        rc = t2__store_add_checkpoint(c->st, &ck);
-        if (!rc) {
-            free(t->ckpt);
-            t->ckpt = path;
-            /* The checkpoint must be durable in the store before older ones are deleted. */
-            rc = t2__store_flush(c->st, 1);
-            if (!rc) rc = collect_garbage(c);
-        } else {
-            free(path);
-        }
+        rc = on_checkpoint(c, t, m);
     } else if (strcmp(type, "checkpoint_failed") == 0) {
         const t2__val *msg = t2__val_map_get(m, "message");
         t2__progress_event(&c->prog, "trial %lld: checkpoint failed (%s); its previous checkpoint stays the latest",
@@ -755,20 +813,43 @@ static int run_loop(ctl *c)
     return rc;
 }
 
-/* The checkpoint directory: checkpoint_storage's host_path/storage_path, else under the home. */
-static int checkpoint_dir(ctl *c, const char *home)
+/* The checkpoint directory: the one recorded at create (resume), else checkpoint_storage's
+ * host_path/storage_path followed by the store id and experiment-<id>, else under the home.
+ * Experiments made before the store had an id (recorded == NULL on resume, legacy) keep their
+ * old host_path/experiment-<id> directory: a directory two homes may share, so resume never
+ * sweeps it. */
+static int checkpoint_dir(ctl *c, const char *home, const char *recorded, int legacy)
 {
     const t2__config *cfg = c->cfg;
-    if (cfg->checkpoint_storage.storage_path || cfg->checkpoint_storage.host_path) {
+    int n, rc;
+    c->ckpt_dir_own = 1;
+    if (recorded) {
+        n = snprintf(c->ckpt_dir, sizeof c->ckpt_dir, "%s", recorded);
+    } else if (cfg->checkpoint_storage.storage_path || cfg->checkpoint_storage.host_path) {
         const char *host = cfg->checkpoint_storage.host_path, *sp = cfg->checkpoint_storage.storage_path;
+        char id[33] = "";
         if (sp && sp[0] == '/') host = NULL;
-        snprintf(c->ckpt_dir, sizeof c->ckpt_dir, "%s%s%s/experiment-%lld", host ? host : (sp ? home : ""),
-                 host || (sp && sp[0] != '/') ? "/" : "", sp ? sp : "", (long long)c->exp_id);
+        if (!legacy && (rc = t2__store_id(c->st, id))) return rc;
+        c->ckpt_dir_own = !legacy;
+        /* The legacy spelling exactly as it was (its recorded paths must match it), "//" and all. */
+        char base[PATH_MAX];
+        n = snprintf(base, sizeof base, "%s%s%s", host ? host : (sp ? home : ""),
+                     host || (sp && sp[0] != '/') ? "/" : "", sp ? sp : "");
+        size_t bl = n < 0 ? 0 : strlen(base);
+        while (!legacy && bl > 1 && base[bl - 1] == '/') base[--bl] = '\0';
+        if (n >= 0 && (size_t)n < sizeof base)
+            n = snprintf(c->ckpt_dir, sizeof c->ckpt_dir, "%s%s%s/experiment-%lld", base, legacy ? "" : "/", id,
+                         (long long)c->exp_id);
     } else {
-        int rc = t2__store_experiment_dir(home, c->exp_id, "checkpoints", c->ckpt_dir, sizeof c->ckpt_dir);
-        if (rc) return rc;
+        if ((rc = t2__store_experiment_dir(home, c->exp_id, "checkpoints", c->ckpt_dir, sizeof c->ckpt_dir)))
+            return rc;
+        n = 0;
     }
-    return t2__store_mkdirs(c->ckpt_dir);
+    if (n < 0 || (size_t)n >= sizeof c->ckpt_dir)
+        return t2_seterr(T2_EINVAL, "checkpoint_storage: the checkpoint directory of experiment %lld is longer "
+                         "than %zu bytes", (long long)c->exp_id, sizeof c->ckpt_dir - 1);
+    if ((rc = t2__store_mkdirs(c->ckpt_dir))) return rc;
+    return recorded || legacy ? T2_OK : t2__store_set_experiment_checkpoint_dir(c->st, c->exp_id, c->ckpt_dir);
 }
 
 /* Runs the loop until the search ends or a signal stops it, records the outcome and prints the
@@ -833,13 +914,15 @@ static int run_experiment(ctl *c, int resumed)
     int rc2 = t2__store_set_experiment_state(c->st, c->exp_id, final);
     if (!rc2) rc2 = t2__store_flush(c->st, 1);
     FILE *out = c->o->out;
-    fprintf(out, "experiment %lld %s in %.1f s: %d trial(s) completed, %d errored", (long long)c->exp_id,
-            t2__exp_state_name(final), t2__now() - t0, completed, errored);
+    char best[1100] = "";
     if (!isnan(c->best))
-        fprintf(out, "; best %s %.6g (trial %lld)", cfg->searcher.metric, c->best, (long long)c->best_trial);
-    fprintf(out, "\n  see: t2exp describe %lld%s\n", (long long)c->exp_id,
+        snprintf(best, sizeof best, "; best %.1000s %.6g (trial %lld)", cfg->searcher.metric, c->best,
+                 (long long)c->best_trial);
+    t2__progress_line(out, "experiment %lld %s in %.1f s: %d trial(s) completed, %d errored%s", (long long)c->exp_id,
+                      t2__exp_state_name(final), t2__now() - t0, completed, errored, best);
+    fprintf(out, "  see: t2exp describe %lld%s\n", (long long)c->exp_id,
             final == T2__EXP_PAUSED ? "; continue with: t2exp resume ID" : "");
-    if (rc) fprintf(out, "  controller error: %s\n", t2_errmsg());
+    if (rc) t2__progress_line(out, "  controller error: %s", t2_errmsg());
     if (rc2) return rc2;
     return !rc && final == T2__EXP_COMPLETED && errored == 0 ? 0 : 1;
 }
@@ -930,8 +1013,9 @@ int t2__experiment_create(const t2__create_opts *o, int64_t *exp_id)
         (rc = resolve_warm(&c)) || (rc = load_hostfile(&c)))
         goto out;
     uint64_t seed = cfg->experiment_seed_set ? cfg->experiment_seed : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
-    /* The store keeps the config as run: the file, then the command line's overrides as comments
-     * (which `t2exp resume` applies again). */
+    /* The store keeps the config as run: the file as given, and the command line's overrides as
+     * data (a JSON array in their own column, which `t2exp resume` applies again exactly, whatever
+     * characters they hold). */
     /* --from-checkpoint is kept the same way, as searcher.source_checkpoint with an absolute path
      * (a YAML double-quoted string), so the trials a resume starts warm-start as these did. */
     char warm_ovr[PATH_MAX * 2 + 64] = "";
@@ -945,43 +1029,39 @@ int t2__experiment_create(const t2__create_opts *o, int64_t *exp_id)
         }
         strcpy(w, "\"");
     }
-    int nstored = o->noverrides + (warm_ovr[0] != '\0');
-    size_t ylen = strlen(cfg->yaml_text) + strlen(warm_ovr) + 64;
-    for (int i = 0; i < o->noverrides; i++) ylen += strlen(o->overrides[i]) + 16;
-    char *yaml = malloc(ylen);
-    if (!yaml) {
-        rc = t2_seterr(T2_ENOMEM, "controller: out of memory");
-        goto out;
-    }
-    size_t off = (size_t)snprintf(yaml, ylen, "%s", cfg->yaml_text);
-    if (nstored) off += (size_t)snprintf(yaml + off, ylen - off, "\n" T2__OVERRIDES_MARK "\n");
-    for (int i = 0; i < o->noverrides; i++)
-        off += (size_t)snprintf(yaml + off, ylen - off, T2__OVERRIDE_PREFIX "%s\n", o->overrides[i]);
-    if (warm_ovr[0]) off += (size_t)snprintf(yaml + off, ylen - off, T2__OVERRIDE_PREFIX "%s\n", warm_ovr);
-    t2__experiment_new e = {.name = cfg->name, .description = cfg->description, .config_yaml = yaml,
+    t2__experiment_new e = {.name = cfg->name, .description = cfg->description, .config_yaml = cfg->yaml_text,
                             .searcher_name = t2__searcher_name(cfg->searcher.name), .metric = cfg->searcher.metric,
                             .smaller_is_better = cfg->searcher.smaller_is_better, .trial_object = object,
                             .seed = (int64_t)seed};
-    char *labels = NULL;
-    t2__val *lv = t2__val_list();
+    char *labels = NULL, *ovr_json = NULL;
+    t2__val *lv = t2__val_list(), *ov = t2__val_list();
     for (size_t i = 0; lv && i < cfg->nlabels; i++) t2__val_list_append(lv, t2__val_string(cfg->labels[i]));
+    for (int i = 0; ov && i < o->noverrides; i++)
+        if (t2__val_list_append(ov, t2__val_string(o->overrides[i]))) break;
+    if (ov && warm_ovr[0]) t2__val_list_append(ov, t2__val_string(warm_ovr));
     size_t len;
     if (lv && t2__val_to_json(lv, &labels, &len) == T2_OK) e.labels_json = labels;
+    /* Every override must be kept, or resume would run another experiment. */
+    if (!ov || ov->n != (size_t)o->noverrides + (warm_ovr[0] != '\0') || t2__val_to_json(ov, &ovr_json, &len))
+        rc = t2_seterr(T2_ENOMEM, "controller: out of memory");
+    e.overrides_json = ovr_json;
     t2__val_free(lv);
-    rc = t2__store_create_experiment(c.st, &e, &c.exp_id);
+    t2__val_free(ov);
+    if (!rc) rc = t2__store_create_experiment(c.st, &e, &c.exp_id);
     free(labels);
-    free(yaml);
+    free(ovr_json);
     if (rc) goto out;
     *exp_id = c.exp_id;
     char dir[PATH_MAX];
     if ((rc = t2__store_experiment_dir(home, c.exp_id, NULL, dir, sizeof dir)) || (rc = t2__store_mkdirs(dir)) ||
-        (rc = checkpoint_dir(&c, home)) || (rc = t2__store_flush(c.st, 1)))
+        (rc = checkpoint_dir(&c, home, NULL, 0)) || (rc = t2__store_flush(c.st, 1)))
         goto out;
 
     t2__progress_init(&c.prog, o->progress, o->out, cfg->searcher.metric);
-    fprintf(o->out, "experiment %lld (%s): %s search on %s, metric %s (%s is better), seed %llu\n",
-            (long long)c.exp_id, cfg->name, t2__searcher_name(cfg->searcher.name), object, cfg->searcher.metric,
-            cfg->searcher.smaller_is_better ? "smaller" : "larger", (unsigned long long)seed);
+    t2__progress_line(o->out, "experiment %lld (%s): %s search on %s, metric %s (%s is better), seed %llu",
+                      (long long)c.exp_id, cfg->name, t2__searcher_name(cfg->searcher.name), object,
+                      cfg->searcher.metric, cfg->searcher.smaller_is_better ? "smaller" : "larger",
+                      (unsigned long long)seed);
     if (c.so.def->prepare_data) {
         t2_ctx pctx;
         /* prepare_data sees the data section only; hparams belong to trials. */
@@ -991,7 +1071,7 @@ int t2__experiment_create(const t2__create_opts *o, int64_t *exp_id)
             snprintf(why, sizeof why, "prepare_data: %s", t2_errmsg());
             t2__store_set_experiment_error(c.st, c.exp_id, why);
             t2__store_set_experiment_state(c.st, c.exp_id, T2__EXP_ERRORED);
-            fprintf(o->out, "experiment %lld errored: %s\n", (long long)c.exp_id, why);
+            t2__progress_line(o->out, "experiment %lld errored: %s", (long long)c.exp_id, why);
             rc = 1;
             goto out;
         }
@@ -1076,26 +1156,71 @@ static int restore_trials(ctl *c, const t2__val *saved)
     return rc;
 }
 
-/* Files in the checkpoint directory the store does not know as ACTIVE: written by a runner after
- * its controller died (never recorded), or left by a write cut short. They can never be used. */
+/* Checkpoint files the store does not know as ACTIVE: written by a runner after its controller
+ * died (never recorded), or temporaries left by a write cut short. They can never be used. Only
+ * in a directory that is this store's alone, and only names this store's runners write
+ * (<uuid>.tar[.gz|.zst] and their .tmp-<pid>-<n>): anything else there is someone else's. */
 static int sweep_orphans(ctl *c)
 {
+    if (!c->ckpt_dir_own) return T2_OK;
     t2__checkpoint_row *rows = NULL;
     size_t n = 0;
     int rc = t2__store_list_checkpoints(c->st, c->exp_id, 0, &rows, &n);
     if (rc) return rc;
     DIR *d = opendir(c->ckpt_dir);
     struct dirent *e;
-    char path[PATH_MAX + 256];
+    char path[PATH_MAX + 256], uuid[T2__UUID_LEN + 1];
     while (d && (e = readdir(d))) {
-        if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2]))) continue;
+        int ckpt = t2__ckpt_name_parse(e->d_name, uuid, NULL);
+        if (!ckpt && !t2__ckpt_temp_name(e->d_name)) continue;
         snprintf(path, sizeof path, "%s/%s", c->ckpt_dir, e->d_name);
         int known = 0;
-        for (size_t i = 0; i < n && !known; i++) known = !rows[i].deleted && strcmp(rows[i].path, path) == 0;
-        if (!known && unlink(path) == 0) t2__progress_event(&c->prog, "removed unrecorded checkpoint file %s", path);
+        for (size_t i = 0; ckpt && i < n && !known; i++) known = !rows[i].deleted && strcmp(rows[i].uuid, uuid) == 0;
+        struct stat sb;
+        if (known || lstat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) continue;
+        if (unlink(path) == 0) t2__progress_event(&c->prog, "removed unrecorded checkpoint file %s", path);
     }
     if (d) closedir(d);
     t2__checkpoint_rows_free(rows, n);
+    return T2_OK;
+}
+
+/* The overrides an experiment was created with, then this resume's own: from the overrides
+ * column (a JSON array of strings, *doc keeps it alive), or, for an experiment made before the
+ * store had that column, from the "#   --config " comment lines at the end of its config.
+ * row->config_yaml is cut at those lines (they point into it). */
+static int stored_overrides(t2__experiment_row *row, const t2__resume_opts *o, const char ***out, int *n,
+                            t2__val **doc)
+{
+    size_t count = (size_t)o->noverrides, off;
+    char *mark = NULL;
+    if (row->overrides_json) {
+        int rc = t2__val_from_json(row->overrides_json, strlen(row->overrides_json), doc, &off);
+        if (rc || (*doc)->kind != T2__VAL_LIST)
+            return rc ? rc : t2_seterr(T2_EFORMAT, "experiment %lld: stored overrides are not a list", (long long)row->id);
+        for (size_t i = 0; i < (*doc)->n; i++)
+            if ((*doc)->items[i]->kind != T2__VAL_STRING)
+                return t2_seterr(T2_EFORMAT, "experiment %lld: stored override %zu is not a string", (long long)row->id, i);
+        count += (*doc)->n;
+    } else if ((mark = strstr(row->config_yaml, T2__OVERRIDES_MARK))) {
+        for (const char *p = strstr(mark, T2__OVERRIDE_PREFIX); p; p = strstr(p + 1, T2__OVERRIDE_PREFIX)) count++;
+    }
+    if (count > INT_MAX) return t2_seterr(T2_EINVAL, "experiment %lld: too many overrides", (long long)row->id);
+    const char **v = malloc((count ? count : 1) * sizeof *v);
+    if (!v) return t2_seterr(T2_ENOMEM, "resume: out of memory");
+    int k = 0;
+    for (size_t i = 0; *doc && i < (*doc)->n; i++) v[k++] = (*doc)->items[i]->s;
+    for (char *p = mark ? strstr(mark, T2__OVERRIDE_PREFIX) : NULL; p; p = strstr(p, T2__OVERRIDE_PREFIX)) {
+        p += strlen(T2__OVERRIDE_PREFIX);
+        char *nl = strchr(p, '\n');
+        if (nl) *nl = '\0';
+        v[k++] = p;
+        if (!nl) break;
+        p = nl + 1;
+    }
+    for (int i = 0; i < o->noverrides; i++) v[k++] = o->overrides[i];
+    *out = v;
+    *n = k;
     return T2_OK;
 }
 
@@ -1112,7 +1237,7 @@ int t2__experiment_resume(const t2__resume_opts *o)
     t2__experiment_row row;
     memset(&row, 0, sizeof row);
     t2__config *cfg = NULL;
-    t2__val *saved = NULL;
+    t2__val *saved = NULL, *ovr_doc = NULL;
     char *state_json = NULL;
     const char **ovr = NULL;
     int rc, novr = 0;
@@ -1122,23 +1247,7 @@ int t2__experiment_resume(const t2__resume_opts *o)
         rc = t2_seterr(T2_ESTATE, "experiment %lld is already COMPLETED; nothing to resume", (long long)c.exp_id);
         goto out;
     }
-    /* The overrides it was created with, from the stored config's trailing comments. */
-    ovr = calloc(256, sizeof *ovr);
-    if (!ovr) {
-        rc = t2_seterr(T2_ENOMEM, "resume: out of memory");
-        goto out;
-    }
-    const char *mark = strstr(row.config_yaml, T2__OVERRIDES_MARK);
-    for (char *p = mark ? strstr((char *)mark, T2__OVERRIDE_PREFIX) : NULL; p && novr < 256;
-         p = strstr(p, T2__OVERRIDE_PREFIX)) {
-        p += strlen(T2__OVERRIDE_PREFIX);
-        char *nl = strchr(p, '\n');
-        if (nl) *nl = '\0';
-        ovr[novr++] = p;
-        if (!nl) break;
-        p = nl + 1;
-    }
-    for (int i = 0; i < o->noverrides && novr < 256; i++) ovr[novr++] = o->overrides[i];
+    if ((rc = stored_overrides(&row, o, &ovr, &novr, &ovr_doc))) goto out;
     char name[64];
     snprintf(name, sizeof name, "experiment %lld config", (long long)c.exp_id);
     if ((rc = t2__config_load_string(row.config_yaml, name, ovr, novr, &cfg))) goto out;
@@ -1147,7 +1256,9 @@ int t2__experiment_resume(const t2__resume_opts *o)
     c.ovr = ovr;
     c.novr = novr;
     if ((rc = t2__trial_so_open(o->trial_path ? o->trial_path : row.trial_object, &c.so))) goto out;
-    if ((rc = checkpoint_dir(&c, home)) || (rc = resolve_warm(&c)) || (rc = load_hostfile(&c))) goto out;
+    if ((rc = checkpoint_dir(&c, home, row.checkpoint_dir, row.checkpoint_dir == NULL)) || (rc = resolve_warm(&c)) ||
+        (rc = load_hostfile(&c)))
+        goto out;
     if ((rc = t2__searcher_create(cfg, (uint64_t)row.seed, &c.s))) goto out;
     if (t2__store_load_searcher_state(c.st, c.exp_id, NULL, &state_json) == T2_OK) {
         size_t off;
@@ -1166,8 +1277,8 @@ int t2__experiment_resume(const t2__resume_opts *o)
     if ((rc = t2__store_set_experiment_state(c.st, c.exp_id, T2__EXP_ACTIVE)) ||
         (rc = t2__store_set_experiment_error(c.st, c.exp_id, NULL)) || (rc = t2__store_flush(c.st, 1)))
         goto out;
-    fprintf(o->out, "experiment %lld (%s): resuming %s search, %zu trial(s) known\n", (long long)c.exp_id, cfg->name,
-            t2__searcher_name(cfg->searcher.name), c.nt);
+    t2__progress_line(o->out, "experiment %lld (%s): resuming %s search, %zu trial(s) known", (long long)c.exp_id,
+                      cfg->name, t2__searcher_name(cfg->searcher.name), c.nt);
     rc = run_experiment(&c, 1);
 out:
     cleanup(&c);
@@ -1175,6 +1286,7 @@ out:
     t2__val_free(saved);
     free(state_json);
     free(ovr);
+    t2__val_free(ovr_doc);
     t2__config_free(cfg);
     return rc;
 }

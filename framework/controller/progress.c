@@ -1,11 +1,55 @@
 /* progress.c — drawing the progress view. On a terminal the view is redrawn in place with ANSI
  * cursor movement; into a file or pipe it becomes a plain line per running trial every 10 s, so
- * logs stay readable. */
+ * logs stay readable. Every line passes through t2__store_printable first: names, metrics and a
+ * trial's messages are user text, and only our own escape sequences may reach the terminal. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <unistd.h>
+#include "framework/store/store.h"
 #include "progress.h"
+
+/* Formats one line, makes it printable and writes it without its end (the caller adds one). */
+static void put_line(FILE *out, const char *fmt, va_list ap)
+{
+    char small[512], *buf = small;
+    va_list again;
+    va_copy(again, ap);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    if (n >= (int)sizeof small && (buf = malloc((size_t)n + 1)) != NULL) vsnprintf(buf, (size_t)n + 1, fmt, again);
+    va_end(again);
+    if (!buf) buf = small; /* out of memory: the truncated line is still a safe one */
+    if (n > 0) {
+        size_t len = buf == small && (size_t)n >= sizeof small ? sizeof small - 1 : (size_t)n;
+        t2__store_printable(buf, len);
+        fwrite(buf, 1, len, out);
+    }
+    if (buf != small) free(buf);
+}
+
+void t2__progress_line(FILE *out, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    put_line(out, fmt, ap);
+    va_end(ap);
+    fputc('\n', out);
+}
+
+/* put_line with a printf-style argument list, for the view's own lines. */
+static void put(FILE *out, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static void put(FILE *out, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    put_line(out, fmt, ap);
+    va_end(ap);
+}
 
 void t2__progress_init(t2__progress *p, t2__progress_mode mode, FILE *out, const char *metric)
 {
@@ -41,7 +85,7 @@ static void trial_line(t2__progress *p, const t2__progress_trial *t)
     fprintf(p->out, "  trial %-5lld [%s] %lld/%lld batches  %.1f b/s", (long long)t->id, b, (long long)t->batches,
             (long long)t->target, t->batches_per_s);
     if (!isnan(t->loss)) fprintf(p->out, "  loss %.4f", t->loss);
-    if (!isnan(t->metric)) fprintf(p->out, "  %s %.4f", p->metric, t->metric);
+    if (!isnan(t->metric)) put(p->out, "  %s %.4f", p->metric, t->metric);
     fprintf(p->out, p->tty ? "\033[K\n" : "\n");
 }
 
@@ -57,7 +101,7 @@ void t2__progress_update(t2__progress *p, double now, int64_t done, int64_t tota
     char b[32];
     bar(b, 30, total > 0 ? (double)done / (double)total : 0.0);
     fprintf(p->out, "trials [%s] %lld/%lld done, %d running", b, (long long)done, (long long)total, nrunning);
-    if (!isnan(best)) fprintf(p->out, ", best %s %.4f", p->metric, best);
+    if (!isnan(best)) put(p->out, ", best %s %.4f", p->metric, best);
     fprintf(p->out, p->tty ? "\033[K\n" : "\n");
     for (int i = 0; i < nrunning; i++) trial_line(p, &running[i]);
     if (p->tty) p->lines = 1 + nrunning;
@@ -70,7 +114,7 @@ void t2__progress_event(t2__progress *p, const char *fmt, ...)
     clear_view(p);
     va_list ap;
     va_start(ap, fmt);
-    vfprintf(p->out, fmt, ap);
+    put_line(p->out, fmt, ap);
     va_end(ap);
     fputc('\n', p->out);
     fflush(p->out);

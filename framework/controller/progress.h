@@ -36,6 +36,15 @@ void t2__progress_event(t2__progress *p, const char *fmt, ...)
 #endif
     ;
 
+/* Prints one line of create's and resume's own output (ended by a newline) with every control
+ * character in the formatted text made printable (t2__store_printable): a name, a path or an
+ * error message can hold user text. */
+void t2__progress_line(FILE *out, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
 /* Clears the live view before the final summary. */
 void t2__progress_finish(t2__progress *p);
 

@@ -18,7 +18,8 @@ int t2__trial_proc_start(const t2__runner_args *args, const char *log_path, cons
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
         return t2_seterr(T2_EIO, "trial %lld: socketpair: %s", (long long)args->trial_id, strerror(errno));
-    int log = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    /* 0600: a trial's output is the user's alone (the umask may take more, never add). */
+    int log = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
     if (log < 0) {
         int e = errno;
         close(sv[0]);

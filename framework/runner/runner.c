@@ -357,8 +357,10 @@ static int checkpoint(run *r)
         printf("checkpoint %s at batch %lld: %llu bytes in %.1f ms\n", uuid, (long long)r->ctx.batches_trained,
                (unsigned long long)res.bytes, (t2__now() - t0) * 1e3);
         t2__val_map_set(m, "type", t2__val_string("checkpoint"));
+        /* The uuid and the extension, not the path: the controller makes the path itself, inside
+         * the experiment's checkpoint directory (see runner.h). */
         t2__val_map_set(m, "uuid", t2__val_string(res.uuid));
-        t2__val_map_set(m, "path", t2__val_string(path));
+        t2__val_map_set(m, "ext", t2__val_string(t2__ckpt_extension(comp)));
         t2__val_map_set(m, "bytes", t2__val_int((int64_t)res.bytes));
         if (!isnan(at_metric)) t2__val_map_set(m, "metric", t2__val_double(at_metric));
     }

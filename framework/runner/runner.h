@@ -6,7 +6,12 @@
  *   controller -> runner  {"type":"train","length":L}   L in searcher.max_length units, total
  *   runner -> controller  {"type":"metrics","kind":"training"|"validation","batches":B,"epoch":E,
  *                          "values":{...}, timing fields for training}
- *   runner -> controller  {"type":"checkpoint","uuid":U,"path":P,"batches":B,"bytes":N,"metric":M}
+ *   runner -> controller  {"type":"checkpoint","uuid":U,"ext":E,"batches":B,"bytes":N,"metric":M}
+ *                          a checkpoint written to <ckpt_dir>/<U><E>, E one of ".tar", ".tar.gz",
+ *                          ".tar.zst". No path: the controller builds it from U and E inside the
+ *                          experiment's checkpoint directory and refuses the report (and stops the
+ *                          trial) unless U is a uuid, E a known extension and a regular file is
+ *                          there; garbage collection deletes only such files.
  *   runner -> controller  {"type":"done","batches":B}    the train op is complete (validated and
  *                                                          checkpointed)
  *   runner -> controller  {"type":"stopped","batches":B} after SIGTERM: checkpointed, exiting

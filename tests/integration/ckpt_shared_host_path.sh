@@ -50,4 +50,29 @@ for h in "$H1" "$H2"; do
   [ "$(sqlite3 "$h/t2exp.db" "SELECT checkpoint_dir FROM experiments WHERE id=1")" = "$WORK/shared/$id/experiment-1" ] \
     || fail "$h: checkpoint_dir is not host_path/<store id>/experiment-1"
 done
+
+# An experiment recorded before stores had ids (no checkpoint_dir; its checkpoints in the old
+# shared host_path/experiment-<id>): resume continues from its recorded checkpoint there and,
+# since that directory may be another store's too, deletes no file in it that it did not record.
+T2EXP_HOME=$H2 "$T2EXP" create "$WORK/c.yaml" "$TRIALS/fashion_mnist_mlp.so" --plain > "$WORK/create3.log" 2>&1 &
+ctl=$!
+T2EXP_HOME=$H2 wait_for "SELECT count(*) FROM checkpoints c JOIN trials t ON t.id = c.trial_id WHERE t.experiment_id = 2 AND c.batches >= 100"
+kill -KILL "$ctl"
+wait "$ctl" 2>/dev/null || true
+for _ in $(seq 100); do pgrep -f "fashion_mnist_mlp.so" >/dev/null || break; sleep 0.05; done
+new=$(sql2 "SELECT checkpoint_dir FROM experiments WHERE id=2")
+old="$WORK/shared//experiment-2"   # the old spelling, "//" and all
+mkdir -p "$old"
+mv "$new"/* "$old"/
+sql2 "UPDATE experiments SET checkpoint_dir = NULL WHERE id = 2;
+      UPDATE checkpoints SET path = replace(path, '$new', '$old') WHERE experiment_id = 2"
+foreign="$old/1b4e28ba-2fa1-41d2-883f-0016d3cca427.tar"
+echo "another store's" > "$foreign"
+T2EXP_HOME=$H2 expect_exit 0 "$T2EXP" resume 2 --plain
+expect_in "$OUT" "experiment 2 COMPLETED"
+[ -f "$foreign" ] || fail "resume deleted an unrecorded file in an old shared checkpoint dir"
+[ "$(sql2 "SELECT batches_trained FROM trials WHERE experiment_id=2")" = 300 ] || fail "the old experiment did not finish"
+grep -q "restor\|resum\|continu" "$(sql2 "SELECT log_path FROM trials WHERE experiment_id=2")" || true
+[ "$(sql2 "SELECT count(*) FROM checkpoints WHERE experiment_id=2 AND state='ACTIVE' AND path LIKE '$old/%'")" = 1 ] \
+  || fail "the old experiment's checkpoints should stay in its old directory"
 echo "ckpt_shared_host_path: ok"

@@ -15,7 +15,7 @@
  *                        and call t2__ckpt_write(t2__ckpt_path(...), &c, comp, &res); record
  *                        res.uuid / res.bytes in the store. On error the previous checkpoint is
  *                        untouched, so the store's latest stays valid.
- *   at restore time      t2__ckpt_open(&ck, path); t2__ckpt_restore(ck, net, opt, sched);
+ *   at restore time      t2__ckpt_open_for_restore(&ck, path); t2__ckpt_restore(ck, net, opt, sched);
  *                        t2__ckpt_loader_state -> t2_loader_restore; t2__ckpt_get_rng(ck, "trial", ..);
  *                        t2__ckpt_user_state -> load_state; batches/epoch from t2__ckpt_get_info.
  *   warm start           t2__ckpt_restore(ck, net, NULL, NULL): parameters and buffers only.
@@ -36,6 +36,12 @@
 #define T2__CKPT_FORMAT_VERSION 2 /* 2: metadata.json checksums itself; 1 is still read */
 #define T2__CKPT_MAX_META (16u << 20)                  /* metadata.json cap: 16 MiB */
 #define T2__CKPT_MAX_ENTRY ((uint64_t)64 << 30)        /* any entry / file cap: 64 GiB */
+/* The reader's budget (ckpt_read.c explains the numbers): the entries together may hold at most
+ * T2__CKPT_MAX_RATIO times the archive's size, or T2__CKPT_RATIO_FLOOR whatever the size, and
+ * user_state.bin at most T2__CKPT_USER_BASE plus 4 times params.bin (the writer refuses more). */
+#define T2__CKPT_MAX_RATIO 1032u                       /* deflate's own maximum ratio */
+#define T2__CKPT_RATIO_FLOOR ((uint64_t)64 << 20)      /* 64 MiB */
+#define T2__CKPT_USER_BASE ((uint64_t)64 << 20)        /* 64 MiB */
 #define T2__CKPT_MAX_NAME 63                           /* RNG names and string-map keys */
 #define T2__UUID_LEN 36
 
@@ -97,19 +103,42 @@ typedef struct t2__ckpt_result {
  * touched (a previous file at path stays as it was) and T2_EIO names the path and errno's text
  * (ENOSPC, EFBIG under RLIMIT_FSIZE — ignore SIGXFSZ so that one is an error, not a signal).
  * T2_EINVAL for bad contents (missing/uninitialised net, bad names, invalid hparams JSON,
- * optimizer size unlike the net's), T2_ENOMEM. res (may be NULL) gets the uuid and file size. */
+ * optimizer size unlike the net's, a user state over the reader's limit), T2_ENOMEM. res (may be NULL) gets the uuid and file size. */
 int t2__ckpt_write(const char *path, const t2__ckpt_contents *c, t2__ckpt_compression comp,
                    t2__ckpt_result *res);
 
-/* Reads and validates a checkpoint fully into memory (see t2_checkpoint_open for the errors). */
+/* Reads and validates a checkpoint fully into memory (see t2_checkpoint_open for the errors).
+ * Every open refuses a path that is not a regular file (a FIFO, a device: T2_EINVAL naming it,
+ * without blocking), and checks the sizes metadata.json declares against the budget above
+ * before any entry's data is decoded (T2_EFORMAT naming the entry and the limit). */
 int t2__ckpt_open(t2__ckpt **out, const char *path);
 
-/* The same, except that the checksums of the float arrays (params, buffers, optimizer state) are
- * left to t2__ckpt_restore, which computes them while it copies the arrays: one pass over the
- * bytes instead of two. The price: a checksum failure is found mid-copy, so the model is left
- * partly overwritten (every other check still comes first). For a restore into a model that is
- * discarded on failure, as the runner's is (the trial fails; a restart builds a new one). */
+/* Reads and checks metadata.json only: the info, tensor table, strings, RNGs, loader and
+ * schedule getters work at once; the entries are read by t2__ckpt_restore, after it has checked
+ * the tensor table (and optimizer) against the live model, so their size is bounded by the
+ * model's and nothing big is decoded for a checkpoint that does not fit it. Until then
+ * t2__ckpt_params and t2__ckpt_user_state say T2_ESTATE. Entries are fully checked before
+ * restore changes anything. */
+int t2__ckpt_open_info(t2__ckpt **out, const char *path);
+
+/* As t2__ckpt_open_info, except that the checksums of the float arrays (params, buffers,
+ * optimizer state) are left to t2__ckpt_restore, which computes them while it copies the arrays:
+ * one pass over the bytes instead of two. The price: a checksum failure is found mid-copy, so the
+ * model is left partly overwritten (every other check still comes first). For a restore into a
+ * model that is discarded on failure, as the runner's is (the trial fails; a restart builds a new
+ * one). */
 int t2__ckpt_open_for_restore(t2__ckpt **out, const char *path);
+
+/* Receives the bytes of a streamed entry, in order; non-zero (a T2_E* code with its message
+ * set) stops reading. */
+typedef int (*t2__ckpt_sink)(void *ctx, const void *data, size_t len);
+
+/* Streams params.bin to sink without holding the archive or any entry in memory (the file is
+ * read in blocks; memory stays at a few MiB whatever the checkpoint's size), checking every
+ * entry's checksum on the way. The caller must treat what the sink got as unchecked until this
+ * returns T2_OK. *out gets the checkpoint's metadata (as t2__ckpt_open_info; free it with
+ * t2__ckpt_free), NULL on failure. Errors as t2__ckpt_open, or the sink's. */
+int t2__ckpt_stream_params(t2__ckpt **out, const char *path, t2__ckpt_sink sink, void *ctx);
 
 /* The same from bytes in memory (copied); name stands for the path in messages. */
 int t2__ckpt_open_memory(t2__ckpt **out, const char *name, const void *data, size_t len);
@@ -124,9 +153,12 @@ int t2__ckpt_get_info(const t2__ckpt *ck, t2_checkpoint_info *info);
  * and size (T2_ESHAPE), the schedule's kind and state (T2_EINVAL, from t2_lr_schedule_set_state).
  * T2_ENOTFOUND if opt/sched is given but the checkpoint has no optimizer/schedule state. From
  * t2__ckpt_open_for_restore, also T2_EFORMAT for a checksum failure, found while copying. */
-int t2__ckpt_restore(const t2__ckpt *ck, t2_net *net, t2_optim *opt, t2_lr_schedule *sched);
+int t2__ckpt_restore(t2__ckpt *ck, t2_net *net, t2_optim *opt, t2_lr_schedule *sched);
 
-/* Getters for the rest of the training state; T2_ENOTFOUND when the checkpoint has none. */
+/* Getters for the rest of the training state; T2_ENOTFOUND when the checkpoint has none; for
+ * the user state and params, T2_ESTATE while the entries are not read (t2__ckpt_open_info/
+ * t2__ckpt_open_for_restore before t2__ckpt_restore, or a restore without an optimizer and then
+ * one with: the skipped optimizer.bin is not kept). */
 int t2__ckpt_loader_state(const t2__ckpt *ck, t2_loader_state *out);
 int t2__ckpt_lr_state(const t2__ckpt *ck, t2_lr_state *out);
 int t2__ckpt_get_rng(const t2__ckpt *ck, const char *name, t2_rng *out);

@@ -32,8 +32,15 @@ typedef struct t2__ckpt_named_rng {
 struct t2_checkpoint {
     char *path;                /* for messages */
     int lazy;                  /* the float arrays' CRCs are left to restore (t2__ckpt_open_for_restore) */
-    unsigned char *file;       /* the archive bytes, kept while entries alias them */
+    unsigned char *file;       /* the archive bytes, kept while entries alias them or are unread */
+    size_t file_len;
     size_t file_mapped;        /* > 0: file is an mmap of this many bytes; 0: malloc'd */
+    int fd;                    /* >= 0: the archive is streamed from this file (no file bytes) */
+    void *ar;                  /* struct archive *, non-NULL while the entries after metadata.json
+                                * are still to be read (t2__ckpt_read_entries) */
+    int failed;                /* reading the entries failed: nothing more can be read */
+    int last;                  /* the last entry read, -1 before any */
+    unsigned seen;             /* bit k: entry k was read */
     t2__ckpt_entry e[E_COUNT];
 
     int format_version;
@@ -81,6 +88,17 @@ int t2__ckpt_spans(t2__ckpt_span *spans, int n, int want_crc);
  * checkpoint: one per tensor for params/buffers, so a mismatch names the tensor; one otherwise.
  * Returns how many. */
 int t2__ckpt_entry_spans(const t2__ckpt *ck, int k, t2__ckpt_span *out);
+
+/* Reads the entries after metadata.json of a checkpoint opened without them: those whose bit
+ * (1 << k) is set in keep are kept in memory (checked as at open, the float arrays left to
+ * restore when ck->lazy), the others are checksummed as they stream past and dropped. Each
+ * entry's size was checked against the budget at open (and against the model by restore before
+ * it calls this); decoding never goes past it. T2_OK at once when there is nothing to read. */
+int t2__ckpt_read_entries(t2__ckpt *ck, unsigned keep);
+
+/* T2_OK when entry k's bytes are in memory (or it is absent or empty); T2_ESTATE naming the
+ * checkpoint otherwise. */
+int t2__ckpt_have(const t2__ckpt *ck, int k);
 
 /* Checksums the entries whose bits (1 << k) are set in entries, in one pass, and compares them
  * with metadata.json (t2__ckpt_check_spans). */

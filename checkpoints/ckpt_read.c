@@ -1,20 +1,45 @@
-/* ckpt_read.c — reading and validating a checkpoint archive, entirely in memory.
+/* ckpt_read.c — reading and validating a checkpoint archive.
  *
- * The file is read in one piece and libarchive parses it from memory (tar only; gzip or zstd
- * filters). Nothing is ever written to disk, so hostile names or links cannot escape anywhere;
- * they are still rejected, with everything else a writer of this format never produces, so that
- * a damaged or foreign file fails loudly at open rather than oddly at restore.
+ * libarchive parses the archive (tar only; gzip or zstd filters) from the file's bytes in memory,
+ * or, for t2__ckpt_stream_params, from the file in blocks. Nothing is ever written to disk, so
+ * hostile names or links cannot escape anywhere; they are still rejected, with everything else a
+ * writer of this format never produces, so that a damaged or foreign file fails loudly at open
+ * rather than oddly at restore.
+ *
+ * The budget. A compressed archive can claim and hold far more than it costs on disk: 135 KB of
+ * zstd decode to 4 GiB of zeros. So metadata.json, the first entry (16 MiB at most), is read and
+ * checked before any other entry's data is decoded, and the sizes it declares must fit:
+ *   - params.bin and buffers.bin are the tensor table's sizes, optimizer.bin 0, 1 or 2 times
+ *     params.bin (ckpt_meta.c); user_state.bin at most T2__CKPT_USER_BASE (64 MiB) plus 4 times
+ *     params.bin (room for, say, an average of the weights); everything else (RNGs, loader,
+ *     schedule, hparams, strings) lives inside metadata.json and shares its 16 MiB;
+ *   - all entries together at most T2__CKPT_MAX_RATIO (1032) times the file's size, or
+ *     T2__CKPT_RATIO_FLOOR (64 MiB) for small files. 1032:1 is deflate's own ceiling, so no gzip
+ *     checkpoint can exceed it; float weights compress by a few percent, so a real zstd one never
+ *     comes near it either, except a model that is almost all zeros, which the floor lets through
+ *     up to 16 M parameters. A file that claims more is refused naming its largest entry and the
+ *     limit, at the cost of reading metadata.json only;
+ *   - where the model is known (t2__ckpt_open_info / t2__ckpt_open_for_restore, then
+ *     t2__ckpt_restore) the entries are not read at open at all: restore first checks the tensor
+ *     table and optimizer against the live model, so what is then decoded is bounded by the
+ *     model's own size.
+ * Decoding is a stream checked against those sizes: a block past an entry's declared end is an
+ * error before it is stored, and entries that are not kept are checksummed as they pass and
+ * dropped.
  *
  * The file is mapped (MAP_POPULATE, read-only) rather than read: for a file in the page cache
  * that costs a tenth of a millisecond, where read(2) into fresh memory costs the kernel zeroing
  * and faulting ~10 MB first (3-4x the copy itself). For an uncompressed archive libarchive then
  * hands out each entry as one block pointing into the mapping: the entries alias it (tar data
  * is 512-byte aligned, so the floats are aligned) and opening costs the checksums only.
- * Compressed entries are copied out, into buffers that grow with the data actually decoded
- * rather than with the sizes headers claim, and the mapping is dropped after parsing. The one
- * condition: nobody truncates the file in place while it is open (a mapped page past the new
- * end faults); t2exp never does (checkpoints are replaced by rename), and a copy with cp should
- * not target a checkpoint being restored. Where mmap fails the file is read instead. */
+ * Compressed entries are copied out (into buffers of the size checked above) and the mapping is
+ * dropped once every entry is read. The one condition: nobody truncates the file in place while
+ * it is open (a mapped page past the new end faults); t2exp never does (checkpoints are replaced
+ * by rename, exports never write over their checkpoint), and a copy with cp should not target a
+ * checkpoint being restored. Where mmap fails the file is read instead.
+ *
+ * Paths are opened with O_NONBLOCK and refused unless they are regular files, so a FIFO named as
+ * a checkpoint is an error rather than an open(2) that waits for a writer forever. */
 #define _GNU_SOURCE /* MAP_POPULATE */
 #include <archive.h>
 #include <archive_entry.h>
@@ -32,6 +57,8 @@
 #include "parallel.h"
 #include "t2exp/error.h"
 
+#define STREAM_BLOCK ((size_t)1 << 20) /* read size when streaming from the file */
+
 int t2__ckpt_bad(const t2__ckpt *ck, const char *where, const char *fmt, ...)
 {
     char msg[512];
@@ -46,9 +73,18 @@ int t2__ckpt_bad(const t2__ckpt *ck, const char *where, const char *fmt, ...)
 
 static void release_file(t2__ckpt *ck);
 
+static void close_archive(t2__ckpt *ck)
+{
+    if (ck->ar) archive_read_free(ck->ar);
+    ck->ar = NULL;
+    if (ck->fd >= 0) close(ck->fd);
+    ck->fd = -1;
+}
+
 void t2__ckpt_free(t2__ckpt *ck)
 {
     if (!ck) return;
+    close_archive(ck);
     for (int k = 0; k < E_COUNT; k++) free(ck->e[k].own);
     release_file(ck);
     t2__ckpt_meta_clear(ck);
@@ -86,14 +122,19 @@ static int entry_index(const char *name)
     return -1;
 }
 
-/* Reads entry k's `size` bytes: aliases the file buffer when libarchive delivers the entry as
- * one block inside it, copies otherwise. */
-static int read_entry(t2__ckpt *ck, struct archive *a, int k, uint64_t size, const unsigned char *file,
-                      size_t file_len)
+enum { KEEP, STREAM, SKIP }; /* what read_entry does with an entry's bytes */
+
+/* Reads entry k's `size` bytes. KEEP: aliases the file's bytes when libarchive delivers the
+ * entry as one block inside them, copies otherwise. STREAM (to sink) and SKIP: checksums the
+ * bytes as they pass and compares with metadata.json. Either way no block may go past size,
+ * which the budget has bounded, so this never holds more than was checked. */
+static int read_entry(t2__ckpt *ck, int k, uint64_t size, int how, t2__ckpt_sink sink, void *sctx)
 {
+    struct archive *a = ck->ar;
     t2__ckpt_entry *en = &ck->e[k];
     const char *name = t2__ckpt_entry_name[k];
-    uint64_t pos = 0, cap = 0;
+    uint64_t pos = 0;
+    uint32_t crc = 0;
     for (;;) {
         const void *blk;
         size_t len;
@@ -107,20 +148,22 @@ static int read_entry(t2__ckpt *ck, struct archive *a, int k, uint64_t size, con
             return bad(ck, "entry %s: data block at %lld+%zu does not follow the %llu bytes before it within %llu",
                        name, (long long)off, len, (unsigned long long)pos, (unsigned long long)size);
         if (len == 0) continue;
-        uintptr_t b = (uintptr_t)blk, f = (uintptr_t)file;
-        if (pos == 0 && len == size && file && b >= f && b - f <= file_len && len <= file_len - (b - f)) {
+        if (how != KEEP) {
+            crc = t2__crc32c(crc, blk, len);
+            int rc = how == STREAM ? sink(sctx, blk, len) : T2_OK;
+            if (rc) return rc;
+            pos += len;
+            continue;
+        }
+        uintptr_t b = (uintptr_t)blk, f = (uintptr_t)ck->file;
+        if (pos == 0 && len == size && ck->file && b >= f && b - f <= ck->file_len && len <= ck->file_len - (b - f)) {
             en->data = blk;
             pos = len;
             continue;
         }
-        if (pos + len > cap) {
-            uint64_t want = cap ? cap : (size < ((uint64_t)1 << 20) ? size : (uint64_t)1 << 20);
-            while (want < pos + len) want = want > size / 2 ? size : want * 2;
-            unsigned char *grown = realloc(en->own, (size_t)want);
-            if (!grown) return t2_seterr(T2_ENOMEM, "checkpoint %s: out of memory for entry %s", ck->path, name);
-            en->own = grown;
-            cap = want;
-        }
+        if (!en->own && !(en->own = malloc((size_t)size)))
+            return t2_seterr(T2_ENOMEM, "checkpoint %s: out of memory for entry %s (%llu bytes)", ck->path, name,
+                             (unsigned long long)size);
         memcpy(en->own + pos, blk, len);
         en->data = en->own;
         pos += len;
@@ -128,7 +171,19 @@ static int read_entry(t2__ckpt *ck, struct archive *a, int k, uint64_t size, con
     if (pos != size)
         return bad(ck, "entry %s: truncated archive: %llu of %llu bytes", name, (unsigned long long)pos,
                    (unsigned long long)size);
+    if (how != KEEP && crc != en->crc)
+        return bad(ck, "entry %s fails its CRC-32C check (stored %08x, computed %08x): the file is corrupt", name,
+                   (unsigned)en->crc, (unsigned)crc);
     return T2_OK;
+}
+
+int t2__ckpt_have(const t2__ckpt *ck, int k)
+{
+    const t2__ckpt_entry *en = &ck->e[k];
+    if (!en->declared || en->size == 0 || en->data) return T2_OK;
+    return t2_seterr(T2_ESTATE, "checkpoint %s: entry %s is not in memory (%s)", ck->path, t2__ckpt_entry_name[k],
+                     ck->failed ? "reading the entries failed" : ck->ar ? "it was opened without its entries: restore reads them"
+                                                                         : "an earlier restore without it skipped it");
 }
 
 /* ---- checksums ---- */
@@ -208,16 +263,7 @@ int t2__ckpt_verify(const t2__ckpt *ck, unsigned entries)
     return rc;
 }
 
-/* Checks every entry in one pass over the bytes; a lazy checkpoint leaves the float arrays to
- * restore, which checks them as it copies them. */
-static int verify_all(const t2__ckpt *ck)
-{
-    unsigned floats = 1u << E_PARAMS | 1u << E_BUFFERS | 1u << E_OPT;
-    return t2__ckpt_verify(ck, ck->lazy ? ~floats : ~0u);
-}
-
-static int check_header(t2__ckpt *ck, struct archive_entry *e, const int *seen, int first, int *kout,
-                        uint64_t *size)
+static int check_header(t2__ckpt *ck, struct archive_entry *e, int first, int *kout, uint64_t *size)
 {
     const char *name = archive_entry_pathname(e);
     if (!name) return bad(ck, "an entry has no readable name");
@@ -228,7 +274,7 @@ static int check_header(t2__ckpt *ck, struct archive_entry *e, const int *seen, 
     if (archive_entry_sparse_count(e) > 0) return bad(ck, "entry %.100s is a sparse file", name);
     int k = entry_index(name);
     if (k < 0) return bad(ck, "unknown entry \"%.100s\"", name);
-    if (seen[k]) return bad(ck, "duplicate entry %s", name);
+    if (ck->seen >> k & 1) return bad(ck, "duplicate entry %s", name);
     if (first && k != E_META) return bad(ck, "the first entry is %s, not metadata.json", name);
     if (!first && !ck->e[k].declared) return bad(ck, "entry %s is not listed in metadata.json", name);
     if (!archive_entry_size_is_set(e) || archive_entry_size(e) < 0) return bad(ck, "entry %s has no size", name);
@@ -242,23 +288,129 @@ static int check_header(t2__ckpt *ck, struct archive_entry *e, const int *seen, 
     return T2_OK;
 }
 
-/* Takes ownership of file: file_len bytes, mmap'd when mapped, malloc'd otherwise. */
-static int parse(t2__ckpt **out, const char *name, unsigned char *file, size_t file_len, int mapped, int lazy)
+/* The next header, checked; *k = -1 at the end of the archive. */
+static int next_entry(t2__ckpt *ck, int *k, uint64_t *size)
+{
+    struct archive_entry *e;
+    int r = archive_read_next_header(ck->ar, &e);
+    *k = -1;
+    if (r == ARCHIVE_EOF) return T2_OK;
+    if (r != ARCHIVE_OK)
+        return bad(ck, "truncated or corrupt archive %s%s: %s", ck->last < 0 ? "at the start" : "after entry ",
+                   ck->last < 0 ? "" : t2__ckpt_entry_name[ck->last],
+                   archive_error_string(ck->ar) ? archive_error_string(ck->ar) : "read error");
+    return check_header(ck, e, ck->last < 0, k, size);
+}
+
+/* The sizes metadata.json declares against the budget (see the top of the file), before any of
+ * those bytes is decoded. */
+static int check_budget(const t2__ckpt *ck, uint64_t meta_len)
+{
+    const t2__ckpt_entry *u = &ck->e[E_USER];
+    uint64_t ucap = T2__CKPT_USER_BASE + 4 * ck->e[E_PARAMS].size; /* sizes are <= 2^36: no overflow */
+    if (u->declared && u->size > ucap)
+        return bad(ck, "entry user_state.bin declares %llu bytes, more than its limit of %llu (64 MiB plus 4 times "
+                       "params.bin)", (unsigned long long)u->size, (unsigned long long)ucap);
+    uint64_t total = meta_len, limit = (uint64_t)T2__CKPT_MAX_RATIO * ck->file_len;
+    if (limit < T2__CKPT_RATIO_FLOOR) limit = T2__CKPT_RATIO_FLOOR;
+    int big = E_PARAMS;
+    for (int k = E_PARAMS; k < E_COUNT; k++) {
+        if (!ck->e[k].declared) continue;
+        total += ck->e[k].size;
+        if (ck->e[k].size > ck->e[big].size) big = k;
+    }
+    if (total > limit)
+        return bad(ck, "entry %s declares %llu bytes (%llu for all entries), more than a %zu-byte archive may expand "
+                       "to: %llu bytes (%u times its size, at least %llu MiB)",
+                   t2__ckpt_entry_name[big], (unsigned long long)ck->e[big].size, (unsigned long long)total,
+                   ck->file_len, (unsigned long long)limit, T2__CKPT_MAX_RATIO,
+                   (unsigned long long)(T2__CKPT_RATIO_FLOOR >> 20));
+    return T2_OK;
+}
+
+/* metadata.json: the first entry, parsed, and the budget checked. */
+static int read_meta(t2__ckpt *ck)
+{
+    int k, rc;
+    uint64_t size = 0;
+    if ((rc = next_entry(ck, &k, &size))) return rc;
+    if (k < 0) return bad(ck, "missing entry %s", t2__ckpt_entry_name[E_META]);
+    if ((rc = read_entry(ck, k, size, KEEP, NULL, NULL))) return rc;
+    ck->seen |= 1u << k;
+    ck->last = k;
+    rc = t2__ckpt_meta_from_json(ck, size ? (const char *)ck->e[k].data : "", (size_t)size);
+    free(ck->e[k].own); /* parsed: the text is not needed any more */
+    ck->e[k].own = NULL;
+    ck->e[k].data = NULL;
+    return rc ? rc : check_budget(ck, size);
+}
+
+/* The entries after metadata.json: kept (bit set in keep), streamed to sink (stream_k) or
+ * checksummed and dropped; then the kept ones' checksums (a lazy checkpoint leaves the float
+ * arrays to restore, which checks them as it copies them). */
+static int read_rest(t2__ckpt *ck, unsigned keep, int stream_k, t2__ckpt_sink sink, void *sctx)
 {
     int rc = T2_OK;
-    int seen[E_COUNT] = {0}, last = -1;
-    struct archive *a = NULL;
+    for (;;) {
+        int k;
+        uint64_t size = 0;
+        if ((rc = next_entry(ck, &k, &size))) return rc;
+        if (k < 0) break;
+        int how = keep >> k & 1 ? KEEP : k == stream_k ? STREAM : SKIP;
+        if ((rc = read_entry(ck, k, size, how, sink, sctx))) return rc;
+        ck->seen |= 1u << k;
+        ck->last = k;
+    }
+    for (int k = 0; k < E_COUNT; k++)
+        if (ck->e[k].declared && !(ck->seen >> k & 1)) return bad(ck, "missing entry %s", t2__ckpt_entry_name[k]);
+    unsigned floats = 1u << E_PARAMS | 1u << E_BUFFERS | 1u << E_OPT;
+    return t2__ckpt_verify(ck, keep & ~(1u << E_META) & (ck->lazy ? ~floats : ~0u));
+}
+
+static int finish(t2__ckpt *ck, unsigned keep, int stream_k, t2__ckpt_sink sink, void *sctx)
+{
+    int rc = read_rest(ck, keep, stream_k, sink, sctx);
+    close_archive(ck);
+    if (rc) {
+        ck->failed = 1;
+        return rc;
+    }
+    int aliased = 0;
+    for (int k = 0; k < E_COUNT; k++) aliased |= ck->e[k].data && !ck->e[k].own;
+    if (!aliased) release_file(ck);
+    return T2_OK;
+}
+
+int t2__ckpt_read_entries(t2__ckpt *ck, unsigned keep)
+{
+    if (ck->failed) return t2_seterr(T2_ESTATE, "checkpoint %s: reading its entries failed before", ck->path);
+    return ck->ar ? finish(ck, keep, -1, NULL, NULL) : T2_OK;
+}
+
+enum { ALL, INFO, STREAM_PARAMS }; /* what an open reads */
+
+/* Takes ownership of file (file_len bytes, mmap'd when mapped, malloc'd otherwise) or of fd
+ * (file NULL: streamed in blocks). Reads metadata.json and, for ALL, the entries. */
+static int begin(t2__ckpt **out, const char *name, unsigned char *file, size_t file_len, int mapped, int fd,
+                 int lazy, int what, t2__ckpt_sink sink, void *sctx)
+{
+    int rc = T2_OK;
     t2__ckpt *ck = calloc(1, sizeof *ck);
     if (!ck || !(ck->path = strdup(name))) {
         if (mapped) munmap(file, file_len);
         else free(file);
+        if (fd >= 0) close(fd);
         free(ck);
         return t2_seterr(T2_ENOMEM, "checkpoint %s: out of memory", name);
     }
     ck->file = file;
+    ck->file_len = file_len;
     ck->file_mapped = mapped ? file_len : 0;
+    ck->fd = fd;
     ck->lazy = lazy;
-    if (!(a = archive_read_new())) {
+    ck->last = -1;
+    struct archive *a = archive_read_new();
+    if (!(ck->ar = a)) {
         rc = t2_seterr(T2_ENOMEM, "checkpoint %s: out of memory", name);
         goto fail;
     }
@@ -269,49 +421,18 @@ static int parse(t2__ckpt **out, const char *name, unsigned char *file, size_t f
         rc = bad(ck, "the file is empty");
         goto fail;
     }
-    if (archive_read_open_memory(a, file, file_len) != ARCHIVE_OK) {
+    if ((fd >= 0 ? archive_read_open_fd(a, fd, STREAM_BLOCK) : archive_read_open_memory(a, file, file_len)) !=
+        ARCHIVE_OK) {
         rc = bad(ck, "not a tar archive, or truncated: %s", archive_error_string(a) ? archive_error_string(a) : "unreadable");
         goto fail;
     }
-    for (;;) {
-        struct archive_entry *e;
-        int r = archive_read_next_header(a, &e);
-        if (r == ARCHIVE_EOF) break;
-        if (r != ARCHIVE_OK) {
-            rc = bad(ck, "truncated or corrupt archive %s%s: %s", last < 0 ? "at the start" : "after entry ",
-                     last < 0 ? "" : t2__ckpt_entry_name[last],
-                     archive_error_string(a) ? archive_error_string(a) : "read error");
-            goto fail;
-        }
-        int k = 0;
-        uint64_t size = 0;
-        if ((rc = check_header(ck, e, seen, last < 0, &k, &size)) ||
-            (rc = read_entry(ck, a, k, size, file, file_len)))
-            goto fail;
-        seen[k] = 1;
-        last = k;
-        if (k == E_META) {
-            rc = t2__ckpt_meta_from_json(ck, size ? (const char *)ck->e[k].data : "", (size_t)size);
-            free(ck->e[k].own); /* parsed: the text is not needed any more */
-            ck->e[k].own = NULL;
-            ck->e[k].data = NULL;
-            if (rc) goto fail;
-        }
-    }
-    for (int k = 0; k < E_COUNT; k++)
-        if ((k == E_META || ck->e[k].declared) && !seen[k]) {
-            rc = bad(ck, "missing entry %s", t2__ckpt_entry_name[k]);
-            goto fail;
-        }
-    if ((rc = verify_all(ck))) goto fail;
-    archive_read_free(a);
-    int aliased = 0;
-    for (int k = 0; k < E_COUNT; k++) aliased |= ck->e[k].data && !ck->e[k].own;
-    if (!aliased) release_file(ck);
+    if ((rc = read_meta(ck))) goto fail;
+    if (what == ALL) rc = finish(ck, ~0u, -1, NULL, NULL);
+    else if (what == STREAM_PARAMS) rc = finish(ck, 0, E_PARAMS, sink, sctx);
+    if (rc) goto fail;
     *out = ck;
     return T2_OK;
 fail:
-    archive_read_free(a);
     t2__ckpt_free(ck);
     return rc;
 }
@@ -324,10 +445,44 @@ int t2__ckpt_open_memory(t2__ckpt **out, const char *name, const void *data, siz
     unsigned char *copy = malloc(len ? len : 1);
     if (!copy) return t2_seterr(T2_ENOMEM, "checkpoint %s: out of memory for %zu bytes", name, len);
     if (len) memcpy(copy, data, len);
-    return parse(out, name, copy, len, 0, 0);
+    return begin(out, name, copy, len, 0, -1, 0, ALL, NULL, NULL);
 }
 
-static int open_file(t2__ckpt **out, const char *path, int lazy)
+static const char *file_kind(mode_t m)
+{
+    return S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) ? "a character device"
+         : S_ISBLK(m) ? "a block device" : S_ISSOCK(m) ? "a socket" : "an unknown kind";
+}
+
+/* Opens path for reading without blocking (a FIFO would wait for a writer in open(2)) and
+ * refuses anything but a regular file within the size cap; the descriptor is blocking again. */
+static int open_regular(const char *path, int *fd_out, size_t *len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    if (fd < 0) {
+        int e = errno;
+        return t2_seterr(e == ENOENT ? T2_ENOTFOUND : T2_EIO, "checkpoint %s: cannot open: %s", path, strerror(e));
+    }
+    struct stat st;
+    int rc = T2_OK, fl;
+    if (fstat(fd, &st) != 0) rc = t2_seterr(T2_EIO, "checkpoint %s: cannot stat: %s", path, strerror(errno));
+    else if (!S_ISREG(st.st_mode))
+        rc = t2_seterr(T2_EINVAL, "checkpoint %s: not a regular file (%s)", path, file_kind(st.st_mode));
+    else if ((uint64_t)st.st_size > T2__CKPT_MAX_ENTRY)
+        rc = t2_seterr(T2_EFORMAT, "checkpoint %s: %lld bytes is more than the %llu-byte limit", path,
+                       (long long)st.st_size, (unsigned long long)T2__CKPT_MAX_ENTRY);
+    else if ((fl = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
+        rc = t2_seterr(T2_EIO, "checkpoint %s: fcntl: %s", path, strerror(errno));
+    if (rc) {
+        close(fd);
+        return rc;
+    }
+    *fd_out = fd;
+    *len = (size_t)st.st_size;
+    return T2_OK;
+}
+
+static int open_file(t2__ckpt **out, const char *path, int lazy, int what)
 {
     if (!out) return t2_seterr(T2_EINVAL, "t2__ckpt_open: NULL argument");
     *out = NULL;
@@ -335,37 +490,20 @@ static int open_file(t2__ckpt **out, const char *path, int lazy)
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
     return t2_seterr(T2_EUNSUPPORTED, "checkpoint %s: reading on a big-endian host is not supported", path);
 #endif
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        int e = errno;
-        return t2_seterr(e == ENOENT ? T2_ENOTFOUND : T2_EIO, "checkpoint %s: cannot open: %s", path, strerror(e));
-    }
-    struct stat st;
-    unsigned char *buf = NULL;
-    int rc = T2_OK;
-    if (fstat(fd, &st) != 0) {
-        rc = t2_seterr(T2_EIO, "checkpoint %s: cannot stat: %s", path, strerror(errno));
-        goto fail;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        rc = t2_seterr(T2_EIO, "checkpoint %s: not a regular file", path);
-        goto fail;
-    }
-    if ((uint64_t)st.st_size > T2__CKPT_MAX_ENTRY) {
-        rc = t2_seterr(T2_EFORMAT, "checkpoint %s: %lld bytes is more than the %llu-byte limit", path,
-                       (long long)st.st_size, (unsigned long long)T2__CKPT_MAX_ENTRY);
-        goto fail;
-    }
-    size_t len = (size_t)st.st_size, got = 0;
+    int fd = -1;
+    size_t len = 0, got = 0;
+    int rc = open_regular(path, &fd, &len);
+    if (rc) return rc;
     if (len > 0) {
         void *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
         if (m != MAP_FAILED) {
             close(fd);
-            return parse(out, path, m, len, 1, lazy);
+            return begin(out, path, m, len, 1, -1, lazy, what, NULL, NULL);
         }
     }
     /* Aligned for the entries that will alias it (no zeroing: every byte is read over). */
     void *p = NULL;
+    unsigned char *buf = NULL;
     if (posix_memalign(&p, 64, len ? len : 1) != 0) {
         rc = t2_seterr(T2_ENOMEM, "checkpoint %s: out of memory for %zu bytes", path, len);
         goto fail;
@@ -386,13 +524,28 @@ static int open_file(t2__ckpt **out, const char *path, int lazy)
         got += (size_t)r;
     }
     close(fd);
-    return parse(out, path, buf, len, 0, lazy);
+    return begin(out, path, buf, len, 0, -1, lazy, what, NULL, NULL);
 fail:
     close(fd);
     free(buf);
     return rc;
 }
 
-int t2__ckpt_open(t2__ckpt **out, const char *path) { return open_file(out, path, 0); }
+int t2__ckpt_open(t2__ckpt **out, const char *path) { return open_file(out, path, 0, ALL); }
 
-int t2__ckpt_open_for_restore(t2__ckpt **out, const char *path) { return open_file(out, path, 1); }
+int t2__ckpt_open_info(t2__ckpt **out, const char *path) { return open_file(out, path, 0, INFO); }
+
+int t2__ckpt_open_for_restore(t2__ckpt **out, const char *path) { return open_file(out, path, 1, INFO); }
+
+int t2__ckpt_stream_params(t2__ckpt **out, const char *path, t2__ckpt_sink sink, void *ctx)
+{
+    if (!out || !path || !sink) return t2_seterr(T2_EINVAL, "t2__ckpt_stream_params: NULL argument");
+    *out = NULL;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return t2_seterr(T2_EUNSUPPORTED, "checkpoint %s: reading on a big-endian host is not supported", path);
+#endif
+    int fd = -1;
+    size_t len = 0;
+    int rc = open_regular(path, &fd, &len);
+    return rc ? rc : begin(out, path, NULL, len, 0, fd, 0, STREAM_PARAMS, sink, ctx);
+}

@@ -85,7 +85,9 @@ static int check_opt(const t2__ckpt *ck, t2_optim *opt, size_t np, size_t *ns)
     return T2_OK;
 }
 
-int t2__ckpt_restore(const t2__ckpt *ck, t2_net *net, t2_optim *opt, t2_lr_schedule *sched)
+/* rd is ck itself, writable, when the entries may still have to be read (t2__ckpt_restore);
+ * NULL from the public API, whose checkpoints are read whole at open. */
+static int restore(t2__ckpt *rd, const t2__ckpt *ck, t2_net *net, t2_optim *opt, t2_lr_schedule *sched)
 {
     if (!ck || !net) return t2_seterr(T2_EINVAL, "checkpoint restore: NULL checkpoint or net");
     size_t np = 0, nb = 0, ns = 0;
@@ -94,6 +96,16 @@ int t2__ckpt_restore(const t2__ckpt *ck, t2_net *net, t2_optim *opt, t2_lr_sched
     int rc;
     if ((rc = check_net(ck, net, np, nb))) return rc;
     if (opt && (rc = check_opt(ck, opt, np, &ns))) return rc;
+    if (sched && !ck->has_lr) return t2_seterr(T2_ENOTFOUND, "checkpoint %s: has no LR-schedule state", ck->path);
+    /* Only now, with the sizes checked against the model, are the entries decoded: what a
+     * checkpoint can make us read is bounded by the model it is restored into. An optimizer
+     * state that is not wanted is checksummed as it streams past, not kept. */
+    if (rd && (rc = t2__ckpt_read_entries(rd, 1u << E_PARAMS | 1u << E_BUFFERS | 1u << E_USER |
+                                                  (opt ? 1u << E_OPT : 0u))))
+        return rc;
+    if ((rc = t2__ckpt_have(ck, E_PARAMS)) || (rc = t2__ckpt_have(ck, E_BUFFERS)) ||
+        (opt && (rc = t2__ckpt_have(ck, E_OPT))))
+        return rc;
     /* Gather the copies first (allocation is the one thing that can still fail), then do them
      * in one pass over the thread pool, checksumming them on the way when open left that to us. */
     t2__ckpt_span *spans = malloc(((size_t)ck->ntensors + 1) * sizeof *spans);
@@ -119,8 +131,7 @@ int t2__ckpt_restore(const t2__ckpt *ck, t2_net *net, t2_optim *opt, t2_lr_sched
                                      ns * sizeof(float), 0, -1 - E_OPT};
     if (sched) {
         /* Last of the checks and atomic itself: nothing has changed if it fails. */
-        if (!ck->has_lr) rc = t2_seterr(T2_ENOTFOUND, "checkpoint %s: has no LR-schedule state", ck->path);
-        else if ((rc = t2_lr_schedule_set_state(sched, &ck->lr))) {
+        if ((rc = t2_lr_schedule_set_state(sched, &ck->lr))) {
             char why[256];
             snprintf(why, sizeof why, "%s", t2_errmsg());
             rc = t2_seterr(rc, "checkpoint %s: %s", ck->path, why);
@@ -136,6 +147,11 @@ int t2__ckpt_restore(const t2__ckpt *ck, t2_net *net, t2_optim *opt, t2_lr_sched
     if (rc) return rc;
     if (opt && (rc = t2_optim_set_step_count(opt, ck->opt_steps))) return rc;
     return T2_OK;
+}
+
+int t2__ckpt_restore(t2__ckpt *ck, t2_net *net, t2_optim *opt, t2_lr_schedule *sched)
+{
+    return restore(ck, ck, net, opt, sched);
 }
 
 int t2__ckpt_get_info(const t2__ckpt *ck, t2_checkpoint_info *info)
@@ -195,6 +211,8 @@ int t2__ckpt_user_state(const t2__ckpt *ck, const void **data, size_t *len)
 {
     if (!ck || !data || !len) return t2_seterr(T2_EINVAL, "checkpoint: NULL argument");
     if (!ck->e[E_USER].declared) return t2_seterr(T2_ENOTFOUND, "checkpoint %s: has no user state", ck->path);
+    int rc = t2__ckpt_have(ck, E_USER);
+    if (rc) return rc;
     *data = ck->e[E_USER].data;
     *len = (size_t)ck->e[E_USER].size;
     return T2_OK;
@@ -227,13 +245,14 @@ int t2_checkpoint_tensor_info(const t2_checkpoint *ck, int i, t2_param_info *inf
 
 const char *t2_checkpoint_user_value(const t2_checkpoint *ck, const char *key) { return t2__ckpt_string(ck, key); }
 
-int t2_checkpoint_restore_model(const t2_checkpoint *ck, t2_net *net) { return t2__ckpt_restore(ck, net, NULL, NULL); }
+int t2_checkpoint_restore_model(const t2_checkpoint *ck, t2_net *net) { return restore(NULL, ck, net, NULL, NULL); }
 
 int t2_checkpoint_load_model(const char *path, t2_net *net)
 {
     if (!path || !net) return t2_seterr(T2_EINVAL, "t2_checkpoint_load_model: NULL argument");
     t2_checkpoint *ck = NULL;
-    int rc = t2__ckpt_open(&ck, path);
+    /* The entries are read once the tensor table matches net: bounded by the model's size. */
+    int rc = t2__ckpt_open_info(&ck, path);
     if (!rc) rc = t2__ckpt_restore(ck, net, NULL, NULL);
     t2__ckpt_free(ck);
     return rc;

@@ -219,6 +219,13 @@ static int gather(t2__ckpt *ck, const t2__ckpt_contents *c)
         ck->has_loader = 1;
     }
     if (c->user_state) {
+        /* The reader's limit (ckpt_read.c): refused here, where the trial can be told, rather
+         * than in a checkpoint that could never be restored. */
+        uint64_t cap = T2__CKPT_USER_BASE + 4 * ck->e[E_PARAMS].size;
+        if ((uint64_t)c->user_state_len > cap)
+            return t2_seterr(T2_EINVAL, "checkpoint %s: the user state (save_state) is %zu bytes, more than the "
+                             "limit of %llu (64 MiB plus 4 times the parameters' bytes)",
+                             ck->path, c->user_state_len, (unsigned long long)cap);
         ck->e[E_USER].declared = 1;
         ck->e[E_USER].data = c->user_state_len ? c->user_state : NULL;
         ck->e[E_USER].size = c->user_state_len;
@@ -419,6 +426,20 @@ static int sync_dir(const t2__ckpt *ck, const char *path)
     return rc;
 }
 
+/* A compressed archive the reader would refuse as a decompression bomb (more than
+ * T2__CKPT_MAX_RATIO times its size and above the floor: only a model of almost all zeros gets
+ * there) is an error now rather than a checkpoint that cannot be restored. */
+static int check_ratio(const t2__ckpt *ck, size_t meta_len, uint64_t file_bytes)
+{
+    uint64_t total = meta_len, limit = (uint64_t)T2__CKPT_MAX_RATIO * file_bytes;
+    for (int k = E_PARAMS; k < E_COUNT; k++) total += ck->e[k].declared ? ck->e[k].size : 0;
+    if (total <= T2__CKPT_RATIO_FLOOR || total <= limit) return T2_OK;
+    return t2_seterr(T2_EINVAL, "checkpoint %s: %llu bytes compress to %llu, more than the %u:1 a reader accepts "
+                     "above %llu MiB (an almost all-zero model?): use checkpoint_storage.compression: none",
+                     ck->path, (unsigned long long)total, (unsigned long long)file_bytes, T2__CKPT_MAX_RATIO,
+                     (unsigned long long)(T2__CKPT_RATIO_FLOOR >> 20));
+}
+
 int t2__ckpt_write(const char *path, const t2__ckpt_contents *c, t2__ckpt_compression comp,
                    t2__ckpt_result *res)
 {
@@ -452,7 +473,8 @@ int t2__ckpt_write(const char *path, const t2__ckpt_contents *c, t2__ckpt_compre
     }
     for (int attempt = 0; fd < 0; attempt++) {
         snprintf(tmp, tlen, "%s.tmp-%ld-%d", path, (long)getpid(), __atomic_fetch_add(&counter, 1, __ATOMIC_RELAXED));
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        /* Private: a checkpoint holds the model and the trial's state (the umask may narrow it). */
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
         if (fd < 0 && (errno != EEXIST || attempt == 100)) {
             rc = io_error(&ck, "creating", tmp, errno);
             goto out;
@@ -462,6 +484,7 @@ int t2__ckpt_write(const char *path, const t2__ckpt_contents *c, t2__ckpt_compre
     rc = overlap ? write_overlapped(&ck, meta, meta_len, spans, nspans, &w, tmp)
                  : write_archive(&ck, meta, meta_len, comp, &w, tmp);
     if (rc) goto unlink_tmp;
+    if ((rc = check_ratio(&ck, meta_len, w.bytes))) goto unlink_tmp;
     if (fsync(fd) != 0) {
         rc = io_error(&ck, "syncing", tmp, errno);
         goto unlink_tmp;

@@ -2,7 +2,8 @@
 # deps.sh — installs the Debian packages t2exp needs (only those missing). Sourced by the
 # quick-start scripts; needs root (or sudo) when something is missing.
 T2EXP_PACKAGES=(build-essential cmake pkg-config libopenblas-dev libyaml-dev libsqlite3-dev sqlite3
-  libarchive-dev libdeflate-dev libssl-dev libopenmpi-dev openmpi-bin dataset-fashion-mnist)
+  libarchive-dev libdeflate-dev libssl-dev libopenmpi-dev openmpi-bin dataset-fashion-mnist
+  time zstd)
 
 t2exp_install_deps() {
   local missing=()

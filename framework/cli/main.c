@@ -10,6 +10,7 @@
 #include <string.h>
 #include "checkpoints/ckpt.h"
 #include "configs/config.h"
+#include "framework/common/outfile.h"
 #include "framework/controller/controller.h"
 #include "framework/runner/remote.h"
 #include "framework/runner/runner.h"
@@ -219,7 +220,9 @@ static int cmd_evaluate(const args *a)
     memset(&so, 0, sizeof so);
     t2_checkpoint_info info;
     size_t off;
-    int rc = t2__ckpt_open(&ck, a->pos[0]);
+    /* metadata.json only: the runner reads the entries once the trial's model is built, bounded by
+     * its size (a checkpoint that claims more than the model holds is never decoded). */
+    int rc = t2__ckpt_open_info(&ck, a->pos[0]);
     if (!rc) rc = t2__ckpt_get_info(ck, &info);
     if (!rc) rc = t2__val_from_json(info.hparams_json, strlen(info.hparams_json), &hp, &off);
     if (!rc) rc = evaluate_config(a, &info, &cfg);
@@ -239,19 +242,23 @@ static int cmd_evaluate(const args *a)
     return rc ? EXIT_USAGE : 0;
 }
 
+/* export's sink: params.bin's bytes, as they are decoded, into the output's temporary file. */
+static int export_sink(void *ctx, const void *data, size_t len) { return t2__outfile_write(ctx, data, len); }
+
 static int cmd_export(const args *a)
 {
     t2__ckpt *ck = NULL;
+    t2__outfile out;
     t2_checkpoint_info info;
-    int rc = t2__ckpt_open(&ck, a->pos[0]);
-    if (!rc) rc = t2__ckpt_get_info(ck, &info);
-    const float *p = NULL;
-    size_t n = 0;
-    if (!rc) rc = t2__ckpt_params(ck, &p, &n);
-    FILE *f = NULL;
-    if (!rc && !(f = fopen(a->pos[1], "wb"))) rc = t2_seterr(T2_EIO, "%s: %s", a->pos[1], strerror(errno));
-    if (!rc && fwrite(p, sizeof(float), n, f) != n) rc = t2_seterr(T2_EIO, "%s: write failed: %s", a->pos[1], strerror(errno));
-    if (f && fclose(f) != 0 && !rc) rc = t2_seterr(T2_EIO, "%s: %s", a->pos[1], strerror(errno));
+    /* Never over the checkpoint itself (under any name), and the output appears only once every
+     * entry's checksum has passed; the parameters stream through, so memory stays small
+     * whatever the checkpoint's size. */
+    int rc = t2__outfile_open(&out, a->pos[1], 0666, &a->pos[0], 1);
+    if (!rc) {
+        rc = t2__ckpt_stream_params(&ck, a->pos[0], export_sink, &out);
+        if (!rc) rc = t2__ckpt_get_info(ck, &info);
+        rc = rc ? (t2__outfile_abort(&out), rc) : t2__outfile_commit(&out);
+    }
     if (!rc) {
         printf("name,shape,offset,size\n");
         for (int i = 0; i < info.num_tensors; i++) {
@@ -261,7 +268,8 @@ static int cmd_export(const args *a)
             for (int d = 0; d < t.ndim; d++) printf("%s%d", d ? "x" : "", t.shape[d]);
             printf(",%zu,%zu\n", t.offset, t.size);
         }
-        fprintf(stderr, "wrote %zu float32 parameters (%zu bytes, little-endian) to %s\n", n, n * sizeof(float), a->pos[1]);
+        fprintf(stderr, "wrote %zu float32 parameters (%zu bytes, little-endian) to %s\n", info.num_params,
+                info.num_params * sizeof(float), a->pos[1]);
     } else {
         fprintf(stderr, "t2exp export: %s\n", t2_errmsg());
     }

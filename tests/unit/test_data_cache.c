@@ -83,6 +83,7 @@ static void test_stale_sources(const char *cdir, const char *cache)
     CHECK(rename(tpath("b.t2c"), cache) == 0);
     CHECK_MSG(t2_dataset_cache_open_sources(&ds, cache, src, 2), T2_ESTATE, "made from another file than");
     CHECK_OK(t2_dataset_idx_cached(&ds, src[0], src[1], cdir)); /* rebuilt */
+    t2_dataset_free(ds);
     CHECK_OK(t2_dataset_cache_open_sources(&ds, cache, src, 2));
     t2_dataset_free(ds);
 

@@ -7,8 +7,9 @@
  * entries of the harness's fixed model and sealed with its own checksum (when it starts with
  * its place), so mutations reach the metadata validation and the
  * checksum and restore paths instead of dying on tar header checksums. With bit 1 of byte 0
- * set, the archive is opened as the runner opens it (t2__ckpt_open_for_restore, from a memfd),
- * so the float arrays' checksums are checked during the restore's copy instead of at open.
+ * set, the archive is opened as the runner opens it (t2__ckpt_open_for_restore, from a memfd:
+ * metadata.json at open, the entries at the first restore, the float arrays' checksums during the
+ * restore's copy), and streamed as `t2exp export` reads it (t2__ckpt_stream_params).
  *
  * Built with -DT2_FUZZ_MAKE_SEEDS instead, it is a program that writes real checkpoints of that
  * model (both modes, every compression, with and without optional state) into the directory
@@ -144,14 +145,26 @@ static void exercise(t2__ckpt *ck, fixed *f)
     const float *p;
     size_t np;
     if (t2__ckpt_params(ck, &p, &np) == 0 && np) sink += (size_t)(p[np - 1] > 0);
-    (void)sink;
-    t2__ckpt_restore(ck, f->net, NULL, NULL);
+    /* With the optimizer first: opened for restore, the entries are read by the first restore,
+     * and one without an optimizer would skip optimizer.bin. */
     t2__ckpt_restore(ck, f->net, f->opt, f->sched);
+    t2__ckpt_restore(ck, f->net, NULL, NULL);
+    if (t2__ckpt_user_state(ck, &u, &ul) == 0 && ul) sink += ((const unsigned char *)u)[ul - 1];
+    if (t2__ckpt_params(ck, &p, &np) == 0 && np) sink += (size_t)(p[np - 1] > 0);
+    (void)sink;
 }
 
 #ifndef T2_FUZZ_MAKE_SEEDS
 #include <sys/mman.h>
 #include <unistd.h>
+
+static int drop(void *ctx, const void *data, size_t len)
+{
+    (void)ctx;
+    volatile unsigned char last = len ? ((const unsigned char *)data)[len - 1] : 0;
+    (void)last;
+    return 0;
+}
 
 static int open_any(t2__ckpt **ck, const unsigned char *p, size_t n, int lazy)
 {
@@ -161,6 +174,10 @@ static int open_any(t2__ckpt **ck, const unsigned char *p, size_t n, int lazy)
     if (ftruncate(fd, 0) != 0 || (n && pwrite(fd, p, n, 0) != (ssize_t)n)) return -1;
     char path[64];
     snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    /* Also the way export reads it: streamed from the file, params.bin to a sink. */
+    t2__ckpt *streamed = NULL;
+    t2__ckpt_stream_params(&streamed, path, drop, NULL);
+    t2__ckpt_free(streamed);
     return t2__ckpt_open_for_restore(ck, path);
 }
 

@@ -319,7 +319,8 @@ static void files(void)
     t2__ckpt *ck = NULL;
     CHECK_RC(t2__ckpt_open(&ck, path), T2_EFORMAT);
     CHECK(strstr(t2_errmsg(), path) && strstr(t2_errmsg(), "entry buffers.bin: truncated"));
-    CHECK_RC(t2__ckpt_open(&ck, dir), T2_EIO); /* a directory */
+    CHECK_RC(t2__ckpt_open(&ck, dir), T2_EINVAL); /* a directory: refused before reading, naming it */
+    CHECK(strstr(t2_errmsg(), dir) && strstr(t2_errmsg(), "not a regular file (a directory)"));
 
     t2_net *net = NULL;
     CHECK_OK(small_net(&net, 5));

@@ -48,9 +48,12 @@ typedef struct t2_checkpoint_info {
 } t2_checkpoint_info;
 
 /* Reads the whole archive at path into memory and validates it: entry names and kinds, sizes
- * against the metadata, every checksum, the tensor table. T2_ENOTFOUND if the file does not
- * exist, T2_EIO if it cannot be read, T2_EFORMAT naming the path and the entry for anything
- * malformed (truncated, corrupt, checksum mismatch, unexpected entry), T2_EUNSUPPORTED for a
+ * against the metadata, every checksum, the tensor table. The sizes metadata.json declares are
+ * checked before anything else is decoded: all entries together at most 1032 times the file's
+ * size or 64 MiB, whichever is larger (docs/checkpoints.md). T2_ENOTFOUND if the file does not
+ * exist, T2_EINVAL if it is not a regular file (a FIFO is refused without waiting), T2_EIO if it
+ * cannot be read, T2_EFORMAT naming the path and the entry for anything malformed (truncated,
+ * corrupt, checksum mismatch, unexpected entry, over the size budget), T2_EUNSUPPORTED for a
  * format version this build does not read, T2_ENOMEM. *out is NULL on failure. */
 int t2_checkpoint_open(t2_checkpoint **out, const char *path);
 
@@ -74,7 +77,9 @@ const char *t2_checkpoint_user_value(const t2_checkpoint *ck, const char *key);
 int t2_checkpoint_restore_model(const t2_checkpoint *ck, t2_net *net);
 
 /* t2_checkpoint_open + t2_checkpoint_restore_model + t2_checkpoint_free: loads the weights of the
- * checkpoint at path into net for inference. Errors as those two. */
+ * checkpoint at path into net for inference. Errors as those two, except that the tensor table is
+ * checked against net before the entries are decoded, so a checkpoint that does not fit the
+ * model costs nothing but its metadata. */
 int t2_checkpoint_load_model(const char *path, t2_net *net);
 
 #ifdef __cplusplus

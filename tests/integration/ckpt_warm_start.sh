@@ -25,12 +25,12 @@ cmp -s "$WORK/2.bin" "$WORK/3.bin" || fail "the uuid and the trial id found the 
 export_last 1 "$WORK/1.bin"
 cmp -s "$WORK/1.bin" "$WORK/2.bin" && fail "the warm-started run did not train"
 
-# --from-checkpoint: the same run, and the stored config remembers it (absolute) for resume.
+# --from-checkpoint: the same run, and the stored overrides remember it (absolute) for resume.
 (cd "$WORK" && expect_exit 0 "$T2EXP" create src.yaml "$TRIALS/fashion_mnist_mlp.so" --quiet --from-checkpoint "$src") # 4
 export_last 4 "$WORK/4.bin"
 cmp -s "$WORK/2.bin" "$WORK/4.bin" || fail "--from-checkpoint differs from source_checkpoint"
-sql "SELECT config_yaml FROM experiments WHERE id=4" | grep -qF "searcher.source_checkpoint=\"$src\"" \
-  || fail "--from-checkpoint is not kept in the stored config"
+sql "SELECT value FROM experiments, json_each(experiments.overrides) WHERE experiments.id=4" \
+  | grep -qxF "searcher.source_checkpoint=\"$src\"" || fail "--from-checkpoint is not kept in the stored overrides"
 
 # With the optimizer state: same data, same seed, only the momentum differs.
 create 0 --config searcher.source_checkpoint="$uuid" --config searcher.source_checkpoint_optimizer=true # 5

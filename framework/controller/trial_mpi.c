@@ -84,7 +84,7 @@ int t2__trial_mpi_start(const t2__mpi_launch *l, pid_t *pid, int *fd)
     argv[n++] = "--trial";
     argv[n++] = trial;
     argv[n] = NULL;
-    int log = open(l->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    int log = open(l->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
     if (log < 0) return t2_seterr(T2_EIO, "trial %s: cannot open log %s: %s", trial, l->log_path, strerror(errno));
     fflush(NULL);
     pid_t p = fork();

@@ -14,6 +14,8 @@ expect_exit 0 "$T2EXP" create "$WORK/c.yaml" "$TRIALS/fashion_mnist_mlp.so" --pl
 acc=$(sql "SELECT best_metric FROM experiments WHERE id=1")
 awk -v a="$acc" 'BEGIN { exit !(a > 0.75) }' || fail "two-rank validation accuracy $acc"
 grep -q "mpirun\|rank" "$T2EXP_HOME/experiments/1/trial-1.log" || true
+# mpirun's log is private like a forked trial's (issue 18: files are created 0600).
+[ "$(stat -c %a "$T2EXP_HOME/experiments/1/trial-1.log")" = 600 ] || fail "distributed trial log is not 0600"
 [ "$(sql "SELECT count(*) FROM metrics WHERE trial_id=1 AND kind='validation' AND name='validation_accuracy'")" = 3 ] \
   || fail "3 validations expected"
 

@@ -116,6 +116,17 @@ static int open_store(const args *a, int readonly, t2__store **st)
     return rc;
 }
 
+/* --home reaches the processes this one starts (trials, mpirun's ranks) as $T2EXP_HOME, made
+ * absolute, so that what they keep under the home (the dataset caches) follows it too. */
+static int export_home(const args *a, const char *cmd)
+{
+    char home[PATH_MAX];
+    if (!a->home) return 0;
+    if (t2__store_home(a->home, home, sizeof home)) return usage_error(cmd, "--home: %s", t2_errmsg());
+    if (setenv("T2EXP_HOME", home, 1) != 0) return usage_error(cmd, "--home: %s", strerror(errno));
+    return 0;
+}
+
 static int parse_id(const char *s, int64_t *id)
 {
     char *end;
@@ -204,8 +215,15 @@ static int evaluate_config(const args *a, const t2_checkpoint_info *info, t2__co
     t2__experiment_row row;
     memset(&row, 0, sizeof row);
     int rc = info->experiment_id > 0 ? open_store(a, 1, &st) : t2_seterr(T2_ENOTFOUND, "the checkpoint belongs to no experiment; give a CONFIG");
+    /* The config as the experiment ran it: the stored file, its --config overrides, then ours. */
+    const char **ovr = NULL;
+    int novr = 0;
+    t2__val *doc = NULL;
     if (!rc) rc = t2__store_get_experiment(st, info->experiment_id, &row);
-    if (!rc) rc = t2__config_load_string(row.config_yaml, "stored config", a->overrides, a->noverrides, cfg);
+    if (!rc) rc = t2__experiment_overrides(&row, a->overrides, a->noverrides, &ovr, &novr, &doc);
+    if (!rc) rc = t2__config_load_string(row.config_yaml, "stored config", ovr, novr, cfg);
+    free(ovr);
+    t2__val_free(doc);
     t2__experiment_row_free(&row);
     t2__store_close(st);
     return rc;
@@ -403,7 +421,7 @@ int main(int argc, char **argv)
     char **av = argv + i;
     int ex;
     if (!strcmp(cmd, "create")) {
-        if ((ex = parse(cmd, rest, av, &a, 2))) return ex;
+        if ((ex = parse(cmd, rest, av, &a, 2)) || (ex = export_home(&a, cmd))) return ex;
         return cmd_create(&a);
     }
     if (!strcmp(cmd, "preview")) {
@@ -415,11 +433,12 @@ int main(int argc, char **argv)
         return cmd_read(cmd, &a);
     }
     if (!strcmp(cmd, "resume")) {
-        if ((ex = parse(cmd, rest, av, &a, -2))) return ex;
+        if ((ex = parse(cmd, rest, av, &a, -2)) || (ex = export_home(&a, cmd))) return ex;
         return cmd_resume(&a);
     }
     if (!strcmp(cmd, "evaluate")) {
-        if ((ex = parse(cmd, rest, av, &a, -3)) || (a.npos < 2 && (ex = usage_error(cmd, "expects %s", "CHECKPOINT TRIAL.so [CONFIG]"))))
+        if ((ex = parse(cmd, rest, av, &a, -3)) || (a.npos < 2 && (ex = usage_error(cmd, "expects %s", "CHECKPOINT TRIAL.so [CONFIG]"))) ||
+            (ex = export_home(&a, cmd)))
             return ex;
         return cmd_evaluate(&a);
     }

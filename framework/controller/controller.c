@@ -1194,14 +1194,10 @@ static int sweep_orphans(ctl *c)
     return T2_OK;
 }
 
-/* The overrides an experiment was created with, then this resume's own: from the overrides
- * column (a JSON array of strings, *doc keeps it alive), or, for an experiment made before the
- * store had that column, from the "#   --config " comment lines at the end of its config.
- * row->config_yaml is cut at those lines (they point into it). */
-static int stored_overrides(t2__experiment_row *row, const t2__resume_opts *o, const char ***out, int *n,
-                            t2__val **doc)
+int t2__experiment_overrides(t2__experiment_row *row, const char *const *extra, int nextra, const char ***out,
+                             int *n, t2__val **doc)
 {
-    size_t count = (size_t)o->noverrides, off;
+    size_t count = (size_t)nextra, off;
     char *mark = NULL;
     if (row->overrides_json) {
         int rc = t2__val_from_json(row->overrides_json, strlen(row->overrides_json), doc, &off);
@@ -1227,7 +1223,7 @@ static int stored_overrides(t2__experiment_row *row, const t2__resume_opts *o, c
         if (!nl) break;
         p = nl + 1;
     }
-    for (int i = 0; i < o->noverrides; i++) v[k++] = o->overrides[i];
+    for (int i = 0; i < nextra; i++) v[k++] = extra[i];
     *out = v;
     *n = k;
     return T2_OK;
@@ -1256,7 +1252,7 @@ int t2__experiment_resume(const t2__resume_opts *o)
         rc = t2_seterr(T2_ESTATE, "experiment %lld is already COMPLETED; nothing to resume", (long long)c.exp_id);
         goto out;
     }
-    if ((rc = stored_overrides(&row, o, &ovr, &novr, &ovr_doc))) goto out;
+    if ((rc = t2__experiment_overrides(&row, o->overrides, o->noverrides, &ovr, &novr, &ovr_doc))) goto out;
     char name[64];
     snprintf(name, sizeof name, "experiment %lld config", (long long)c.exp_id);
     if ((rc = t2__config_load_string(row.config_yaml, name, ovr, novr, &cfg))) goto out;

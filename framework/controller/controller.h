@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include "configs/config.h"
+#include "configs/value.h"
+#include "store/store.h"
 
 typedef enum { T2__PROGRESS_AUTO, T2__PROGRESS_TTY, T2__PROGRESS_PLAIN, T2__PROGRESS_QUIET } t2__progress_mode;
 
@@ -49,5 +51,13 @@ typedef struct t2__resume_opts {
  * searcher from its saved state, every unfinished trial from its latest checkpoint. Returns as
  * t2__experiment_create; T2_ESTATE for a COMPLETED experiment, T2_ENOTFOUND for an unknown id. */
 int t2__experiment_resume(const t2__resume_opts *o);
+
+/* The overrides an experiment was created with, then extra: from the overrides column (a JSON
+ * array of strings; *doc keeps them alive, free it with t2__val_free), or, for an experiment made
+ * before the store had that column, from the "#   --config " comment lines at the end of its
+ * config, which row->config_yaml is then cut at (they point into it). *out (free it) gets *n
+ * strings. Used by resume, and by evaluate with a stored config. */
+int t2__experiment_overrides(t2__experiment_row *row, const char *const *extra, int nextra, const char ***out,
+                             int *n, t2__val **doc);
 
 #endif

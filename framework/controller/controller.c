@@ -601,6 +601,7 @@ static int on_message(ctl *c, trial *t, const t2__val *m)
         if (ep) t2__val_as_double(ep, &epoch);
         if (rate) t2__val_as_double(rate, &t->rate);
         int validation = kind && kind->kind == T2__VAL_STRING && strcmp(kind->s, "validation") == 0;
+        int new_best = 0; /* better than every validation of the experiment before it */
         for (size_t i = 0; vals && vals->kind == T2__VAL_MAP && i < vals->n && !rc; i++) {
             double v;
             if (t2__val_as_double(vals->items[i], &v) != T2_OK) continue;
@@ -613,6 +614,7 @@ static int on_message(ctl *c, trial *t, const t2__val *m)
                                       .batches_trained = t->batches};
                 if (!rc) rc = t2__store_update_trial(c->st, t->id, &u);
                 if (!rc && better(c, v, c->best)) {
+                    new_best = 1;
                     c->best = v;
                     c->best_trial = t->id;
                     rc = t2__store_set_experiment_best(c->st, c->exp_id, t->id, v);
@@ -632,6 +634,17 @@ static int on_message(ctl *c, trial *t, const t2__val *m)
                 rc = t2__store_add_metric(c->st, t->id, T2__METRIC_TRAINING, t->batches, epoch, timing[i][1], v);
         }
         if (!validation && !rc) rc = store_trial(c, t, T2__TU_BATCHES, 0, NULL);
+        /* checkpoint_policy best: the runner waits for this answer before it goes on. */
+        const t2__val *ask = t2__val_map_get(m, "ask_best");
+        if (validation && !rc && ask && ask->kind == T2__VAL_BOOL && ask->b) {
+            t2__val *a = t2__val_map();
+            t2__val_map_set(a, "type", t2__val_string("validated"));
+            if (!a || t2__val_map_set(a, "new_best", t2__val_bool(new_best)))
+                rc = t2_seterr(T2_ENOMEM, "controller: out of memory answering trial %lld", (long long)t->id);
+            else if (t2__channel_send(t->fd, a))
+                t2_clearerr(); /* a runner that is gone shows up as its end of stream */
+            t2__val_free(a);
+        }
     } else if (strcmp(type, "done") == 0) {
         int64_t length = t->sent;
         t->sent = -1;

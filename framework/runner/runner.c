@@ -176,12 +176,41 @@ static int report_training(run *r)
 }
 
 static int validate_pass(run *r);
+static int checkpoint(run *r);
 
-/* Validation time does not count against the training window's throughput. */
+/* checkpoint_policy after a validation, as Determined does it: all: always; best: when the
+ * searcher metric beats the best validation of the whole experiment so far (the controller
+ * knows it and answers; other trials' validations count too); none: never (end-of-op, pause and
+ * min_checkpoint_period checkpoints still happen). Rank 0 decides; every rank checkpoints alike. */
+static int checkpoint_after_validation(run *r)
+{
+    t2__ckpt_policy policy = r->a->cfg->checkpoint_policy;
+    if (policy == T2__CKPT_NONE || !r->a->ckpt_dir || !r->ctx.net) return 0;
+    int want = policy == T2__CKPT_ALL, rc;
+    if (policy == T2__CKPT_BEST && r->ctx.comm.rank == 0) {
+        t2__val *m = NULL;
+        if ((rc = t2__channel_recv(r->a->fd, &m)) || !m || strcmp(t2__msg_type(m), "validated") != 0) {
+            t2__val_free(m);
+            if (!rc) rc = t2_seterr(T2_EFORMAT, "trial %lld: expected the controller's answer to a validation",
+                                    (long long)r->a->trial_id);
+            return fail(r, "channel", rc);
+        }
+        const t2__val *b = t2__val_map_get(m, "new_best");
+        want = b && b->kind == T2__VAL_BOOL && b->b;
+        t2__val_free(m);
+    }
+    if (policy == T2__CKPT_BEST && r->ctx.comm.size > 1 && (rc = t2__comm_broadcast(&r->ctx.comm, &want, sizeof want)))
+        return fail(r, "communication", rc);
+    return want ? checkpoint(r) : 0;
+}
+
+/* Validation time does not count against the training window's throughput (nor does the
+ * checkpoint the policy takes after it). */
 static int validate(run *r)
 {
     double t0 = t2__now();
     int rc = validate_pass(r);
+    if (!rc) rc = checkpoint_after_validation(r);
     r->t_window += t2__now() - t0;
     return rc;
 }
@@ -216,7 +245,12 @@ static int validate_pass(run *r)
     for (int i = 0; i < r->vm.n; i++)
         if (strcmp(r->vm.acc[i].name, metric) == 0) r->last_metric = t2__metrics_value(&r->vm, i);
     /* Validation metrics are reduced across ranks (sum and weight) before reporting; one rank here. */
-    if ((rc = send_metrics(r, "validation", &r->vm, NULL))) return fail(r, "report", rc);
+    /* checkpoint_policy best: the controller answers whether this is the experiment's new best. */
+    t2__val *x = NULL;
+    if (r->a->cfg->checkpoint_policy == T2__CKPT_BEST && r->a->ckpt_dir && r->ctx.net &&
+        (!(x = t2__val_map()) || t2__val_map_set(x, "ask_best", t2__val_bool(1))))
+        return t2__val_free(x), t2_seterr(T2_ENOMEM, "runner: out of memory"), fail(r, "report", T2_ENOMEM);
+    if ((rc = send_metrics(r, "validation", &r->vm, x))) return fail(r, "report", rc);
     r->last_validated = r->ctx.batches_trained;
     if (r->ctx.sched && t2_lr_schedule_step_mode(r->ctx.sched) != T2_LR_STEP_MANUAL) {
         for (int i = 0; i < r->vm.n; i++)

@@ -1,0 +1,101 @@
+/* scripted_trial.c — a trial whose metric, weights and failures are known in advance, for the
+ * checkpoint-policy and restart tests: a one-layer model on four in-memory samples whose every
+ * parameter equals the number of batches trained (so a checkpoint's params.bin says which batch
+ * it holds), and whose validation metric "score" is -|batches - peak| (larger is better: it rises
+ * to hparam `peak`, then falls). Failures, from the hparams:
+ *   fail_marker  a path: build_model fails (T2_ETRIAL) while that file exists, removing it first,
+ *                so the first attempt fails and a restart succeeds
+ *   fail_build   1: build_model always fails (T2_ETRIAL)
+ *   invalid      1: build_model says the hyperparameters are invalid (T2_EHPARAM)
+ * Built by the tests with the public header only: cc -shared -fPIC -I framework/include. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <t2exp.h>
+
+typedef struct {
+    t2_net *net;
+    double peak;
+} scripted;
+
+static int build_model(t2_ctx *ctx, void **state)
+{
+    scripted *s = calloc(1, sizeof *s);
+    if (!s) return t2_seterr(T2_ENOMEM, "scripted: out of memory");
+    *state = s;
+    const char *marker = NULL;
+    int64_t flag = 0;
+    if (t2_hp_str(ctx, "fail_marker", &marker) == T2_OK && access(marker, F_OK) == 0) {
+        if (unlink(marker) != 0) return t2_seterr(T2_EIO, "scripted: cannot remove %s", marker);
+        return t2_seterr(T2_ETRIAL, "scripted: failing once as asked (%s)", marker);
+    }
+    if (t2_hp_int(ctx, "fail_build", &flag) == T2_OK && flag)
+        return t2_seterr(T2_ETRIAL, "scripted: failing every time as asked");
+    if (t2_hp_int(ctx, "invalid", &flag) == T2_OK && flag)
+        return t2_seterr(T2_EHPARAM, "scripted: these hyperparameters are invalid as asked");
+    if (t2_hp_double(ctx, "peak", &s->peak) != T2_OK) s->peak = 0.0;
+    int rc;
+    if ((rc = t2_net_create(&s->net, 1, (int[]){1})) || (rc = t2_net_dense(s->net, 1)) ||
+        (rc = t2_net_init(s->net, t2_ctx_rng(ctx))) || (rc = t2_wrap_model(ctx, s->net)))
+        return rc;
+    return T2_OK;
+}
+
+static int loader(t2_ctx *ctx, int train, t2_loader **out)
+{
+    float x[4] = {0, 1, 2, 3};
+    int32_t labels[4] = {0, 0, 0, 0};
+    t2_tensor t = t2_tensor_view(x, 2, (int[]){4, 1});
+    t2_dataset *ds = NULL;
+    int rc = t2_dataset_from_tensor(&ds, &t, labels, 1);
+    if (rc) return rc;
+    t2_loader_params p = t2_loader_params_default();
+    p.batch_size = 1;
+    p.repeat = train;
+    p.own_dataset = 1;
+    p.seed = t2_ctx_seed(ctx);
+    return t2_loader_create(out, ds, &p);
+}
+
+static int build_training_loader(t2_ctx *ctx, void *state, t2_loader **out)
+{
+    (void)state;
+    return loader(ctx, 1, out);
+}
+
+static int build_validation_loader(t2_ctx *ctx, void *state, t2_loader **out)
+{
+    (void)state;
+    return loader(ctx, 0, out);
+}
+
+static int train_batch(t2_ctx *ctx, void *state, const t2_batch *b, t2_metrics *m)
+{
+    (void)b;
+    scripted *s = state;
+    size_t n = 0;
+    float *p = t2_net_params(s->net, &n);
+    for (size_t i = 0; i < n; i++) p[i] = (float)(t2_ctx_batches_trained(ctx) + 1);
+    return t2_metric(m, "loss", 1.0);
+}
+
+static int evaluate_batch(t2_ctx *ctx, void *state, const t2_batch *b, t2_metrics *m)
+{
+    (void)b;
+    const scripted *s = state;
+    return t2_metric(m, "score", -fabs((double)t2_ctx_batches_trained(ctx) - s->peak));
+}
+
+static void destroy(void *state)
+{
+    scripted *s = state;
+    if (!s) return;
+    t2_net_free(s->net);
+    free(s);
+}
+
+T2_TRIAL(.name = "scripted", .build_model = build_model, .build_training_loader = build_training_loader,
+         .build_validation_loader = build_validation_loader, .train_batch = train_batch,
+         .evaluate_batch = evaluate_batch, .destroy = destroy);

@@ -54,15 +54,16 @@ typedef struct {
     int64_t window_batches, window_samples;
 } run;
 
-/* Failures that would repeat on every restart: the trial's configuration or code is wrong (a
- * missing or mistyped hyperparameter, a shape mistake, the searcher metric never reported, a
- * loader that does not repeat). The controller does not restart these. */
+/* Failures that can never succeed, which the controller does not restart: hyperparameters the
+ * trial or the runner calls invalid (T2_EHPARAM, Determined's InvalidHP), and two mistakes the
+ * runner itself finds after a whole training period (the searcher metric never reported, a
+ * training loader that does not repeat). Everything else is restarted up to max_restarts, as
+ * Determined does: build_model and the loaders fail for reasons that pass (a file not there yet,
+ * memory, a flaky filesystem) as well as for bugs. */
 static int deterministic(const char *where, int rc)
 {
-    if (rc == T2_EHPARAM) return 1;
-    if (!strcmp(where, "hyperparameters") || !strcmp(where, "training loader")) return 1;
-    if (!strcmp(where, "evaluate_batch") && rc == T2_ENOTFOUND) return 1;
-    return !strcmp(where, "build_model") && (rc == T2_ENOTFOUND || rc == T2_EINVAL || rc == T2_ESHAPE);
+    if (rc == T2_EHPARAM || !strcmp(where, "hyperparameters") || !strcmp(where, "training loader")) return 1;
+    return !strcmp(where, "evaluate_batch") && rc == T2_ENOTFOUND;
 }
 
 /* Sends {"type":"error",...}; returns 1, the runner's exit status for a failed trial. */

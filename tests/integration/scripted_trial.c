@@ -3,10 +3,12 @@
  * parameter equals the number of batches trained (so a checkpoint's params.bin says which batch
  * it holds), and whose validation metric "score" is -|batches - peak| (larger is better: it rises
  * to hparam `peak`, then falls). Failures, from the hparams:
- *   fail_marker  a path: build_model fails (T2_ETRIAL) while that file exists, removing it first,
- *                so the first attempt fails and a restart succeeds
- *   fail_build   1: build_model always fails (T2_ETRIAL)
+ *   fail_marker  a path: build_model fails (T2_ENOTFOUND) while that file exists, removing it
+ *                first, so the first attempt fails and a restart succeeds
+ *   fail_build   1: build_model always fails (T2_EINVAL)
  *   invalid      1: build_model says the hyperparameters are invalid (T2_EHPARAM)
+ * (T2_ENOTFOUND and T2_EINVAL: the codes a missing or mistyped hyperparameter gives, which the
+ * runner once refused to restart.)
  * Built by the tests with the public header only: cc -shared -fPIC -I framework/include. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -29,10 +31,10 @@ static int build_model(t2_ctx *ctx, void **state)
     int64_t flag = 0;
     if (t2_hp_str(ctx, "fail_marker", &marker) == T2_OK && access(marker, F_OK) == 0) {
         if (unlink(marker) != 0) return t2_seterr(T2_EIO, "scripted: cannot remove %s", marker);
-        return t2_seterr(T2_ETRIAL, "scripted: failing once as asked (%s)", marker);
+        return t2_seterr(T2_ENOTFOUND, "scripted: failing once as asked (%s)", marker);
     }
     if (t2_hp_int(ctx, "fail_build", &flag) == T2_OK && flag)
-        return t2_seterr(T2_ETRIAL, "scripted: failing every time as asked");
+        return t2_seterr(T2_EINVAL, "scripted: failing every time as asked");
     if (t2_hp_int(ctx, "invalid", &flag) == T2_OK && flag)
         return t2_seterr(T2_EHPARAM, "scripted: these hyperparameters are invalid as asked");
     if (t2_hp_double(ctx, "peak", &s->peak) != T2_OK) s->peak = 0.0;

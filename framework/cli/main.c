@@ -28,7 +28,7 @@ static const char *usage_text =
     "usage: t2exp [--home DIR] COMMAND [ARGS]\n"
     "\n"
     "commands:\n"
-    "  create CONFIG TRIAL.so [--config KEY=VALUE ...] [--from-checkpoint FILE] [--plain|--quiet]\n"
+    "  create CONFIG TRIAL.so [--config KEY=VALUE ...] [--from-checkpoint CHECKPOINT] [--plain|--quiet]\n"
     "                                              run an experiment\n"
     "  resume ID [TRIAL.so] [--config KEY=VALUE ...] [--plain|--quiet]\n"
     "                                              finish an interrupted experiment from its checkpoints\n"
@@ -37,14 +37,18 @@ static const char *usage_text =
     "  list [--json|--csv]                         experiments\n"
     "  describe ID [--json|--csv] [--top N]        one experiment: config, trials ranked, metrics\n"
     "  trials ID [--json|--csv]                    an experiment's trials\n"
-    "  metrics TRIAL [--kind training|validation] [--json|--csv]   a trial's metrics\n"
+    "  metrics EXP|TRIAL [--kind training|validation] [--json|--csv]\n"
+    "                                              an experiment's metrics in one table, or a trial's\n"
     "  logs TRIAL                                  a trial's output\n"
     "  preview CONFIG [--json] [--config KEY=VALUE ...]   what the searcher would run\n"
-    "  checkpoints ID [--all] [--json|--csv]       an experiment's checkpoints (--all: deleted ones too)\n"
+    "  checkpoints EXP|TRIAL [--all] [--json|--csv] checkpoints (--all: deleted ones too)\n"
     "  evaluate CHECKPOINT TRIAL.so [CONFIG]       run the trial's validation on a checkpoint\n"
     "  export CHECKPOINT OUT.bin                   write the bare float32 parameters (table on stdout)\n"
     "\n"
-    "TRIAL is a trial id, or EXPERIMENT.N for the experiment's N-th trial (from 0).\n"
+    "EXP is an experiment id; TRIAL is EXP.N (the experiment's N-th trial, from 0) or a trial id\n"
+    "(in metrics and checkpoints a bare number is an experiment).\n"
+    "CHECKPOINT is a file, a checkpoint uuid, or EXP / EXP.N for that one's best checkpoint\n"
+    "(by the searcher metric; the latest when none has one).\n"
     "The store lives in --home, else $T2EXP_HOME, else $XDG_DATA_HOME/t2exp, else ~/.local/share/t2exp.\n"
     "Every command takes --help; t2exp --version prints the version.\n";
 
@@ -137,26 +141,33 @@ static int parse_id(const char *s, int64_t *id)
     return 0;
 }
 
-/* TRIAL: an id, or EXP.ORDINAL. */
+/* TRIAL: EXP.N, or a trial id (store_resolve.c). */
 static int resolve_trial(t2__store *st, const char *s, int64_t *id)
 {
-    const char *dot = strchr(s, '.');
-    if (!dot) return parse_id(s, id) ? usage_error(NULL, "not a trial id: %s", s) : 0;
-    char exp[32];
-    size_t n = (size_t)(dot - s);
-    if (n == 0 || n >= sizeof exp) return usage_error(NULL, "not a trial id: %s", s);
-    memcpy(exp, s, n);
-    exp[n] = '\0';
-    int64_t e, ord;
-    char *end;
-    errno = 0;
-    ord = strtoll(dot + 1, &end, 10);
-    if (parse_id(exp, &e) || errno || *end || ord < 0) return usage_error(NULL, "not a trial id: %s", s);
-    if (t2__store_trial_id(st, e, ord, id)) {
+    if (t2__store_resolve_trial(st, s, id)) {
         fprintf(stderr, "t2exp: %s\n", t2_errmsg());
         return EXIT_USAGE;
     }
     return 0;
+}
+
+/* CHECKPOINT: a path, a uuid, EXP or EXP.N (store_resolve.c) into *path (malloc'ed). A path
+ * needs no store; for the rest a missing store is said by the resolver's message. */
+static int resolve_checkpoint(const args *a, const char *ref, char **path)
+{
+    t2__store *st = NULL;
+    char home[PATH_MAX];
+    if (access(ref, F_OK) != 0 && t2__store_home(a->home, home, sizeof home) == 0 && t2__store_open(home, 1, &st) != 0)
+        st = NULL;
+    t2__checkpoint_row row;
+    int rc = t2__store_resolve_checkpoint(st, ref, &row);
+    if (!rc) {
+        *path = row.path;
+        row.path = NULL;
+    }
+    t2__checkpoint_row_free(&row);
+    t2__store_close(st);
+    return rc;
 }
 
 static int load_config(const char *cmd, const args *a, t2__config **cfg)
@@ -238,9 +249,11 @@ static int cmd_evaluate(const args *a)
     memset(&so, 0, sizeof so);
     t2_checkpoint_info info;
     size_t off;
+    char *path = NULL;
     /* metadata.json only: the runner reads the entries once the trial's model is built, bounded by
      * its size (a checkpoint that claims more than the model holds is never decoded). */
-    int rc = t2__ckpt_open_info(&ck, a->pos[0]);
+    int rc = resolve_checkpoint(a, a->pos[0], &path);
+    if (!rc) rc = t2__ckpt_open_info(&ck, path);
     if (!rc) rc = t2__ckpt_get_info(ck, &info);
     if (!rc) rc = t2__val_from_json(info.hparams_json, strlen(info.hparams_json), &hp, &off);
     if (!rc) rc = evaluate_config(a, &info, &cfg);
@@ -249,7 +262,7 @@ static int cmd_evaluate(const args *a)
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         t2__runner_args ra = {.cfg = cfg, .def = so.def, .hparams = hp, .trial_id = info.trial_id,
                               .seed = 0, .threads = cores > 0 ? (int)cores : 1, .fd = -1,
-                              .restore_path = a->pos[0], .warm_start = 1};
+                              .restore_path = path, .warm_start = 1};
         rc = t2__runner_evaluate(&ra, stdout);
     }
     if (rc) fprintf(stderr, "t2exp evaluate: %s\n", t2_errmsg());
@@ -257,6 +270,7 @@ static int cmd_evaluate(const args *a)
     t2__val_free(hp);
     t2__config_free(cfg);
     t2__ckpt_free(ck);
+    free(path);
     return rc ? EXIT_USAGE : 0;
 }
 
@@ -271,9 +285,12 @@ static int cmd_export(const args *a)
     /* Never over the checkpoint itself (under any name), and the output appears only once every
      * entry's checksum has passed; the parameters stream through, so memory stays small
      * whatever the checkpoint's size. */
-    int rc = t2__outfile_open(&out, a->pos[1], 0666, &a->pos[0], 1);
+    char *path = NULL;
+    int rc = resolve_checkpoint(a, a->pos[0], &path);
+    const char *in = path;
+    if (!rc) rc = t2__outfile_open(&out, a->pos[1], 0666, &in, 1);
     if (!rc) {
-        rc = t2__ckpt_stream_params(&ck, a->pos[0], export_sink, &out);
+        rc = t2__ckpt_stream_params(&ck, path, export_sink, &out);
         if (!rc) rc = t2__ckpt_get_info(ck, &info);
         rc = rc ? (t2__outfile_abort(&out), rc) : t2__outfile_commit(&out);
     }
@@ -292,6 +309,7 @@ static int cmd_export(const args *a)
         fprintf(stderr, "t2exp export: %s\n", t2_errmsg());
     }
     t2__ckpt_free(ck);
+    free(path);
     return rc ? EXIT_USAGE : 0;
 }
 
@@ -346,16 +364,21 @@ static int cmd_read(const char *cmd, const args *a)
 {
     t2__store *st = NULL;
     int64_t id = 0;
-    if (strcmp(cmd, "list") != 0 && strcmp(cmd, "metrics") != 0 && strcmp(cmd, "logs") != 0 && parse_id(a->pos[0], &id))
+    /* EXP everywhere; EXP.N (or a trial id) for one trial: metrics and checkpoints take either,
+     * logs a trial only. */
+    int trial = !strcmp(cmd, "logs") || ((!strcmp(cmd, "metrics") || !strcmp(cmd, "checkpoints")) && strchr(a->pos[0], '.'));
+    if (strcmp(cmd, "list") != 0 && !trial && parse_id(a->pos[0], &id))
         return usage_error(cmd, "not an experiment id: %s", a->pos[0]);
     if (open_store(a, 1, &st)) return EXIT_STORE;
     int rc = 0, ex = 0;
     if (!strcmp(cmd, "list")) rc = t2__store_print_experiments(st, a->fmt, stdout);
     else if (!strcmp(cmd, "describe")) rc = t2__store_print_experiment(st, id, a->top, a->fmt, stdout);
     else if (!strcmp(cmd, "trials")) rc = t2__store_print_trials(st, id, a->fmt, stdout);
-    else if (!strcmp(cmd, "checkpoints")) rc = t2__store_print_checkpoints(st, id, 0, a->all, a->fmt, stdout);
+    else if (!trial && !strcmp(cmd, "checkpoints")) rc = t2__store_print_checkpoints(st, id, 0, a->all, a->fmt, stdout);
+    else if (!trial) rc = t2__store_print_experiment_metrics(st, id, a->kind, a->fmt, stdout);
     else if ((ex = resolve_trial(st, a->pos[0], &id)) == 0) {
         if (!strcmp(cmd, "metrics")) rc = t2__store_print_metrics(st, id, a->kind, a->fmt, stdout);
+        else if (!strcmp(cmd, "checkpoints")) rc = t2__store_print_checkpoints(st, 0, id, a->all, a->fmt, stdout);
         else ex = cmd_logs(st, id);
     }
     if (rc) {

@@ -35,15 +35,26 @@ int t2__trial_so_open(const char *path, t2__trial_so *out)
         return t2_seterr(T2_EUNSUPPORTED, "trial object %s: built for trial ABI version %d, this t2exp needs "
                          "version %d (rebuild it against this t2exp's headers)", path, v, T2_TRIAL_ABI_VERSION);
     }
-    const char *missing = !out->def->build_model             ? "build_model"
-                          : !out->def->build_training_loader ? "build_training_loader"
-                          : !out->def->build_validation_loader ? "build_validation_loader"
-                          : !out->def->train_batch           ? "train_batch"
-                          : !out->def->evaluate_batch        ? "evaluate_batch"
-                                                             : NULL;
-    if (missing) {
+    /* Every missing callback is named at once: a user fixing one should not meet the next only
+     * on the following build. */
+    const struct { int set; const char *name; } need[] = {
+        {out->def->build_model != NULL, "build_model"},
+        {out->def->build_training_loader != NULL, "build_training_loader"},
+        {out->def->build_validation_loader != NULL, "build_validation_loader"},
+        {out->def->train_batch != NULL, "train_batch"},
+        {out->def->evaluate_batch != NULL, "evaluate_batch"},
+    };
+    char missing[160] = "";
+    int nmissing = 0;
+    for (size_t i = 0; i < sizeof need / sizeof need[0]; i++) {
+        if (need[i].set) continue;
+        size_t len = strlen(missing);
+        snprintf(missing + len, sizeof missing - len, "%s.%s", nmissing ? ", " : "", need[i].name);
+        nmissing++;
+    }
+    if (nmissing) {
         t2__trial_so_close(out);
-        return t2_seterr(T2_EINVAL, "trial object %s: the trial does not set .%s", path, missing);
+        return t2_seterr(T2_EINVAL, "trial object %s: the trial does not set %s", path, missing);
     }
     return T2_OK;
 }

@@ -958,11 +958,13 @@ static int resolve_warm(ctl *c)
     t2__checkpoint_row row;
     memset(&row, 0, sizeof row);
     int rc = T2_OK;
-    if (src && !c->o->from_checkpoint && access(src, F_OK) != 0) {
-        if ((rc = t2__store_checkpoint_by_uuid(c->st, src, &row)))
-            return rc != T2_ENOTFOUND ? rc
-                                      : t2_seterr(T2_EINVAL, "searcher.source_checkpoint: %s is neither a file nor the "
-                                                  "uuid of an active checkpoint in the store", src);
+    if (src) {
+        /* A path, a uuid, EXP or EXP.N: the same resolver as export and evaluate. */
+        if ((rc = t2__store_resolve_checkpoint(c->st, src, &row))) {
+            char why[512];
+            snprintf(why, sizeof why, "%s", t2_errmsg());
+            return t2_seterr(rc == T2_ENOTFOUND ? T2_EINVAL : rc, "%s: %s", what, why);
+        }
         src = row.path;
     } else if (!src && cfg->searcher.source_trial_id > 0) {
         what = "searcher.source_trial_id";

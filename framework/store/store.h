@@ -286,6 +286,25 @@ typedef struct {
 int t2__store_latest_checkpoint(t2__store *st, int64_t trial_id, t2__checkpoint_row *out);
 /* The ACTIVE checkpoint with this uuid; T2_ENOTFOUND if there is none. */
 int t2__store_checkpoint_by_uuid(t2__store *st, const char *uuid, t2__checkpoint_row *out);
+/* The best ACTIVE checkpoint of an experiment (trial_id 0) or of one of its trials: by the
+ * metric recorded with it (the searcher metric, in the experiment's smaller_is_better direction),
+ * the latest one when none has a metric. T2_ENOTFOUND if there is none. */
+int t2__store_best_checkpoint(t2__store *st, int64_t experiment_id, int64_t trial_id,
+                              t2__checkpoint_row *out);
+
+/* ---- addressing (store_resolve.c): what the CLI and configs accept ------------------------- */
+
+/* A trial: "EXP.N" (experiment EXP's trial with ordinal N, from 0) or a plain trial id. Checks
+ * that the trial exists: T2_ENOTFOUND naming the reference, T2_EINVAL for text that is neither. */
+int t2__store_resolve_trial(t2__store *st, const char *ref, int64_t *trial_id);
+
+/* A checkpoint, the same way everywhere (export, evaluate, --from-checkpoint,
+ * searcher.source_checkpoint): an existing file's path (used as it is, st may be NULL), else
+ * "EXP" or "EXP.N" (that experiment's or trial's best checkpoint, t2__store_best_checkpoint), else
+ * the uuid of an active checkpoint. For a path only out->path is set. T2_ENOTFOUND names the
+ * reference and the forms tried. Free out with t2__checkpoint_row_free. */
+int t2__store_resolve_checkpoint(t2__store *st, const char *ref, t2__checkpoint_row *out);
+
 /* Every checkpoint of an experiment (trial_id 0) or of one trial, deleted ones included, ordered
  * by trial then batches — what garbage collection needs. Free with t2__checkpoint_rows_free. */
 int t2__store_list_checkpoints(t2__store *st, int64_t experiment_id, int64_t trial_id,
@@ -365,6 +384,11 @@ int t2__store_print_trials(t2__store *st, int64_t experiment_id, t2__store_forma
  * kind: NULL for both, else "training" or "validation" (T2_EINVAL otherwise). */
 int t2__store_print_metrics(t2__store *st, int64_t trial_id, const char *kind,
                             t2__store_format fmt, FILE *out);
+
+/* `t2exp metrics EXP`: all of an experiment's metrics as one table: trial (EXP.N), trial_id,
+ * kind, batches, epoch, name, value, time, ordered by trial then as print_metrics. */
+int t2__store_print_experiment_metrics(t2__store *st, int64_t experiment_id, const char *kind,
+                                       t2__store_format fmt, FILE *out);
 
 /* `t2exp checkpoints ID`: of an experiment (trial_id 0) or of one trial (experiment_id ignored).
  * include_deleted = 0 shows ACTIVE ones only. */

@@ -265,6 +265,30 @@ int t2__store_print_metrics(t2__store *st, int64_t trial_id, const char *kind,
     return t2__store_print_query(st, SQL_METRICS, p, 2, COLS, fmt, out);
 }
 
+/* `metrics EXP`: every trial's rows in one table, trial by trial in key order. */
+static const char SQL_EXP_METRICS[] =
+    "SELECT t.experiment_id || '.' || t.ordinal AS trial, t.id AS trial_id, m.kind, m.batches, m.epoch,"
+    " m.name, m.value, strftime('%Y-%m-%dT%H:%M:%fZ', m.time, 'unixepoch') AS time"
+    " FROM trials t JOIN metrics m ON m.trial_id = t.id"
+    " WHERE t.experiment_id = :exp AND (:kind IS NULL OR m.kind = :kind)"
+    " ORDER BY t.ordinal, m.kind, m.batches, m.name";
+
+int t2__store_print_experiment_metrics(t2__store *st, int64_t experiment_id, const char *kind,
+                                       t2__store_format fmt, FILE *out)
+{
+    if (!st) return t2_seterr(T2_EINVAL, "store: metrics: NULL store");
+    if (kind && strcmp(kind, "training") != 0 && strcmp(kind, "validation") != 0)
+        return t2_seterr(T2_EINVAL, "store: metric kind '%s' is neither training nor validation",
+                         kind);
+    int rc = exists(st, "SELECT 1 FROM experiments WHERE id = ?1", experiment_id, "experiment");
+    if (rc) return rc;
+    const t2__store_param p[] = {
+        {.name = ":exp", .type = T2__P_INT, .i = experiment_id},
+        {.name = ":kind", .type = T2__P_TEXT, .s = kind},
+    };
+    return t2__store_print_query(st, SQL_EXP_METRICS, p, 2, COLS, fmt, out);
+}
+
 #define CKPT_SQL(where)                                                                         \
     "SELECT c.uuid, c.trial_id, t.ordinal AS trial, c.batches, c.epoch, c.metric, c.size_bytes," \
     " c.state, " ISO("c.created_at") " AS created, c.path"                                     \

@@ -281,6 +281,36 @@ int t2__store_latest_checkpoint(t2__store *st, int64_t trial_id, t2__checkpoint_
     return rc;
 }
 
+/* Best first: checkpoints with a metric before those without, then by the metric in the
+ * experiment's direction; ties and metric-less ones newest first (so "no metric" means latest). */
+static const char SQL_BEST_CKPT[] =
+    "SELECT " CKPT_COLS " FROM checkpoints WHERE experiment_id = ?1 AND (?2 = 0 OR trial_id = ?2)"
+    " AND state = 'ACTIVE' ORDER BY metric IS NULL,"
+    " CASE WHEN (SELECT smaller_is_better FROM experiments WHERE id = ?1) THEN metric ELSE -metric END,"
+    " created_at DESC, batches DESC LIMIT 1";
+
+int t2__store_best_checkpoint(t2__store *st, int64_t experiment_id, int64_t trial_id,
+                              t2__checkpoint_row *out)
+{
+    if (!st || !out) return t2_seterr(T2_EINVAL, "store: best_checkpoint: NULL argument");
+    memset(out, 0, sizeof *out);
+    sqlite3_stmt *s;
+    int rc = t2__store_stmt(st, SQL_BEST_CKPT, &s);
+    if (rc) return rc;
+    int b = sqlite3_bind_int64(s, 1, experiment_id);
+    b = b ? b : sqlite3_bind_int64(s, 2, trial_id);
+    if (b != SQLITE_OK) return t2__store_err(st, b, "bind");
+    rc = step_row(st, s, "best checkpoint");
+    if (rc == T2_ENOTFOUND && trial_id)
+        rc = t2_seterr(T2_ENOTFOUND, "store %s: trial %" PRId64 " has no active checkpoint", st->path, trial_id);
+    else if (rc == T2_ENOTFOUND)
+        rc = t2_seterr(T2_ENOTFOUND, "store %s: experiment %" PRId64 " has no active checkpoint", st->path,
+                       experiment_id);
+    if (!rc) rc = read_ckpt(s, out);
+    sqlite3_reset(s);
+    return rc;
+}
+
 int t2__store_checkpoint_by_uuid(t2__store *st, const char *uuid, t2__checkpoint_row *out)
 {
     if (!st || !uuid || !out) return t2_seterr(T2_EINVAL, "store: checkpoint_by_uuid: NULL argument");

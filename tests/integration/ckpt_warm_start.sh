@@ -40,7 +40,7 @@ cmp -s "$WORK/2.bin" "$WORK/5.bin" && fail "restoring the momentum changed nothi
 
 # Bad sources: exit 2, no trial run.
 create 2 --config searcher.source_checkpoint=00000000-0000-4000-8000-000000000000
-expect_in "$OUT" "searcher.source_checkpoint: 00000000-0000-4000-8000-000000000000 is neither a file nor the uuid of an active checkpoint"
+expect_in "$OUT" "searcher.source_checkpoint: checkpoint 00000000-0000-4000-8000-000000000000: not a file, EXPERIMENT, EXPERIMENT.N, nor the uuid of an active checkpoint"
 create 2 --config searcher.source_trial_id=99
 expect_in "$OUT" "searcher.source_trial_id: trial 99 has no checkpoint"
 create 2 --from-checkpoint "$WORK/src.yaml"

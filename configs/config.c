@@ -70,6 +70,8 @@ static void set_defaults(t2__config *cfg)
     cfg->searcher.mode = T2__ASHA_STANDARD;
     cfg->searcher.divisor = 4;
     cfg->searcher.max_rungs = 5;
+    cfg->searcher.max_concurrent_trials = 16; /* Determined's default; ASHA splits it between brackets */
+    cfg->searcher.stop_once = 1;              /* current Determined always stops once */
     cfg->scheduling_unit = 100;
     cfg->checkpoint_policy = T2__CKPT_BEST;
     cfg->resources.slots_per_trial = 1;

@@ -53,11 +53,11 @@ typedef struct t2__searcher_config {
     int smaller_is_better;         /* default 1 */
     t2__length max_length;         /* required, n > 0 */
     int64_t max_trials;            /* random, adaptive_asha: required, >= 1; else 0 */
-    int64_t max_concurrent_trials; /* default 0: as many as the slot pool allows */
+    int64_t max_concurrent_trials; /* default 16 (Determined's); 0: as many as the slot pool allows */
     t2__asha_mode mode;            /* adaptive_asha; default standard */
     double divisor;                /* adaptive_asha; > 1, default 4 */
     int64_t max_rungs;             /* adaptive_asha; >= 1, default 5 */
-    int stop_once;                 /* adaptive_asha; default 0 */
+    int stop_once;                 /* adaptive_asha; default 1; 0: pause and promote */
     int64_t *bracket_rungs;        /* adaptive_asha; optional list of positive ints (NULL, 0 if absent) */
     size_t nbracket_rungs;
     char *source_checkpoint;       /* warm start: a checkpoint path/uuid (source_checkpoint_uuid too), or NULL */

@@ -13,18 +13,14 @@ int64_t t2__asha_rung_length(int64_t max_length, double divisor, int64_t nrungs,
     return units < 1 ? 1 : (int64_t)units;
 }
 
-/* floor(log_divisor(x)): the largest k with divisor^k <= x. Determined computes
- * int(log(x)/log(divisor)), which loses one for exact powers whose logarithms round down
- * (log(1000)/log(10) = 2.9999999999999996); this counts with products instead. */
-static int64_t floor_log(int64_t x, double divisor)
+/* Determined's rung cap: int(log(x) / log(divisor)) + 1 in doubles. It loses a rung at exact
+ * powers whose logarithms round down (log(1000)/log(10) = 2.9999999999999996 gives 3 rungs,
+ * 10/100/1000, not 4); that is kept so that a config gives the same brackets as in Determined.
+ * bracket_rungs sets the rungs exactly. */
+static int64_t rung_cap(int64_t x, double divisor)
 {
-    int64_t k = 0;
-    double p = divisor;
-    while (p <= (double)x * (1 + 1e-12) && k < 62) {
-        k++;
-        p *= divisor;
-    }
-    return k;
+    double k = log((double)x) / log(divisor);
+    return k >= 62 ? 63 : (int64_t)k + 1;
 }
 
 static int cmp_desc(const void *pa, const void *pb)
@@ -57,9 +53,9 @@ int t2__asha_layout_of(const t2__searcher_config *sc, t2__asha_layout *out)
         L.nbrackets = sc->nbracket_rungs;
     } else {
         /* Cap the rungs so that the top rung can hold a trial: divisor^(rungs-1) must fit in both
-         * max_length and max_trials. */
+         * max_length and max_trials (as Determined computes it: rung_cap). */
         int64_t mr = sc->max_rungs < 1 ? 1 : sc->max_rungs;
-        int64_t by_len = floor_log(sc->max_length.n, d) + 1, by_trials = floor_log(sc->max_trials, d) + 1;
+        int64_t by_len = rung_cap(sc->max_length.n, d), by_trials = rung_cap(sc->max_trials, d);
         if (by_len < mr) mr = by_len;
         if (by_trials < mr) mr = by_trials;
         if (mr > T2__ASHA_MAX_BRACKETS) mr = T2__ASHA_MAX_BRACKETS;

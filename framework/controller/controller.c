@@ -224,7 +224,7 @@ static int apply_ops(ctl *c)
             if (t->state == T_QUEUED && t->pending < 0) {
                 /* Paused (or never started) with no work left: it is done without running again. */
                 set_state(c, t, T_DONE);
-                t2__progress_event(&c->prog, "trial %lld completed: %lld batches, %s %.6g", (long long)t->id,
+                t2__progress_event(&c->prog, "trial %lld completed: %lld batches, latest %s %.6g", (long long)t->id,
                                    (long long)t->batches, c->cfg->searcher.metric, t->metric);
                 rc = store_trial(c, t, T2__TU_STATE, T2__TRIAL_COMPLETED, NULL);
                 if (!rc) rc = t2__searcher_on_trial_exited(c->s, op->request_id, &c->ops);
@@ -449,7 +449,13 @@ static int feed(ctl *c, trial *t)
         t2__val_map_set(m, "length", t2__val_int(t->pending));
         t->sent = t->pending;
         t->pending = -1;
-        t->target = t2__length_to_batches(c->cfg->searcher.max_length.unit, t->sent, t->gb, t->bpe);
+        /* In epochs, the length needs the epoch's batches, which the runner reports once it has
+         * built its loader; until then a trial with the same batch size tells (they share the
+         * data), and a target already known (resumed from the store) stays. */
+        for (size_t k = 0; !t->bpe && k < c->nrun; k++)
+            if (c->t[c->run[k]].bpe > 0 && c->t[c->run[k]].gb == t->gb) t->bpe = c->t[c->run[k]].bpe;
+        int64_t target = t2__length_to_batches(c->cfg->searcher.max_length.unit, t->sent, t->gb, t->bpe);
+        if (target > 0 || t->target <= 0) t->target = target;
     } else {
         /* Closed, or nothing to do until the searcher decides (an ASHA trial waiting on its rung):
          * the runner exits either way, so an idle trial never holds a slot. A paused trial starts
@@ -692,7 +698,7 @@ static int on_exit(ctl *c, trial *t)
         rc = store_trial(c, t, T2__TU_STATE | T2__TU_BATCHES, T2__TRIAL_PAUSED, NULL);
     } else if (ok) {
         set_state(c, t, T_DONE);
-        t2__progress_event(&c->prog, "trial %lld completed: %lld batches, %s %.6g", (long long)t->id,
+        t2__progress_event(&c->prog, "trial %lld completed: %lld batches, latest %s %.6g", (long long)t->id,
                            (long long)t->batches, c->cfg->searcher.metric, t->metric);
         rc = store_trial(c, t, T2__TU_STATE | T2__TU_BATCHES, T2__TRIAL_COMPLETED, NULL);
         if (!rc) rc = t2__searcher_on_trial_exited(c->s, t->rid, &c->ops);
@@ -929,12 +935,15 @@ static int run_experiment(ctl *c, int resumed)
     FILE *out = c->o->out;
     char best[1100] = "";
     if (!isnan(c->best))
-        snprintf(best, sizeof best, "; best %.1000s %.6g (trial %lld)", cfg->searcher.metric, c->best,
-                 (long long)c->best_trial);
+        snprintf(best, sizeof best, "; best %.1000s %.6g (trial %lld, best of all validations)", cfg->searcher.metric,
+                 c->best, (long long)c->best_trial);
     t2__progress_line(out, "experiment %lld %s in %.1f s: %d trial(s) completed, %d errored%s", (long long)c->exp_id,
                       t2__exp_state_name(final), t2__now() - t0, completed, errored, best);
-    fprintf(out, "  see: t2exp describe %lld%s\n", (long long)c->exp_id,
-            final == T2__EXP_PAUSED ? "; continue with: t2exp resume ID" : "");
+    if (final == T2__EXP_PAUSED)
+        fprintf(out, "  see: t2exp describe %lld; continue with: t2exp resume %lld\n", (long long)c->exp_id,
+                (long long)c->exp_id);
+    else
+        fprintf(out, "  see: t2exp describe %lld\n", (long long)c->exp_id);
     if (rc) t2__progress_line(out, "  controller error: %s", t2_errmsg());
     if (rc2) return rc2;
     return !rc && final == T2__EXP_COMPLETED && errored == 0 ? 0 : 1;
@@ -1137,6 +1146,9 @@ static int restore_trials(ctl *c, const t2__val *saved)
         t->pending = t->sent = -1;
         t->restarts = rows[i].restarts;
         t->batches = rows[i].batches_trained;
+        /* The op a paused trial continues is the one it had, so its target is known before its
+         * runner reports the epoch length (progress showed "6386/0 batches" until then). */
+        t->target = rows[i].target_length_batches;
         t->metric = rows[i].latest_validation;
         t->loss = NAN;
         t->gb = 1;

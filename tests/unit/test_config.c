@@ -156,9 +156,9 @@ static void test_defaults(void)
     CHECK(cfg->searcher.name == T2__SEARCH_SINGLE);
     CHECK(cfg->searcher.smaller_is_better == 1);
     CHECK(cfg->searcher.max_length.unit == T2__UNIT_BATCHES && cfg->searcher.max_length.n == 100);
-    CHECK(cfg->searcher.max_trials == 0 && cfg->searcher.max_concurrent_trials == 0);
+    CHECK(cfg->searcher.max_trials == 0 && cfg->searcher.max_concurrent_trials == 16); /* Determined's defaults */
     CHECK(cfg->searcher.mode == T2__ASHA_STANDARD && cfg->searcher.divisor == 4 && cfg->searcher.max_rungs == 5);
-    CHECK(cfg->searcher.stop_once == 0 && cfg->searcher.bracket_rungs == NULL);
+    CHECK(cfg->searcher.stop_once == 1 && cfg->searcher.bracket_rungs == NULL);
     CHECK(cfg->searcher.source_checkpoint == NULL && cfg->searcher.source_trial_id == 0);
     CHECK(cfg->records_per_epoch == 0);
     CHECK(cfg->min_validation_period.n == 0 && cfg->min_checkpoint_period.n == 0);

@@ -1,5 +1,5 @@
 /* test_searcher.c — single, grid and random searchers: the exact trials a grid config gives
- * (counts, log spacing, int ranges with count > range, categorical, nested), random draws pinned
+ * (counts, log spacing, int ranges with count > range, categorical, nested) in Determined's order, random draws pinned
  * to the seed, the event protocol (validations before max_length, CLOSE, SHUTDOWN exactly after
  * the last trial ends, invalid-hparams replacement), snapshot/restore, preview, and the config
  * errors a search can hit. */
@@ -45,30 +45,37 @@ static void test_grid_points(void)
     CHECK_OK(t2__searcher_start(s, &ops));
     CHECK(count_kind(&ops, T2__OP_CREATE) == 36);
     CHECK(count_kind(&ops, T2__OP_TRAIN) == 36);
-    /* Request R is grid point R, the first leaf varying slowest; every trial trains to max_length. */
+    /* Determined's order: the product over the leaves sorted by name (act, global_batch_size,
+     * layers, lr, opt.momentum, opt.name), the first varying slowest, created from the end; every
+     * trial trains to max_length. */
     for (size_t k = 0; k < ops.n; k++) {
         CHECK(ops.v[k].request_id == (int64_t)(k / 2));
         if (ops.v[k].kind == T2__OP_TRAIN) CHECK(ops.v[k].length == 10);
     }
     char *all = creates_json(&ops);
     char *line = all ? strtok(all, "\n") : NULL;
-    CHECK_STR(line, "{\"global_batch_size\":8,\"lr\":0.001,\"layers\":1,\"act\":\"relu\",\"opt\":{\"momentum\":0.5,\"name\":\"sgd\"}}");
+    CHECK_STR(line, "{\"global_batch_size\":8,\"lr\":0.1,\"layers\":3,\"act\":\"tanh\",\"opt\":{\"momentum\":0.9,\"name\":\"sgd\"}}");
     line = strtok(NULL, "\n");
-    CHECK_STR(line, "{\"global_batch_size\":8,\"lr\":0.001,\"layers\":1,\"act\":\"relu\",\"opt\":{\"momentum\":0.9,\"name\":\"sgd\"}}");
+    CHECK_STR(line, "{\"global_batch_size\":8,\"lr\":0.1,\"layers\":3,\"act\":\"tanh\",\"opt\":{\"momentum\":0.5,\"name\":\"sgd\"}}");
     line = strtok(NULL, "\n");
-    CHECK_STR(line, "{\"global_batch_size\":8,\"lr\":0.001,\"layers\":1,\"act\":\"tanh\",\"opt\":{\"momentum\":0.5,\"name\":\"sgd\"}}");
-    for (int k = 3; k <= 12 && line; k++) line = strtok(NULL, "\n"); /* point 12: the second lr */
-    CHECK_STR(line, "{\"global_batch_size\":8,\"lr\":0.01,\"layers\":1,\"act\":\"relu\",\"opt\":{\"momentum\":0.5,\"name\":\"sgd\"}}");
+    CHECK_STR(line, "{\"global_batch_size\":8,\"lr\":0.01,\"layers\":3,\"act\":\"tanh\",\"opt\":{\"momentum\":0.9,\"name\":\"sgd\"}}");
+    for (int k = 3; k <= 18 && line; k++) line = strtok(NULL, "\n"); /* request 18: act, the slowest, turns */
+    CHECK_STR(line, "{\"global_batch_size\":8,\"lr\":0.1,\"layers\":3,\"act\":\"relu\",\"opt\":{\"momentum\":0.9,\"name\":\"sgd\"}}");
     free(all);
-    /* The last point: every axis at its end. */
+    /* The last request: every axis at its start. */
     char *json = NULL;
     CHECK_OK(t2__val_to_json(ops.v[70].hparams, &json, NULL));
-    CHECK_STR(json, "{\"global_batch_size\":8,\"lr\":0.1,\"layers\":3,\"act\":\"tanh\",\"opt\":{\"momentum\":0.9,\"name\":\"sgd\"}}");
+    CHECK_STR(json, "{\"global_batch_size\":8,\"lr\":0.001,\"layers\":1,\"act\":\"relu\",\"opt\":{\"momentum\":0.5,\"name\":\"sgd\"}}");
     free(json);
-    /* Every point exactly once: compare with the configs module's own grid. */
+    /* Every point exactly once: each request is a different point of the configs module's grid. */
     t2__val *grid = NULL;
     CHECK_OK(t2__hparam_grid(cfg->hparams, 0, &grid));
-    for (size_t k = 0; grid && k < grid->n && 2 * k < ops.n; k++) CHECK(t2__val_equal(grid->items[k], ops.v[2 * k].hparams));
+    for (size_t k = 0; grid && 2 * k < ops.n; k++) {
+        size_t found = 0;
+        for (size_t j = 0; j < grid->n; j++) found += t2__val_equal(grid->items[j], ops.v[2 * k].hparams);
+        for (size_t j = 0; j < k; j++) CHECK(!t2__val_equal(ops.v[2 * j].hparams, ops.v[2 * k].hparams));
+        CHECK(found == 1);
+    }
     t2__val_free(grid);
     /* Seeds: a hash of experiment seed and request id, all different. */
     for (size_t k = 2; k < ops.n; k += 2) CHECK(ops.v[k].seed != ops.v[k - 2].seed);
@@ -90,15 +97,16 @@ static void test_grid_small_axes(void)
     CHECK_OK(t2__searcher_create(cfg, 1, &s));
     CHECK_OK(t2__searcher_start(s, &ops));
     char *all = creates_json(&ops);
-    CHECK_STR(all, "{\"global_batch_size\":8,\"w\":3,\"d\":0.0,\"b\":1.0}\n"
-                   "{\"global_batch_size\":8,\"w\":3,\"d\":0.0,\"b\":2.0}\n"
-                   "{\"global_batch_size\":8,\"w\":3,\"d\":0.0,\"b\":4.0}\n"
-                   "{\"global_batch_size\":8,\"w\":3,\"d\":0.5,\"b\":1.0}\n"
-                   "{\"global_batch_size\":8,\"w\":3,\"d\":0.5,\"b\":2.0}\n"
+    /* Sorted: b (slowest), d, w; created from the end. */
+    CHECK_STR(all, "{\"global_batch_size\":8,\"w\":3,\"d\":1.0,\"b\":4.0}\n"
                    "{\"global_batch_size\":8,\"w\":3,\"d\":0.5,\"b\":4.0}\n"
-                   "{\"global_batch_size\":8,\"w\":3,\"d\":1.0,\"b\":1.0}\n"
+                   "{\"global_batch_size\":8,\"w\":3,\"d\":0.0,\"b\":4.0}\n"
                    "{\"global_batch_size\":8,\"w\":3,\"d\":1.0,\"b\":2.0}\n"
-                   "{\"global_batch_size\":8,\"w\":3,\"d\":1.0,\"b\":4.0}");
+                   "{\"global_batch_size\":8,\"w\":3,\"d\":0.5,\"b\":2.0}\n"
+                   "{\"global_batch_size\":8,\"w\":3,\"d\":0.0,\"b\":2.0}\n"
+                   "{\"global_batch_size\":8,\"w\":3,\"d\":1.0,\"b\":1.0}\n"
+                   "{\"global_batch_size\":8,\"w\":3,\"d\":0.5,\"b\":1.0}\n"
+                   "{\"global_batch_size\":8,\"w\":3,\"d\":0.0,\"b\":1.0}");
     free(all);
     t2__ops_free(&ops);
     t2__searcher_free(s);
@@ -350,10 +358,10 @@ static void test_preview_grid(void)
     char *json = NULL;
     CHECK_OK(t2__searcher_preview(cfg, 1, &pv));
     CHECK_OK(t2__val_to_json(pv, &json, NULL));
-    CHECK_STR(json, "[{\"request_id\":0,\"hparams\":{\"global_batch_size\":8,\"lr\":0.01,\"act\":\"relu\"},\"lengths\":[20]},"
+    CHECK_STR(json, "[{\"request_id\":0,\"hparams\":{\"global_batch_size\":8,\"lr\":0.1,\"act\":\"tanh\"},\"lengths\":[20]},"
                     "{\"request_id\":1,\"hparams\":{\"global_batch_size\":8,\"lr\":0.01,\"act\":\"tanh\"},\"lengths\":[20]},"
                     "{\"request_id\":2,\"hparams\":{\"global_batch_size\":8,\"lr\":0.1,\"act\":\"relu\"},\"lengths\":[20]},"
-                    "{\"request_id\":3,\"hparams\":{\"global_batch_size\":8,\"lr\":0.1,\"act\":\"tanh\"},\"lengths\":[20]}]");
+                    "{\"request_id\":3,\"hparams\":{\"global_batch_size\":8,\"lr\":0.01,\"act\":\"relu\"},\"lengths\":[20]}]");
     free(json);
     char *text = NULL;
     size_t len = 0;
@@ -363,10 +371,10 @@ static void test_preview_grid(void)
         CHECK_OK(t2__preview_print(pv, f));
         fclose(f);
         CHECK_STR(text, "  trial  lengths  hparams\n"
-                        "      0  20       {\"global_batch_size\":8,\"lr\":0.01,\"act\":\"relu\"}\n"
+                        "      0  20       {\"global_batch_size\":8,\"lr\":0.1,\"act\":\"tanh\"}\n"
                         "      1  20       {\"global_batch_size\":8,\"lr\":0.01,\"act\":\"tanh\"}\n"
                         "      2  20       {\"global_batch_size\":8,\"lr\":0.1,\"act\":\"relu\"}\n"
-                        "      3  20       {\"global_batch_size\":8,\"lr\":0.1,\"act\":\"tanh\"}\n"
+                        "      3  20       {\"global_batch_size\":8,\"lr\":0.01,\"act\":\"relu\"}\n"
                         "4 trials, 4 trained to 20, 0 stopped earlier; length trained 80 in total\n");
         free(text);
     }

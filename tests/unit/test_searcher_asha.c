@@ -8,10 +8,22 @@
 #include "test_searcher_util.h"
 #include "../../searchers/asha.h"
 
+/* The scripts below were written for t2exp's own settings, max_concurrent_trials 0 (each bracket
+ * starts with max(its trials, divisor)) and stop_once false (pause and promote); they are kept as
+ * the tests of those settings, added here unless the keys set them. The defaults, Determined's
+ * (16 and stop once), have their own tests (test_determined_defaults). */
+static const char *own_settings(const char *keys)
+{
+    static char buf[1024];
+    snprintf(buf, sizeof buf, "%s%s%s", strstr(keys, "max_concurrent_trials") ? "" : "max_concurrent_trials: 0, ",
+             strstr(keys, "stop_once") ? "" : "stop_once: false, ", keys);
+    return buf;
+}
+
 static t2__searcher *make(const char *searcher_keys, uint64_t seed, t2__config **cfg_out)
 {
     char keys[1024];
-    snprintf(keys, sizeof keys, "name: adaptive_asha, metric: loss, %s", searcher_keys);
+    snprintf(keys, sizeof keys, "name: adaptive_asha, metric: loss, %s", own_settings(searcher_keys));
     t2__config *cfg = load_cfg(keys, "  lr: {type: log, minval: -4, maxval: -1}\n");
     t2__searcher *s = NULL;
     if (cfg) CHECK_OK(t2__searcher_create(cfg, seed, &s));
@@ -24,7 +36,7 @@ static t2__searcher *make(const char *searcher_keys, uint64_t seed, t2__config *
 static void layout_of(const char *keys, t2__asha_layout *L)
 {
     char full[1024];
-    snprintf(full, sizeof full, "name: adaptive_asha, metric: loss, %s", keys);
+    snprintf(full, sizeof full, "name: adaptive_asha, metric: loss, %s", own_settings(keys));
     t2__config *cfg = load_cfg(full, NULL);
     memset(L, 0, sizeof *L);
     if (cfg) CHECK_OK(t2__asha_layout_of(&cfg->searcher, L));
@@ -65,8 +77,11 @@ static void test_layout(void)
     /* max_length caps the rungs too: 4^2 <= 20 < 4^3. */
     layout_of("mode: aggressive, max_trials: 1000, max_length: {batches: 20}", &L);
     CHECK(L.max_rungs == 3);
-    /* Exact powers count fully (log(1000)/log(10) rounds below 3 in floating point). */
+    /* As Determined: log(1000)/log(10) rounds below 3 in floating point, so an exact power loses a
+     * rung (10/100/1000, not 1/10/100/1000); bracket_rungs: [4] gives the fourth. */
     layout_of("mode: aggressive, divisor: 10, max_trials: 1000, max_length: {batches: 1000}", &L);
+    CHECK_STR(layout_text(&L), "max_rungs 3: [3 rungs, 1000 trials, 1000 at start]");
+    layout_of("divisor: 10, bracket_rungs: [4], max_trials: 1000, max_length: {batches: 1000}", &L);
     CHECK_STR(layout_text(&L), "max_rungs 4: [4 rungs, 1000 trials, 1000 at start]");
     /* max_rungs wins when smaller; standard with 5 rungs keeps brackets of 3..5. */
     layout_of("divisor: 2, max_rungs: 5, max_trials: 100, max_length: {epochs: 64}", &L);
@@ -436,6 +451,36 @@ static void test_preview(void)
     t2__config_free(cfg);
 }
 
+/* Determined's defaults: max_concurrent_trials 16 split between the brackets (8 each here, the
+ * second capped by its 4 trials; with 0 the first started only 4), and stop once: the second
+ * result of a rung is below the cut and its trial is closed at once, not paused. */
+static void test_determined_defaults(void)
+{
+    t2__asha_layout L;
+    t2__config *cfg = load_cfg("name: adaptive_asha, metric: loss, max_trials: 16, max_length: {batches: 1000}", NULL);
+    if (cfg) {
+        CHECK(cfg->searcher.max_concurrent_trials == 16 && cfg->searcher.stop_once == 1);
+        CHECK_OK(t2__asha_layout_of(&cfg->searcher, &L));
+        CHECK_STR(layout_text(&L), "max_rungs 3: [3 rungs, 12 trials, 8 at start] [2 rungs, 4 trials, 4 at start]");
+    }
+    t2__config_free(cfg);
+    t2__ops ops = {0};
+    t2__searcher *s = NULL;
+    cfg = load_cfg("name: adaptive_asha, metric: loss, mode: aggressive, divisor: 2, max_trials: 4, "
+                   "max_length: {batches: 4}",
+                   "  lr: {type: log, minval: -4, maxval: -1}\n");
+    if (cfg) CHECK_OK(t2__searcher_create(cfg, 1, &s));
+    if (s) {
+        CHECK_OK(t2__searcher_start(s, &ops));
+        CHECK_STR(ops_text(&ops, 0, 0), "C0 T0@1 C1 T1@1 C2 T2@1 C3 T3@1");
+        CHECK_STR(val(s, &ops, 0, 0.5, 1), "T0@2");
+        CHECK_STR(val(s, &ops, 1, 0.9, 1), "X1");
+    }
+    t2__ops_free(&ops);
+    t2__searcher_free(s);
+    t2__config_free(cfg);
+}
+
 /* A divisor so large that divisor^61 overflows: the bracket weights are taken in logarithms
  * (inf / inf gave NaN, converted to an integer), and int(divisor) for the start count saturates
  * (converting 1e300 to int64 is undefined; it gave INT64_MIN on x86, so a bracket started one
@@ -451,6 +496,7 @@ int main(void)
 {
     test_layout();
     test_layout_huge_divisor();
+    test_determined_defaults();
     test_rung_lengths();
     script_promotions(1);
     script_promotions(-1);

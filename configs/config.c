@@ -53,6 +53,10 @@ void t2__config_free(t2__config *cfg)
     free(cfg->resources.hostfile);
     free(cfg->checkpoint_storage.host_path);
     free(cfg->checkpoint_storage.storage_path);
+    for (size_t k = 0; k < cfg->environment.nvars; k++) free(cfg->environment.vars[k]);
+    free(cfg->environment.vars);
+    for (size_t k = 0; k < cfg->nerrors; k++) free(cfg->errors[k]);
+    free(cfg->errors);
     for (size_t k = 0; k < cfg->nwarnings; k++) free(cfg->warnings[k]);
     free(cfg->warnings);
     free(cfg);
@@ -62,6 +66,36 @@ const char *const *t2__config_warnings(const t2__config *cfg, size_t *n)
 {
     if (n) *n = cfg ? cfg->nwarnings : 0;
     return cfg ? (const char *const *)cfg->warnings : NULL;
+}
+
+/* Set once by the CLI before any load (see config.h), read by every load after. */
+static int lenient_default;
+
+void t2__config_set_lenient(int on) { lenient_default = on != 0; }
+
+/* The latest failed load's problems, per thread like t2_errmsg's text. */
+static _Thread_local char **last_errors;
+static _Thread_local size_t nlast_errors, nlast_more;
+
+static void keep_errors(t2__config *cfg)
+{
+    for (size_t k = 0; k < nlast_errors; k++) free(last_errors[k]);
+    free(last_errors);
+    last_errors = NULL;
+    nlast_errors = nlast_more = 0;
+    if (!cfg) return;
+    last_errors = cfg->errors;
+    nlast_errors = cfg->nerrors;
+    nlast_more = cfg->nerrors_more;
+    cfg->errors = NULL;
+    cfg->nerrors = cfg->nerrors_more = 0;
+}
+
+const char *const *t2__config_errors(size_t *n, size_t *more)
+{
+    if (n) *n = nlast_errors;
+    if (more) *more = nlast_more;
+    return (const char *const *)last_errors;
 }
 
 static void set_defaults(t2__config *cfg)
@@ -141,8 +175,10 @@ static int data_section(t2__config *cfg, const t2__ynode *v)
 static const char *ignored_reason(const char *key)
 {
     if (KEY_IS("entrypoint")) return "the trial object named on the command line is run";
-    if (KEY_IS("environment") || KEY_IS("bind_mounts")) return "trials run as processes on this machine, not in containers";
+    if (KEY_IS("bind_mounts")) return "trials run as processes on this machine, not in containers";
     if (KEY_IS("workspace") || KEY_IS("project")) return "t2exp has no workspaces or projects";
+    if (KEY_IS("pbs") || KEY_IS("slurm") || KEY_IS("preemption_timeout"))
+        return "t2exp has no cluster scheduler (a hostfile extends the slot pool)";
     if (KEY_IS("profiling") || KEY_IS("debug")) return "not implemented by t2exp";
     if (KEY_IS("tensorboard_storage") || KEY_IS("data_layer") || KEY_IS("integrations") || KEY_IS("log_policies") ||
         KEY_IS("retention_policy") || KEY_IS("security") || KEY_IS("internal"))
@@ -150,13 +186,22 @@ static const char *ignored_reason(const char *key)
     return NULL;
 }
 
+/* Every top-level key, for "did you mean": the ones read here and the accepted-but-ignored ones. */
+static const char *const TOP_KEYS[] = {
+    "name", "description", "labels", "data", "hyperparameters", "searcher", "records_per_epoch",
+    "min_validation_period", "min_checkpoint_period", "perform_initial_validation", "scheduling_unit",
+    "checkpoint_policy", "resources", "checkpoint_storage", "max_restarts", "reproducibility", "optimizations",
+    "environment", "entrypoint", "bind_mounts", "workspace", "project", "pbs", "slurm", "preemption_timeout",
+    "profiling", "debug", "tensorboard_storage", "data_layer", "integrations", "log_policies", "retention_policy",
+    "security", "internal", NULL};
+
 static int top_level(t2__config *cfg, const t2__ynode *root)
 {
     static const t2__ymark origin_template = {NULL, 1, 1};
     t2__ymark origin = origin_template;
     const t2__ynode *hp = NULL;
     const t2__ymark *hp_mark = NULL;
-    int rc, have_searcher = 0;
+    int rc, have_searcher = 0, hp_errors = 0;
     origin.src = cfg->source;
     if (root->kind != T2__Y_MAP) {
         char buf[128];
@@ -169,6 +214,7 @@ static int top_level(t2__config *cfg, const t2__ynode *root)
         const t2__ynode *v = root->items[k];
         const t2__ymark *km = &root->key_marks[k];
         const char *why;
+        size_t nerr_before = cfg->nerrors + cfg->nerrors_more;
         if (KEY_IS("name")) rc = t2__get_string(v, key, &cfg->name);
         else if (KEY_IS("description")) rc = t2__get_string(v, key, &cfg->description);
         else if (KEY_IS("labels")) rc = labels(cfg, v);
@@ -200,13 +246,18 @@ static int top_level(t2__config *cfg, const t2__ynode *root)
         else if (KEY_IS("max_restarts")) rc = t2__get_int(v, key, 0, &cfg->max_restarts);
         else if (KEY_IS("reproducibility")) rc = t2__ynull(v) ? T2_OK : t2__cfg_reproducibility(cfg, v, km);
         else if (KEY_IS("optimizations")) rc = t2__ynull(v) ? T2_OK : t2__cfg_optimizations(cfg, v, km);
+        else if (KEY_IS("environment")) rc = t2__ynull(v) ? T2_OK : t2__cfg_environment(cfg, v, km);
         else if ((why = ignored_reason(key))) rc = t2__cfg_ignored(cfg, km, key, why);
-        else rc = t2__cfg_unknown(cfg, km, key);
-        if (rc) return rc;
+        else rc = t2__cfg_unknown(cfg, km, key, TOP_KEYS);
+        if (KEY_IS("hyperparameters")) hp_errors = rc == T2_EINVAL || cfg->nerrors + cfg->nerrors_more > nerr_before;
+        /* Every problem is reported, not only the first: the load goes on with the next key. */
+        if ((rc = t2__cfg_collect(cfg, rc))) return rc;
     }
-    if (!have_searcher) return t2__cfg_missing(&origin, "", "searcher");
+    if (!have_searcher && (rc = t2__cfg_collect(cfg, t2__cfg_missing(&origin, "", "searcher")))) return rc;
     if (!cfg->hparams && (rc = t2__cfg_hparams_parse(cfg, NULL))) return rc;
-    return t2__cfg_hparams_check(cfg, hp, hp_mark ? hp_mark : &origin);
+    /* A space that failed to parse would only add errors that follow from the first ones. */
+    if (hp_errors) return T2_OK;
+    return t2__cfg_collect(cfg, t2__cfg_hparams_check(cfg, hp, hp_mark ? hp_mark : &origin));
 }
 
 /* ---------- overrides ---------- */
@@ -294,6 +345,8 @@ static int load(char *text, size_t len, const char *name, const char *const *ove
         return t2_seterr(T2_ENOMEM, "config: out of memory");
     }
     cfg->yaml_text = text;
+    cfg->lenient = lenient_default;
+    keep_errors(NULL);
     set_defaults(cfg);
     if (noverrides < 0 || (noverrides > 0 && !overrides)) {
         rc = t2_seterr(T2_EINVAL, "config: bad override list");
@@ -329,6 +382,14 @@ static int load(char *text, size_t len, const char *name, const char *const *ove
     }
     if ((rc = t2__ynode_to_val(root, &cfg->tree))) goto fail;
     if ((rc = top_level(cfg, root))) goto fail;
+    if (cfg->nerrors) {
+        size_t more = cfg->nerrors - 1 + cfg->nerrors_more;
+        if (more) t2_seterr(T2_EINVAL, "%s (and %zu more error%s)", cfg->errors[0], more, more == 1 ? "" : "s");
+        else t2_seterr(T2_EINVAL, "%s", cfg->errors[0]);
+        keep_errors(cfg);
+        rc = T2_EINVAL;
+        goto fail;
+    }
     t2__yfree(root);
     for (int k = 0; srcs && k < noverrides; k++) free(srcs[k]);
     free(srcs);
@@ -439,11 +500,12 @@ int t2__config_batch_sizes(const t2__config *cfg, const t2__val *hparams, int64_
     if (g->kind != T2__VAL_INT)
         return t2_seterr(T2_EINVAL, "hyperparameters.global_batch_size: expected a positive integer, got a%s %s",
                          g->kind == T2__VAL_INT ? "n" : "", t2__val_kind_name(g->kind));
-    if (g->i % slots)
-        return t2_seterr(T2_EINVAL, "hyperparameters.global_batch_size: %lld is not divisible by "
-                                    "resources.slots_per_trial (%lld)",
+    if (g->i < slots)
+        return t2_seterr(T2_EINVAL, "hyperparameters.global_batch_size: %lld is less than resources.slots_per_trial "
+                                    "(%lld); every slot needs at least one record a step",
                          (long long)g->i, (long long)slots);
-    if (global) *global = g->i;
+    /* Determined's rounding (calculate_batch_sizes): each slot takes the floor, the step the rest. */
+    if (global) *global = g->i / slots * slots;
     if (per_slot) *per_slot = g->i / slots;
     return T2_OK;
 }

@@ -8,7 +8,12 @@
  * YAML syntax errors are T2_EFORMAT with libyaml's position and problem; everything the schema
  * rejects (wrong type, out of range, missing required key, inconsistent values) is T2_EINVAL. A
  * value that came from a --config override is placed as `--config KEY=VALUE` instead of
- * FILE:LINE:COLUMN. Unknown keys never fail a load: they become warnings (t2__config_warnings). */
+ * FILE:LINE:COLUMN. A load goes on after a schema problem and reports every one it finds (up to
+ * T2__CONFIG_MAX_ERRORS; t2__config_errors lists them, t2_errmsg holds the first). An unknown key is
+ * one of them, naming the closest known key at that place:
+ *   const.yaml:7:3: searcher.max_trails: unknown key (did you mean 'max_trials'?)
+ * unless t2__config_set_lenient(1) made unknown keys warnings (t2__config_warnings). Keys that only
+ * make sense in Determined's cluster (containers, Kubernetes, Python) are always warnings. */
 #ifndef T2_CONFIGS_CONFIG_H
 #define T2_CONFIGS_CONFIG_H
 
@@ -25,6 +30,8 @@
  * epochs times batches per epoch, or in records plus a batch, stays far inside int64. */
 #define T2__MAX_LENGTH INT64_C(1000000000000) /* batches or records */
 #define T2__MAX_EPOCHS INT64_C(1000000)
+/* A load reports at most this many problems; past it, the count of the rest. */
+#define T2__CONFIG_MAX_ERRORS 50
 
 /* Training lengths. `n == 0` means "not set" (only allowed for the periods, where it means never). */
 typedef enum t2__unit { T2__UNIT_BATCHES, T2__UNIT_RECORDS, T2__UNIT_EPOCHS } t2__unit;
@@ -105,6 +112,13 @@ typedef struct t2__config {
     uint64_t experiment_seed;
     int experiment_seed_set; /* 0: the config has no seed; the caller picks one and records it */
 
+    /* environment.environment_variables: "NAME=value" strings set in every trial process (and
+     * forwarded to mpirun's ranks with -x NAME). */
+    struct {
+        char **vars;
+        size_t nvars;
+    } environment;
+
     struct {
         t2__clip_kind clip;      /* gradient_clipping.type; default none */
         double clip_max;         /* gradient_clipping.max (> 0) */
@@ -115,7 +129,23 @@ typedef struct t2__config {
 
     char **warnings;
     size_t nwarnings;
+
+    /* While loading: the problems found so far (see t2__config_errors), how many more there were,
+     * and whether unknown keys are warnings. Empty in a loaded config. */
+    char **errors;
+    size_t nerrors, nerrors_more;
+    int lenient;
 } t2__config;
+
+/* Unknown keys are errors (the default) or, with on != 0, warnings, for every load after this
+ * call in this process. The CLI sets it once, from --lenient, before it loads anything; trial
+ * processes that read back a config the controller accepted set it too. */
+void t2__config_set_lenient(int on);
+
+/* Every problem the latest failed load on this thread found, in file order (at most
+ * T2__CONFIG_MAX_ERRORS lines of the form t2_errmsg has); *more gets how many were not kept (may be
+ * NULL). Valid until the next load on this thread; empty after a load that succeeded. */
+const char *const *t2__config_errors(size_t *n, size_t *more);
 
 /* Reads and validates the YAML file at path. overrides[0..noverrides) are "dotted.key=value"
  * strings (the CLI's --config); each value is parsed as a YAML scalar or flow collection
@@ -136,9 +166,10 @@ void t2__config_free(t2__config *cfg);
  * "const.yaml:7:3: unknown key 'searcher.max_epochs' (ignored)". *n gets the count. */
 const char *const *t2__config_warnings(const t2__config *cfg, size_t *n);
 
-/* Global and per-slot batch size for one hparams assignment: global_batch_size must be a positive
- * integer divisible by resources.slots_per_trial. T2_EINVAL otherwise, with a message naming both
- * values. Either out pointer may be NULL. */
+/* Global and per-slot batch size for one hparams assignment, as Determined computes them:
+ * global_batch_size must be a positive integer at least resources.slots_per_trial; each slot gets
+ * global / slots records (rounded down) and *global is that times the slots (the load warned when
+ * this changes the value). T2_EINVAL otherwise, naming the values. Either out pointer may be NULL. */
 int t2__config_batch_sizes(const t2__config *cfg, const t2__val *hparams, int64_t *global, int64_t *per_slot);
 
 const char *t2__unit_name(t2__unit u);                /* "batches", "records", "epochs" */

@@ -38,9 +38,34 @@ int t2__cfg_warn(t2__config *cfg, const t2__ymark *m, const char *fmt, ...)
     return T2_OK;
 }
 
-int t2__cfg_unknown(t2__config *cfg, const t2__ymark *kmark, const char *path)
+int t2__cfg_collect(t2__config *cfg, int rc)
 {
-    return t2__cfg_warn(cfg, kmark, "unknown key '%s' (ignored)", path);
+    if (rc != T2_EINVAL) return rc;
+    if (cfg->nerrors >= T2__CONFIG_MAX_ERRORS) {
+        cfg->nerrors_more++;
+        return T2_OK;
+    }
+    char *line = strdup(t2_errmsg());
+    char **e = line ? realloc(cfg->errors, (cfg->nerrors + 1) * sizeof *e) : NULL;
+    if (!e) {
+        free(line);
+        return t2_seterr(T2_ENOMEM, "config: out of memory");
+    }
+    cfg->errors = e;
+    cfg->errors[cfg->nerrors++] = line;
+    return T2_OK;
+}
+
+int t2__cfg_unknown(t2__config *cfg, const t2__ymark *kmark, const char *path, const char *const *known)
+{
+    const char *dot = strrchr(path, '.');
+    const char *near = t2__cfg_closest(dot ? dot + 1 : path, known);
+    if (cfg->lenient) {
+        if (near) return t2__cfg_warn(cfg, kmark, "unknown key '%s' (ignored; did you mean '%s'?)", path, near);
+        return t2__cfg_warn(cfg, kmark, "unknown key '%s' (ignored)", path);
+    }
+    if (near) return t2__cfg_collect(cfg, t2__cfg_err(kmark, path, "unknown key (did you mean '%s'?)", near));
+    return t2__cfg_collect(cfg, t2__cfg_err(kmark, path, "unknown key"));
 }
 
 int t2__cfg_missing(const t2__ymark *kmark, const char *path, const char *key)
@@ -48,6 +73,19 @@ int t2__cfg_missing(const t2__ymark *kmark, const char *path, const char *key)
     char full[T2__PATH_MAX];
     t2__path_join(full, sizeof full, path, key);
     return t2__cfg_err(kmark, full, "missing required key");
+}
+
+int t2__cfg_missing_in(const t2__ynode *map, const t2__ymark *kmark, const char *path, const char *key,
+                       const char *note)
+{
+    char full[T2__PATH_MAX];
+    const char *const want[] = {key, NULL};
+    t2__path_join(full, sizeof full, path, key);
+    for (size_t k = 0; map && map->kind == T2__Y_MAP && k < map->n; k++)
+        if (strcmp(map->keys[k], key) != 0 && t2__cfg_closest(map->keys[k], want))
+            return t2__cfg_err(kmark, full, "missing required key (is '%s' at line %d, column %d a typo of it?)%s",
+                               map->keys[k], map->key_marks[k].line, map->key_marks[k].col, note ? note : "");
+    return t2__cfg_err(kmark, full, "missing required key%s", note ? note : "");
 }
 
 int t2__cfg_ignored(t2__config *cfg, const t2__ymark *kmark, const char *path, const char *why)

@@ -32,6 +32,9 @@ static int is_hp_key(const char *key)
            KEY_IS("vals");
 }
 
+/* The keys of a typed hyperparameter, for "did you mean". */
+static const char *const HP_KEYS[] = {"type", "val", "minval", "maxval", "count", "base", "vals", NULL};
+
 static int required_null(const t2__ynode *v, const char *path, const char *what)
 {
     return t2__cfg_err(&v->mark, path, "expected %s, got null", what);
@@ -86,7 +89,7 @@ static int parse_typed(t2__config *cfg, const t2__ynode *n, const char *full, t2
         if (!key_applies(h->kind, key)) {
             rc = is_hp_key(key) ? t2__cfg_warn(cfg, &n->key_marks[k], "key '%s' does not apply to a %s hyperparameter (ignored)",
                                                sub, HP_TYPES[kind])
-                                : t2__cfg_unknown(cfg, &n->key_marks[k], sub);
+                                : t2__cfg_unknown(cfg, &n->key_marks[k], sub, HP_KEYS);
             if (rc) return rc;
             continue;
         }
@@ -156,17 +159,54 @@ static int parse_nested(t2__config *cfg, const t2__ynode *n, const char *path, t
     if (n->n == 0) return T2_OK;
     if (!(h->children = calloc(n->n, sizeof *h->children))) return t2_seterr(T2_ENOMEM, "config: out of memory");
     for (size_t k = 0; k < n->n; k++) {
+        int rc = T2_OK;
         t2__path_join(sub, sizeof sub, path, n->keys[k]);
-        if (strchr(n->keys[k], '.') || !*n->keys[k]) {
+        /* Inside a group a dotted name is data (DeepSpeed's overwrite_deepspeed_args has keys such
+         * as `zero_optimization.stage`): the trial gets it as written. At the top it would read
+         * as a path into a group, so there it is refused. */
+        if ((!*path && strchr(n->keys[k], '.')) || !*n->keys[k]) {
             t2__path_join(full, sizeof full, "hyperparameters", sub);
-            return t2__cfg_err(&n->key_marks[k], full,
-                               "a hyperparameter name must be non-empty and must not contain '.' (dots separate "
-                               "nested names)");
+            rc = t2__cfg_err(&n->key_marks[k], full,
+                             "a top-level hyperparameter name must be non-empty and must not contain '.' (dots "
+                             "separate nested names)");
         }
         h->nchildren = k + 1; /* counted before parsing so that a failure frees what was built */
-        int rc = parse_node(cfg, n->items[k], n->keys[k], sub, &h->children[k]);
-        if (rc) return rc;
+        if (!rc) rc = parse_node(cfg, n->items[k], n->keys[k], sub, &h->children[k]);
+        else if (!(h->children[k].name = strdup(n->keys[k])) || !(h->children[k].path = strdup(sub)))
+            return t2_seterr(T2_ENOMEM, "config: out of memory");
+        /* Every hyperparameter is checked, not only the ones before the first problem. */
+        if ((rc = t2__cfg_collect(cfg, rc))) return rc;
     }
+    return T2_OK;
+}
+
+/* A map without `type` is a group of nested hyperparameters, unless it is a typed hyperparameter
+ * whose `type` is missing or misspelt (`tpye: log` would silently make lr a group): a key one typo
+ * from `type` whose value names a type, or the keys of a range or a list of values. */
+static int check_typeless(t2__config *cfg, const t2__ynode *n, const char *full)
+{
+    static const char *const type_key[] = {"type", NULL};
+    char sub[T2__PATH_MAX];
+    const char *range_key = NULL;
+    for (size_t k = 0; k < n->n; k++) {
+        const char *key = n->keys[k];
+        const t2__ynode *v = n->items[k];
+        int names_type = 0;
+        for (int t = 0; HP_TYPES[t] && v->kind == T2__Y_SCALAR; t++) names_type |= strcmp(v->text, HP_TYPES[t]) == 0;
+        if (names_type && t2__cfg_closest(key, type_key)) {
+            t2__path_join(sub, sizeof sub, full, key);
+            return t2__cfg_err(&n->key_marks[k], sub,
+                               "unknown key (did you mean 'type'?); without a type this map would be a group of "
+                               "nested hyperparameters");
+        }
+        if (!range_key && is_hp_key(key) && !KEY_IS("val")) range_key = key;
+    }
+    (void)cfg;
+    if (range_key)
+        return t2__cfg_err(&n->mark, full,
+                           "has '%s' but no 'type': add type: int, double, log or categorical (a map without "
+                           "'type' is a group of nested hyperparameters)",
+                           range_key);
     return T2_OK;
 }
 
@@ -176,7 +216,14 @@ static int parse_node(t2__config *cfg, const t2__ynode *n, const char *name, con
     if (!(h->name = strdup(name)) || !(h->path = strdup(path))) return t2_seterr(T2_ENOMEM, "config: out of memory");
     t2__path_join(full, sizeof full, "hyperparameters", path);
     if (n->kind == T2__Y_MAP && t2__ymap_get(n, "type", NULL)) return parse_typed(cfg, n, full, h);
-    if (n->kind == T2__Y_MAP) return parse_nested(cfg, n, path, h);
+    if (n->kind == T2__Y_MAP) {
+        int rc = check_typeless(cfg, n, full);
+        if (rc) {
+            h->kind = T2__HP_NESTED;
+            return rc;
+        }
+        return parse_nested(cfg, n, path, h);
+    }
     h->kind = T2__HP_CONST;
     int rc = check_finite(n, full);
     return rc ? rc : t2__ynode_to_val(n, &h->val);
@@ -216,7 +263,7 @@ static const t2__ynode *ynode_at(const t2__ynode *hp, const char *path)
     return n;
 }
 
-static int check_grid(const t2__config *cfg, const t2__ynode *hp, const t2__ymark *kmark)
+static int check_grid(t2__config *cfg, const t2__ynode *hp, const t2__ymark *kmark)
 {
     char full[T2__PATH_MAX];
     size_t nleaves = t2__hparam_leaves(cfg->hparams, NULL, 0);
@@ -245,31 +292,43 @@ static int check_grid(const t2__config *cfg, const t2__ynode *hp, const t2__ymar
     return T2_OK;
 }
 
-static int batch_value(const t2__val *v, const t2__ynode *at, const char *path, int64_t slots)
+/* A batch size that does not divide by the slots is rounded as Determined rounds it (each slot
+ * takes the floor; t2__config_batch_sizes), with a warning; fewer records than slots is an error. */
+static int batch_value(t2__config *cfg, const t2__val *v, const t2__ynode *at, const char *path, int64_t slots)
 {
     char buf[128];
     if (v->kind != T2__VAL_INT || v->i < 1)
         return t2__cfg_err(&at->mark, path, "expected a positive integer, got %s", t2__ydesc(at, buf, sizeof buf));
-    if (v->i % slots)
-        return t2__cfg_err(&at->mark, path, "%lld is not divisible by resources.slots_per_trial (%lld)",
+    if (v->i < slots)
+        return t2__cfg_err(&at->mark, path, "%lld is less than resources.slots_per_trial (%lld); every slot needs at "
+                                            "least one record a step",
                            (long long)v->i, (long long)slots);
+    if (v->i % slots)
+        return t2__cfg_warn(cfg, &at->mark,
+                            "%s: %lld is not divisible by resources.slots_per_trial (%lld): each slot trains on %lld "
+                            "records a step, %lld in all (Determined rounds the same way)",
+                            path, (long long)v->i, (long long)slots, (long long)(v->i / slots),
+                            (long long)(v->i / slots * slots));
     return T2_OK;
 }
 
-static int check_batch(const t2__config *cfg, const t2__ynode *hp, const t2__ymark *kmark)
+static int check_batch(t2__config *cfg, const t2__ynode *hp, const t2__ymark *kmark)
 {
     static const char path[] = "hyperparameters.global_batch_size";
     const t2__hparam *h = t2__hparam_find(cfg->hparams, "global_batch_size");
     const t2__ynode *at = ynode_at(hp, "global_batch_size");
     int64_t slots = cfg->resources.slots_per_trial;
     char sub[T2__PATH_MAX], idx[32];
-    if (!h || !at) return t2__cfg_missing(kmark, "hyperparameters", "global_batch_size");
+    if (!h || !at)
+        return t2__cfg_err(kmark, path,
+                           "missing required key (Determined's Core API leaves the batch size to the training "
+                           "script; t2exp builds the batches and needs it)");
     switch (h->kind) {
     case T2__HP_CONST: {
         const t2__ynode *vn = at->kind == T2__Y_MAP ? t2__ymap_get(at, "val", NULL) : at;
         if (at->kind == T2__Y_MAP) t2__path_join(sub, sizeof sub, path, "val");
         else snprintf(sub, sizeof sub, "%s", path);
-        return batch_value(h->val, vn ? vn : at, sub, slots);
+        return batch_value(cfg, h->val, vn ? vn : at, sub, slots);
     }
     case T2__HP_INT:
         if (h->imin < 1) {
@@ -278,21 +337,22 @@ static int check_batch(const t2__config *cfg, const t2__ynode *hp, const t2__yma
             return t2__cfg_err(mn ? &mn->mark : &at->mark, sub, "expected a positive integer, got %lld",
                                (long long)h->imin);
         }
-        if (slots > 1 && h->imin != h->imax)
-            return t2__cfg_err(&at->mark, path,
-                               "an int range includes values not divisible by resources.slots_per_trial (%lld); "
-                               "use a categorical list of multiples of it",
-                               (long long)slots);
-        if (h->imin % slots)
-            return t2__cfg_err(&at->mark, path, "%lld is not divisible by resources.slots_per_trial (%lld)",
+        if (h->imin < slots)
+            return t2__cfg_err(&at->mark, path, "the range starts at %lld, less than resources.slots_per_trial (%lld); "
+                                                "every slot needs at least one record a step",
                                (long long)h->imin, (long long)slots);
+        if (slots > 1 && (h->imin != h->imax || h->imin % slots))
+            return t2__cfg_warn(cfg, &at->mark,
+                                "%s: values not divisible by resources.slots_per_trial (%lld) are rounded down to a "
+                                "multiple of it (each slot takes value / %lld records a step, as in Determined)",
+                                path, (long long)slots, (long long)slots);
         return T2_OK;
     case T2__HP_CATEGORICAL: {
         const t2__ynode *vals = t2__ymap_get(at, "vals", NULL);
         for (size_t k = 0; k < h->vals->n; k++) {
             snprintf(idx, sizeof idx, "vals.%zu", k);
             t2__path_join(sub, sizeof sub, path, idx);
-            int rc = batch_value(h->vals->items[k], vals && k < vals->n ? vals->items[k] : at, sub, slots);
+            int rc = batch_value(cfg, h->vals->items[k], vals && k < vals->n ? vals->items[k] : at, sub, slots);
             if (rc) return rc;
         }
         return T2_OK;
@@ -310,7 +370,7 @@ static int check_batch(const t2__config *cfg, const t2__ynode *hp, const t2__yma
 int t2__cfg_hparams_check(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark)
 {
     int rc;
-    if ((rc = check_batch(cfg, n, kmark))) return rc;
+    if ((rc = t2__cfg_collect(cfg, check_batch(cfg, n, kmark)))) return rc;
     if (cfg->searcher.name == T2__SEARCH_GRID && (rc = check_grid(cfg, n, kmark))) return rc;
     return T2_OK;
 }

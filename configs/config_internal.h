@@ -27,8 +27,19 @@ int t2__cfg_warn(t2__config *cfg, const t2__ymark *m, const char *fmt, ...)
 #endif
     ;
 
-/* The standard warning for a key nobody reads: "WHERE: unknown key 'PATH' (ignored)". */
-int t2__cfg_unknown(t2__config *cfg, const t2__ymark *kmark, const char *path);
+/* A key nobody reads at path (its last segment is the key); known[] (NULL-terminated, may be NULL)
+ * are the keys valid there. Strict: records the error "WHERE: PATH: unknown key (did you mean
+ * 'KNOWN'?)" (t2__cfg_collect); lenient: the warning "WHERE: unknown key 'PATH' (ignored; did you
+ * mean 'KNOWN'?)". The suggestion is left out when no known key is close. T2_ENOMEM only. */
+int t2__cfg_unknown(t2__config *cfg, const t2__ymark *kmark, const char *path, const char *const *known);
+
+/* The known key closest to key by edit distance, when it is close enough to be a typo; else NULL. */
+const char *t2__cfg_closest(const char *key, const char *const *known);
+
+/* Lets the load go on after a schema problem so that one run reports every one: for rc T2_EINVAL
+ * the message t2_errmsg() holds is kept in cfg->errors (past T2__CONFIG_MAX_ERRORS only counted)
+ * and T2_OK returned; any other rc (T2_ENOMEM) is returned as it is. */
+int t2__cfg_collect(t2__config *cfg, int rc);
 
 /* parent + "." + key (or just key at the top), truncated to size. */
 void t2__path_join(char *out, size_t size, const char *parent, const char *key);
@@ -56,6 +67,12 @@ int t2__want_map(const t2__ynode *n, const char *path);
 /* A required key is absent: "WHERE(kmark of the section): PATH.KEY: missing required key". */
 int t2__cfg_missing(const t2__ymark *kmark, const char *path, const char *key);
 
+/* The same, for a key missing from map, adding " (is 'KEY' at line L, column C a typo of it?)" when
+ * a key of map is one typo away (in lenient mode that key is only a warning, which a failed load
+ * never shows), then note (may be NULL). */
+int t2__cfg_missing_in(const t2__ynode *map, const t2__ymark *kmark, const char *path, const char *key,
+                       const char *note);
+
 /* A key of a known section that t2exp accepts for compatibility but does not act on. */
 int t2__cfg_ignored(t2__config *cfg, const t2__ymark *kmark, const char *path, const char *why);
 
@@ -66,6 +83,7 @@ int t2__cfg_resources(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmar
 int t2__cfg_checkpoint_storage(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark);
 int t2__cfg_optimizations(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark);
 int t2__cfg_reproducibility(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark);
+int t2__cfg_environment(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark); /* config_environment.c */
 
 /* hyperparameters: (config_hparams.c). _parse reads the space into cfg->hparams; _check runs after
  * every section is read and checks the space against the searcher (grid needs counts) and resources

@@ -34,7 +34,49 @@ static const struct {
     {"max_rungs", APPLIES_ASHA},
     {"stop_once", APPLIES_ASHA},
     {"bracket_rungs", APPLIES_ASHA},
+    {"time_metric", APPLIES_ALL},
+    {"max_time", APPLIES_ALL},
 };
+
+/* Why t2exp needs a key that Determined's Core API leaves to the training script. */
+#define CORE_API_NOTE(what)                                                                         \
+    " (Determined's Core API leaves " what " to the training script; t2exp runs the training loop "   \
+    "and needs it)"
+
+/* Determined's current form of max_length: `time_metric: batches` + `max_time: N`. Determined
+ * follows any validation metric; t2exp counts only batches, records and epochs, so those three are
+ * the time metrics it accepts (as max_length {UNIT: N}); another name is an error saying so. */
+static int time_length(t2__config *cfg, const t2__ynode *tm, const t2__ymark *tm_key, const t2__ynode *mt,
+                       const t2__ymark *kmark, int have_length)
+{
+    static const char *const units[] = {"batches", "records", "epochs", NULL};
+    t2__searcher_config *s = &cfg->searcher;
+    int rc, u = -1;
+    int64_t n = 0;
+    if (!tm || t2__ynull(tm)) return t2__cfg_missing(kmark, "searcher", "time_metric");
+    if (!mt || t2__ynull(mt)) return t2__cfg_missing(kmark, "searcher", "max_time");
+    if (have_length)
+        return t2__cfg_err(tm_key, "searcher.time_metric",
+                           "give either max_length or time_metric with max_time, not both");
+    if (tm->kind == T2__Y_SCALAR)
+        for (int k = 0; units[k]; k++)
+            if (strcmp(tm->text, units[k]) == 0) u = k;
+    if (u < 0) {
+        char buf[128];
+        return t2__cfg_err(&tm->mark, "searcher.time_metric",
+                           "t2exp measures training in batches, records or epochs, got %s (Determined follows a "
+                           "metric the script reports; here use time_metric: batches, records or epochs)",
+                           t2__ydesc(tm, buf, sizeof buf));
+    }
+    if ((rc = t2__get_int(mt, "searcher.max_time", 1, &n))) return rc;
+    int64_t max = u == T2__UNIT_EPOCHS ? T2__MAX_EPOCHS : T2__MAX_LENGTH;
+    if (n > max)
+        return t2__cfg_err(&mt->mark, "searcher.max_time", "expected at most %lld %s, got %lld", (long long)max,
+                           units[u], (long long)n);
+    s->max_length.unit = (t2__unit)u;
+    s->max_length.n = n;
+    return T2_OK;
+}
 
 /* Determined searchers t2exp does not implement: a clear refusal instead of "expected one of". */
 static const char *const UNSUPPORTED_SEARCHERS[] = {"custom", "pbt", "adaptive", "adaptive_simple",
@@ -92,8 +134,13 @@ int t2__cfg_searcher(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark
     t2__searcher_config *s = &cfg->searcher;
     char path[T2__PATH_MAX];
     int rc, have_metric = 0, have_length = 0, have_trials = 0;
+    const t2__ynode *time_metric = NULL, *max_time = NULL;
+    const t2__ymark *time_key = NULL;
     if ((rc = t2__want_map(n, "searcher")) || (rc = searcher_name(cfg, n, kmark))) return rc;
     int mine = 1 << s->name;
+    const char *names[sizeof SEARCHER_KEYS / sizeof *SEARCHER_KEYS + 1]; /* for "did you mean" */
+    for (size_t j = 0; j < sizeof SEARCHER_KEYS / sizeof *SEARCHER_KEYS; j++) names[j] = SEARCHER_KEYS[j].key;
+    names[sizeof SEARCHER_KEYS / sizeof *SEARCHER_KEYS] = NULL;
     for (size_t k = 0; k < n->n; k++) {
         const char *key = n->keys[k];
         const t2__ynode *v = n->items[k];
@@ -103,7 +150,7 @@ int t2__cfg_searcher(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark
         for (size_t j = 0; j < sizeof SEARCHER_KEYS / sizeof *SEARCHER_KEYS; j++)
             if (KEY_IS(SEARCHER_KEYS[j].key)) applies = SEARCHER_KEYS[j].applies;
         if (applies < 0) {
-            rc = t2__cfg_unknown(cfg, km, path);
+            rc = t2__cfg_unknown(cfg, km, path, names);
         } else if (!(applies & mine)) {
             rc = t2__cfg_warn(cfg, km, "key '%s' does not apply to the %s searcher (ignored)", path,
                               t2__searcher_name(s->name));
@@ -112,19 +159,33 @@ int t2__cfg_searcher(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark
         } else if (KEY_IS("metric")) {
             rc = t2__get_string(v, path, &s->metric);
             if (!rc && s->metric && !*s->metric) rc = t2__cfg_err(&v->mark, path, "expected a metric name, got \"\"");
-            have_metric = s->metric != NULL;
+            have_metric = !t2__ynull(v); /* a bad value is its own error, not also a missing key */
         } else if (KEY_IS("smaller_is_better")) {
             rc = t2__get_bool(v, path, &s->smaller_is_better);
         } else if (KEY_IS("max_length")) {
             if (t2__ynull(v)) rc = t2__cfg_err(&v->mark, path, "expected a length such as {batches: 1000}, got null");
-            else rc = t2__get_length(v, path, 0, &s->max_length);
+            else if (v->kind == T2__Y_SCALAR) {
+                /* Determined reads a bare number as batches (`max_length: 1`). */
+                s->max_length.unit = T2__UNIT_BATCHES;
+                rc = t2__get_int(v, path, 1, &s->max_length.n);
+                if (!rc && s->max_length.n > T2__MAX_LENGTH)
+                    rc = t2__cfg_err(&v->mark, path, "expected at most %lld batches, got %lld",
+                                     (long long)T2__MAX_LENGTH, (long long)s->max_length.n);
+            } else rc = t2__get_length(v, path, 0, &s->max_length);
             have_length = 1;
+        } else if (KEY_IS("time_metric")) {
+            time_metric = v;
+            time_key = km;
+            rc = T2_OK;
+        } else if (KEY_IS("max_time")) {
+            max_time = v;
+            rc = T2_OK;
         } else if (KEY_IS("max_trials")) {
             rc = t2__get_int(v, path, 1, &s->max_trials);
             if (!rc && s->max_trials > T2__MAX_TRIALS)
                 rc = t2__cfg_err(&v->mark, path, "expected at most %d trials, got %lld", T2__MAX_TRIALS,
                                  (long long)s->max_trials);
-            have_trials = s->max_trials > 0;
+            have_trials = !t2__ynull(v);
         } else if (KEY_IS("max_concurrent_trials")) {
             rc = t2__get_int(v, path, 0, &s->max_concurrent_trials);
         } else if (KEY_IS("mode")) {
@@ -150,12 +211,21 @@ int t2__cfg_searcher(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark
         } else { /* source_trial_id */
             rc = t2__get_int(v, path, 1, &s->source_trial_id);
         }
-        if (rc) return rc;
+        if ((rc = t2__cfg_collect(cfg, rc))) return rc;
     }
-    if (!have_metric) return t2__cfg_missing(kmark, "searcher", "metric");
-    if (!have_length) return t2__cfg_missing(kmark, "searcher", "max_length");
-    if ((s->name == T2__SEARCH_RANDOM || s->name == T2__SEARCH_ADAPTIVE_ASHA) && !have_trials)
-        return t2__cfg_missing(kmark, "searcher", "max_trials");
+    if (!have_metric && (rc = t2__cfg_collect(cfg, t2__cfg_missing_in(n, kmark, "searcher", "metric", NULL)))) return rc;
+    if (time_metric || max_time) {
+        if ((rc = t2__cfg_collect(cfg, time_length(cfg, time_metric, time_key, max_time, kmark, have_length))))
+            return rc;
+    } else if (!have_length) {
+        rc = t2__cfg_missing_in(n, kmark, "searcher", "max_length",
+                                ", e.g. max_length: {batches: 1000} or time_metric: batches with max_time: 1000"
+                                CORE_API_NOTE("the training length"));
+        if ((rc = t2__cfg_collect(cfg, rc))) return rc;
+    }
+    if ((s->name == T2__SEARCH_RANDOM || s->name == T2__SEARCH_ADAPTIVE_ASHA) && !have_trials &&
+        (rc = t2__cfg_collect(cfg, t2__cfg_missing_in(n, kmark, "searcher", "max_trials", NULL))))
+        return rc;
     return T2_OK;
 }
 
@@ -166,20 +236,31 @@ int t2__cfg_resources(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmar
     char path[T2__PATH_MAX];
     int rc;
     T2__UNUSED(kmark);
+    static const char *const known[] = {"slots_per_trial", "max_slots", "hostfile", "resource_pool", "priority",
+                                        "weight", "shm_size", "devices", "native_parallel", "is_single_node",
+                                        "agent_label", "slots", NULL};
     if ((rc = t2__want_map(n, "resources"))) return rc;
     for (size_t k = 0; k < n->n; k++) {
         const char *key = n->keys[k];
         const t2__ynode *v = n->items[k];
         t2__path_join(path, sizeof path, "resources", key);
-        if (KEY_IS("slots_per_trial")) rc = t2__get_int(v, path, 1, &cfg->resources.slots_per_trial);
-        else if (KEY_IS("max_slots")) rc = t2__get_int(v, path, 1, &cfg->resources.max_slots);
+        if (KEY_IS("slots_per_trial")) {
+            int64_t slots = cfg->resources.slots_per_trial;
+            rc = t2__get_int(v, path, 0, &slots);
+            /* 0 is Determined's CPU-only trial; here every slot is a CPU core, so it is one slot. */
+            if (!rc && slots == 0) {
+                slots = 1;
+                rc = t2__cfg_warn(cfg, &v->mark, "%s: 0 (Determined's CPU-only value) runs each trial on 1 slot", path);
+            }
+            cfg->resources.slots_per_trial = slots;
+        } else if (KEY_IS("max_slots")) rc = t2__get_int(v, path, 1, &cfg->resources.max_slots);
         else if (KEY_IS("hostfile")) rc = t2__get_string(v, path, &cfg->resources.hostfile);
         else if (KEY_IS("resource_pool") || KEY_IS("priority") || KEY_IS("weight") || KEY_IS("shm_size") ||
                  KEY_IS("devices") || KEY_IS("native_parallel") || KEY_IS("is_single_node") ||
-                 KEY_IS("agent_label"))
+                 KEY_IS("agent_label") || KEY_IS("slots"))
             rc = t2__cfg_ignored(cfg, &n->key_marks[k], path, "t2exp has no cluster scheduler");
-        else rc = t2__cfg_unknown(cfg, &n->key_marks[k], path);
-        if (rc) return rc;
+        else rc = t2__cfg_unknown(cfg, &n->key_marks[k], path, known);
+        if ((rc = t2__cfg_collect(cfg, rc))) return rc;
     }
     return T2_OK;
 }
@@ -191,6 +272,9 @@ int t2__cfg_checkpoint_storage(t2__config *cfg, const t2__ynode *n, const t2__ym
     char path[T2__PATH_MAX];
     int rc;
     T2__UNUSED(kmark);
+    static const char *const known[] = {"type", "host_path", "storage_path", "save_experiment_best", "save_trial_best",
+                                        "save_trial_latest", "compression", "propagation", "container_path",
+                                        "checkpoint_path", "tensorboard_path", NULL};
     if ((rc = t2__want_map(n, "checkpoint_storage"))) return rc;
     for (size_t k = 0; k < n->n; k++) {
         const char *key = n->keys[k];
@@ -199,9 +283,8 @@ int t2__cfg_checkpoint_storage(t2__config *cfg, const t2__ynode *n, const t2__ym
         if (KEY_IS("type")) {
             if (!t2__ynull(v) && (v->kind != T2__Y_SCALAR || strcmp(v->text, "shared_fs") != 0)) {
                 char buf[128];
-                return t2__cfg_err(&v->mark, path, "only shared_fs is supported, got %s", t2__ydesc(v, buf, sizeof buf));
-            }
-            rc = T2_OK;
+                rc = t2__cfg_err(&v->mark, path, "only shared_fs is supported, got %s", t2__ydesc(v, buf, sizeof buf));
+            } else rc = T2_OK;
         } else if (KEY_IS("host_path")) rc = t2__get_string(v, path, &cfg->checkpoint_storage.host_path);
         else if (KEY_IS("storage_path")) rc = t2__get_string(v, path, &cfg->checkpoint_storage.storage_path);
         else if (KEY_IS("save_experiment_best")) rc = t2__get_int(v, path, 0, &cfg->checkpoint_storage.save_experiment_best);
@@ -212,15 +295,17 @@ int t2__cfg_checkpoint_storage(t2__config *cfg, const t2__ynode *n, const t2__ym
             int found = -1;
             for (int i = 0; i < 3 && v->kind == T2__Y_SCALAR; i++)
                 if (!strcmp(v->text, names[i])) found = i;
+            rc = T2_OK;
             if (found < 0) {
                 char buf[128];
-                return t2__cfg_err(&v->mark, path, "must be none, gzip or zstd, got %s", t2__ydesc(v, buf, sizeof buf));
-            }
-            cfg->checkpoint_storage.compression = found;
+                rc = t2__cfg_err(&v->mark, path, "must be none, gzip or zstd, got %s", t2__ydesc(v, buf, sizeof buf));
+            } else cfg->checkpoint_storage.compression = found;
         } else if (KEY_IS("propagation") || KEY_IS("container_path"))
             rc = t2__cfg_ignored(cfg, &n->key_marks[k], path, "there are no containers");
-        else rc = t2__cfg_unknown(cfg, &n->key_marks[k], path);
-        if (rc) return rc;
+        else if (KEY_IS("checkpoint_path") || KEY_IS("tensorboard_path"))
+            rc = t2__cfg_ignored(cfg, &n->key_marks[k], path, "checkpoints go under host_path[/storage_path]");
+        else rc = t2__cfg_unknown(cfg, &n->key_marks[k], path, known);
+        if ((rc = t2__cfg_collect(cfg, rc))) return rc;
     }
     return T2_OK;
 }
@@ -232,7 +317,7 @@ static int gradient_clipping(t2__config *cfg, const t2__ynode *v, const t2__ymar
     static const char *const kinds[] = {"norm", "value", NULL};
     const char *path = "optimizations.gradient_clipping";
     char sub[T2__PATH_MAX];
-    int rc, kind = -1, have_max = 0;
+    int rc, kind = -1, have_type = 0, have_max = 0;
     if (t2__ynull(v)) return T2_OK;
     if ((rc = t2__want_map(v, path))) return rc;
     for (size_t k = 0; k < v->n; k++) {
@@ -240,20 +325,23 @@ static int gradient_clipping(t2__config *cfg, const t2__ynode *v, const t2__ymar
         t2__path_join(sub, sizeof sub, path, key);
         if (KEY_IS("type")) {
             rc = t2__get_enum(v->items[k], sub, kinds, &kind);
+            have_type = !t2__ynull(v->items[k]);
         } else if (KEY_IS("max")) {
             double d = 0;
             rc = t2__get_number(v->items[k], sub, &d);
             if (!rc && !(d > 0))
                 rc = t2__cfg_err(&v->items[k]->mark, sub, "expected a positive number, got %s", v->items[k]->text);
             cfg->optimizations.clip_max = d;
-            have_max = d > 0;
+            have_max = !t2__ynull(v->items[k]);
         } else {
-            rc = t2__cfg_unknown(cfg, &v->key_marks[k], sub);
+            static const char *const known[] = {"type", "max", NULL};
+            rc = t2__cfg_unknown(cfg, &v->key_marks[k], sub, known);
         }
-        if (rc) return rc;
+        if ((rc = t2__cfg_collect(cfg, rc))) return rc;
     }
-    if (kind < 0) return t2__cfg_missing(kmark, path, "type");
+    if (!have_type) return t2__cfg_missing(kmark, path, "type");
     if (!have_max) return t2__cfg_missing(kmark, path, "max");
+    if (kind < 0 || !(cfg->optimizations.clip_max > 0)) return T2_OK; /* already reported */
     cfg->optimizations.clip = kind == 0 ? T2__CLIP_NORM : T2__CLIP_VALUE;
     return T2_OK;
 }
@@ -286,9 +374,13 @@ int t2__cfg_optimizations(t2__config *cfg, const t2__ynode *n, const t2__ymark *
                    KEY_IS("grad_updates_size_file")) {
             rc = t2__cfg_ignored(cfg, km, path, "gradients are reduced in one flat buffer with no fusion tuning");
         } else {
-            rc = t2__cfg_unknown(cfg, km, path);
+            static const char *const known[] = {
+                "gradient_clipping", "aggregation_frequency", "average_aggregated_gradients", "average_training_metrics",
+                "mixed_precision", "gradient_compression", "tensor_fusion_threshold", "tensor_fusion_cycle_time",
+                "auto_tune_tensor_fusion", "grad_updates_size_file", NULL};
+            rc = t2__cfg_unknown(cfg, km, path, known);
         }
-        if (rc) return rc;
+        if ((rc = t2__cfg_collect(cfg, rc))) return rc;
     }
     return T2_OK;
 }
@@ -312,9 +404,10 @@ int t2__cfg_reproducibility(t2__config *cfg, const t2__ynode *n, const t2__ymark
                 cfg->experiment_seed_set = 1;
             }
         } else {
-            rc = t2__cfg_unknown(cfg, &n->key_marks[k], path);
+            static const char *const known[] = {"experiment_seed", NULL};
+            rc = t2__cfg_unknown(cfg, &n->key_marks[k], path, known);
         }
-        if (rc) return rc;
+        if ((rc = t2__cfg_collect(cfg, rc))) return rc;
     }
     return T2_OK;
 }

@@ -325,9 +325,14 @@ static void test_batch_sizes(void)
     int64_t g = 0, s = 0;
     CHECK_RC(t2__config_batch_sizes(cfg, hp, &g, &s), T2_EINVAL);
     CHECK_STR(t2_errmsg(), "hyperparameters.global_batch_size: missing from the trial's hyperparameters");
+    /* Not divisible by the slots: rounded down per slot, as Determined does (the load warned). */
     CHECK_OK(t2__val_map_set(hp, "global_batch_size", t2__val_int(33)));
+    CHECK_OK(t2__config_batch_sizes(cfg, hp, &g, &s));
+    CHECK(g == 32 && s == 16);
+    CHECK_OK(t2__val_map_set(hp, "global_batch_size", t2__val_int(1)));
     CHECK_RC(t2__config_batch_sizes(cfg, hp, &g, &s), T2_EINVAL);
-    CHECK_STR(t2_errmsg(), "hyperparameters.global_batch_size: 33 is not divisible by resources.slots_per_trial (2)");
+    CHECK_STR(t2_errmsg(), "hyperparameters.global_batch_size: 1 is less than resources.slots_per_trial (2); every "
+                           "slot needs at least one record a step");
     CHECK_OK(t2__val_map_set(hp, "global_batch_size", t2__val_double(32)));
     CHECK_RC(t2__config_batch_sizes(cfg, hp, &g, &s), T2_EINVAL);
     CHECK_STR(t2_errmsg(), "hyperparameters.global_batch_size: expected a positive integer, got a double");
@@ -397,10 +402,10 @@ static void test_schema_errors(void)
                T2_EINVAL,
                "const.yaml:7:14: searcher.max_length.batches: expected a positive integer, got the string \"100\"");
     EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\nsearcher:\n  name: single\n  metric: loss\n"
-               "  max_length: 100\n",
+               "  max_length: [100]\n",
                T2_EINVAL,
                "const.yaml:6:15: searcher.max_length: expected a length such as {batches: 1000} (one of batches, "
-               "records or epochs), got 100");
+               "records or epochs), got a list");
     EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\nsearcher:\n  name: single\n  metric: loss\n"
                "  max_length: {batches: 10, epochs: 1}\n",
                T2_EINVAL,
@@ -411,7 +416,10 @@ static void test_schema_errors(void)
                "const.yaml:6:16: searcher.max_length: unknown length unit 'steps' (expected batches, records or "
                "epochs)");
     EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\nsearcher:\n  name: single\n  metric: loss\n",
-               T2_EINVAL, "const.yaml:3:1: searcher.max_length: missing required key");
+               T2_EINVAL,
+               "const.yaml:3:1: searcher.max_length: missing required key, e.g. max_length: {batches: 1000} or "
+               "time_metric: batches with max_time: 1000 (Determined's Core API leaves the training length to the "
+               "training script; t2exp runs the training loop and needs it)");
     EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\nsearcher:\n  name: single\n  max_length: {batches: 1}\n",
                T2_EINVAL, "const.yaml:3:1: searcher.metric: missing required key");
     EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\nsearcher:\n  metric: loss\n  max_length: {batches: 1}\n",
@@ -455,8 +463,8 @@ static void test_schema_errors(void)
     EXPECT_ERR(MINIMAL "labels: [a, [b]]\n", T2_EINVAL, "const.yaml:8:13: labels.1: expected a string, got a list");
     EXPECT_ERR(MINIMAL "data: [1]\n", T2_EINVAL, "const.yaml:8:7: data: expected a map, got a list");
     EXPECT_ERR(MINIMAL "name: {a: 1}\n", T2_EINVAL, "const.yaml:8:7: name: expected a string, got a map");
-    EXPECT_ERR(MINIMAL "resources:\n  slots_per_trial: 0\n", T2_EINVAL,
-               "const.yaml:9:20: resources.slots_per_trial: expected a positive integer, got 0");
+    EXPECT_ERR(MINIMAL "resources:\n  slots_per_trial: -1\n", T2_EINVAL,
+               "const.yaml:9:20: resources.slots_per_trial: expected a non-negative integer, got -1");
     EXPECT_ERR(MINIMAL "checkpoint_storage:\n  type: s3\n", T2_EINVAL,
                "const.yaml:9:9: checkpoint_storage.type: only shared_fs is supported, got \"s3\"");
     EXPECT_ERR(MINIMAL "checkpoint_storage:\n  save_trial_best: -1\n", T2_EINVAL,
@@ -477,11 +485,13 @@ static void test_hparam_errors(void)
 {
 #define SEARCH_SINGLE "searcher:\n  name: single\n  metric: loss\n  max_length: {batches: 1}\n"
 #define SEARCH_GRID "searcher:\n  name: grid\n  metric: loss\n  max_length: {batches: 1}\n"
-    EXPECT_ERR(SEARCH_SINGLE, T2_EINVAL, "const.yaml:1:1: hyperparameters.global_batch_size: missing required key");
+#define GBS_NOTE " (Determined's Core API leaves the batch size to the training script; t2exp builds the batches and needs it)"
+    EXPECT_ERR(SEARCH_SINGLE, T2_EINVAL, "const.yaml:1:1: hyperparameters.global_batch_size: missing required key" GBS_NOTE);
     EXPECT_ERR(SEARCH_SINGLE "hyperparameters:\n  lr: 0.1\n", T2_EINVAL,
-               "const.yaml:5:1: hyperparameters.global_batch_size: missing required key");
+               "const.yaml:5:1: hyperparameters.global_batch_size: missing required key" GBS_NOTE);
     EXPECT_ERR(SEARCH_SINGLE "hyperparameters:\n", T2_EINVAL,
-               "const.yaml:5:1: hyperparameters.global_batch_size: missing required key");
+               "const.yaml:5:1: hyperparameters.global_batch_size: missing required key" GBS_NOTE);
+#undef GBS_NOTE
     EXPECT_ERR(SEARCH_SINGLE "hyperparameters: [1]\n", T2_EINVAL,
                "const.yaml:5:18: hyperparameters: expected a map, got a list");
     EXPECT_ERR(SEARCH_SINGLE "hyperparameters:\n  global_batch_size: 6.5\n", T2_EINVAL,
@@ -498,21 +508,22 @@ static void test_hparam_errors(void)
                "const.yaml:6:42: hyperparameters.global_batch_size.minval: expected a positive integer, got 0");
     EXPECT_ERR(SEARCH_SINGLE "hyperparameters:\n  global_batch_size: {type: categorical, vals: [16, x]}\n", T2_EINVAL,
                "const.yaml:6:53: hyperparameters.global_batch_size.vals.1: expected a positive integer, got \"x\"");
-    /* Global batch vs slots: the message names both values. */
-    EXPECT_ERR(SEARCH_SINGLE "resources: {slots_per_trial: 3}\nhyperparameters:\n  global_batch_size: 64\n",
+    /* Global batch vs slots: fewer records than slots is an error naming both values (not divisible
+     * is a warning now: test_config_determined.c). */
+    EXPECT_ERR(SEARCH_SINGLE "resources: {slots_per_trial: 3}\nhyperparameters:\n  global_batch_size: 2\n",
                T2_EINVAL,
-               "const.yaml:7:22: hyperparameters.global_batch_size: 64 is not divisible by "
-               "resources.slots_per_trial (3)");
-    EXPECT_ERR("hyperparameters:\n  global_batch_size: {type: categorical, vals: [32, 48]}\n" SEARCH_SINGLE
+               "const.yaml:7:22: hyperparameters.global_batch_size: 2 is less than resources.slots_per_trial (3); "
+               "every slot needs at least one record a step");
+    EXPECT_ERR("hyperparameters:\n  global_batch_size: {type: categorical, vals: [32, 16]}\n" SEARCH_SINGLE
                "resources: {slots_per_trial: 32}\n",
                T2_EINVAL,
-               "const.yaml:2:53: hyperparameters.global_batch_size.vals.1: 48 is not divisible by "
-               "resources.slots_per_trial (32)");
-    EXPECT_ERR(SEARCH_SINGLE "resources: {slots_per_trial: 2}\nhyperparameters:\n"
-                             "  global_batch_size: {type: int, minval: 16, maxval: 64}\n",
+               "const.yaml:2:53: hyperparameters.global_batch_size.vals.1: 16 is less than "
+               "resources.slots_per_trial (32); every slot needs at least one record a step");
+    EXPECT_ERR(SEARCH_SINGLE "resources: {slots_per_trial: 4}\nhyperparameters:\n"
+                             "  global_batch_size: {type: int, minval: 2, maxval: 64}\n",
                T2_EINVAL,
-               "const.yaml:7:22: hyperparameters.global_batch_size: an int range includes values not divisible by "
-               "resources.slots_per_trial (2); use a categorical list of multiples of it");
+               "const.yaml:7:22: hyperparameters.global_batch_size: the range starts at 2, less than "
+               "resources.slots_per_trial (4); every slot needs at least one record a step");
 
     EXPECT_ERR(SEARCH_SINGLE "hyperparameters:\n  global_batch_size: 8\n  lr: {type: float, minval: 0, maxval: 1}\n",
                T2_EINVAL,
@@ -542,8 +553,8 @@ static void test_hparam_errors(void)
     EXPECT_ERR(SEARCH_SINGLE "hyperparameters:\n  global_batch_size: 8\n  d: {type: double, minval: 0, maxval: 1, count: 0}\n",
                T2_EINVAL, "const.yaml:7:50: hyperparameters.d.count: expected a positive integer, got 0");
     EXPECT_ERR(SEARCH_SINGLE "hyperparameters:\n  global_batch_size: 8\n  a.b: 1\n", T2_EINVAL,
-               "const.yaml:7:3: hyperparameters.a.b: a hyperparameter name must be non-empty and must not contain '.' "
-               "(dots separate nested names)");
+               "const.yaml:7:3: hyperparameters.a.b: a top-level hyperparameter name must be non-empty and must not "
+               "contain '.' (dots separate nested names)");
     EXPECT_ERR(SEARCH_SINGLE "hyperparameters:\n  global_batch_size: 8\n  opt:\n    sgd:\n      lr: {type: log}\n",
                T2_EINVAL, "const.yaml:9:11: hyperparameters.opt.sgd.lr.minval: missing required key");
 
@@ -597,7 +608,7 @@ static void test_warnings(void)
         "  tensor_fusion_threshold: 100\n"                /* 17 */
         "  gradient_clipping: {type: value, max: 0.5, norm_type: 2}\n" /* 18 */
         "lr_schedule: cosine\n"                           /* 19 */
-        "environment:\n  image: x\n";                     /* 20 */
+        "environment:\n  image: x\n";                     /* 20, 21 */
     static const char *const want[] = {
         "const.yaml:4:44: key 'hyperparameters.lr.base' does not apply to a double hyperparameter (ignored)",
         "const.yaml:4:53: unknown key 'hyperparameters.lr.step' (ignored)",
@@ -612,10 +623,13 @@ static void test_warnings(void)
         "in one flat buffer with no fusion tuning",
         "const.yaml:18:46: unknown key 'optimizations.gradient_clipping.norm_type' (ignored)",
         "const.yaml:19:1: unknown key 'lr_schedule' (ignored)",
-        "const.yaml:20:1: key 'environment' is accepted but ignored: trials run as processes on this machine, not in "
-        "containers",
+        "const.yaml:21:3: key 'environment.image' is accepted but ignored: trials run as processes on this machine, "
+        "not in containers",
     };
+    /* Unknown keys are errors unless lenient (test_config_strict.c); lenient, they are these warnings. */
+    t2__config_set_lenient(1);
     t2__config *cfg = load_ok(text);
+    t2__config_set_lenient(0);
     if (!cfg) return;
     size_t n = 0;
     const char *const *w = t2__config_warnings(cfg, &n);
@@ -697,14 +711,20 @@ static void test_files(void)
 {
     char path[1024], want[1400];
     t2__config *cfg = NULL;
+    /* good.yaml has one typo'd key: an error, or with --lenient a warning, naming the key it resembles. */
+    CHECK_RC(t2__config_load(fixture_path(path, sizeof path, "config/good.yaml"), NULL, 0, &cfg), T2_EINVAL);
+    snprintf(want, sizeof want, "%s:16:1: bind_mountz: unknown key (did you mean 'bind_mounts'?)", path);
+    CHECK_STR(t2_errmsg(), want);
+    t2__config_set_lenient(1);
     CHECK_OK(t2__config_load(fixture_path(path, sizeof path, "config/good.yaml"), NULL, 0, &cfg));
+    t2__config_set_lenient(0);
     if (cfg) {
         CHECK_STR(cfg->name, "good"); /* no name key: the file name */
         CHECK(cfg->searcher.name == T2__SEARCH_GRID);
         size_t n = 0;
         const char *const *w = t2__config_warnings(cfg, &n);
         CHECK(n == 1);
-        snprintf(want, sizeof want, "%s:16:1: unknown key 'bind_mountz' (ignored)", path);
+        snprintf(want, sizeof want, "%s:16:1: unknown key 'bind_mountz' (ignored; did you mean 'bind_mounts'?)", path);
         if (n == 1) CHECK_STR(w[0], want);
         /* Anchors and aliases expand: both hparams share the same range. */
         const t2__hparam *a = t2__hparam_find(cfg->hparams, "a"), *b = t2__hparam_find(cfg->hparams, "b");
@@ -723,13 +743,26 @@ static void test_files(void)
     snprintf(want, sizeof want, "%s:14:18: searcher.max_length.batches: expected a positive integer, got \"ten\"", path);
     CHECK_STR(t2_errmsg(), want);
 
-    CHECK_RC(t2__config_load(fixture_path(path, sizeof path, "config/bad_batch.yaml"), NULL, 0, &cfg), T2_EINVAL);
-    snprintf(want, sizeof want,
-             "%s:3:22: hyperparameters.global_batch_size: 100 is not divisible by resources.slots_per_trial (3)", path);
-    CHECK_STR(t2_errmsg(), want);
+    /* Not divisible by the slots: Determined's rounding, with a warning. */
+    CHECK_OK(t2__config_load(fixture_path(path, sizeof path, "config/bad_batch.yaml"), NULL, 0, &cfg));
+    if (cfg) {
+        size_t n = 0;
+        const char *const *w = t2__config_warnings(cfg, &n);
+        snprintf(want, sizeof want,
+                 "%s:3:22: hyperparameters.global_batch_size: 100 is not divisible by resources.slots_per_trial (3): "
+                 "each slot trains on 33 records a step, 99 in all (Determined rounds the same way)",
+                 path);
+        CHECK(n == 1);
+        if (n == 1) CHECK_STR(w[0], want);
+        t2__config_free(cfg);
+        cfg = NULL;
+    }
 
     CHECK_RC(t2__config_load(fixture_path(path, sizeof path, "config/missing_batch.yaml"), NULL, 0, &cfg), T2_EINVAL);
-    snprintf(want, sizeof want, "%s:1:1: hyperparameters.global_batch_size: missing required key", path);
+    snprintf(want, sizeof want,
+             "%s:1:1: hyperparameters.global_batch_size: missing required key (Determined's Core API leaves the batch "
+             "size to the training script; t2exp builds the batches and needs it)",
+             path);
     CHECK_STR(t2_errmsg(), want);
 
     CHECK_RC(t2__config_load("/nonexistent/const.yaml", NULL, 0, &cfg), T2_ENOTFOUND);

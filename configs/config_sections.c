@@ -173,12 +173,12 @@ int t2__cfg_searcher(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark
                                      (long long)T2__MAX_LENGTH, (long long)s->max_length.n);
             } else rc = t2__get_length(v, path, 0, &s->max_length);
             have_length = 1;
-        } else if (KEY_IS("time_metric")) {
-            time_metric = v;
+        } else if (KEY_IS("time_metric")) { /* null: absent, as everywhere */
+            time_metric = t2__ynull(v) ? NULL : v;
             time_key = km;
             rc = T2_OK;
         } else if (KEY_IS("max_time")) {
-            max_time = v;
+            max_time = t2__ynull(v) ? NULL : v;
             rc = T2_OK;
         } else if (KEY_IS("max_trials")) {
             rc = t2__get_int(v, path, 1, &s->max_trials);

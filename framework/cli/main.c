@@ -45,6 +45,7 @@ static const char *usage_text =
     "  evaluate CHECKPOINT TRIAL.so [CONFIG]       run the trial's validation on a checkpoint\n"
     "  export CHECKPOINT OUT.bin                   write the bare float32 parameters (table on stdout)\n"
     "\n"
+    "create, preview, resume and evaluate take --lenient: unknown config keys are warnings, not errors.\n"
     "EXP is an experiment id; TRIAL is EXP.N (the experiment's N-th trial, from 0) or a trial id\n"
     "(in metrics and checkpoints a bare number is an experiment).\n"
     "CHECKPOINT is a file, a checkpoint uuid, or EXP / EXP.N for that one's best checkpoint\n"
@@ -87,6 +88,9 @@ static int parse(const char *cmd, int argc, char **argv, args *a, int want_pos)
         else if (!strcmp(s, "--plain")) a->progress = T2__PROGRESS_PLAIN;
         else if (!strcmp(s, "--quiet")) a->progress = T2__PROGRESS_QUIET;
         else if (!strcmp(s, "--all")) a->all = 1;
+        else if (!strcmp(s, "--lenient") && (!strcmp(cmd, "create") || !strcmp(cmd, "preview") ||
+                                             !strcmp(cmd, "resume") || !strcmp(cmd, "evaluate")))
+            t2__config_set_lenient(1); /* before any config is loaded; the rest of the process follows it */
         else if (!strcmp(s, "--home") || !strcmp(s, "--config") || !strcmp(s, "--kind") || !strcmp(s, "--top") ||
                  !strcmp(s, "--from-checkpoint")) {
             if (i + 1 >= argc) return usage_error(cmd, "%s needs a value", s);
@@ -174,7 +178,12 @@ static int load_config(const char *cmd, const args *a, t2__config **cfg)
 {
     int rc = t2__config_load(a->pos[0], a->overrides, a->noverrides, cfg);
     if (rc) {
-        fprintf(stderr, "t2exp %s: %s\n", cmd, t2_errmsg());
+        /* Every problem in the file, one a line, then how many. */
+        size_t ne = 0, more = 0;
+        const char *const *e = t2__config_errors(&ne, &more);
+        if (ne < 2) fprintf(stderr, "t2exp %s: %s\n", cmd, t2_errmsg());
+        for (size_t i = 0; ne >= 2 && i < ne; i++) fprintf(stderr, "t2exp %s: %s\n", cmd, e[i]);
+        if (ne >= 2) fprintf(stderr, "t2exp %s: %zu errors in %s%s\n", cmd, ne + more, a->pos[0], more ? " (the first shown)" : "");
         return EXIT_USAGE;
     }
     size_t nw;
@@ -438,6 +447,7 @@ int main(int argc, char **argv)
             if (!strcmp(argv[k], "--trial")) trial = atoll(argv[k + 1]);
         }
         if (!connect) return usage_error(cmd, "needs --connect HOST:PORT%s", "");
+        t2__config_set_lenient(1); /* the controller already accepted the config this rank reads back */
         return t2__remote_main(connect, trial, &argc, &argv);
     }
     int rest = argc - i;

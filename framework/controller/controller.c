@@ -366,7 +366,8 @@ static int start_distributed(ctl *c, trial *t, const t2__runner_args *a, const i
     }
     t2__mpi_launch l = {.slots = slots, .hostfile = c->nhosts > 0 ? hostfile : NULL, .self_exe = c->self_exe,
                         .listen_fd = c->listen_fd, .connect_addr = c->connect_addr, .trial_id = t->id,
-                        .log_path = t->log_path, .spec = spec, .close_fds = fds, .nclose = n};
+                        .log_path = t->log_path, .spec = spec, .close_fds = fds, .nclose = n,
+                        .env = c->cfg->environment.vars, .nenv = c->cfg->environment.nvars};
     rc = t2__trial_mpi_start(&l, &t->pid, &t->fd);
     t2__val_free(spec);
     if (rc) release_hosts(c, t);

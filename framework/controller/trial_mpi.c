@@ -46,7 +46,15 @@ int t2__trial_mpi_start(const t2__mpi_launch *l, pid_t *pid, int *fd)
     char np[16], trial[32];
     snprintf(np, sizeof np, "%d", l->slots);
     snprintf(trial, sizeof trial, "%lld", (long long)l->trial_id);
-    const char *argv[40];
+    /* 40 for the fixed arguments, 2 for each -x NAME of environment_variables. */
+    if (l->nenv > 1000) return t2_seterr(T2_EINVAL, "trial %s: more than 1000 environment_variables", trial);
+    const char **argv = malloc((40 + 2 * l->nenv) * sizeof *argv);
+    char **names = calloc(l->nenv ? l->nenv : 1, sizeof *names);
+    if (!argv || !names) {
+        free(argv);
+        free(names);
+        return t2_seterr(T2_ENOMEM, "trial %s: out of memory", trial);
+    }
     int n = 0;
     argv[n++] = "mpirun";
     argv[n++] = "-np";
@@ -67,7 +75,11 @@ int t2__trial_mpi_start(const t2__mpi_launch *l, pid_t *pid, int *fd)
     unsigned char key[T2__AUTH_KEY_BYTES];
     char key_hex[2 * T2__AUTH_KEY_BYTES + 1];
     int krc = t2__auth_key_new(key, key_hex);
-    if (krc) return krc;
+    if (krc) {
+        free(argv);
+        free(names);
+        return krc;
+    }
     argv[n++] = "-x";
     argv[n++] = T2__AUTH_KEY_ENV;
     /* Local ranks inherit the environment; ranks on other hosts get only what is forwarded. */
@@ -77,6 +89,19 @@ int t2__trial_mpi_start(const t2__mpi_launch *l, pid_t *pid, int *fd)
             argv[n++] = "-x";
             argv[n++] = forward[k];
         }
+    /* environment.environment_variables: set for mpirun (local ranks inherit them) and forwarded by
+     * name to ranks on other hosts, like the variables above. */
+    for (size_t k = 0; k < l->nenv; k++) {
+        const char *eq = strchr(l->env[k], '=');
+        if (!eq || !(names[k] = strndup(l->env[k], (size_t)(eq - l->env[k])))) {
+            for (size_t j = 0; j < k; j++) free(names[j]);
+            free(names);
+            free(argv);
+            return t2_seterr(eq ? T2_ENOMEM : T2_EINVAL, "trial %s: bad environment variable %s", trial, l->env[k]);
+        }
+        argv[n++] = "-x";
+        argv[n++] = names[k];
+    }
     argv[n++] = l->self_exe;
     argv[n++] = "run-trial";
     argv[n++] = "--connect";
@@ -85,13 +110,22 @@ int t2__trial_mpi_start(const t2__mpi_launch *l, pid_t *pid, int *fd)
     argv[n++] = trial;
     argv[n] = NULL;
     int log = open(l->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-    if (log < 0) return t2_seterr(T2_EIO, "trial %s: cannot open log %s: %s", trial, l->log_path, strerror(errno));
-    fflush(NULL);
-    pid_t p = fork();
+    int oe = errno;
+    pid_t p = -1;
+    if (log >= 0) {
+        fflush(NULL);
+        p = fork();
+        oe = errno;
+    }
+    if (p != 0) { /* the parent (or nothing started): the child's copies are its own */
+        for (size_t k = 0; k < l->nenv; k++) free(names[k]);
+        free(names);
+        free(argv);
+    }
+    if (log < 0) return t2_seterr(T2_EIO, "trial %s: cannot open log %s: %s", trial, l->log_path, strerror(oe));
     if (p < 0) {
-        int e = errno;
         close(log);
-        return t2_seterr(T2_EIO, "trial %s: fork: %s", trial, strerror(e));
+        return t2_seterr(T2_EIO, "trial %s: fork: %s", trial, strerror(oe));
     }
     if (p == 0) {
         signal(SIGINT, SIG_IGN); /* the controller stops trials with SIGTERM, which mpirun forwards */
@@ -99,6 +133,8 @@ int t2__trial_mpi_start(const t2__mpi_launch *l, pid_t *pid, int *fd)
             if (l->close_fds[i] >= 0) close(l->close_fds[i]);
         if (dup2(log, STDOUT_FILENO) < 0 || dup2(log, STDERR_FILENO) < 0) _exit(3);
         if (setenv(T2__AUTH_KEY_ENV, key_hex, 1) != 0) _exit(3);
+        for (size_t k = 0; k < l->nenv; k++)
+            if (setenv(names[k], strchr(l->env[k], '=') + 1, 1) != 0) _exit(3);
         execvp("mpirun", (char *const *)argv);
         fprintf(stderr, "t2exp: cannot run mpirun: %s\n", strerror(errno));
         _exit(127);

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -51,6 +52,14 @@ int t2__trial_proc_start(const t2__runner_args *args, const char *log_path, cons
             close(nul);
         }
         setvbuf(stdout, NULL, _IOLBF, 0);
+        /* environment.environment_variables: in this trial's process only, not the controller's. */
+        for (size_t i = 0; args->cfg && i < args->cfg->environment.nvars; i++) {
+            char *v = args->cfg->environment.vars[i], *eq = strchr(v, '='); /* the loader checked the '=' */
+            *eq = '\0'; /* this process's own copy of the config */
+            int bad = setenv(v, eq + 1, 1);
+            *eq = '=';
+            if (bad) _exit(3);
+        }
         t2__pool_reset_after_fork();
         t2__runner_args a = *args;
         a.fd = sv[1];

@@ -32,6 +32,8 @@ typedef struct t2__mpi_launch {
     const t2__val *spec;
     const int *close_fds;
     int nclose;
+    char *const *env; /* environment.environment_variables ("NAME=value"): set for mpirun, -x NAME to ranks */
+    size_t nenv;
 } t2__mpi_launch;
 
 int t2__trial_mpi_start(const t2__mpi_launch *l, pid_t *pid, int *fd);

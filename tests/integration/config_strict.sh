@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Strict configs through the CLI: a file with typo'd keys is refused (exit 2) by preview and create
+# with every problem listed, each naming the key it resembles, and no experiment is made;
+# --lenient turns the unknown keys into warnings. Determined's config forms preview cleanly, and
+# environment.environment_variables reaches the trial process (hostile_trial.c needs two variables
+# that only the config sets).
+source "$(dirname "$0")/common.bash"
+
+cat > "$WORK/typos.yaml" <<Y
+name: typos
+hyperparameters:
+  global_batch_size: 8
+  x: {type: double, minval: -1, maxval: 1}
+  y: 0.5
+searcher:
+  name: random
+  metric: loss
+  smaller_is_beter: true
+  max_trails: 2
+  max_trials: 2
+  max_length: {batches: 10}
+min_validation_perod: {batches: 5}
+Y
+for cmd in preview create; do
+  args=("$WORK/typos.yaml"); [ "$cmd" = create ] && args+=("$TRIALS/quadratic.so" --plain)
+  expect_exit 2 "$T2EXP" "$cmd" "${args[@]}"
+  expect_in "$OUT" "t2exp $cmd: $WORK/typos.yaml:9:3: searcher.smaller_is_beter: unknown key (did you mean 'smaller_is_better'?)"
+  expect_in "$OUT" "t2exp $cmd: $WORK/typos.yaml:10:3: searcher.max_trails: unknown key (did you mean 'max_trials'?)"
+  expect_in "$OUT" "t2exp $cmd: $WORK/typos.yaml:13:1: min_validation_perod: unknown key (did you mean 'min_validation_period'?)"
+  expect_in "$OUT" "t2exp $cmd: 3 errors in $WORK/typos.yaml"
+done
+[ ! -e "$T2EXP_HOME/t2exp.db" ] || [ "$(sql 'SELECT count(*) FROM experiments')" = 0 ] || fail "a refused config made an experiment"
+
+# --lenient: warnings with the same suggestions, and the run goes on.
+expect_exit 0 "$T2EXP" preview "$WORK/typos.yaml" --lenient
+expect_in "$OUT" "warning: $WORK/typos.yaml:10:3: unknown key 'searcher.max_trails' (ignored; did you mean 'max_trials'?)"
+expect_exit 0 "$T2EXP" create "$WORK/typos.yaml" "$TRIALS/quadratic.so" --plain --lenient
+expect_in "$OUT" "unknown key 'min_validation_perod' (ignored; did you mean 'min_validation_period'?)"
+# --lenient is for the commands that load a config.
+expect_exit 2 "$T2EXP" list --lenient
+expect_in "$OUT" "unknown option --lenient"
+
+# Determined's forms: time_metric + max_time, bare-integer max_length, slots_per_trial 0, a global
+# batch that the slots do not divide, dotted names inside a group, the container keys.
+cat > "$WORK/det.yaml" <<Y
+name: det
+hyperparameters:
+  global_batch_size: 8
+  overwrite_deepspeed_args:
+    zero_optimization.stage: 2
+  x: {type: int, minval: 0, maxval: 3}
+searcher: {name: random, metric: loss, max_trials: 2, time_metric: batches, max_time: 20}
+resources: {slots_per_trial: 0}
+environment:
+  image: determinedai/pytorch
+  environment_variables: {cpu: [OMP_NUM_THREADS=1], cuda: [NCCL_DEBUG=INFO]}
+Y
+expect_exit 0 "$T2EXP" preview "$WORK/det.yaml"
+expect_in "$OUT" "resources.slots_per_trial: 0 (Determined's CPU-only value) runs each trial on 1 slot"
+expect_in "$OUT" "key 'environment.image' is accepted but ignored"
+expect_in "$OUT" "key 'environment.environment_variables.cuda' is accepted but ignored: trials run on CPUs; the cpu list is used"
+expect_in "$OUT" '"zero_optimization.stage":2'
+expect_in "$OUT" "20"
+expect_exit 0 "$T2EXP" preview "$WORK/det.yaml" --config searcher.max_length=30 --config searcher.time_metric=~ \
+  --config searcher.max_time=~ --config resources.slots_per_trial=3 --config hyperparameters.global_batch_size=100
+expect_in "$OUT" "100 is not divisible by resources.slots_per_trial (3): each slot trains on 33 records a step, 99 in all"
+expect_exit 2 "$T2EXP" preview "$WORK/det.yaml" --config searcher.time_metric=validation_loss
+expect_in "$OUT" "searcher.time_metric: t2exp measures training in batches, records or epochs, got \"validation_loss\""
+
+# environment_variables reach the trial's process: the hostile trial forges its report only when
+# both variables are set, and neither is in this shell's environment.
+command -v "${CC:-cc}" >/dev/null || { echo "config_strict: skipped the environment part (no C compiler)"; exit 77; }
+"${CC:-cc}" -std=c11 -Wall -Wextra -Werror -shared -fPIC -I "$T2EXP_SOURCE/framework/include" \
+  "$T2EXP_SOURCE/tests/integration/hostile_trial.c" -o "$WORK/hostile.so"
+unset HOSTILE_ATTACK HOSTILE_VICTIM
+echo "keep me" > "$WORK/victim"
+cat > "$WORK/env.yaml" <<Y
+name: env
+hyperparameters: {global_batch_size: 1}
+searcher: {name: single, metric: loss, max_length: 100}
+max_restarts: 0
+environment:
+  environment_variables:
+    - HOSTILE_ATTACK=abs
+    - HOSTILE_VICTIM=$WORK/victim
+Y
+expect_exit 1 "$T2EXP" create "$WORK/env.yaml" "$WORK/hostile.so" --plain
+n=$(sql "SELECT max(id) FROM experiments")
+grep -q "hostile: forged a checkpoint report (abs)" "$T2EXP_HOME/experiments/$n/"trial-*.log \
+  || fail "environment_variables did not reach the trial: $(cat "$T2EXP_HOME/experiments/$n/"trial-*.log)"
+[ -z "${HOSTILE_ATTACK:-}" ] || fail "the variable leaked into the shell"
+[ "$(cat "$WORK/victim")" = "keep me" ] || fail "the victim file changed"
+echo "config_strict: ok"

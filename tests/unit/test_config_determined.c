@@ -1,0 +1,172 @@
+/* test_config_determined.c — Determined's config forms that t2exp accepts: time_metric + max_time,
+ * a bare-integer max_length, slots_per_trial 0, a global batch the slots do not divide (rounded
+ * per slot, warned), dotted names inside a hyperparameter group, environment_variables (a list or
+ * the per-device map), and the missing-key messages that explain what Determined's Core API
+ * leaves to the script. Messages are checked exactly. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "check.h"
+#include "../../configs/config.h" /* configs/ is not on the test include path */
+
+#define CHECK_STR(got, want)                                                                      \
+    do {                                                                                          \
+        const char *g_ = (got), *w_ = (want);                                                     \
+        if (!g_ || strcmp(g_, w_) != 0) {                                                         \
+            fprintf(stderr, "%s:%d: got  \"%s\"\n%*swant \"%s\"\n", __FILE__, __LINE__,           \
+                    g_ ? g_ : "(null)", (int)strlen(__FILE__) + 8, "", w_);                        \
+            check_failures++;                                                                     \
+        }                                                                                         \
+    } while (0)
+
+#define HP "hyperparameters:\n  global_batch_size: 32\n"
+
+static t2__config *load(const char *text)
+{
+    t2__config *cfg = NULL;
+    if (t2__config_load_string(text, "const.yaml", NULL, 0, &cfg)) {
+        fprintf(stderr, "unexpected failure: %s\n--- config ---\n%s\n", t2_errmsg(), text);
+        check_failures++;
+    }
+    return cfg;
+}
+
+static const char *warning(const t2__config *cfg, size_t k)
+{
+    size_t n = 0;
+    const char *const *w = t2__config_warnings(cfg, &n);
+    return k < n ? w[k] : "(no such warning)";
+}
+
+static void expect_err(int line, const char *text, const char *msg)
+{
+    t2__config *cfg = NULL;
+    int rc = t2__config_load_string(text, "const.yaml", NULL, 0, &cfg);
+    if (rc != T2_EINVAL || strcmp(t2_errmsg(), msg) != 0) {
+        fprintf(stderr, "test_config_determined.c:%d: rc %d\n  got  \"%s\"\n  want \"%s\"\n", line, rc, t2_errmsg(), msg);
+        check_failures++;
+    }
+    t2__config_free(cfg);
+}
+
+static void test_lengths(void)
+{
+    t2__config *cfg = load(HP "searcher: {name: single, metric: loss, time_metric: batches, max_time: 937}\n");
+    CHECK(cfg && cfg->searcher.max_length.unit == T2__UNIT_BATCHES && cfg->searcher.max_length.n == 937);
+    t2__config_free(cfg);
+    cfg = load(HP "searcher: {name: single, metric: loss, time_metric: epochs, max_time: 3}\n");
+    CHECK(cfg && cfg->searcher.max_length.unit == T2__UNIT_EPOCHS && cfg->searcher.max_length.n == 3);
+    t2__config_free(cfg);
+    cfg = load(HP "searcher: {name: single, metric: loss, max_length: 1}\n"); /* Determined: batches */
+    CHECK(cfg && cfg->searcher.max_length.unit == T2__UNIT_BATCHES && cfg->searcher.max_length.n == 1);
+    t2__config_free(cfg);
+    expect_err(__LINE__, HP "searcher: {name: single, metric: loss, time_metric: val_loss, max_time: 3}\n",
+               "const.yaml:3:53: searcher.time_metric: t2exp measures training in batches, records or epochs, got "
+               "\"val_loss\" (Determined follows a metric the script reports; here use time_metric: batches, records "
+               "or epochs)");
+    expect_err(__LINE__, HP "searcher: {name: single, metric: loss, time_metric: batches}\n",
+               "const.yaml:3:1: searcher.max_time: missing required key");
+    expect_err(__LINE__,
+               HP "searcher: {name: single, metric: loss, max_length: {batches: 5}, time_metric: batches, max_time: 3}\n",
+               "const.yaml:3:66: searcher.time_metric: give either max_length or time_metric with max_time, not both");
+    expect_err(__LINE__, HP "searcher: {name: single, metric: loss, max_length: 0}\n",
+               "const.yaml:3:52: searcher.max_length: expected a positive integer, got 0");
+    expect_err(__LINE__, HP "searcher: {name: single, metric: loss}\n",
+               "const.yaml:3:1: searcher.max_length: missing required key, e.g. max_length: {batches: 1000} or "
+               "time_metric: batches with max_time: 1000 (Determined's Core API leaves the training length to the "
+               "training script; t2exp runs the training loop and needs it)");
+    expect_err(__LINE__, "searcher: {name: single, metric: loss, max_length: 5}\n",
+               "const.yaml:1:1: hyperparameters.global_batch_size: missing required key (Determined's Core API leaves "
+               "the batch size to the training script; t2exp builds the batches and needs it)");
+}
+
+static void test_slots_and_batches(void)
+{
+    t2__config *cfg = load(HP "searcher: {name: single, metric: loss, max_length: 5}\nresources: {slots_per_trial: 0}\n");
+    if (cfg) {
+        CHECK(cfg->resources.slots_per_trial == 1);
+        CHECK_STR(warning(cfg, 0),
+                  "const.yaml:4:30: resources.slots_per_trial: 0 (Determined's CPU-only value) runs each trial on 1 slot");
+    }
+    t2__config_free(cfg);
+    cfg = load("hyperparameters:\n  global_batch_size: {type: categorical, vals: [64, 100]}\n"
+               "searcher: {name: grid, metric: loss, max_length: 5}\nresources: {slots_per_trial: 3}\n");
+    if (cfg) {
+        CHECK_STR(warning(cfg, 0), "const.yaml:2:49: hyperparameters.global_batch_size.vals.0: 64 is not divisible by "
+                                   "resources.slots_per_trial (3): each slot trains on 21 records a step, 63 in all "
+                                   "(Determined rounds the same way)");
+        t2__val *hp = t2__val_map();
+        int64_t g = 0, s = 0;
+        CHECK_OK(t2__val_map_set(hp, "global_batch_size", t2__val_int(100)));
+        CHECK_OK(t2__config_batch_sizes(cfg, hp, &g, &s));
+        CHECK(g == 99 && s == 33);
+        t2__val_free(hp);
+    }
+    t2__config_free(cfg);
+    cfg = load("hyperparameters:\n  global_batch_size: {type: int, minval: 8, maxval: 64}\n"
+               "searcher: {name: single, metric: loss, max_length: 5}\nresources: {slots_per_trial: 2}\n");
+    if (cfg)
+        CHECK_STR(warning(cfg, 0), "const.yaml:2:22: hyperparameters.global_batch_size: values not divisible by "
+                                   "resources.slots_per_trial (2) are rounded down to a multiple of it (each slot "
+                                   "takes value / 2 records a step, as in Determined)");
+    t2__config_free(cfg);
+}
+
+static void test_dotted_group(void)
+{
+    t2__config *cfg = load(HP "  overwrite_deepspeed_args:\n    zero_optimization.stage: 2\n    fp16.enabled: true\n"
+                              "searcher: {name: single, metric: loss, max_length: 5}\n");
+    if (cfg) {
+        t2__val *hp = NULL;
+        char *json = NULL;
+        CHECK_OK(t2__hparam_build(cfg->hparams, NULL, &hp));
+        CHECK_OK(t2__val_to_json(hp, &json, NULL));
+        CHECK_STR(json, "{\"global_batch_size\":32,\"overwrite_deepspeed_args\":{\"zero_optimization.stage\":2,"
+                        "\"fp16.enabled\":true}}");
+        free(json);
+        t2__val_free(hp);
+    }
+    t2__config_free(cfg);
+}
+
+static void test_environment(void)
+{
+    t2__config *cfg = load(HP "searcher: {name: single, metric: loss, max_length: 5}\n"
+                              "environment:\n  environment_variables:\n    - OMP_NUM_THREADS=2\n    - A=x=y\n"
+                              "    - OMP_NUM_THREADS=1\n");
+    if (cfg) {
+        CHECK(cfg->environment.nvars == 2);
+        if (cfg->environment.nvars == 2) {
+            CHECK_STR(cfg->environment.vars[0], "OMP_NUM_THREADS=1"); /* the later one wins, as in a shell */
+            CHECK_STR(cfg->environment.vars[1], "A=x=y");
+        }
+    }
+    t2__config_free(cfg);
+    cfg = load(HP "searcher: {name: single, metric: loss, max_length: 5}\n"
+                  "environment:\n  environment_variables: {cpu: [B=1], cuda: [NCCL_DEBUG=INFO], rocm: []}\n");
+    if (cfg) {
+        CHECK(cfg->environment.nvars == 1);
+        if (cfg->environment.nvars == 1) CHECK_STR(cfg->environment.vars[0], "B=1");
+        CHECK_STR(warning(cfg, 0), "const.yaml:5:39: key 'environment.environment_variables.cuda' is accepted but "
+                                   "ignored: trials run on CPUs; the cpu list is used");
+    }
+    t2__config_free(cfg);
+    expect_err(__LINE__,
+               HP "searcher: {name: single, metric: loss, max_length: 5}\n"
+                  "environment: {environment_variables: [\"1X=2\", NOEQUALS]}\n",
+               "const.yaml:4:39: environment.environment_variables.0: expected \"NAME=value\" (NAME: letters, digits "
+               "and _, not starting with a digit), got the string \"1X=2\" (and 1 more error)");
+    expect_err(__LINE__,
+               HP "searcher: {name: single, metric: loss, max_length: 5}\nenvironment: {environment_varaibles: []}\n",
+               "const.yaml:4:15: environment.environment_varaibles: unknown key (did you mean "
+               "'environment_variables'?)");
+}
+
+int main(void)
+{
+    test_lengths();
+    test_slots_and_batches();
+    test_dotted_group();
+    test_environment();
+    return check_report("test_config_determined");
+}

@@ -182,12 +182,15 @@ static int parse_nested(t2__config *cfg, const t2__ynode *n, const char *path, t
 
 /* A map without `type` is a group of nested hyperparameters, unless it is a typed hyperparameter
  * whose `type` is missing or misspelt (`tpye: log` would silently make lr a group): a key one typo
- * from `type` whose value names a type, or the keys of a range or a list of values. */
+ * from `type` whose value names a type, both minval and maxval, or only a typed hyperparameter's
+ * keys (`{vals: [a, b]}`). A group that merely has a member called `base` or `count` among others
+ * (Determined's byol example: `learning_rate: {base: 0.2, base_batch_size: 256}`) stays a group. */
 static int check_typeless(t2__config *cfg, const t2__ynode *n, const char *full)
 {
     static const char *const type_key[] = {"type", NULL};
     char sub[T2__PATH_MAX];
     const char *range_key = NULL;
+    int all_hp = n->n > 0, has_min = 0, has_max = 0;
     for (size_t k = 0; k < n->n; k++) {
         const char *key = n->keys[k];
         const t2__ynode *v = n->items[k];
@@ -200,9 +203,12 @@ static int check_typeless(t2__config *cfg, const t2__ynode *n, const char *full)
                                "nested hyperparameters");
         }
         if (!range_key && is_hp_key(key) && !KEY_IS("val")) range_key = key;
+        all_hp &= is_hp_key(key);
+        has_min |= KEY_IS("minval");
+        has_max |= KEY_IS("maxval");
     }
     (void)cfg;
-    if (range_key)
+    if (range_key && ((has_min && has_max) || all_hp))
         return t2__cfg_err(&n->mark, full,
                            "has '%s' but no 'type': add type: int, double, log or categorical (a map without "
                            "'type' is a group of nested hyperparameters)",

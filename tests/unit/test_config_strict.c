@@ -200,7 +200,9 @@ static void test_typeless_hparams(void)
     /* A group of nested hyperparameters without any of those keys is still a group. */
     t2__config *cfg = NULL;
     CHECK_OK(t2__config_load_string("searcher:\n  name: single\n  metric: loss\n  max_length: {batches: 1}\n"
-                                    "hyperparameters:\n  global_batch_size: 8\n  opt: {lr: 0.1, tape: 3}\n",
+                                    "hyperparameters:\n  global_batch_size: 8\n  opt: {lr: 0.1, tape: 3}\n"
+                                    /* Determined's byol example: a group with a member named base */
+                                    "  learning_rate: {base: 0.2, base_batch_size: 256, warmup_epochs: 10}\n",
                                     "const.yaml", NULL, 0, &cfg));
     const t2__hparam *opt = cfg ? t2__hparam_find(cfg->hparams, "opt") : NULL;
     CHECK(opt && opt->kind == T2__HP_NESTED && opt->nchildren == 2);

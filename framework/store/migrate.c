@@ -121,9 +121,19 @@ static const char SCHEMA_V2[] =
     " CHECK (overrides IS NULL OR json_valid(overrides));"
     "ALTER TABLE experiments ADD COLUMN checkpoint_dir TEXT;";
 
+/* Version 3: which process runs an experiment, so pause/kill/follow/delete can tell a live
+ * controller from a record left by one that died. controller_pid is set by create and resume
+ * while they run and cleared when they end; controller_token is that process's start time
+ * (/proc/PID/stat field 22) and the boot id, so a recycled pid never passes for the controller
+ * (liveness.c). Both NULL: no controller. */
+static const char SCHEMA_V3[] =
+    "ALTER TABLE experiments ADD COLUMN controller_pid INTEGER;"
+    "ALTER TABLE experiments ADD COLUMN controller_token TEXT;";
+
 static const char *const MIGRATIONS[] = {
     SCHEMA_V1, /* 0 -> 1 */
     SCHEMA_V2, /* 1 -> 2 */
+    SCHEMA_V3, /* 2 -> 3 */
 };
 
 _Static_assert(sizeof MIGRATIONS / sizeof MIGRATIONS[0] == T2__STORE_SCHEMA_VERSION,

@@ -54,7 +54,7 @@ int t2__store_mkdirs(const char *path);
 /* ---- open / close / schema --------------------------------------------------------------- */
 
 /* The schema version this code writes (PRAGMA user_version). */
-#define T2__STORE_SCHEMA_VERSION 2
+#define T2__STORE_SCHEMA_VERSION 3
 
 /* Opens HOME/t2exp.db. Read-write: creates HOME (mkdir -p) and the database, sets WAL mode, and
  * applies the pending forward migrations in one transaction. Read-only: the database must exist
@@ -157,6 +157,23 @@ int t2__store_set_experiment_best(t2__store *st, int64_t id, int64_t trial_id, d
 int t2__store_set_experiment_error(t2__store *st, int64_t id, const char *error); /* NULL clears */
 /* Where the experiment's checkpoints go, set once by create (resume reads it back). */
 int t2__store_set_experiment_checkpoint_dir(t2__store *st, int64_t id, const char *dir);
+
+/* ---- liveness (liveness.c): which process runs an experiment ------------------------------- */
+
+/* This process's identity for the liveness record: "<start time>@<boot id>" from
+ * /proc/PID/stat field 22 and /proc/sys/kernel/random/boot_id. T2_ENOTFOUND when there is no
+ * such process (or only its zombie). */
+int t2__proc_token(long pid, char *buf, size_t len);
+/* set = 1: records the calling process (pid and token) as the experiment's controller; set = 0
+ * clears the record. Committed at once. */
+int t2__store_set_controller(t2__store *st, int64_t id, int set);
+/* 1 with *pid when the recorded controller is alive with the recorded token; 0 when none is
+ * recorded, it died, or its pid now belongs to another process (never signal *pid then: it is 0).
+ * T2_ENOTFOUND for an unknown experiment. */
+int t2__store_controller(t2__store *st, int64_t id, long *pid);
+/* Deletes the experiment's rows (trials, metrics, checkpoints, searcher state cascade) and
+ * commits. T2_ENOTFOUND for an unknown experiment. Files are the caller's business. */
+int t2__store_delete_experiment(t2__store *st, int64_t id);
 
 /* Records a QUEUED trial. `ordinal` is its number within the experiment (the searcher's request
  * number; the CLI's "7.3" is experiment 7, ordinal 3); a negative ordinal means the next one

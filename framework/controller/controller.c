@@ -69,6 +69,7 @@ typedef struct ctl {
     trial *t;
     size_t nt, cap;
     int64_t exp_id;
+    int recorded;           /* this process is the experiment's recorded controller (liveness.c) */
     int shutdown;
     int slots, capacity, threads;
     double best;
@@ -97,8 +98,47 @@ typedef struct ctl {
     char self_exe[PATH_MAX];
 } ctl;
 
+/* The signal that stops the experiment: SIGINT/SIGTERM pause it (trials checkpoint, PAUSED),
+ * SIGUSR2 (`t2exp kill`) kills it (trials killed, CANCELED). 0: none yet. */
 static volatile sig_atomic_t interrupted;
 static void on_signal(int sig) { interrupted = sig; }
+
+typedef struct {
+    struct sigaction intr, term, usr2;
+} saved_signals;
+
+/* Installed before the controller is recorded in the store (t2__store_set_controller): from then
+ * on `t2exp pause`/`kill` may signal this process, and SIGUSR2's default action would end it
+ * without a word. */
+static void catch_signals(saved_signals *old)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    interrupted = 0;
+    sigaction(SIGINT, &sa, &old->intr);
+    sigaction(SIGTERM, &sa, &old->term);
+    sigaction(SIGUSR2, &sa, &old->usr2);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+static void restore_signals(const saved_signals *old)
+{
+    sigaction(SIGINT, &old->intr, NULL);
+    sigaction(SIGTERM, &old->term, NULL);
+    sigaction(SIGUSR2, &old->usr2, NULL);
+}
+
+/* Clears the experiment's controller record when this run ends; a failure to do so leaves a
+ * record that liveness checks see as stale, so it only matters when nothing else went wrong. */
+static int end_controller(ctl *c, int rc)
+{
+    if (!c->recorded) return rc;
+    c->recorded = 0;
+    int rc2 = t2__store_set_controller(c->st, c->exp_id, 0);
+    return rc ? rc : rc2;
+}
 
 static trial *find(ctl *c, int64_t rid)
 {
@@ -786,14 +826,16 @@ static int pump(ctl *c)
     return T2_OK;
 }
 
-/* Stops every running trial: SIGTERM asks each runner to finish its batch, checkpoint and say
- * so; their reports keep flowing into the store until they exit. A runner still there after a
- * minute is killed. */
+/* Stops every running trial. To pause, SIGTERM asks each runner to finish its batch, checkpoint
+ * and say so; their reports keep flowing into the store until they exit. To kill (SIGUSR2), a
+ * local runner gets SIGKILL at once. A runner still there after a minute is killed. */
 static void stop_all(ctl *c)
 {
     /* mpirun gives its ranks about a second after SIGTERM before it kills them; SIGUSR1 it
-     * forwards to every rank at once and then waits for them, so they can checkpoint. */
-    int sig = c->cfg->resources.slots_per_trial > 1 ? SIGUSR1 : SIGTERM;
+     * forwards to every rank at once and then waits for them, so they can checkpoint. To kill,
+     * SIGTERM is mpirun's own teardown of every rank (SIGKILL would leave them orphaned). */
+    int dist = c->cfg->resources.slots_per_trial > 1;
+    int sig = interrupted == SIGUSR2 ? (dist ? SIGTERM : SIGKILL) : dist ? SIGUSR1 : SIGTERM;
     for (size_t k = 0; k < c->nrun; k++)
         if (c->t[c->run[k]].pid > 0) kill(c->t[c->run[k]].pid, sig);
     double t0 = t2__now();
@@ -897,14 +939,6 @@ static int run_experiment(ctl *c, int resumed)
     int concurrent = expected > 0 && expected < c->capacity ? (int)expected : c->capacity;
     c->threads = c->slots / concurrent > 0 ? c->slots / concurrent : 1;
 
-    struct sigaction sa, old_int, old_term;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
-    signal(SIGPIPE, SIG_IGN);
-    interrupted = 0;
     double t0 = t2__now();
     int rc = T2_OK;
     if (!resumed) rc = t2__searcher_start(c->s, &c->ops);
@@ -912,8 +946,14 @@ static int run_experiment(ctl *c, int resumed)
     if (!rc) rc = save_searcher(c);
     if (!rc) rc = run_loop(c);
     if (rc || interrupted) stop_all(c);
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
+    int killed = interrupted == SIGUSR2;
+    /* Killed: no trial continues, the ones just stopped (on_exit queued them) and the ones never
+     * started alike. */
+    for (size_t i = 0; killed && i < c->nt; i++)
+        if (c->t[i].state == T_QUEUED && c->t[i].id > 0) {
+            int rc3 = store_trial(c, &c->t[i], T2__TU_STATE, T2__TRIAL_CANCELED, NULL);
+            if (!rc) rc = rc3;
+        }
     t2__progress_finish(&c->prog);
 
     int completed = 0, errored = 0;
@@ -921,7 +961,7 @@ static int run_experiment(ctl *c, int resumed)
         completed += c->t[i].state == T_DONE;
         errored += c->t[i].state == T_ERRORED;
     }
-    int final = interrupted ? T2__EXP_PAUSED : rc || completed == 0 ? T2__EXP_ERRORED : T2__EXP_COMPLETED;
+    int final = killed ? T2__EXP_CANCELED : interrupted ? T2__EXP_PAUSED : rc || completed == 0 ? T2__EXP_ERRORED : T2__EXP_COMPLETED;
     if (rc) {
         char why[1200];
         snprintf(why, sizeof why, "%s", t2_errmsg());
@@ -1043,6 +1083,8 @@ int t2__experiment_create(const t2__create_opts *o, int64_t *exp_id)
     }
     c.ovr = o->overrides;
     c.novr = o->noverrides;
+    saved_signals sigs;
+    catch_signals(&sigs);
     if ((rc = t2__store_home(o->home, home, sizeof home)) || (rc = t2__store_open(home, 0, &c.st)) ||
         (rc = resolve_warm(&c)) || (rc = load_hostfile(&c)))
         goto out;
@@ -1090,6 +1132,9 @@ int t2__experiment_create(const t2__create_opts *o, int64_t *exp_id)
     if ((rc = t2__store_experiment_dir(home, c.exp_id, NULL, dir, sizeof dir)) || (rc = t2__store_mkdirs(dir)) ||
         (rc = checkpoint_dir(&c, home, NULL, 0)) || (rc = t2__store_flush(c.st, 1)))
         goto out;
+    if ((rc = t2__store_set_controller(c.st, c.exp_id, 1))) goto out;
+    c.recorded = 1;
+    if (o->on_started) o->on_started(o->on_started_arg, c.exp_id);
 
     t2__progress_init(&c.prog, o->progress, o->out, cfg->searcher.metric);
     t2__progress_line(o->out, "experiment %lld (%s): %s search on %s, metric %s (%s is better), seed %llu",
@@ -1113,6 +1158,8 @@ int t2__experiment_create(const t2__create_opts *o, int64_t *exp_id)
     if ((rc = t2__searcher_create(cfg, seed, &c.s))) goto out;
     rc = run_experiment(&c, 0);
 out:
+    rc = end_controller(&c, rc);
+    restore_signals(&sigs);
     cleanup(&c);
     return rc;
 }
@@ -1274,12 +1321,22 @@ int t2__experiment_resume(const t2__resume_opts *o)
     char *state_json = NULL;
     const char **ovr = NULL;
     int rc, novr = 0;
+    long pid = 0;
+    saved_signals sigs;
+    catch_signals(&sigs);
     if ((rc = t2__store_home(o->home, home, sizeof home)) || (rc = t2__store_open(home, 0, &c.st))) goto out;
     if ((rc = t2__store_get_experiment(c.st, c.exp_id, &row))) goto out;
     if (row.state == T2__EXP_COMPLETED) {
         rc = t2_seterr(T2_ESTATE, "experiment %lld is already COMPLETED; nothing to resume", (long long)c.exp_id);
         goto out;
     }
+    /* Two controllers of one experiment would run every trial twice. */
+    if ((rc = t2__store_controller(c.st, c.exp_id, &pid)) == 1) {
+        rc = t2_seterr(T2_ESTATE, "experiment %lld is running (controller pid %ld); pause or kill it first",
+                       (long long)c.exp_id, pid);
+        goto out;
+    }
+    if (rc) goto out;
     if ((rc = t2__experiment_overrides(&row, o->overrides, o->noverrides, &ovr, &novr, &ovr_doc))) goto out;
     char name[64];
     snprintf(name, sizeof name, "experiment %lld config", (long long)c.exp_id);
@@ -1308,12 +1365,16 @@ int t2__experiment_resume(const t2__resume_opts *o)
     t2__progress_init(&c.prog, o->progress, o->out, cfg->searcher.metric);
     if ((rc = restore_trials(&c, saved)) || (rc = sweep_orphans(&c))) goto out;
     if ((rc = t2__store_set_experiment_state(c.st, c.exp_id, T2__EXP_ACTIVE)) ||
-        (rc = t2__store_set_experiment_error(c.st, c.exp_id, NULL)) || (rc = t2__store_flush(c.st, 1)))
+        (rc = t2__store_set_experiment_error(c.st, c.exp_id, NULL)) || (rc = t2__store_set_controller(c.st, c.exp_id, 1)))
         goto out;
+    c.recorded = 1;
+    if (o->on_started) o->on_started(o->on_started_arg, c.exp_id);
     t2__progress_line(o->out, "experiment %lld (%s): resuming %s search, %zu trial(s) known", (long long)c.exp_id,
                       cfg->name, t2__searcher_name(cfg->searcher.name), c.nt);
     rc = run_experiment(&c, 1);
 out:
+    rc = end_controller(&c, rc);
+    restore_signals(&sigs);
     cleanup(&c);
     t2__experiment_row_free(&row);
     t2__val_free(saved);

@@ -25,6 +25,11 @@ typedef struct t2__create_opts {
     const char *from_checkpoint;  /* --from-checkpoint: warm-start new trials from this archive */
     t2__progress_mode progress;
     FILE *out;               /* progress and summary (stdout) */
+    /* May be NULL. Called once the experiment exists and this process is recorded as its
+     * controller (so `t2exp pause`/`kill`/`follow` work from then on): `create --detach` passes
+     * the id to the waiting parent here. */
+    void (*on_started)(void *arg, int64_t exp_id);
+    void *on_started_arg;
 } t2__create_opts;
 
 /* Runs the experiment to the end. *exp_id gets its id as soon as it exists (0 if it never did).
@@ -45,11 +50,14 @@ typedef struct t2__resume_opts {
     int noverrides;
     t2__progress_mode progress;
     FILE *out;
+    void (*on_started)(void *arg, int64_t exp_id); /* as in t2__create_opts; may be NULL */
+    void *on_started_arg;
 } t2__resume_opts;
 
 /* Continues an experiment whose controller was killed or interrupted: the config as created, the
  * searcher from its saved state, every unfinished trial from its latest checkpoint. Returns as
- * t2__experiment_create; T2_ESTATE for a COMPLETED experiment, T2_ENOTFOUND for an unknown id. */
+ * t2__experiment_create; T2_ESTATE for a COMPLETED experiment or one whose controller is alive
+ * (liveness.c), T2_ENOTFOUND for an unknown id. */
 int t2__experiment_resume(const t2__resume_opts *o);
 
 /* The overrides an experiment was created with, then extra: from the overrides column (a JSON

@@ -3,6 +3,7 @@
  * object), 3 store or I/O trouble. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <signal.h>
 #include <unistd.h>
 #include <limits.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include "checkpoints/ckpt.h"
 #include "configs/config.h"
 #include "framework/common/outfile.h"
+#include "framework/cli/lifecycle.h"
 #include "framework/controller/controller.h"
 #include "framework/runner/remote.h"
 #include "framework/runner/runner.h"
@@ -29,11 +31,18 @@ static const char *usage_text =
     "\n"
     "commands:\n"
     "  create CONFIG TRIAL.so [--config KEY=VALUE ...] [--from-checkpoint CHECKPOINT] [--plain|--quiet]\n"
-    "                                              run an experiment\n"
-    "  resume ID [TRIAL.so] [--config KEY=VALUE ...] [--plain|--quiet]\n"
+    "         [--detach]                           run an experiment (--detach: in the background)\n"
+    "  resume ID [TRIAL.so] [--config KEY=VALUE ...] [--plain|--quiet] [--detach]\n"
     "                                              finish an interrupted experiment from its checkpoints\n"
     "                                              (--config on top of the stored config, e.g. another\n"
     "                                              resources.slots_per_trial: checkpoints restore elastically)\n"
+    "  pause EXP                                   checkpoint a running experiment and stop it (PAUSED)\n"
+    "  activate EXP                                resume a PAUSED experiment in the background\n"
+    "  kill EXP                                    stop a running experiment now: trials killed, CANCELED\n"
+    "  follow EXP                                  print a detached experiment's output until it ends\n"
+    "                                              (exit 0 when it COMPLETED, 1 otherwise)\n"
+    "  delete EXP [--yes]                          delete a finished experiment: rows, directory, checkpoints\n"
+    "                                              (asks first; --yes is required when stdin is no terminal)\n"
     "  list [--json|--csv]                         experiments\n"
     "  describe ID [--json|--csv] [--top N]        one experiment: config, trials ranked, metrics\n"
     "  trials ID [--json|--csv]                    an experiment's trials\n"
@@ -64,6 +73,7 @@ typedef struct {
     const char *from_checkpoint;
     int all;
     long top;
+    int yes, detach;
     t2__progress_mode progress;
 } args;
 
@@ -88,6 +98,8 @@ static int parse(const char *cmd, int argc, char **argv, args *a, int want_pos)
         else if (!strcmp(s, "--plain")) a->progress = T2__PROGRESS_PLAIN;
         else if (!strcmp(s, "--quiet")) a->progress = T2__PROGRESS_QUIET;
         else if (!strcmp(s, "--all")) a->all = 1;
+        else if (!strcmp(s, "--yes") && !strcmp(cmd, "delete")) a->yes = 1;
+        else if (!strcmp(s, "--detach") && (!strcmp(cmd, "create") || !strcmp(cmd, "resume"))) a->detach = 1;
         else if (!strcmp(s, "--lenient") && (!strcmp(cmd, "create") || !strcmp(cmd, "preview") ||
                                              !strcmp(cmd, "resume") || !strcmp(cmd, "evaluate")))
             t2__config_set_lenient(1); /* before any config is loaded; the rest of the process follows it */
@@ -192,6 +204,31 @@ static int load_config(const char *cmd, const args *a, t2__config **cfg)
     return 0;
 }
 
+/* --detach: forks (after the config was validated here, so its errors come with exit 2 before
+ * anything runs in the background). Returns -1 in the child, which goes on to run the experiment
+ * with *cb and *arg as its on_started; an exit code in the parent. */
+static int detach(const char *cmd, const args *a, t2__detach *d, void (**cb)(void *, int64_t), void **arg)
+{
+    char home[PATH_MAX];
+    int64_t id = 0;
+    int child_exit = 0;
+    if (!a->detach) return -1;
+    int rc = t2__store_home(a->home, home, sizeof home);
+    if (!rc) rc = t2__detach_fork(d, home, &id, &child_exit);
+    if (rc < 0) {
+        fprintf(stderr, "t2exp %s: %s\n", cmd, t2_errmsg());
+        return EXIT_STORE;
+    }
+    if (rc == 0) {
+        *cb = t2__detach_started;
+        *arg = d;
+        return -1;
+    }
+    if (rc == 2) return child_exit; /* it said why on stderr */
+    printf("experiment %lld started in the background; follow with: t2exp follow %lld\n", (long long)id, (long long)id);
+    return 0;
+}
+
 static int cmd_create(const args *a)
 {
     t2__config *cfg = NULL;
@@ -199,7 +236,12 @@ static int cmd_create(const args *a)
     if (ex) return ex;
     t2__create_opts o = {.cfg = cfg, .trial_path = a->pos[1], .home = a->home, .overrides = a->overrides,
                          .noverrides = a->noverrides, .from_checkpoint = a->from_checkpoint,
-                         .progress = a->progress, .out = stdout};
+                         .progress = a->detach ? T2__PROGRESS_PLAIN : a->progress, .out = stdout};
+    static t2__detach d;
+    if ((ex = detach("create", a, &d, &o.on_started, &o.on_started_arg)) >= 0) {
+        t2__config_free(cfg);
+        return ex;
+    }
     int64_t id = 0;
     int rc = t2__experiment_create(&o, &id);
     if (rc < 0) {
@@ -217,8 +259,11 @@ static int cmd_resume(const args *a)
     int64_t id;
     if (parse_id(a->pos[0], &id)) return usage_error("resume", "not an experiment id: %s", a->pos[0]);
     t2__resume_opts o = {.experiment_id = id, .home = a->home, .trial_path = a->npos > 1 ? a->pos[1] : NULL,
-                         .overrides = a->overrides, .noverrides = a->noverrides, .progress = a->progress,
-                         .out = stdout};
+                         .overrides = a->overrides, .noverrides = a->noverrides,
+                         .progress = a->detach ? T2__PROGRESS_PLAIN : a->progress, .out = stdout};
+    static t2__detach d;
+    int ex = detach("resume", a, &d, &o.on_started, &o.on_started_arg);
+    if (ex >= 0) return ex;
     int rc = t2__experiment_resume(&o);
     if (rc < 0) {
         fprintf(stderr, "t2exp resume: %s\n", t2_errmsg());
@@ -342,6 +387,90 @@ static int cmd_preview(const args *a)
     }
     t2__val_free(p);
     t2__config_free(cfg);
+    return ex;
+}
+
+/* pause / kill: the live controller gets the signal Ctrl-C sends (it checkpoints, PAUSED) or
+ * SIGUSR2 (trials killed, CANCELED); the command returns once it has ended. */
+static int cmd_stop(const char *cmd, const args *a)
+{
+    int64_t id;
+    t2__store *st = NULL;
+    if (parse_id(a->pos[0], &id)) return usage_error(cmd, "not an experiment id: %s", a->pos[0]);
+    if (open_store(a, 1, &st)) return EXIT_STORE;
+    /* Pausing waits for the trials' checkpoints (the controller gives them a minute). */
+    int rc = t2__signal_controller(st, id, !strcmp(cmd, "kill") ? SIGUSR2 : SIGINT, 600.0);
+    t2__experiment_row row;
+    memset(&row, 0, sizeof row);
+    if (!rc) rc = t2__store_get_experiment(st, id, &row);
+    if (!rc) printf("experiment %lld is %s\n", (long long)id, t2__exp_state_name(row.state));
+    else fprintf(stderr, "t2exp %s: %s\n", cmd, t2_errmsg());
+    t2__experiment_row_free(&row);
+    t2__store_close(st);
+    return !rc ? 0 : rc == T2_ESTATE || rc == T2_ENOTFOUND ? EXIT_USAGE : EXIT_STORE;
+}
+
+static int cmd_follow(const args *a)
+{
+    int64_t id;
+    t2__store *st = NULL;
+    int state = 0;
+    if (parse_id(a->pos[0], &id)) return usage_error("follow", "not an experiment id: %s", a->pos[0]);
+    if (open_store(a, 1, &st)) return EXIT_STORE;
+    int rc = t2__follow(st, id, stdout, &state);
+    if (!rc) fprintf(stderr, "experiment %lld is %s\n", (long long)id, t2__exp_state_name(state));
+    else fprintf(stderr, "t2exp follow: %s\n", t2_errmsg());
+    t2__store_close(st);
+    if (rc) return rc == T2_ENOTFOUND ? EXIT_USAGE : EXIT_STORE;
+    return state == T2__EXP_COMPLETED ? 0 : EXIT_FAILED;
+}
+
+/* Determined asks before deleting; without a terminal to ask on, --yes is the answer. */
+static int confirm_delete(const args *a, t2__store *st, int64_t id)
+{
+    if (a->yes) return 0;
+    if (!isatty(STDIN_FILENO)) {
+        fprintf(stderr, "t2exp delete: stdin is not a terminal, so there is no one to confirm; pass --yes to delete "
+                        "experiment %lld\n", (long long)id);
+        return EXIT_USAGE;
+    }
+    t2__experiment_row row;
+    if (t2__store_get_experiment(st, id, &row)) {
+        fprintf(stderr, "t2exp delete: %s\n", t2_errmsg());
+        return EXIT_USAGE;
+    }
+    t2__store_printable(row.name, strlen(row.name));
+    fprintf(stderr, "delete experiment %lld (%s, %s, %lld trial(s)) with its checkpoints? [y/N] ", (long long)id,
+            row.name, t2__exp_state_name(row.state), (long long)row.num_trials);
+    t2__experiment_row_free(&row);
+    char line[64];
+    if (!fgets(line, sizeof line, stdin) || (line[0] != 'y' && line[0] != 'Y')) {
+        fprintf(stderr, "not deleted\n");
+        return EXIT_FAILED;
+    }
+    return 0;
+}
+
+static int cmd_delete(const args *a)
+{
+    int64_t id;
+    t2__store *st = NULL;
+    if (parse_id(a->pos[0], &id)) return usage_error("delete", "not an experiment id: %s", a->pos[0]);
+    if (open_store(a, 0, &st)) return EXIT_STORE;
+    t2__experiment_row row;
+    int rc = t2__store_get_experiment(st, id, &row), ex = 0;
+    if (!rc) t2__experiment_row_free(&row);
+    if (!rc && !(ex = confirm_delete(a, st, id))) rc = t2__delete_experiment(st, id);
+    if (!rc && !ex) printf("experiment %lld deleted\n", (long long)id);
+    if (rc) {
+        fprintf(stderr, "t2exp delete: %s\n", t2_errmsg());
+        ex = rc == T2_ESTATE || rc == T2_ENOTFOUND ? EXIT_USAGE : EXIT_STORE;
+    }
+    int rc2 = t2__store_close(st);
+    if (rc2 && !ex) {
+        fprintf(stderr, "t2exp delete: %s\n", t2_errmsg());
+        ex = EXIT_STORE;
+    }
     return ex;
 }
 
@@ -474,6 +603,24 @@ int main(int argc, char **argv)
             (ex = export_home(&a, cmd)))
             return ex;
         return cmd_evaluate(&a);
+    }
+    if (!strcmp(cmd, "pause") || !strcmp(cmd, "kill")) {
+        if ((ex = parse(cmd, rest, av, &a, 1))) return ex;
+        return cmd_stop(cmd, &a);
+    }
+    if (!strcmp(cmd, "activate")) {
+        /* Determined's activate: resume, in the background. */
+        if ((ex = parse(cmd, rest, av, &a, 1)) || (ex = export_home(&a, cmd))) return ex;
+        a.detach = 1;
+        return cmd_resume(&a);
+    }
+    if (!strcmp(cmd, "follow")) {
+        if ((ex = parse(cmd, rest, av, &a, 1))) return ex;
+        return cmd_follow(&a);
+    }
+    if (!strcmp(cmd, "delete")) {
+        if ((ex = parse(cmd, rest, av, &a, 1))) return ex;
+        return cmd_delete(&a);
     }
     if (!strcmp(cmd, "export")) {
         if ((ex = parse(cmd, rest, av, &a, 2))) return ex;

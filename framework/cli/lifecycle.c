@@ -1,0 +1,197 @@
+/* lifecycle.c — detached controllers, pause/kill by signal, follow (see lifecycle.h). */
+#define _GNU_SOURCE /* pidfd syscalls */
+#include "lifecycle.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "internal.h"
+#include "t2exp/error.h"
+
+static void nap(long ms) { nanosleep(&(struct timespec){ms / 1000, (ms % 1000) * 1000000L}, NULL); }
+
+/* What the detached child tells the parent: the experiment's id, and whether its log opened. */
+typedef struct {
+    int64_t id;
+    int log_errno;
+} started_msg;
+
+int t2__detach_fork(t2__detach *d, const char *home, int64_t *exp_id, int *child_exit)
+{
+    int p[2];
+    *exp_id = 0;
+    *child_exit = 0;
+    d->fd = -1;
+    int n = snprintf(d->home, sizeof d->home, "%s", home);
+    if (n < 0 || (size_t)n >= sizeof d->home) return t2_seterr(T2_EINVAL, "detach: home path too long: %s", home);
+    if (pipe2(p, O_CLOEXEC) != 0) return t2_seterr(T2_EIO, "detach: pipe: %s", strerror(errno));
+    fflush(NULL); /* nothing buffered may be written twice */
+    pid_t pid = fork();
+    if (pid < 0) {
+        int e = errno;
+        close(p[0]);
+        close(p[1]);
+        return t2_seterr(T2_EIO, "detach: fork: %s", strerror(e));
+    }
+    if (pid == 0) {
+        close(p[0]);
+        d->fd = p[1];
+        /* Its own session: no terminal signals (Ctrl-C in the shell, a hangup) reach it. Its
+         * stdout and stderr stay the terminal's until the experiment exists, so what goes wrong
+         * before that is seen. */
+        setsid();
+        int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (null >= 0) {
+            dup2(null, STDIN_FILENO);
+            close(null);
+        }
+        return 0;
+    }
+    close(p[1]);
+    started_msg m;
+    size_t got = 0;
+    while (got < sizeof m) {
+        ssize_t r = read(p[0], (char *)&m + got, sizeof m - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        got += (size_t)r;
+    }
+    close(p[0]);
+    if (got == sizeof m) {
+        *exp_id = m.id;
+        if (m.log_errno)
+            fprintf(stderr, "warning: experiment %lld: cannot open its controller.log (%s); its output is lost\n",
+                    (long long)m.id, strerror(m.log_errno));
+        return 1;
+    }
+    /* The child ended (or closed the pipe) before the experiment started: its status says why. */
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) return t2_seterr(T2_EIO, "detach: waitpid: %s", strerror(errno));
+    *child_exit = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    if (*child_exit == 0) *child_exit = 1;
+    return 2;
+}
+
+void t2__detach_started(void *arg, int64_t exp_id)
+{
+    t2__detach *d = arg;
+    started_msg m = {.id = exp_id, .log_errno = 0};
+    char dir[PATH_MAX];
+    int fd = -1;
+    if (t2__store_experiment_dir(d->home, exp_id, "controller.log", dir, sizeof dir) == T2_OK)
+        fd = open(dir, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    else
+        errno = ENAMETOOLONG;
+    if (fd < 0) {
+        m.log_errno = errno ? errno : EIO;
+        fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    }
+    fflush(stdout);
+    fflush(stderr);
+    if (fd >= 0) {
+        dup2(fd, STDOUT_FILENO);
+        dup2(fd, STDERR_FILENO);
+        close(fd);
+    }
+    /* Line by line: `t2exp follow` shows each progress line as it is written. */
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (d->fd >= 0) {
+        ssize_t w;
+        do w = write(d->fd, &m, sizeof m);
+        while (w < 0 && errno == EINTR);
+        /* A short write or EPIPE: the parent is gone, and nobody is left to tell. */
+        close(d->fd);
+        d->fd = -1;
+    }
+}
+
+/* A pidfd pins the process: once it is open, a token that still matches proves the signal goes
+ * to the controller, not to whoever inherited its pid. Kernels without pidfds (before 5.3) fall
+ * back to kill() right after the token check. */
+static int send_checked(t2__store *st, int64_t id, int sig)
+{
+    long pid = 0;
+    int rc = t2__store_controller(st, id, &pid);
+    if (rc < 0) return rc;
+    if (rc == 0) return t2_seterr(T2_ESTATE, "experiment %lld is not running (no live controller)", (long long)id);
+#ifdef SYS_pidfd_open
+    int pfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+    if (pfd >= 0) {
+        long again = 0;
+        rc = t2__store_controller(st, id, &again);
+        if (rc == 1 && again == pid && syscall(SYS_pidfd_send_signal, pfd, sig, NULL, 0) != 0)
+            rc = errno == ESRCH ? 0 : t2_seterr(T2_EIO, "signal controller %ld: %s", pid, strerror(errno));
+        close(pfd);
+        if (rc < 0) return rc;
+        if (rc == 0 || again != pid)
+            return t2_seterr(T2_ESTATE, "experiment %lld is not running (its controller just ended)", (long long)id);
+        return T2_OK;
+    }
+    if (errno == ESRCH) return t2_seterr(T2_ESTATE, "experiment %lld is not running (its controller just ended)", (long long)id);
+#endif
+    if (kill((pid_t)pid, sig) != 0)
+        return errno == ESRCH ? t2_seterr(T2_ESTATE, "experiment %lld is not running (its controller just ended)", (long long)id)
+                              : t2_seterr(T2_EIO, "signal controller %ld: %s", pid, strerror(errno));
+    return T2_OK;
+}
+
+int t2__signal_controller(t2__store *st, int64_t exp_id, int sig, double wait_s)
+{
+    int rc = send_checked(st, exp_id, sig);
+    if (rc) return rc;
+    double t0 = t2__now();
+    long pid = 0;
+    while ((rc = t2__store_controller(st, exp_id, &pid)) == 1) {
+        if (t2__now() - t0 > wait_s)
+            return t2_seterr(T2_ESTATE, "experiment %lld: its controller (pid %ld) still runs after %.0f s",
+                             (long long)exp_id, pid, wait_s);
+        nap(100);
+    }
+    return rc < 0 ? rc : T2_OK;
+}
+
+/* Copies what the log gained since *off to out. A log not there (yet) is nothing new. */
+static int drain(const char *path, long *off, FILE *out)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) return errno == ENOENT ? T2_OK : t2_seterr(T2_EIO, "follow: %s: %s", path, strerror(errno));
+    int rc = T2_OK;
+    if (fseek(f, *off, SEEK_SET) != 0) rc = t2_seterr(T2_EIO, "follow: %s: seek: %s", path, strerror(errno));
+    char buf[8192];
+    size_t n;
+    while (!rc && (n = fread(buf, 1, sizeof buf, f)) > 0) {
+        if (fwrite(buf, 1, n, out) != n) rc = t2_seterr(T2_EIO, "follow: write: %s", strerror(errno));
+        *off += (long)n;
+    }
+    if (!rc && ferror(f)) rc = t2_seterr(T2_EIO, "follow: %s: read error", path);
+    fclose(f);
+    if (!rc && fflush(out) != 0) rc = t2_seterr(T2_EIO, "follow: write: %s", strerror(errno));
+    return rc;
+}
+
+int t2__follow(t2__store *st, int64_t exp_id, FILE *out, int *state)
+{
+    char path[PATH_MAX];
+    long off = 0, pid;
+    int rc = t2__store_experiment_dir(t2__store_home_of(st), exp_id, "controller.log", path, sizeof path);
+    if (rc) return rc;
+    for (;;) {
+        /* Liveness first, then the log: whatever the controller wrote before it ended is shown. */
+        int live = t2__store_controller(st, exp_id, &pid);
+        if (live < 0) return live;
+        if ((rc = drain(path, &off, out))) return rc;
+        if (!live) break;
+        nap(200);
+    }
+    t2__experiment_row row;
+    if ((rc = t2__store_get_experiment(st, exp_id, &row))) return rc;
+    *state = row.state;
+    t2__experiment_row_free(&row);
+    return T2_OK;
+}

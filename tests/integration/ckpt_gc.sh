@@ -3,7 +3,7 @@
 # save_trial_best 1 and save_experiment_best 0, the files left are exactly the store's ACTIVE
 # checkpoints, which are the 2 newest plus the best by validation metric.
 source "$(dirname "$0")/common.bash"
-have_fashion_mnist || { echo "ckpt_gc: skipped (no dataset-fashion-mnist)"; exit 0; }
+have_fashion_mnist || { echo "ckpt_gc: skipped (no dataset-fashion-mnist)"; exit 77; }
 mlp_config "$WORK/c.yaml" 400 "checkpoint_storage: {save_trial_latest: 2, save_trial_best: 1, save_experiment_best: 0}"
 expect_exit 0 "$T2EXP" create "$WORK/c.yaml" "$TRIALS/fashion_mnist_mlp.so" --quiet
 [ "$(sql "SELECT count(*) FROM checkpoints")" = 8 ] || fail "8 checkpoints written (every 50 of 400 batches)"

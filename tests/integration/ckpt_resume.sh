@@ -3,7 +3,7 @@
 # weights equal an uninterrupted run's bit for bit, and every step's metrics appear exactly once
 # with the uninterrupted run's values.
 source "$(dirname "$0")/common.bash"
-have_fashion_mnist || { echo "ckpt_resume: skipped (no dataset-fashion-mnist)"; exit 0; }
+have_fashion_mnist || { echo "ckpt_resume: skipped (no dataset-fashion-mnist)"; exit 77; }
 mlp_config "$WORK/c.yaml" 300 "checkpoint_storage: {save_trial_latest: 1, save_trial_best: 0}"
 
 expect_exit 0 "$T2EXP" create "$WORK/c.yaml" "$TRIALS/fashion_mnist_mlp.so" --quiet   # experiment 1: uninterrupted

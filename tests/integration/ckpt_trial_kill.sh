@@ -2,7 +2,7 @@
 # SIGKILL a trial mid-training: the controller restarts it from its latest checkpoint and it
 # finishes; restarts = 1, and it did not start over (it resumed past batch 0).
 source "$(dirname "$0")/common.bash"
-have_fashion_mnist || { echo "ckpt_trial_kill: skipped (no dataset-fashion-mnist)"; exit 0; }
+have_fashion_mnist || { echo "ckpt_trial_kill: skipped (no dataset-fashion-mnist)"; exit 77; }
 mlp_config "$WORK/c.yaml" 400 "max_restarts: 2"
 create_kill_trial "$WORK/c.yaml" "$WORK/create.log" "SELECT count(*) FROM checkpoints WHERE batches >= 100"
 grep -q "killed by signal 9" "$WORK/create.log" || fail "the kill was not reported: $(cat "$WORK/create.log")"

@@ -4,7 +4,7 @@
 # remembered for `resume`; source_checkpoint_optimizer also restores the momentum, which changes
 # the weights; bad sources stop `create` before any trial runs.
 source "$(dirname "$0")/common.bash"
-have_fashion_mnist || { echo "ckpt_warm_start: skipped (no dataset-fashion-mnist)"; exit 0; }
+have_fashion_mnist || { echo "ckpt_warm_start: skipped (no dataset-fashion-mnist)"; exit 77; }
 
 mlp_config "$WORK/src.yaml" 100
 expect_exit 0 "$T2EXP" create "$WORK/src.yaml" "$TRIALS/fashion_mnist_mlp.so" --quiet # experiment 1

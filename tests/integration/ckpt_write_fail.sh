@@ -3,8 +3,8 @@
 # cannot be written): the failure is reported, the trial goes on, and the previous checkpoint
 # stays valid and is still the latest in the store; no temporary file is left behind.
 source "$(dirname "$0")/common.bash"
-have_fashion_mnist || { echo "ckpt_write_fail: skipped (no dataset-fashion-mnist)"; exit 0; }
-command -v prlimit >/dev/null || { echo "ckpt_write_fail: skipped (no prlimit)"; exit 0; }
+have_fashion_mnist || { echo "ckpt_write_fail: skipped (no dataset-fashion-mnist)"; exit 77; }
+command -v prlimit >/dev/null || { echo "ckpt_write_fail: skipped (no prlimit)"; exit 77; }
 mlp_config "$WORK/c.yaml" 300 "checkpoint_storage: {save_trial_latest: 5}"
 sed -i 's/hidden1: 64/hidden1: 256/' "$WORK/c.yaml"   # a checkpoint of ~1.9 MB
 "$T2EXP" create "$WORK/c.yaml" "$TRIALS/fashion_mnist_mlp.so" --plain > "$WORK/create.log" 2>&1 &

@@ -10,8 +10,8 @@
 source "$(dirname "$0")/common.bash"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"   # Open MPI's own allocations are not ours to check
 tests="$T2EXP_BUILD/tests"
-[ -x "$tests/test_dist_mpi_comm" ] || { echo "dist_netns: skipped (built without MPI)"; exit 0; }
-command -v mpirun >/dev/null || { echo "dist_netns: skipped (no mpirun)"; exit 0; }
+[ -x "$tests/test_dist_mpi_comm" ] || { echo "dist_netns: skipped (built without MPI)"; exit 77; }
+command -v mpirun >/dev/null || { echo "dist_netns: skipped (no mpirun)"; exit 77; }
 root=()
 [ "$(id -u)" = 0 ] && root=(--allow-run-as-root)
 
@@ -32,7 +32,7 @@ ns1="t2h1-$$" ns2="t2h2-$$" v1="t2a$$" v2="t2b$$"
 cleanup() { ip netns del "$ns1" 2>/dev/null || true; ip netns del "$ns2" 2>/dev/null || true; rm -rf "$WORK"; }
 trap cleanup EXIT
 ip netns add "$ns1" && ip netns add "$ns2" || fail "ip netns add"
-ip link add "$v1" type veth peer name "$v2" || { echo "dist_netns: two-namespace part skipped (no veth support)"; exit 0; }
+ip link add "$v1" type veth peer name "$v2" || { echo "dist_netns: two-namespace part skipped (no veth support)"; exit 77; }
 ip link set "$v1" netns "$ns1" && ip link set "$v2" netns "$ns2"
 ip -n "$ns1" addr add 10.77.0.1/24 dev "$v1" && ip -n "$ns2" addr add 10.77.0.2/24 dev "$v2"
 for n in "$ns1" "$ns2"; do ip -n "$n" link set lo up; done

@@ -5,8 +5,8 @@
 source "$(dirname "$0")/common.bash"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"   # Open MPI's own allocations are not ours to check
 bin="$T2EXP_BUILD/bench/dist"
-[ -x "$T2EXP_BUILD/tests/test_dist_mpi_comm" ] || { echo "dist_rank_death: skipped (built without MPI)"; exit 0; }
-have_fashion_mnist || { echo "dist_rank_death: skipped (no dataset-fashion-mnist)"; exit 0; }
+[ -x "$T2EXP_BUILD/tests/test_dist_mpi_comm" ] || { echo "dist_rank_death: skipped (built without MPI)"; exit 77; }
+have_fashion_mnist || { echo "dist_rank_death: skipped (no dataset-fashion-mnist)"; exit 77; }
 root=()
 [ "$(id -u)" = 0 ] && root=(--allow-run-as-root)
 

@@ -4,7 +4,7 @@
 # note) when the dataset package is not installed.
 source "$(dirname "$0")/common.bash"
 if [ ! -e "${FASHION_MNIST_DIR:-/usr/share/datasets/fashion-mnist}/train-images-idx3-ubyte.gz" ]; then
-  echo "fashion_mnist_mlp: skipped (apt-get install dataset-fashion-mnist)"; exit 0
+  echo "fashion_mnist_mlp: skipped (apt-get install dataset-fashion-mnist)"; exit 77
 fi
 expect_exit 0 "$T2EXP" create "$EXAMPLES/fashion_mnist_mlp.yaml" "$TRIALS/fashion_mnist_mlp.so" \
   --config searcher.max_length.epochs=1 --plain

@@ -137,7 +137,8 @@ typedef int (*t2__ckpt_sink)(void *ctx, const void *data, size_t len);
  * read in blocks; memory stays at a few MiB whatever the checkpoint's size), checking every
  * entry's checksum on the way. The caller must treat what the sink got as unchecked until this
  * returns T2_OK. *out gets the checkpoint's metadata (as t2__ckpt_open_info; free it with
- * t2__ckpt_free), NULL on failure. Errors as t2__ckpt_open, or the sink's. */
+ * t2__ckpt_free), NULL on failure. Errors as t2__ckpt_open, or the sink's. A NULL sink only verifies:
+ * every checksum is checked and nothing is kept. */
 int t2__ckpt_stream_params(t2__ckpt **out, const char *path, t2__ckpt_sink sink, void *ctx);
 
 /* The same from bytes in memory (copied); name stands for the path in messages. */

@@ -150,7 +150,7 @@ static int read_entry(t2__ckpt *ck, int k, uint64_t size, int how, t2__ckpt_sink
         if (len == 0) continue;
         if (how != KEEP) {
             crc = t2__crc32c(crc, blk, len);
-            int rc = how == STREAM ? sink(sctx, blk, len) : T2_OK;
+            int rc = how == STREAM && sink ? sink(sctx, blk, len) : T2_OK;
             if (rc) return rc;
             pos += len;
             continue;
@@ -539,7 +539,7 @@ int t2__ckpt_open_for_restore(t2__ckpt **out, const char *path) { return open_fi
 
 int t2__ckpt_stream_params(t2__ckpt **out, const char *path, t2__ckpt_sink sink, void *ctx)
 {
-    if (!out || !path || !sink) return t2_seterr(T2_EINVAL, "t2__ckpt_stream_params: NULL argument");
+    if (!out || !path) return t2_seterr(T2_EINVAL, "t2__ckpt_stream_params: NULL argument");
     *out = NULL;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
     return t2_seterr(T2_EUNSUPPORTED, "checkpoint %s: reading on a big-endian host is not supported", path);

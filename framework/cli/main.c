@@ -338,10 +338,15 @@ static int cmd_export(const args *a)
     t2_checkpoint_info info;
     /* Never over the checkpoint itself (under any name), and the output appears only once every
      * entry's checksum has passed; the parameters stream through, so memory stays small
-     * whatever the checkpoint's size. */
+     * whatever the checkpoint's size. A first pass only verifies, so a forged archive (a
+     * compressed one may decode to 1032 times its size) never fills the disk with a temporary
+     * output before its checksum fails; a good checkpoint is read twice. */
     char *path = NULL;
     int rc = resolve_checkpoint(a, a->pos[0], &path);
     const char *in = path;
+    if (!rc) rc = t2__ckpt_stream_params(&ck, path, NULL, NULL);
+    t2__ckpt_free(ck);
+    ck = NULL;
     if (!rc) rc = t2__outfile_open(&out, a->pos[1], 0666, &in, 1);
     if (!rc) {
         rc = t2__ckpt_stream_params(&ck, path, export_sink, &out);

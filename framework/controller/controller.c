@@ -990,12 +990,6 @@ static int run_experiment(ctl *c, int resumed)
     return !rc && final == T2__EXP_COMPLETED && errored == 0 ? 0 : 1;
 }
 
-static int discard_bytes(void *ctx, const void *data, size_t len)
-{
-    (void)ctx, (void)data, (void)len;
-    return T2_OK;
-}
-
 /* The warm start of new trials: --from-checkpoint, else searcher.source_checkpoint (a file, or
  * the uuid of an active checkpoint in this store), else searcher.source_trial_id (that trial's
  * latest checkpoint). It is opened and checked here, so a bad one stops the experiment before a
@@ -1029,7 +1023,7 @@ static int resolve_warm(ctl *c)
          * but streamed: memory stays at a few MiB whatever the archive claims (the trials'
          * restore then checks the tensor table against their model before decoding). */
         t2__ckpt *ck = NULL;
-        if ((rc = t2__ckpt_stream_params(&ck, src, discard_bytes, NULL))) {
+        if ((rc = t2__ckpt_stream_params(&ck, src, NULL, NULL))) {
             char why[512];
             snprintf(why, sizeof why, "%s", t2_errmsg());
             rc = t2_seterr(rc, "%s: %s", what, why);

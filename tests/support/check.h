@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 #include "t2exp/error.h"
 
 static int check_failures;
@@ -38,6 +39,17 @@ static int check_failures;
                     __LINE__, #a, a_, #b, b_, (double)(tol));                                  \
             check_failures++;                                                                 \
         }                                                                                     \
+    } while (0)
+
+/* Two strings must be equal (got may be NULL); both are printed, aligned, when they differ. */
+#define CHECK_STR(got, want)                                                                      \
+    do {                                                                                          \
+        const char *g_ = (got), *w_ = (want);                                                     \
+        if (!g_ || strcmp(g_, w_) != 0) {                                                         \
+            fprintf(stderr, "%s:%d: got  \"%s\"\n%*swant \"%s\"\n", __FILE__, __LINE__,           \
+                    g_ ? g_ : "(null)", (int)strlen(__FILE__) + 8, "", w_);                        \
+            check_failures++;                                                                     \
+        }                                                                                         \
     } while (0)
 
 static inline int check_report(const char *name)

@@ -8,16 +8,6 @@
 #include "t2exp/rng.h"
 #include "../../configs/value.h" /* configs/ is not on the test include path */
 
-#define CHECK_STR(got, want)                                                                      \
-    do {                                                                                          \
-        const char *g_ = (got), *w_ = (want);                                                     \
-        if (!g_ || strcmp(g_, w_) != 0) {                                                         \
-            fprintf(stderr, "%s:%d: got  %s\n%*swant %s\n", __FILE__, __LINE__, g_ ? g_ : "(null)", \
-                    (int)strlen(__FILE__) + 8, "", w_);                                            \
-            check_failures++;                                                                     \
-        }                                                                                         \
-    } while (0)
-
 static char *to_json(const t2__val *v)
 {
     char *s = NULL;

@@ -7,26 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "check.h"
+#include "test_config_util.h"
 #include "../../configs/config.h" /* configs/ is not on the test include path */
-
-#define CHECK_STR(got, want)                                                                      \
-    do {                                                                                          \
-        const char *g_ = (got), *w_ = (want);                                                     \
-        if (!g_ || strcmp(g_, w_) != 0) {                                                         \
-            fprintf(stderr, "%s:%d: got  \"%s\"\n%*swant \"%s\"\n", __FILE__, __LINE__,           \
-                    g_ ? g_ : "(null)", (int)strlen(__FILE__) + 8, "", w_);                        \
-            check_failures++;                                                                     \
-        }                                                                                         \
-    } while (0)
-
-#define MINIMAL                                                                                   \
-    "hyperparameters:\n"                                                                          \
-    "  global_batch_size: 32\n"                                                                   \
-    "searcher:\n"                                                                                 \
-    "  name: single\n"                                                                            \
-    "  metric: loss\n"                                                                            \
-    "  max_length:\n"                                                                             \
-    "    batches: 100\n"
 
 /* A growable text buffer for generated configs. */
 typedef struct text {

@@ -32,26 +32,26 @@ static void test_home(void)
     setenv("XDG_DATA_HOME", "/xdg", 1);
     setenv("HOME", "/home/u", 1);
     CHECK_OK(t2__store_home("/cli", buf, sizeof buf));
-    CHECK_STR(buf, "/cli");
+    CHECK_TEXT(buf, "/cli");
     CHECK_OK(t2__store_home("", buf, sizeof buf));
-    CHECK_STR(buf, "/t2home");
+    CHECK_TEXT(buf, "/t2home");
     unsetenv("T2EXP_HOME");
     CHECK_OK(t2__store_home(NULL, buf, sizeof buf));
-    CHECK_STR(buf, "/xdg/t2exp");
+    CHECK_TEXT(buf, "/xdg/t2exp");
     setenv("XDG_DATA_HOME", "relative/xdg", 1); /* invalid per XDG: ignored */
     CHECK_OK(t2__store_home(NULL, buf, sizeof buf));
-    CHECK_STR(buf, "/home/u/.local/share/t2exp");
+    CHECK_TEXT(buf, "/home/u/.local/share/t2exp");
     unsetenv("XDG_DATA_HOME");
     CHECK_OK(t2__store_home(NULL, buf, sizeof buf));
-    CHECK_STR(buf, "/home/u/.local/share/t2exp");
+    CHECK_TEXT(buf, "/home/u/.local/share/t2exp");
     unsetenv("HOME");
     CHECK_RC(t2__store_home(NULL, buf, sizeof buf), T2_ENOTFOUND);
     CHECK_RC(t2__store_home("/a/long/path", buf, 5), T2_EINVAL);
 
     CHECK_OK(t2__store_experiment_dir("/h", 7, NULL, buf, sizeof buf));
-    CHECK_STR(buf, "/h/experiments/7");
+    CHECK_TEXT(buf, "/h/experiments/7");
     CHECK_OK(t2__store_experiment_dir("/h", 7, "checkpoints", buf, sizeof buf));
-    CHECK_STR(buf, "/h/experiments/7/checkpoints");
+    CHECK_TEXT(buf, "/h/experiments/7/checkpoints");
     CHECK_RC(t2__store_experiment_dir("/h", 0, NULL, buf, sizeof buf), T2_EINVAL);
     CHECK_RC(t2__store_experiment_dir("/h", 7, "x", buf, 8), T2_EINVAL);
 
@@ -75,17 +75,17 @@ static void test_home_relative(void)
     CHECK(getcwd(cwd, sizeof cwd) != NULL);
     CHECK_OK(t2__store_home("rel/h", buf, sizeof buf));
     snprintf(want, sizeof want, "%s/rel/h", cwd);
-    CHECK_STR(buf, want);
+    CHECK_TEXT(buf, want);
     CHECK_OK(t2__store_home("./rel", buf, sizeof buf));
     snprintf(want, sizeof want, "%s/rel", cwd);
-    CHECK_STR(buf, want);
+    CHECK_TEXT(buf, want);
     setenv("T2EXP_HOME", "envrel", 1);
     CHECK_OK(t2__store_home(NULL, buf, sizeof buf));
     snprintf(want, sizeof want, "%s/envrel", cwd);
-    CHECK_STR(buf, want);
+    CHECK_TEXT(buf, want);
     unsetenv("T2EXP_HOME");
     CHECK_OK(t2__store_home("/abs/h", buf, sizeof buf));
-    CHECK_STR(buf, "/abs/h");
+    CHECK_TEXT(buf, "/abs/h");
 }
 
 static unsigned mode_of(const char *path)
@@ -167,7 +167,7 @@ static void test_migrate_v1(void)
     /* The id stays; a new experiment gets its overrides and checkpoint_dir as data. */
     CHECK_OK(t2__store_open(h, 0, &st));
     CHECK_OK(t2__store_id(st, again));
-    CHECK_STR(again, id);
+    CHECK_TEXT(again, id);
     t2__experiment_new e = {.name = "new", .config_yaml = "name: new\n", .searcher_name = "single",
                             .metric = "loss", .trial_object = "/t.so",
                             .overrides_json = "[\"labels=[a,\\n b]\",\"x=\\\"#\\\"\"]"};
@@ -175,8 +175,8 @@ static void test_migrate_v1(void)
     CHECK_OK(t2__store_create_experiment(st, &e, &eid));
     CHECK_OK(t2__store_set_experiment_checkpoint_dir(st, eid, "/ck/x/experiment-2"));
     CHECK_OK(t2__store_get_experiment(st, eid, &r));
-    CHECK_STR(r.overrides_json, e.overrides_json);
-    CHECK_STR(r.checkpoint_dir, "/ck/x/experiment-2");
+    CHECK_TEXT(r.overrides_json, e.overrides_json);
+    CHECK_TEXT(r.checkpoint_dir, "/ck/x/experiment-2");
     t2__experiment_row_free(&r);
     e.overrides_json = "[not json";
     CHECK_RC(t2__store_create_experiment(st, &e, &eid), T2_EINVAL);
@@ -198,7 +198,7 @@ static void test_open_and_migrate(void)
     CHECK(sql_int(st, "PRAGMA foreign_keys") == 1);
     CHECK(sql_int(st, "PRAGMA synchronous") == 1); /* NORMAL */
     char buf[64];
-    CHECK_STR(sql_text(st, "PRAGMA journal_mode", buf, sizeof buf), "wal");
+    CHECK_TEXT(sql_text(st, "PRAGMA journal_mode", buf, sizeof buf), "wal");
     CHECK(sql_int(st, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN"
                       " ('experiments','trials','metrics','checkpoints','searcher_state')") == 5);
     CHECK(sql_int(st, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN"

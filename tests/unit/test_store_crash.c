@@ -71,7 +71,7 @@ static void round_(int64_t exp, int r, int64_t *expected)
     CHECK_OK(t2__store_open(home, 0, &st)); /* recovers the WAL */
     if (!st) return;
     char buf[256];
-    CHECK_STR(sql_text(st, "PRAGMA integrity_check", buf, sizeof buf), "ok");
+    CHECK_TEXT(sql_text(st, "PRAGMA integrity_check", buf, sizeof buf), "ok");
     int64_t none;
     CHECK_RC(t2__store_query_int(st, "PRAGMA foreign_key_check", &none), T2_ENOTFOUND);
     long long trials = sql_int(st, "SELECT count(*) FROM trials");

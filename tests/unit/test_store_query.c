@@ -98,7 +98,7 @@ static char *show(t2__store *st, listing l, int *rc)
         int erc_;                                \
         char *got_ = show((st), (l), &erc_);     \
         CHECK_OK(erc_);                          \
-        CHECK_STR(got_, (want));                 \
+        CHECK_TEXT(got_, (want));                 \
         free(got_);                              \
     } while (0)
 
@@ -228,7 +228,7 @@ static void test_outputs(void)
         if (dump) printf("==== %zu (rc %d)\n%s", i, rc, got);
         CHECK_OK(rc);
         if (strcmp(got, WANTS[i]) != 0) fprintf(stderr, "listing %zu differs:\n", i);
-        CHECK_STR(got, WANTS[i]);
+        CHECK_TEXT(got, WANTS[i]);
         free(got);
     }
     t2__store_close(st);

@@ -82,7 +82,8 @@ static inline double mono_s(void)
 /* A clock the tests move by hand. */
 static inline double fixed_clock(void *ud) { return *(double *)ud; }
 
-#define CHECK_STR(got, want)                                                                  \
+/* Two texts (tables, several lines) must be equal; printed one after the other when not. */
+#define CHECK_TEXT(got, want)                                                                  \
     do {                                                                                      \
         const char *g_ = (got), *w_ = (want);                                                 \
         if (strcmp(g_, w_) != 0) {                                                            \

@@ -92,8 +92,11 @@ static int forge(int64_t batches)
     unsigned char frame[8192 + 4] = {(unsigned char)n, (unsigned char)(n >> 8), (unsigned char)(n >> 16),
                                      (unsigned char)(n >> 24)};
     memcpy(frame + 4, msg, n);
-    if (write(fd, frame, n + 4) != (ssize_t)(n + 4)) return t2_seterr(T2_EIO, "hostile: write failed");
+    /* Said (and flushed) before it is sent: the controller kills the trial as soon as it reads it,
+     * which would lose a line still in stdout's buffer. */
     printf("hostile: forged a checkpoint report (%s) at batch %lld\n", attack, (long long)batches);
+    fflush(stdout);
+    if (write(fd, frame, n + 4) != (ssize_t)(n + 4)) return t2_seterr(T2_EIO, "hostile: write failed");
     return T2_OK;
 }
 

@@ -12,6 +12,10 @@ void t2__free_aligned(void *p);
 /* Overflow-checked a*b; returns 0 and sets *out, or -1 on overflow. */
 int t2__mul_size(size_t a, size_t b, size_t *out);
 
+/* mkdir -p: creates each missing directory of path 0700 (less what the umask takes); a prefix
+ * that exists must be a directory. T2_EIO naming the directory, T2_EINVAL, T2_ENOMEM. */
+int t2__mkdirs(const char *path);
+
 /* Seconds on the monotonic clock (for intervals only). */
 double t2__now(void);
 

@@ -910,7 +910,7 @@ static int checkpoint_dir(ctl *c, const char *home, const char *recorded, int le
     if (n < 0 || (size_t)n >= sizeof c->ckpt_dir)
         return t2_seterr(T2_EINVAL, "checkpoint_storage: the checkpoint directory of experiment %lld is longer "
                          "than %zu bytes", (long long)c->exp_id, sizeof c->ckpt_dir - 1);
-    if ((rc = t2__store_mkdirs(c->ckpt_dir))) return rc;
+    if ((rc = t2__mkdirs(c->ckpt_dir))) return rc;
     return recorded || legacy ? T2_OK : t2__store_set_experiment_checkpoint_dir(c->st, c->exp_id, c->ckpt_dir);
 }
 
@@ -1123,7 +1123,7 @@ int t2__experiment_create(const t2__create_opts *o, int64_t *exp_id)
     if (rc) goto out;
     *exp_id = c.exp_id;
     char dir[PATH_MAX];
-    if ((rc = t2__store_experiment_dir(home, c.exp_id, NULL, dir, sizeof dir)) || (rc = t2__store_mkdirs(dir)) ||
+    if ((rc = t2__store_experiment_dir(home, c.exp_id, NULL, dir, sizeof dir)) || (rc = t2__mkdirs(dir)) ||
         (rc = checkpoint_dir(&c, home, NULL, 0)) || (rc = t2__store_flush(c.st, 1)))
         goto out;
     if ((rc = t2__store_set_controller(c.st, c.exp_id, 1))) goto out;

@@ -443,27 +443,6 @@ int t2_dataset_cache_dir(char *buf, size_t len)
     return t2_seterr(T2_ENOTFOUND, "dataset cache: none of $T2EXP_HOME, $XDG_CACHE_HOME, $HOME is set");
 }
 
-/* mkdir -p, each directory it creates private (0700). The data layer knows nothing of the store,
- * whose own helper this mirrors. */
-static int mkdirs_private(const char *path)
-{
-    char p[PATH_MAX];
-    int rc = put_dir(p, sizeof p, path, "");
-    size_t n = strlen(p);
-    for (size_t i = 1; !rc && i <= n; i++) {
-        if (p[i] != '/' && p[i] != '\0') continue;
-        char c = p[i];
-        p[i] = '\0';
-        struct stat st;
-        if (mkdir(p, 0700) != 0 && errno != EEXIST)
-            rc = t2_seterr(T2_EIO, "dataset cache: mkdir %s: %s", p, strerror(errno));
-        else if (c == '\0' && (stat(p, &st) != 0 || !S_ISDIR(st.st_mode)))
-            rc = t2_seterr(T2_EIO, "dataset cache: %s is not a directory", p);
-        p[i] = c;
-    }
-    return rc;
-}
-
 int t2_dataset_idx_cached(t2_dataset **out, const char *images_path, const char *labels_path, const char *cache_dir)
 {
     if (!out || !images_path || !labels_path) return t2_seterr(T2_EINVAL, "t2_dataset_idx_cached: NULL argument");
@@ -475,7 +454,7 @@ int t2_dataset_idx_cached(t2_dataset **out, const char *images_path, const char 
     char dir[PATH_MAX], path[PATH_MAX];
     int rc = source_ids(src, 2, ids, &key);
     if (!rc && (!cache_dir || !*cache_dir) && !(rc = t2_dataset_cache_dir(dir, sizeof dir))) cache_dir = dir;
-    if (rc || (rc = mkdirs_private(cache_dir))) return rc;
+    if (rc || (rc = t2__mkdirs(cache_dir))) return rc;
     /* <images file name without .gz>-<hash of both absolute paths>.t2c */
     const char *stem = strrchr(images_path, '/');
     stem = stem ? stem + 1 : images_path;

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "internal.h"
 #include "store_internal.h"
 #include "t2exp/error.h"
 
@@ -375,7 +376,7 @@ int t2__store_open(const char *home, int readonly, t2__store **out)
     memcpy(st->path + n, "/t2exp.db", sizeof "/t2exp.db");
 
     if (!readonly) {
-        if ((rc = t2__store_mkdirs(home)) || (rc = create_private(st))) goto fail;
+        if ((rc = t2__mkdirs(home)) || (rc = create_private(st))) goto fail;
         if ((rc = db_connect(st, 0))) goto fail;
         if ((rc = t2__store_migrate(st))) goto fail;
         *out = st;

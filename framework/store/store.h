@@ -43,13 +43,10 @@ typedef struct t2__store t2__store;
 int t2__store_home(const char *override, char *buf, size_t len);
 
 /* HOME/experiments/<id>, or HOME/experiments/<id>/<sub> when sub is non-NULL (e.g. "checkpoints",
- * "trials/3.log"). Only builds the path; t2__store_mkdirs creates directories. */
+ * "trials/3.log"). Only builds the path; t2__mkdirs (common/internal.h) creates directories. */
 int t2__store_experiment_dir(const char *home, int64_t experiment_id, const char *sub, char *buf,
                              size_t len);
 
-/* mkdir -p with mode 0700, private to the user unless the umask takes more (existing
- * directories are fine and keep their modes). */
-int t2__store_mkdirs(const char *path);
 
 /* ---- open / close / schema --------------------------------------------------------------- */
 

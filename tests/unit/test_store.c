@@ -1,5 +1,6 @@
 /* test_store.c — the store's location, schema versions, every write and read, metric dedup,
  * batching and transactions, and a reader working while a writer holds a transaction. */
+#include "internal.h"
 #include "test_store_util.h"
 #include <errno.h>
 #include <sys/stat.h>
@@ -57,14 +58,14 @@ static void test_home(void)
 
     char p[700];
     snprintf(p, sizeof p, "%s/a/b/c", dir);
-    CHECK_OK(t2__store_mkdirs(p));
-    CHECK_OK(t2__store_mkdirs(p)); /* existing is fine */
+    CHECK_OK(t2__mkdirs(p));
+    CHECK_OK(t2__mkdirs(p)); /* existing is fine */
     snprintf(p, sizeof p, "%s/file", dir);
     FILE *f = fopen(p, "w");
     fclose(f);
-    CHECK_RC(t2__store_mkdirs(p), T2_EIO);
+    CHECK_RC(t2__mkdirs(p), T2_EIO);
     snprintf(p, sizeof p, "%s/file/sub", dir);
-    CHECK_RC(t2__store_mkdirs(p), T2_EIO);
+    CHECK_RC(t2__mkdirs(p), T2_EIO);
 }
 
 /* A relative home is made absolute against the working directory, so paths recorded under it
@@ -119,13 +120,13 @@ static void test_private_modes(void)
     snprintf(p, sizeof p, "%s/t2exp.db-shm", h);
     CHECK(mode_of(p) == 0600);
     snprintf(p, sizeof p, "%s/experiments/1/checkpoints", h);
-    CHECK_OK(t2__store_mkdirs(p));
+    CHECK_OK(t2__mkdirs(p));
     CHECK(mode_of(p) == 0700);
     CHECK_OK(t2__store_close(st));
     /* A stricter umask still wins. */
     umask(077);
     snprintf(p, sizeof p, "%s/private/strict", dir);
-    CHECK_OK(t2__store_mkdirs(p));
+    CHECK_OK(t2__mkdirs(p));
     CHECK(mode_of(p) == 0700);
     umask(old);
 }
@@ -252,7 +253,7 @@ static void test_versions(void)
     /* Not a database at all. */
     snprintf(h, sizeof h, "%s/garbage", dir);
     snprintf(path, sizeof path, "%s/t2exp.db", h);
-    CHECK_OK(t2__store_mkdirs(h));
+    CHECK_OK(t2__mkdirs(h));
     FILE *f = fopen(path, "w");
     for (int i = 0; i < 200; i++) fputs("this is not an SQLite file\n", f);
     fclose(f);
@@ -263,7 +264,7 @@ static void test_versions(void)
     /* An older (here: empty, version 0) store is upgraded even by a read-only open. */
     snprintf(h, sizeof h, "%s/old", dir);
     snprintf(path, sizeof path, "%s/t2exp.db", h);
-    CHECK_OK(t2__store_mkdirs(h));
+    CHECK_OK(t2__mkdirs(h));
     f = fopen(path, "w");
     fclose(f);
     CHECK_OK(t2__store_open(h, 1, &st));

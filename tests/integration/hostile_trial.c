@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <t2exp.h>
+#include "tiny_trial.h"
 
 typedef struct {
     t2_net *net;
@@ -26,39 +27,7 @@ static int build_model(t2_ctx *ctx, void **state)
     hostile *h = calloc(1, sizeof *h);
     if (!h) return t2_seterr(T2_ENOMEM, "hostile: out of memory");
     *state = h;
-    int rc;
-    if ((rc = t2_net_create(&h->net, 1, (int[]){1})) || (rc = t2_net_dense(h->net, 1)) ||
-        (rc = t2_net_init(h->net, t2_ctx_rng(ctx))) || (rc = t2_wrap_model(ctx, h->net)))
-        return rc;
-    return T2_OK;
-}
-
-static int loader(t2_ctx *ctx, int train, t2_loader **out)
-{
-    float x[4] = {0, 1, 2, 3};
-    int32_t labels[4] = {0, 0, 0, 0};
-    t2_tensor t = t2_tensor_view(x, 2, (int[]){4, 1});
-    t2_dataset *ds = NULL;
-    int rc = t2_dataset_from_tensor(&ds, &t, labels, 1);
-    if (rc) return rc;
-    t2_loader_params p = t2_loader_params_default();
-    p.batch_size = 1;
-    p.repeat = train;
-    p.own_dataset = 1;
-    p.seed = t2_ctx_seed(ctx);
-    return t2_loader_create(out, ds, &p);
-}
-
-static int build_training_loader(t2_ctx *ctx, void *state, t2_loader **out)
-{
-    (void)state;
-    return loader(ctx, 1, out);
-}
-
-static int build_validation_loader(t2_ctx *ctx, void *state, t2_loader **out)
-{
-    (void)state;
-    return loader(ctx, 0, out);
+    return tiny_net(ctx, &h->net);
 }
 
 /* The runner's channel: the forked runner's only socket. */

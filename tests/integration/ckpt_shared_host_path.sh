@@ -11,18 +11,24 @@ H1="$WORK/home1" H2="$WORK/home2"
 sql1() { sqlite3 "$H1/t2exp.db" "$1"; }
 sql2() { sqlite3 "$H2/t2exp.db" "$1"; }
 
+# create_in_home2_killed LOG SQL: an experiment in home 2 whose controller is SIGKILLed once SQL
+# holds (it stays ACTIVE), waiting until its trial process is gone too.
+create_in_home2_killed() {
+  T2EXP_HOME=$H2 "$T2EXP" create "$WORK/c.yaml" "$TRIALS/fashion_mnist_mlp.so" --plain > "$1" 2>&1 &
+  local ctl=$!
+  T2EXP_HOME=$H2 wait_for "$2"
+  kill -KILL "$ctl"
+  wait "$ctl" 2>/dev/null || true
+  for _ in $(seq 100); do pgrep -f "fashion_mnist_mlp.so" >/dev/null || break; sleep 0.05; done
+}
+
 # Home 1: a completed experiment 1 with its final checkpoint.
 T2EXP_HOME=$H1 expect_exit 0 "$T2EXP" create "$WORK/c.yaml" "$TRIALS/fashion_mnist_mlp.so" --quiet
 ck1=$(sql1 "SELECT path FROM checkpoints WHERE state='ACTIVE'")
 [ -f "$ck1" ] || fail "home 1's checkpoint is missing: $ck1"
 
 # Home 2: experiment 1 too, its controller killed after a checkpoint (the experiment stays ACTIVE).
-T2EXP_HOME=$H2 "$T2EXP" create "$WORK/c.yaml" "$TRIALS/fashion_mnist_mlp.so" --plain > "$WORK/create2.log" 2>&1 &
-ctl=$!
-T2EXP_HOME=$H2 wait_for "SELECT count(*) FROM checkpoints WHERE batches >= 100"
-kill -KILL "$ctl"
-wait "$ctl" 2>/dev/null || true
-for _ in $(seq 100); do pgrep -f "fashion_mnist_mlp.so" >/dev/null || break; sleep 0.05; done
+create_in_home2_killed "$WORK/create2.log" "SELECT count(*) FROM checkpoints WHERE batches >= 100"
 dir2=$(dirname "$(sql2 "SELECT path FROM checkpoints LIMIT 1")")
 dir1=$(dirname "$ck1")
 [ "$dir1" != "$dir2" ] || fail "both homes write checkpoints to $dir1"
@@ -54,12 +60,8 @@ done
 # An experiment recorded before stores had ids (no checkpoint_dir; its checkpoints in the old
 # shared host_path/experiment-<id>): resume continues from its recorded checkpoint there and,
 # since that directory may be another store's too, deletes no file in it that it did not record.
-T2EXP_HOME=$H2 "$T2EXP" create "$WORK/c.yaml" "$TRIALS/fashion_mnist_mlp.so" --plain > "$WORK/create3.log" 2>&1 &
-ctl=$!
-T2EXP_HOME=$H2 wait_for "SELECT count(*) FROM checkpoints c JOIN trials t ON t.id = c.trial_id WHERE t.experiment_id = 2 AND c.batches >= 100"
-kill -KILL "$ctl"
-wait "$ctl" 2>/dev/null || true
-for _ in $(seq 100); do pgrep -f "fashion_mnist_mlp.so" >/dev/null || break; sleep 0.05; done
+create_in_home2_killed "$WORK/create3.log" \
+  "SELECT count(*) FROM checkpoints c JOIN trials t ON t.id = c.trial_id WHERE t.experiment_id = 2 AND c.batches >= 100"
 new=$(sql2 "SELECT checkpoint_dir FROM experiments WHERE id=2")
 old="$WORK/shared//experiment-2"   # the old spelling, "//" and all
 mkdir -p "$old"

@@ -1,32 +1,18 @@
-/* uuid.c — random uuids for checkpoint names. /dev/urandom rather than the trial RNG: a uuid must
- * be unique across processes and restarts, and drawing it must not perturb the seeded streams. */
+/* uuid.c — random uuids for checkpoint names. The kernel's random source rather than the trial
+ * RNG: a uuid must be unique across processes and restarts, and drawing it must not perturb the
+ * seeded streams. */
 #define _POSIX_C_SOURCE 200809L
-#include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 #include "ckpt.h"
+#include "internal.h"
 #include "t2exp/error.h"
 
 int t2__uuid_v4(char out[T2__UUID_LEN + 1])
 {
     if (!out) return t2_seterr(T2_EINVAL, "uuid: NULL argument");
     unsigned char b[16];
-    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return t2_seterr(T2_EIO, "uuid: cannot open /dev/urandom: %s", strerror(errno));
-    size_t got = 0;
-    while (got < sizeof b) {
-        ssize_t r = read(fd, b + got, sizeof b - got);
-        if (r < 0 && errno == EINTR) continue;
-        if (r <= 0) {
-            int e = r < 0 ? errno : EIO;
-            close(fd);
-            return t2_seterr(T2_EIO, "uuid: cannot read /dev/urandom: %s", strerror(e));
-        }
-        got += (size_t)r;
-    }
-    close(fd);
+    int rc = t2__random_bytes(b, sizeof b);
+    if (rc) return rc;
     b[6] = (unsigned char)((b[6] & 0x0f) | 0x40); /* version 4 */
     b[8] = (unsigned char)((b[8] & 0x3f) | 0x80); /* RFC 4122 variant */
     static const char hex[] = "0123456789abcdef";

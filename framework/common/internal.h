@@ -16,6 +16,9 @@ int t2__mul_size(size_t a, size_t b, size_t *out);
  * that exists must be a directory. T2_EIO naming the directory, T2_EINVAL, T2_ENOMEM. */
 int t2__mkdirs(const char *path);
 
+/* n bytes from the kernel's random source (getrandom). T2_EIO if it fails. */
+int t2__random_bytes(void *buf, size_t n);
+
 /* Seconds on the monotonic clock (for intervals only). */
 double t2__now(void);
 

@@ -1,6 +1,5 @@
 /* channel_auth.c — the challenge/response handshake of channel_auth.h, HMAC-SHA256 from OpenSSL. */
-#define _GNU_SOURCE /* getrandom */
-#include <errno.h>
+#define _POSIX_C_SOURCE 200809L /* unsetenv */
 #include <inttypes.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -8,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include "channel.h"
 #include "channel_auth.h"
 #include "internal.h"
@@ -49,21 +47,9 @@ static int from_hex(const char *s, unsigned char *out, size_t n)
     return 0;
 }
 
-static int random_bytes(unsigned char *b, size_t n)
-{
-    size_t got = 0;
-    while (got < n) {
-        ssize_t r = getrandom(b + got, n - got, 0);
-        if (r < 0 && errno == EINTR) continue;
-        if (r < 0) return t2_seterr(T2_EIO, "channel key: getrandom: %s", strerror(errno));
-        got += (size_t)r;
-    }
-    return T2_OK;
-}
-
 int t2__auth_key_new(unsigned char key[T2__AUTH_KEY_BYTES], char hex[2 * T2__AUTH_KEY_BYTES + 1])
 {
-    int rc = random_bytes(key, T2__AUTH_KEY_BYTES);
+    int rc = t2__random_bytes(key, T2__AUTH_KEY_BYTES);
     if (!rc && hex) to_hex(key, T2__AUTH_KEY_BYTES, hex);
     return rc;
 }
@@ -138,7 +124,7 @@ int t2__auth_accept(int fd, const unsigned char key[T2__AUTH_KEY_BYTES], int64_t
     unsigned char nonce[NONCE_BYTES], peer[NONCE_BYTES];
     char nc[HEX(NONCE_BYTES)], want[HEX(32)];
     t2__val *hello = NULL;
-    int rc = random_bytes(nonce, sizeof nonce);
+    int rc = t2__random_bytes(nonce, sizeof nonce);
     if (!rc) {
         to_hex(nonce, sizeof nonce, nc);
         rc = send_field(fd, "challenge", "nonce", nc);
@@ -177,7 +163,7 @@ int t2__auth_connect(int fd, const unsigned char key[T2__AUTH_KEY_BYTES], int64_
     const char *nc = rc ? NULL : str_field(msg, "nonce");
     if (!rc && from_hex(nc, peer, sizeof peer))
         rc = t2_seterr(T2_EFORMAT, "channel: the controller's nonce is not %d hex digits", 2 * NONCE_BYTES);
-    if (!rc) rc = random_bytes(nonce, sizeof nonce);
+    if (!rc) rc = t2__random_bytes(nonce, sizeof nonce);
     if (!rc) {
         to_hex(nonce, sizeof nonce, nr);
         rc = mac_hex(key, "hello", trial_id, nc, nr, mac);

@@ -44,6 +44,7 @@
 #define T2__CKPT_USER_BASE ((uint64_t)64 << 20)        /* 64 MiB */
 #define T2__CKPT_MAX_NAME 63                           /* RNG names and string-map keys */
 #define T2__UUID_LEN 36
+#define T2__CKPT_MAX_OPTS 16                           /* optimizers in one checkpoint */
 
 typedef struct t2_checkpoint t2__ckpt;
 
@@ -74,11 +75,33 @@ typedef struct t2__ckpt_kv {
     const char *value;
 } t2__ckpt_kv;
 
+/* A raw parameter buffer (t2_wrap_params): saved after the net's parameters in params.bin, as a
+ * tensor table entry named name with shape [n]. */
+typedef struct t2__ckpt_raw {
+    const char *name;  /* 1..47 printable bytes, unlike every other tensor name */
+    float *data;
+    size_t n;          /* 1..INT_MAX floats */
+} t2__ckpt_raw;
+
+/* What a checkpoint is restored into: the net's tensors and the raw buffers (either may be
+ * absent, not both), and the optimizers in the order they were saved (none: parameters only). */
+typedef struct t2__ckpt_model {
+    t2_net *net;
+    const t2__ckpt_raw *raw;
+    int nraw;
+    t2_optim *const *opts;
+    int nopts;
+} t2__ckpt_model;
+
 /* What goes into a checkpoint. Everything is borrowed for the duration of t2__ckpt_write only.
  * Zero-initialise and set what applies: NULL pointers and zero counts mean "absent". */
 typedef struct t2__ckpt_contents {
-    t2_net *net;                    /* required, initialised */
-    t2_optim *opt;                  /* NULL: no optimizer.bin */
+    t2_net *net;                    /* initialised; NULL only with raw buffers */
+    t2_optim *opt;                  /* NULL: no optimizer.bin (unless opts) */
+    const t2__ckpt_raw *raw;        /* raw buffers, appended to params.bin in this order */
+    int nraw;
+    t2_optim *const *opts;          /* nopts > 0: several optimizers (opt ignored), covering the */
+    int nopts;                      /* parameters in this order; their states follow each other */
     const t2_lr_schedule *sched;    /* NULL: no LR-schedule state */
     const t2_loader_state *loader;  /* NULL: no loader position */
     const t2__ckpt_rng *rngs;
@@ -155,6 +178,12 @@ int t2__ckpt_get_info(const t2__ckpt *ck, t2_checkpoint_info *info);
  * T2_ENOTFOUND if opt/sched is given but the checkpoint has no optimizer/schedule state. From
  * t2__ckpt_open_for_restore, also T2_EFORMAT for a checksum failure, found while copying. */
 int t2__ckpt_restore(t2__ckpt *ck, t2_net *net, t2_optim *opt, t2_lr_schedule *sched);
+
+/* The same into a model with raw buffers and several optimizers (t2__ckpt_model). A raw buffer
+ * that the checkpoint lacks or holds with another size is T2_ESHAPE naming it and both sizes; the
+ * optimizers must match the saved ones in number, kind and size (T2_EINVAL / T2_ESHAPE naming
+ * which). */
+int t2__ckpt_restore_model(t2__ckpt *ck, const t2__ckpt_model *m, t2_lr_schedule *sched);
 
 /* Getters for the rest of the training state; T2_ENOTFOUND when the checkpoint has none; for
  * the user state and params, T2_ESTATE while the entries are not read (t2__ckpt_open_info/

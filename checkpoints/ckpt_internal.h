@@ -54,10 +54,15 @@ struct t2_checkpoint {
     t2__ckpt_tensor *tensors;
 
     int has_opt;
-    int opt_kind;
-    size_t opt_size;           /* parameters the optimizer was created for */
-    size_t opt_floats;         /* state buffer length */
-    int64_t opt_steps;
+    int nopt;                  /* optimizers (1 unless raw buffers have their own); opt[0] is "the" one */
+    struct t2__ckpt_opt {
+        int kind;
+        size_t size;           /* parameters the optimizer was created for */
+        size_t floats;         /* state buffer length */
+        int64_t steps;
+    } opt[T2__CKPT_MAX_OPTS];
+    size_t opt_floats;         /* all optimizers' state floats: optimizer.bin */
+    float *staged[2];          /* writer: params.bin, optimizer.bin gathered into one piece (malloc'd) */
 
     int has_lr;
     t2_lr_state lr;

@@ -8,13 +8,17 @@
  *    "rngs": {"trial": ["<16 hex>", "<16 hex>", "<16 hex>", "<16 hex>"], …},
  *    "lr_schedule": {"kind": 5, "kind_name": "cosine", "step": 500, "lr": 0.01, "best": "inf",
  *                    "num_bad_epochs": 0, "cooldown_counter": 0} | null,
- *    "optimizer": {"kind": "sgd", "size": N, "state_floats": N, "step_count": 500} | null,
+ *    "optimizer": {"kind": "sgd", "size": N, "state_floats": N, "step_count": 500} | [{…}, …] | null,
  *    "checksum": "crc32c",
  *    "tensors": [{"name": "0.conv2d.weight", "array": "params", "shape": [32, 1, 3, 3],
  *                 "offset": 0, "size": 288, "crc32c": 305419896}, …],
  *    "entries": {"params.bin": {"size": 4N, "crc32c": …}, "buffers.bin": …, "optimizer.bin": …,
  *                "user_state.bin": …},
  *    "strings": {"key": "value", …}}
+ *
+ * Several optimizers (raw parameter buffers bound to their own, t2_wrap_optimizer_for) are a list
+ * of such maps in binding order: their sizes add up to params.bin's floats and their states follow
+ * each other in optimizer.bin. Raw buffers are further "params" tensors after the net's.
  *
  * Offsets and sizes of tensors are in floats, of entries in bytes. Doubles that JSON cannot hold
  * (the plateau schedule's initial best is ±inf) are written as the strings "inf", "-inf", "nan".
@@ -183,12 +187,18 @@ int t2__ckpt_meta_to_json(const t2__ckpt *ck, char **out, size_t *len)
     }
 
     if (ck->has_opt) {
-        t2__val *o = t2__val_map();
-        SET(root, "optimizer", o);
-        SET(o, "kind", t2__val_string(optim_names[ck->opt_kind]));
-        SET(o, "size", t2__val_int((int64_t)ck->opt_size));
-        SET(o, "state_floats", t2__val_int((int64_t)ck->opt_floats));
-        SET(o, "step_count", t2__val_int(ck->opt_steps));
+        /* One optimizer is a map, as ever; several (raw buffers with their own) are a list. */
+        t2__val *list = ck->nopt > 1 ? t2__val_list() : NULL;
+        if (list) SET(root, "optimizer", list);
+        for (int i = 0; i < ck->nopt; i++) {
+            t2__val *o = t2__val_map();
+            if (list) APPEND(list, o);
+            else SET(root, "optimizer", o);
+            SET(o, "kind", t2__val_string(optim_names[ck->opt[i].kind]));
+            SET(o, "size", t2__val_int((int64_t)ck->opt[i].size));
+            SET(o, "state_floats", t2__val_int((int64_t)ck->opt[i].floats));
+            SET(o, "step_count", t2__val_int(ck->opt[i].steps));
+        }
     } else {
         SET(root, "optimizer", t2__val_null());
     }
@@ -455,38 +465,69 @@ static int parse_tensors(t2__ckpt *ck, const t2__val *root)
     return check_tiling(ck);
 }
 
-static int parse_optimizer(t2__ckpt *ck, const t2__val *root)
+/* One optimizer's map; prefix names it in messages ("optimizer." or "optimizer.N."). */
+static int parse_one_optimizer(t2__ckpt *ck, const t2__val *o, const char *prefix, struct t2__ckpt_opt *out)
 {
-    const t2__val *o = NULL;
-    int rc = get_opt_map(ck, root, "optimizer", &o);
-    if (rc) return rc;
-    ck->has_opt = o != NULL;
-    if (ck->has_opt != ck->e[E_OPT].declared)
-        return bad(ck, "optimizer is %s but entries %s optimizer.bin", o ? "set" : "null", o ? "lacks" : "lists");
-    if (!o) return T2_OK;
     const char *kind = "";
     int64_t size = 0, floats = 0, steps = 0;
-    if ((rc = get_str(ck, o, "optimizer.", "kind", &kind)) ||
-        (rc = get_int(ck, o, "optimizer.", "size", 0, (int64_t)T2__CKPT_MAX_ENTRY, &size)) ||
-        (rc = get_int(ck, o, "optimizer.", "state_floats", 0, (int64_t)T2__CKPT_MAX_ENTRY, &floats)) ||
-        (rc = get_int(ck, o, "optimizer.", "step_count", 0, INT64_MAX, &steps)))
+    int rc;
+    if (o->kind != T2__VAL_MAP) return bad(ck, "%s is a %s, not a map", prefix, t2__val_kind_name(o->kind));
+    if ((rc = get_str(ck, o, prefix, "kind", &kind)) ||
+        (rc = get_int(ck, o, prefix, "size", 0, (int64_t)T2__CKPT_MAX_ENTRY, &size)) ||
+        (rc = get_int(ck, o, prefix, "state_floats", 0, (int64_t)T2__CKPT_MAX_ENTRY, &floats)) ||
+        (rc = get_int(ck, o, prefix, "step_count", 0, INT64_MAX, &steps)))
         return rc;
-    ck->opt_kind = 0;
+    out->kind = 0;
     for (int k = 1; k <= 3; k++)
-        if (!strcmp(kind, optim_names[k])) ck->opt_kind = k;
-    if (!ck->opt_kind) return bad(ck, "optimizer.kind \"%.32s\" is not sgd, adam or adamw", kind);
-    if ((uint64_t)size != ck->num_params)
-        return bad(ck, "optimizer.size = %lld but params.bin holds %zu floats", (long long)size, ck->num_params);
-    int sgd = ck->opt_kind == T2_OPTIM_SGD;
+        if (!strcmp(kind, optim_names[k])) out->kind = k;
+    if (!out->kind) return bad(ck, "%skind \"%.32s\" is not sgd, adam or adamw", prefix, kind);
+    int sgd = out->kind == T2_OPTIM_SGD;
     if (!(sgd ? floats == 0 || floats == size : floats == 2 * size))
-        return bad(ck, "optimizer.state_floats = %lld does not suit %s with %lld parameters", (long long)floats, kind,
+        return bad(ck, "%sstate_floats = %lld does not suit %s with %lld parameters", prefix, (long long)floats, kind,
                    (long long)size);
-    if ((uint64_t)floats * sizeof(float) != ck->e[E_OPT].size)
-        return bad(ck, "optimizer.state_floats = %lld but optimizer.bin is %llu bytes", (long long)floats,
+    out->size = (size_t)size;
+    out->floats = (size_t)floats;
+    out->steps = steps;
+    return T2_OK;
+}
+
+static int parse_optimizer(t2__ckpt *ck, const t2__val *root)
+{
+    const t2__val *o = t2__val_map_get(root, "optimizer");
+    if (!o) return bad(ck, "optimizer is missing");
+    if (o->kind != T2__VAL_NULL && o->kind != T2__VAL_MAP && o->kind != T2__VAL_LIST)
+        return bad(ck, "optimizer is a %s, not a map, a list or null", t2__val_kind_name(o->kind));
+    ck->has_opt = o->kind != T2__VAL_NULL;
+    if (ck->has_opt != ck->e[E_OPT].declared)
+        return bad(ck, "optimizer is %s but entries %s optimizer.bin", ck->has_opt ? "set" : "null",
+                   ck->has_opt ? "lacks" : "lists");
+    if (!ck->has_opt) return T2_OK;
+    int rc;
+    uint64_t size = 0, floats = 0;
+    if (o->kind == T2__VAL_MAP) {
+        if ((rc = parse_one_optimizer(ck, o, "optimizer.", &ck->opt[0]))) return rc;
+        ck->nopt = 1;
+    } else {
+        if (o->n < 1 || o->n > T2__CKPT_MAX_OPTS)
+            return bad(ck, "optimizer lists %zu optimizers (1..%d)", o->n, T2__CKPT_MAX_OPTS);
+        for (size_t i = 0; i < o->n; i++) {
+            char prefix[32];
+            snprintf(prefix, sizeof prefix, "optimizer.%zu.", i);
+            if ((rc = parse_one_optimizer(ck, o->items[i], prefix, &ck->opt[i]))) return rc;
+            ck->nopt = (int)i + 1;
+        }
+    }
+    for (int i = 0; i < ck->nopt; i++) {
+        size += ck->opt[i].size;
+        floats += ck->opt[i].floats;
+    }
+    if (size != ck->num_params)
+        return bad(ck, "optimizer.size = %llu but params.bin holds %zu floats", (unsigned long long)size,
+                   ck->num_params);
+    if (floats * sizeof(float) != ck->e[E_OPT].size)
+        return bad(ck, "optimizer.state_floats = %llu but optimizer.bin is %llu bytes", (unsigned long long)floats,
                    (unsigned long long)ck->e[E_OPT].size);
-    ck->opt_size = (size_t)size;
     ck->opt_floats = (size_t)floats;
-    ck->opt_steps = steps;
     return T2_OK;
 }
 

@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include "ckpt_internal.h"
+#include "crc32c.h"
 #include "t2exp/error.h"
 
 static void shape_text(const t2_param_info *t, char *buf, size_t len)
@@ -29,129 +31,220 @@ static const t2__ckpt_tensor *find_tensor(const t2__ckpt *ck, const char *name)
     return NULL;
 }
 
-/* Every model tensor has a counterpart of the same kind and shape, and vice versa. */
-static int check_net(const t2__ckpt *ck, t2_net *net, size_t np, size_t nb)
+/* The live model as one tensor list: the net's tensors (offsets into its arrays), then the raw
+ * buffers, placed after the net's parameters as the writer places them. dst[i] is where tensor
+ * i's floats go. n_net tells the net's tensors from the raw ones in messages. */
+typedef struct live {
+    t2_param_info *t;
+    float **dst;
+    int n, n_net;
+    size_t np, nb;
+} live;
+
+static void live_free(live *l)
 {
-    int nt = t2_net_num_tensors(net);
+    free(l->t);
+    free(l->dst);
+}
+
+static int live_build(const t2__ckpt *ck, const t2__ckpt_model *m, live *l)
+{
+    memset(l, 0, sizeof *l);
+    float *params = NULL, *buffers = NULL;
+    if (m->net) {
+        params = t2_net_params(m->net, &l->np);
+        buffers = t2_net_buffers(m->net, &l->nb);
+        if (!params) return t2_seterr(T2_ESTATE, "checkpoint %s: the net is not initialised (t2_net_init)", ck->path);
+    }
+    int nt = m->net ? t2_net_num_tensors(m->net) : 0;
+    if (nt < 0 || m->nraw < 0 || (m->nraw && !m->raw))
+        return t2_seterr(T2_EINVAL, "checkpoint %s: bad model to restore into", ck->path);
+    size_t total = (size_t)nt + (size_t)m->nraw;
+    l->t = calloc(total ? total : 1, sizeof *l->t);
+    l->dst = calloc(total ? total : 1, sizeof *l->dst);
+    if (!l->t || !l->dst) return live_free(l), t2_seterr(T2_ENOMEM, "checkpoint %s: out of memory", ck->path);
     for (int i = 0; i < nt; i++) {
-        t2_param_info m;
-        int rc = t2_net_tensor_info(net, i, &m);
-        if (rc) return rc;
-        const t2__ckpt_tensor *t = find_tensor(ck, m.name);
+        int rc = t2_net_tensor_info(m->net, i, &l->t[i]);
+        if (rc) return live_free(l), rc;
+        l->dst[i] = (l->t[i].is_buffer ? buffers : params) + l->t[i].offset;
+    }
+    size_t off = l->np;
+    for (int j = 0; j < m->nraw; j++) {
+        t2_param_info *t = &l->t[nt + j];
+        snprintf(t->name, sizeof t->name, "%s", m->raw[j].name ? m->raw[j].name : "");
+        t->ndim = 1;
+        t->shape[0] = m->raw[j].n > INT_MAX ? INT_MAX : (int)m->raw[j].n;
+        t->offset = off;
+        t->size = m->raw[j].n;
+        off += m->raw[j].n;
+        l->dst[nt + j] = m->raw[j].data;
+    }
+    l->n = (int)total;
+    l->n_net = nt;
+    l->np = off;
+    return T2_OK;
+}
+
+/* Every model tensor has a counterpart of the same kind and shape, and vice versa. */
+static int check_net(const t2__ckpt *ck, const live *l)
+{
+    for (int i = 0; i < l->n; i++) {
+        const t2_param_info *m = &l->t[i];
+        const t2__ckpt_tensor *t = find_tensor(ck, m->name);
         char a[64], b[64];
-        shape_text(&m, b, sizeof b);
-        if (!t) return t2_seterr(T2_ESHAPE, "checkpoint %s: has no tensor %s (shape %s in the model)", ck->path, m.name, b);
+        shape_text(m, b, sizeof b);
+        if (!t && i >= l->n_net)
+            return t2_seterr(T2_ESHAPE, "checkpoint %s: has no raw buffer %s (%zu floats in the trial)", ck->path,
+                             m->name, m->size);
+        if (!t) return t2_seterr(T2_ESHAPE, "checkpoint %s: has no tensor %s (shape %s in the model)", ck->path, m->name, b);
         shape_text(&t->info, a, sizeof a);
-        int same = t->info.ndim == m.ndim && t->info.is_buffer == m.is_buffer && t->info.size == m.size;
-        for (int d = 0; same && d < m.ndim; d++) same = t->info.shape[d] == m.shape[d];
+        int same = t->info.ndim == m->ndim && t->info.is_buffer == m->is_buffer && t->info.size == m->size;
+        for (int d = 0; same && d < m->ndim; d++) same = t->info.shape[d] == m->shape[d];
+        if (!same && i >= l->n_net)
+            return t2_seterr(T2_ESHAPE, "checkpoint %s: raw buffer %s holds %zu floats in the checkpoint but %zu in the "
+                             "trial (t2_wrap_params)", ck->path, m->name, t->info.size, m->size);
         if (!same)
             return t2_seterr(T2_ESHAPE, "checkpoint %s: tensor %s has shape %s%s in the checkpoint but %s%s in the model",
-                             ck->path, m.name, a, t->info.is_buffer ? " (buffer)" : "", b,
-                             m.is_buffer ? " (buffer)" : "");
+                             ck->path, m->name, a, t->info.is_buffer ? " (buffer)" : "", b,
+                             m->is_buffer ? " (buffer)" : "");
     }
-    if (nt != ck->ntensors) {
+    if (l->n != ck->ntensors) {
         /* Same names are all present; the checkpoint has more. Name one the model lacks. */
         for (int i = 0; i < ck->ntensors; i++) {
             int found = 0;
-            for (int j = 0; j < nt && !found; j++) {
-                t2_param_info m;
-                found = t2_net_tensor_info(net, j, &m) == T2_OK && !strcmp(m.name, ck->tensors[i].info.name);
-            }
+            for (int j = 0; j < l->n && !found; j++) found = !strcmp(l->t[j].name, ck->tensors[i].info.name);
             if (!found)
                 return t2_seterr(T2_ESHAPE, "checkpoint %s: tensor %s is not in the model", ck->path,
                                  ck->tensors[i].info.name);
         }
     }
-    if (np != ck->num_params || nb != ck->num_buffers)
+    if (l->np != ck->num_params || l->nb != ck->num_buffers)
         return t2_seterr(T2_ESHAPE, "checkpoint %s: %zu parameters and %zu buffer floats, the model has %zu and %zu",
-                         ck->path, ck->num_params, ck->num_buffers, np, nb);
+                         ck->path, ck->num_params, ck->num_buffers, l->np, l->nb);
     return T2_OK;
 }
 
-static int check_opt(const t2__ckpt *ck, t2_optim *opt, size_t np, size_t *ns)
+static int check_opts(const t2__ckpt *ck, const t2__ckpt_model *m)
 {
     static const char *const names[] = {"?", "sgd", "adam", "adamw"};
     if (!ck->has_opt) return t2_seterr(T2_ENOTFOUND, "checkpoint %s: has no optimizer state", ck->path);
-    int kind = (int)t2_optim_get_kind(opt);
-    if (kind != ck->opt_kind)
-        return t2_seterr(T2_EINVAL, "checkpoint %s: optimizer is %s in the checkpoint but %s in the model", ck->path,
-                         names[ck->opt_kind], kind >= 1 && kind <= 3 ? names[kind] : "?");
-    t2_optim_state(opt, ns);
-    if (t2_optim_size(opt) != np || *ns != ck->opt_floats)
-        return t2_seterr(T2_ESHAPE,
-                         "checkpoint %s: optimizer state is %zu floats for %zu parameters in the checkpoint but %zu "
-                         "for %zu in the model",
-                         ck->path, ck->opt_floats, ck->opt_size, *ns, t2_optim_size(opt));
+    if (m->nopts != ck->nopt)
+        return t2_seterr(T2_EINVAL, "checkpoint %s: %d optimizer%s in the checkpoint but %d in the model", ck->path,
+                         ck->nopt, ck->nopt == 1 ? "" : "s", m->nopts);
+    for (int i = 0; i < m->nopts; i++) {
+        const struct t2__ckpt_opt *o = &ck->opt[i];
+        char which[32] = "";
+        if (m->nopts > 1) snprintf(which, sizeof which, " %d", i);
+        int kind = (int)t2_optim_get_kind(m->opts[i]);
+        if (kind != o->kind)
+            return t2_seterr(T2_EINVAL, "checkpoint %s: optimizer%s is %s in the checkpoint but %s in the model",
+                             ck->path, which, names[o->kind], kind >= 1 && kind <= 3 ? names[kind] : "?");
+        size_t ns;
+        t2_optim_state(m->opts[i], &ns);
+        if (t2_optim_size(m->opts[i]) != o->size || ns != o->floats)
+            return t2_seterr(T2_ESHAPE,
+                             "checkpoint %s: optimizer%s state is %zu floats for %zu parameters in the checkpoint but "
+                             "%zu for %zu in the model",
+                             ck->path, which, o->floats, o->size, ns, t2_optim_size(m->opts[i]));
+    }
     return T2_OK;
+}
+
+/* The optimizers' states: one span for a single optimizer (checked against the entry's CRC like
+ * any entry); for several, one per optimizer, whose CRCs are combined and compared here. */
+static int restore_opts(const t2__ckpt *ck, const t2__ckpt_model *m)
+{
+    t2__ckpt_span s[T2__CKPT_MAX_OPTS];
+    int n = 0;
+    size_t at = 0;
+    for (int i = 0; i < m->nopts; i++) {
+        size_t ns;
+        float *st = t2_optim_state(m->opts[i], &ns);
+        if (ns) s[n++] = (t2__ckpt_span){ck->e[E_OPT].data + at * sizeof(float), (unsigned char *)st,
+                                         ns * sizeof(float), 0, -1 - E_OPT};
+        at += ns;
+    }
+    int rc = n ? t2__ckpt_spans(s, n, ck->lazy) : T2_OK;
+    if (!rc && ck->lazy && n == 1) rc = t2__ckpt_check_spans(ck, s, n);
+    if (!rc && ck->lazy && n > 1) {
+        uint32_t whole = 0;
+        for (int i = 0; i < n; i++) whole = t2__crc32c_combine(whole, s[i].crc, s[i].len);
+        if (whole != ck->e[E_OPT].crc)
+            rc = t2__ckpt_bad(ck, NULL, "entry %s fails its CRC-32C check (stored %08x, computed %08x): the file is "
+                              "corrupt", t2__ckpt_entry_name[E_OPT], (unsigned)ck->e[E_OPT].crc, (unsigned)whole);
+    }
+    for (int i = 0; !rc && i < m->nopts; i++) rc = t2_optim_set_step_count(m->opts[i], ck->opt[i].steps);
+    return rc;
 }
 
 /* rd is ck itself, writable, when the entries may still have to be read (t2__ckpt_restore);
  * NULL from the public API, whose checkpoints are read whole at open. */
-static int restore(t2__ckpt *rd, const t2__ckpt *ck, t2_net *net, t2_optim *opt, t2_lr_schedule *sched)
+static int restore(t2__ckpt *rd, const t2__ckpt *ck, const t2__ckpt_model *m, t2_lr_schedule *sched)
 {
-    if (!ck || !net) return t2_seterr(T2_EINVAL, "checkpoint restore: NULL checkpoint or net");
-    size_t np = 0, nb = 0, ns = 0;
-    float *params = t2_net_params(net, &np), *buffers = t2_net_buffers(net, &nb);
-    if (!params) return t2_seterr(T2_ESTATE, "checkpoint %s: the net is not initialised (t2_net_init)", ck->path);
-    int rc;
-    if ((rc = check_net(ck, net, np, nb))) return rc;
-    if (opt && (rc = check_opt(ck, opt, np, &ns))) return rc;
-    if (sched && !ck->has_lr) return t2_seterr(T2_ENOTFOUND, "checkpoint %s: has no LR-schedule state", ck->path);
+    if (!ck || !m || (!m->net && m->nraw <= 0))
+        return t2_seterr(T2_EINVAL, "checkpoint restore: NULL checkpoint or nothing to restore into");
+    if (m->nopts < 0 || m->nopts > T2__CKPT_MAX_OPTS || (m->nopts && !m->opts))
+        return t2_seterr(T2_EINVAL, "checkpoint restore: bad optimizer list");
+    live l;
+    int rc = live_build(ck, m, &l);
+    if (rc) return rc;
+    if ((rc = check_net(ck, &l)) || (m->nopts && (rc = check_opts(ck, m)))) goto out;
+    if (sched && !ck->has_lr) {
+        rc = t2_seterr(T2_ENOTFOUND, "checkpoint %s: has no LR-schedule state", ck->path);
+        goto out;
+    }
     /* Only now, with the sizes checked against the model, are the entries decoded: what a
      * checkpoint can make us read is bounded by the model it is restored into. An optimizer
      * state that is not wanted is checksummed as it streams past, not kept. */
     if (rd && (rc = t2__ckpt_read_entries(rd, 1u << E_PARAMS | 1u << E_BUFFERS | 1u << E_USER |
-                                                  (opt ? 1u << E_OPT : 0u))))
-        return rc;
+                                                  (m->nopts ? 1u << E_OPT : 0u))))
+        goto out;
     if ((rc = t2__ckpt_have(ck, E_PARAMS)) || (rc = t2__ckpt_have(ck, E_BUFFERS)) ||
-        (opt && (rc = t2__ckpt_have(ck, E_OPT))))
-        return rc;
+        (m->nopts && (rc = t2__ckpt_have(ck, E_OPT))))
+        goto out;
     /* Gather the copies first (allocation is the one thing that can still fail), then do them
      * in one pass over the thread pool, checksumming them on the way when open left that to us. */
     t2__ckpt_span *spans = malloc(((size_t)ck->ntensors + 1) * sizeof *spans);
-    if (!spans) return t2_seterr(T2_ENOMEM, "checkpoint %s: out of memory", ck->path);
+    if (!spans) {
+        rc = t2_seterr(T2_ENOMEM, "checkpoint %s: out of memory", ck->path);
+        goto out;
+    }
     int n = 0;
     for (int i = 0; i < ck->ntensors; i++) {
         const t2_param_info *t = &ck->tensors[i].info;
-        const t2_param_info *m = t;
-        t2_param_info mi;
-        /* Offsets come from the model: its layout is what its layers point into. */
-        for (int j = 0; j < t2_net_num_tensors(net); j++)
-            if (t2_net_tensor_info(net, j, &mi) == T2_OK && !strcmp(mi.name, t->name)) {
-                m = &mi;
-                break;
-            }
+        float *dst = NULL;
+        /* Destinations come from the model: its layout is what its layers point into. */
+        for (int j = 0; j < l.n && !dst; j++)
+            if (!strcmp(l.t[j].name, t->name)) dst = l.dst[j];
         const t2__ckpt_entry *en = &ck->e[t->is_buffer ? E_BUFFERS : E_PARAMS];
-        float *dst = t->is_buffer ? buffers : params;
-        spans[n++] = (t2__ckpt_span){en->data + t->offset * sizeof(float), (unsigned char *)(dst + m->offset),
+        spans[n++] = (t2__ckpt_span){en->data + t->offset * sizeof(float), (unsigned char *)dst,
                                      t->size * sizeof(float), 0, i};
     }
-    if (opt && ns)
-        spans[n++] = (t2__ckpt_span){ck->e[E_OPT].data, (unsigned char *)t2_optim_state(opt, NULL),
-                                     ns * sizeof(float), 0, -1 - E_OPT};
-    if (sched) {
+    if (sched && (rc = t2_lr_schedule_set_state(sched, &ck->lr))) {
         /* Last of the checks and atomic itself: nothing has changed if it fails. */
-        if ((rc = t2_lr_schedule_set_state(sched, &ck->lr))) {
-            char why[256];
-            snprintf(why, sizeof why, "%s", t2_errmsg());
-            rc = t2_seterr(rc, "checkpoint %s: %s", ck->path, why);
-        }
-        if (rc) {
-            free(spans);
-            return rc;
-        }
+        char why[256];
+        snprintf(why, sizeof why, "%s", t2_errmsg());
+        rc = t2_seterr(rc, "checkpoint %s: %s", ck->path, why);
     }
-    rc = t2__ckpt_spans(spans, n, ck->lazy);
+    if (!rc) rc = t2__ckpt_spans(spans, n, ck->lazy);
     if (!rc && ck->lazy) rc = t2__ckpt_check_spans(ck, spans, n);
     free(spans);
-    if (rc) return rc;
-    if (opt && (rc = t2_optim_set_step_count(opt, ck->opt_steps))) return rc;
-    return T2_OK;
+    if (!rc && m->nopts) rc = restore_opts(ck, m);
+out:
+    live_free(&l);
+    return rc;
+}
+
+int t2__ckpt_restore_model(t2__ckpt *ck, const t2__ckpt_model *m, t2_lr_schedule *sched)
+{
+    return restore(ck, ck, m, sched);
 }
 
 int t2__ckpt_restore(t2__ckpt *ck, t2_net *net, t2_optim *opt, t2_lr_schedule *sched)
 {
-    return restore(ck, ck, net, opt, sched);
+    if (!net) return t2_seterr(T2_EINVAL, "checkpoint restore: NULL checkpoint or net");
+    t2__ckpt_model m = {.net = net, .opts = opt ? &opt : NULL, .nopts = opt ? 1 : 0};
+    return restore(ck, ck, &m, sched);
 }
 
 int t2__ckpt_get_info(const t2__ckpt *ck, t2_checkpoint_info *info)
@@ -171,8 +264,9 @@ int t2__ckpt_get_info(const t2__ckpt *ck, t2_checkpoint_info *info)
     info->num_buffers = ck->num_buffers;
     info->num_tensors = ck->ntensors;
     info->has_optimizer = ck->has_opt;
-    info->optimizer_kind = ck->has_opt ? ck->opt_kind : 0;
-    info->optimizer_steps = ck->has_opt ? ck->opt_steps : 0;
+    info->optimizer_kind = ck->has_opt ? ck->opt[0].kind : 0;
+    info->optimizer_steps = ck->has_opt ? ck->opt[0].steps : 0;
+    info->num_optimizers = ck->has_opt ? ck->nopt : 0;
     info->has_lr_schedule = ck->has_lr;
     info->has_loader_state = ck->has_loader;
     info->has_user_state = ck->e[E_USER].declared;
@@ -245,7 +339,51 @@ int t2_checkpoint_tensor_info(const t2_checkpoint *ck, int i, t2_param_info *inf
 
 const char *t2_checkpoint_user_value(const t2_checkpoint *ck, const char *key) { return t2__ckpt_string(ck, key); }
 
-int t2_checkpoint_restore_model(const t2_checkpoint *ck, t2_net *net) { return restore(NULL, ck, net, NULL, NULL); }
+int t2_checkpoint_restore_model(const t2_checkpoint *ck, t2_net *net)
+{
+    if (!net) return t2_seterr(T2_EINVAL, "checkpoint restore: NULL checkpoint or net");
+    t2__ckpt_model m = {.net = net};
+    return restore(NULL, ck, &m, NULL);
+}
+
+/* The tensor named name, which must be a parameter tensor of exactly n floats. */
+static int find_params(const t2_checkpoint *ck, const char *name, size_t n, const t2__ckpt_tensor **out)
+{
+    if (!ck || !name) return t2_seterr(T2_EINVAL, "t2_checkpoint_restore_params: NULL argument");
+    const t2__ckpt_tensor *t = find_tensor(ck, name);
+    if (!t || t->info.is_buffer)
+        return t2_seterr(T2_ENOTFOUND, "checkpoint %s: has no parameter tensor %s", ck->path, name);
+    if (t->info.size != n)
+        return t2_seterr(T2_ESHAPE, "checkpoint %s: tensor %s holds %zu floats but the destination %zu", ck->path,
+                         name, t->info.size, n);
+    *out = t;
+    return T2_OK;
+}
+
+int t2_checkpoint_restore_params(const t2_checkpoint *ck, const char *name, float *dst, size_t n)
+{
+    const t2__ckpt_tensor *t;
+    int rc = find_params(ck, name, n, &t);
+    if (rc) return rc;
+    if (!dst) return t2_seterr(T2_EINVAL, "t2_checkpoint_restore_params: NULL destination");
+    if ((rc = t2__ckpt_have(ck, E_PARAMS))) return rc;
+    memcpy(dst, ck->e[E_PARAMS].data + t->info.offset * sizeof(float), n * sizeof(float));
+    return T2_OK;
+}
+
+int t2_checkpoint_load_params(const char *path, const char *name, float *dst, size_t n)
+{
+    if (!path || !name || !dst) return t2_seterr(T2_EINVAL, "t2_checkpoint_load_params: NULL argument");
+    t2_checkpoint *ck = NULL;
+    const t2__ckpt_tensor *t;
+    /* The tensor table first: a checkpoint without the buffer costs nothing but its metadata. */
+    int rc = t2__ckpt_open_info(&ck, path);
+    if (!rc) rc = find_params(ck, name, n, &t);
+    if (!rc) rc = t2__ckpt_read_entries(ck, 1u << E_PARAMS);
+    if (!rc) rc = t2_checkpoint_restore_params(ck, name, dst, n);
+    t2__ckpt_free(ck);
+    return rc;
+}
 
 int t2_checkpoint_load_model(const char *path, t2_net *net)
 {

@@ -11,6 +11,7 @@
 #include <archive_entry.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,17 +53,97 @@ int t2__ckpt_path(char *buf, size_t len, const char *dir, const char *uuid, t2__
 
 /* ---------- gathering the contents ---------- */
 
-static int gather_tensors(t2__ckpt *ck, t2_net *net)
+/* The net's tensor table, then one entry per raw buffer, placed after the net's parameters. */
+static int gather_tensors(t2__ckpt *ck, t2_net *net, const t2__ckpt_raw *raw, int nraw, size_t np)
 {
-    int nt = t2_net_num_tensors(net);
+    int nt = net ? t2_net_num_tensors(net) : 0;
     if (nt < 0) return t2_seterr(T2_EINVAL, "checkpoint %s: the net has no tensor table", ck->path);
-    if (nt && !(ck->tensors = calloc((size_t)nt, sizeof *ck->tensors)))
+    if (nt + nraw && !(ck->tensors = calloc((size_t)(nt + nraw), sizeof *ck->tensors)))
         return t2_seterr(T2_ENOMEM, "checkpoint %s: out of memory", ck->path);
     for (int i = 0; i < nt; i++) {
         int rc = t2_net_tensor_info(net, i, &ck->tensors[i].info);
         if (rc) return rc;
     }
-    ck->ntensors = nt;
+    size_t off = np;
+    for (int j = 0; j < nraw; j++) {
+        t2_param_info *t = &ck->tensors[nt + j].info;
+        snprintf(t->name, sizeof t->name, "%s", raw[j].name);
+        t->ndim = 1;
+        t->shape[0] = (int)raw[j].n;
+        t->offset = off;
+        t->size = raw[j].n;
+        off += raw[j].n;
+    }
+    ck->ntensors = nt + nraw;
+    return T2_OK;
+}
+
+/* Raw buffers are checked here too (the runner checked them at wrap time): a name the reader
+ * would refuse, or a duplicate, must fail now rather than in a checkpoint that cannot be read. */
+static int check_raw(const t2__ckpt *ck, t2_net *net, const t2__ckpt_raw *raw, int nraw)
+{
+    if (nraw < 0 || (nraw && !raw)) return t2_seterr(T2_EINVAL, "checkpoint %s: bad raw buffer list", ck->path);
+    for (int j = 0; j < nraw; j++) {
+        const char *name = raw[j].name;
+        if (!name || !t2__ckpt_name_ok(name) || strlen(name) >= sizeof(((t2_param_info *)0)->name))
+            return t2_seterr(T2_EINVAL, "checkpoint %s: raw buffer name \"%s\" must be 1..47 printable characters",
+                             ck->path, name ? name : "(null)");
+        if (!raw[j].data || raw[j].n == 0 || raw[j].n > INT_MAX)
+            return t2_seterr(T2_EINVAL, "checkpoint %s: raw buffer %s has no data or %zu floats", ck->path, name,
+                             raw[j].n);
+        for (int k = 0; k < j; k++)
+            if (!strcmp(raw[k].name, name))
+                return t2_seterr(T2_EINVAL, "checkpoint %s: raw buffer %s given twice", ck->path, name);
+        for (int i = 0; net && i < t2_net_num_tensors(net); i++) {
+            t2_param_info t;
+            if (t2_net_tensor_info(net, i, &t) == T2_OK && !strcmp(t.name, name))
+                return t2_seterr(T2_EINVAL, "checkpoint %s: raw buffer %s has the name of a net tensor", ck->path, name);
+        }
+    }
+    return T2_OK;
+}
+
+/* The optimizers: their kinds, sizes (together the parameters') and states, gathered into one
+ * optimizer.bin (zero-copy for a single one). */
+static int gather_opts(t2__ckpt *ck, t2_optim *const *opts, int nopts, size_t np)
+{
+    if (nopts > T2__CKPT_MAX_OPTS)
+        return t2_seterr(T2_EINVAL, "checkpoint %s: %d optimizers (at most %d)", ck->path, nopts, T2__CKPT_MAX_OPTS);
+    size_t covered = 0, floats = 0;
+    for (int i = 0; i < nopts; i++) {
+        struct t2__ckpt_opt *o = &ck->opt[i];
+        if (!opts[i]) return t2_seterr(T2_EINVAL, "checkpoint %s: optimizer %d is NULL", ck->path, i);
+        t2_optim_state(opts[i], &o->floats);
+        o->kind = (int)t2_optim_get_kind(opts[i]);
+        o->size = t2_optim_size(opts[i]);
+        o->steps = t2_optim_step_count(opts[i]);
+        if (o->kind < T2_OPTIM_SGD || o->kind > T2_OPTIM_ADAMW)
+            return t2_seterr(T2_EINVAL, "checkpoint %s: unknown optimizer kind %d", ck->path, o->kind);
+        covered += o->size;
+        floats += o->floats;
+    }
+    if (covered != np)
+        return t2_seterr(T2_EINVAL, "checkpoint %s: the optimizer%s for %zu parameters but the model has %zu",
+                         ck->path, nopts > 1 ? "s are" : " is", covered, np);
+    ck->has_opt = 1;
+    ck->nopt = nopts;
+    ck->opt_floats = floats;
+    ck->e[E_OPT].declared = 1;
+    ck->e[E_OPT].size = (uint64_t)floats * sizeof(float);
+    if (nopts == 1 || floats == 0) {
+        ck->e[E_OPT].data = floats ? (const unsigned char *)t2_optim_state(opts[0], NULL) : NULL;
+        return T2_OK;
+    }
+    if (!(ck->staged[1] = malloc(floats * sizeof(float))))
+        return t2_seterr(T2_ENOMEM, "checkpoint %s: out of memory", ck->path);
+    size_t at = 0;
+    for (int i = 0; i < nopts; i++) {
+        size_t ns = 0;
+        const float *st = t2_optim_state(opts[i], &ns);
+        if (ns) memcpy(ck->staged[1] + at, st, ns * sizeof(float));
+        at += ns;
+    }
+    ck->e[E_OPT].data = (const unsigned char *)ck->staged[1];
     return T2_OK;
 }
 
@@ -168,10 +249,13 @@ static int gather_named(t2__ckpt *ck, const t2__ckpt_contents *c)
 static int gather(t2__ckpt *ck, const t2__ckpt_contents *c)
 {
     int rc;
-    size_t np = 0, nb = 0;
-    const float *params = t2_net_params(c->net, &np);
-    const float *buffers = t2_net_buffers(c->net, &nb);
-    if (!params || np == 0) return t2_seterr(T2_EINVAL, "checkpoint %s: the net is not initialised", ck->path);
+    size_t np = 0, nb = 0, nraw_floats = 0;
+    const float *params = c->net ? t2_net_params(c->net, &np) : NULL;
+    const float *buffers = c->net ? t2_net_buffers(c->net, &nb) : NULL;
+    if (c->net && (!params || np == 0))
+        return t2_seterr(T2_EINVAL, "checkpoint %s: the net is not initialised", ck->path);
+    if ((rc = check_raw(ck, c->net, c->raw, c->nraw))) return rc;
+    for (int j = 0; j < c->nraw; j++) nraw_floats += c->raw[j].n;
     ck->format_version = T2__CKPT_FORMAT_VERSION;
     snprintf(ck->version, sizeof ck->version, "%s", t2_version());
     ck->created = (int64_t)time(NULL);
@@ -182,32 +266,33 @@ static int gather(t2__ckpt *ck, const t2__ckpt_contents *c)
     ck->batches = c->batches_trained;
     ck->epoch = c->epoch;
     ck->hparams_json = (char *)c->hparams_json; /* borrowed; checked when the metadata is built */
-    ck->num_params = np;
+    ck->num_params = np + nraw_floats;
     ck->num_buffers = nb;
     ck->e[E_META].declared = ck->e[E_PARAMS].declared = ck->e[E_BUFFERS].declared = 1;
+    if (c->nraw) {
+        /* params.bin is one array: the net's parameters, then each raw buffer. One copy of the
+         * parameters per checkpoint is the price of keeping the format (and its readers) as is. */
+        if (!(ck->staged[0] = malloc(ck->num_params * sizeof(float))))
+            return t2_seterr(T2_ENOMEM, "checkpoint %s: out of memory", ck->path);
+        if (np) memcpy(ck->staged[0], params, np * sizeof(float));
+        size_t at = np;
+        for (int j = 0; j < c->nraw; j++) {
+            memcpy(ck->staged[0] + at, c->raw[j].data, c->raw[j].n * sizeof(float));
+            at += c->raw[j].n;
+        }
+        params = ck->staged[0];
+    }
     ck->e[E_PARAMS].data = (const unsigned char *)params;
-    ck->e[E_PARAMS].size = (uint64_t)np * sizeof(float);
+    ck->e[E_PARAMS].size = (uint64_t)ck->num_params * sizeof(float);
     ck->e[E_BUFFERS].data = nb ? (const unsigned char *)buffers : NULL;
     ck->e[E_BUFFERS].size = (uint64_t)nb * sizeof(float);
-    if ((rc = gather_tensors(ck, c->net))) return rc;
+    if ((rc = gather_tensors(ck, c->net, c->raw, c->nraw, np))) return rc;
 
-    if (c->opt) {
-        size_t ns = 0;
-        const float *st = t2_optim_state(c->opt, &ns);
-        ck->has_opt = 1;
-        ck->opt_kind = (int)t2_optim_get_kind(c->opt);
-        ck->opt_size = t2_optim_size(c->opt);
-        ck->opt_floats = ns;
-        ck->opt_steps = t2_optim_step_count(c->opt);
-        if (ck->opt_kind < T2_OPTIM_SGD || ck->opt_kind > T2_OPTIM_ADAMW)
-            return t2_seterr(T2_EINVAL, "checkpoint %s: unknown optimizer kind %d", ck->path, ck->opt_kind);
-        if (ck->opt_size != np)
-            return t2_seterr(T2_EINVAL, "checkpoint %s: the optimizer is for %zu parameters but the net has %zu",
-                             ck->path, ck->opt_size, np);
-        ck->e[E_OPT].declared = 1;
-        ck->e[E_OPT].data = ns ? (const unsigned char *)st : NULL;
-        ck->e[E_OPT].size = (uint64_t)ns * sizeof(float);
-    }
+    if (c->nopts < 0 || (c->nopts && !c->opts))
+        return t2_seterr(T2_EINVAL, "checkpoint %s: bad optimizer list", ck->path);
+    if (c->nopts) rc = gather_opts(ck, c->opts, c->nopts, ck->num_params);
+    else if (c->opt) rc = gather_opts(ck, &c->opt, 1, ck->num_params);
+    if (rc) return rc;
     if (c->sched) {
         if ((rc = t2_lr_schedule_get_state(c->sched, &ck->lr))) return rc;
         ck->has_lr = 1;
@@ -446,7 +531,8 @@ int t2__ckpt_write(const char *path, const t2__ckpt_contents *c, t2__ckpt_compre
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
     return t2_seterr(T2_EUNSUPPORTED, "checkpoint %s: writing on a big-endian host is not supported", path);
 #endif
-    if (!path || !*path || !c || !c->net) return t2_seterr(T2_EINVAL, "t2__ckpt_write: NULL path, contents or net");
+    if (!path || !*path || !c || (!c->net && c->nraw <= 0))
+        return t2_seterr(T2_EINVAL, "t2__ckpt_write: NULL path or contents, or neither a net nor raw buffers");
     if (comp < T2__CKPT_COMPRESS_NONE || comp > T2__CKPT_COMPRESS_ZSTD)
         return t2_seterr(T2_EINVAL, "checkpoint %s: unknown compression %d", path, (int)comp);
     static int counter; /* temp-name uniqueness within a process; O_EXCL catches the rest */
@@ -515,6 +601,8 @@ out:
     free(meta);
     free(spans);
     free(ck.tensors);
+    free(ck.staged[0]);
+    free(ck.staged[1]);
     free(ck.rngs);
     free(ck.keys);
     free(ck.values);

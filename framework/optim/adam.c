@@ -102,7 +102,7 @@ static void adamw_loop(size_t n, float *restrict params, const float *restrict g
     }
 }
 
-void t2__adam_step(t2_optim *opt, float *params, const float *grads)
+void t2__adam_step(t2_optim *opt, size_t off, size_t len, float *params, const float *grads)
 {
     const size_t n = opt->n;
     const t2_adam_params *ap = &opt->p.adam;
@@ -116,6 +116,6 @@ void t2__adam_step(t2_optim *opt, float *params, const float *grads)
         .wd = decoupled ? (float)(1.0 - opt->lr * ap->weight_decay) : (float)ap->weight_decay,
         .has_wd = ap->weight_decay != 0.0,
     };
-    if (decoupled) adamw_loop(n, params, grads, opt->state, opt->state + n, k);
-    else adam_loop(n, params, grads, opt->state, opt->state + n, k);
+    if (decoupled) adamw_loop(len, params, grads, opt->state + off, opt->state + n + off, k);
+    else adam_loop(len, params, grads, opt->state + off, opt->state + n + off, k);
 }

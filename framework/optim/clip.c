@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include "t2exp/optim.h"
 #include "t2exp/error.h"
+#include "optim_slice.h"
 
 /* Sum of squares in double: a float accumulator over millions of gradients loses digits. Four
  * partial sums give the CPU independent add chains (strict FP order forbids the compiler from
@@ -23,11 +24,22 @@ static double sum_squares(const float *restrict g, size_t n)
 
 int t2_clip_grad_norm(float *g, size_t n, double max_norm, double *total_norm)
 {
-    if (!g) return t2_seterr(T2_EINVAL, "clip_grad_norm: gradients are NULL");
-    if (n == 0) return t2_seterr(T2_EINVAL, "clip_grad_norm: n=0 gradients");
+    return t2__clip_grad_norm_multi(&g, &n, 1, max_norm, total_norm);
+}
+
+int t2__clip_grad_norm_multi(float *const *g, const size_t *n, int k, double max_norm, double *total_norm)
+{
+    if (!g || !n || k < 1) return t2_seterr(T2_EINVAL, "clip_grad_norm: no gradients");
+    for (int j = 0; j < k; j++) {
+        if (!g[j]) return t2_seterr(T2_EINVAL, "clip_grad_norm: gradients are NULL");
+        if (n[j] == 0) return t2_seterr(T2_EINVAL, "clip_grad_norm: n=0 gradients");
+    }
     if (!isfinite(max_norm) || max_norm < 0)
         return t2_seterr(T2_EINVAL, "clip_grad_norm: max_norm=%g (must be finite and >= 0)", max_norm);
-    double norm = sqrt(sum_squares(g, n));
+    /* One sum over all buffers: the norm of their concatenation, as torch's over a parameter list. */
+    double ss = 0.0;
+    for (int j = 0; j < k; j++) ss += sum_squares(g[j], n[j]);
+    double norm = sqrt(ss);
     if (total_norm) *total_norm = norm;
     if (!isfinite(norm))
         return t2_seterr(T2_ENUMERIC, "clip_grad_norm: gradient norm is %g; gradients left unchanged", norm);
@@ -35,7 +47,8 @@ int t2_clip_grad_norm(float *g, size_t n, double max_norm, double *total_norm)
     double coef = max_norm / (norm + 1e-6);
     if (coef < 1.0) {
         const float c = (float)coef;
-        for (size_t i = 0; i < n; i++) g[i] *= c;
+        for (int j = 0; j < k; j++)
+            for (size_t i = 0; i < n[j]; i++) g[j][i] *= c;
     }
     return T2_OK;
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include "internal.h"
 #include "optim_internal.h"
+#include "optim_slice.h"
 
 int t2__optim_in_range(double v, double lo, double hi, int hi_open)
 {
@@ -43,24 +44,43 @@ static int overlaps(const float *a, const float *b, size_t n)
     return pa < pb + len && pb < pa + len;
 }
 
+/* The checks and the kernel dispatch shared by a whole step and a slice of one. */
+static int step_range(t2_optim *opt, size_t off, float *params, const float *grads, size_t n, const char *who)
+{
+    if (!opt) return t2_seterr(T2_EINVAL, "%s: optimizer is NULL", who);
+    if (!params || !grads) return t2_seterr(T2_EINVAL, "%s: %s is NULL", who, params ? "grads" : "params");
+    if (overlaps(params, grads, n)) return t2_seterr(T2_EINVAL, "%s: params and grads overlap", who);
+    switch (opt->kind) {
+    case T2_OPTIM_SGD: t2__sgd_step(opt, off, n, params, grads); break;
+    case T2_OPTIM_ADAM:
+    case T2_OPTIM_ADAMW: t2__adam_step(opt, off, n, params, grads); break;
+    default: return t2_seterr(T2_EINVAL, "%s: unknown optimizer kind %d", who, (int)opt->kind);
+    }
+    return T2_OK;
+}
+
 int t2_optim_step(t2_optim *opt, float *params, const float *grads, size_t n)
 {
-    if (!opt) return t2_seterr(T2_EINVAL, "optim_step: optimizer is NULL");
-    if (!params || !grads)
-        return t2_seterr(T2_EINVAL, "optim_step: %s is NULL", params ? "grads" : "params");
-    if (n != opt->n)
+    if (opt && n != opt->n)
         return t2_seterr(T2_ESHAPE, "optim_step: n=%zu but the optimizer was created for %zu parameters",
                          n, opt->n);
-    if (overlaps(params, grads, n))
-        return t2_seterr(T2_EINVAL, "optim_step: params and grads overlap");
-    switch (opt->kind) {
-    case T2_OPTIM_SGD: t2__sgd_step(opt, params, grads); break;
-    case T2_OPTIM_ADAM:
-    case T2_OPTIM_ADAMW: t2__adam_step(opt, params, grads); break;
-    default: return t2_seterr(T2_EINVAL, "optim_step: unknown optimizer kind %d", (int)opt->kind);
-    }
+    int rc = step_range(opt, 0, params, grads, n, "optim_step");
+    if (rc) return rc;
     opt->step++;
     return T2_OK;
+}
+
+int t2__optim_step_slice(t2_optim *opt, size_t off, float *params, const float *grads, size_t n)
+{
+    if (opt && (off > opt->n || n > opt->n - off))
+        return t2_seterr(T2_ESHAPE, "optim_step: slice [%zu, %zu) is outside the optimizer's %zu parameters", off,
+                         off + n, opt->n);
+    return step_range(opt, off, params, grads, n, "optim_step");
+}
+
+void t2__optim_advance(t2_optim *opt)
+{
+    if (opt) opt->step++;
 }
 
 int t2_optim_set_lr(t2_optim *opt, double lr)

@@ -26,8 +26,9 @@ int t2__optim_alloc(t2_optim_kind kind, size_t n, size_t state_n, t2_optim **out
 /* 1 if v is a finite number >= lo (and <= hi / < hi when hi_open). Rejects NaN. */
 int t2__optim_in_range(double v, double lo, double hi, int hi_open);
 
-/* The update kernels; arguments are already validated. */
-void t2__sgd_step(t2_optim *opt, float *params, const float *grads);
-void t2__adam_step(t2_optim *opt, float *params, const float *grads);
+/* The update kernels over params[0..len) and the state for parameters [off, off+len) of the
+ * optimizer's n; arguments are already validated. The step count is not advanced here. */
+void t2__sgd_step(t2_optim *opt, size_t off, size_t len, float *params, const float *grads);
+void t2__adam_step(t2_optim *opt, size_t off, size_t len, float *params, const float *grads);
 
 #endif

@@ -88,16 +88,15 @@ static void sgd_nesterov(size_t n, float *restrict p, const float *restrict g, f
     }
 }
 
-void t2__sgd_step(t2_optim *opt, float *params, const float *grads)
+void t2__sgd_step(t2_optim *opt, size_t off, size_t n, float *params, const float *grads)
 {
-    const size_t n = opt->n;
     const t2_sgd_params *sp = &opt->p.sgd;
     const float neg_lr = (float)-opt->lr, wd = (float)sp->weight_decay, m = (float)sp->momentum;
     const float keep = (float)(1.0 - sp->dampening);
     const int has_wd = sp->weight_decay != 0.0;
 
     if (sp->momentum == 0.0) sgd_plain(n, params, grads, neg_lr, has_wd, wd);
-    else if (opt->step == 0) sgd_first(n, params, grads, opt->state, neg_lr, has_wd, wd, sp->nesterov, m);
-    else if (sp->nesterov) sgd_nesterov(n, params, grads, opt->state, neg_lr, has_wd, wd, m, keep);
-    else sgd_momentum(n, params, grads, opt->state, neg_lr, has_wd, wd, m, keep);
+    else if (opt->step == 0) sgd_first(n, params, grads, opt->state + off, neg_lr, has_wd, wd, sp->nesterov, m);
+    else if (sp->nesterov) sgd_nesterov(n, params, grads, opt->state + off, neg_lr, has_wd, wd, m, keep);
+    else sgd_momentum(n, params, grads, opt->state + off, neg_lr, has_wd, wd, m, keep);
 }

@@ -1,5 +1,6 @@
 /* ctx.c — what a trial can ask its context: hyperparameters, the data section, its situation
- * (batch sizes, rank, seed), and the framework-managed optimizer step. */
+ * (batch sizes, rank, seed), and wrapping the model (wrap.c has the raw buffers, the
+ * optimizers and the managed optimizer step). */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -138,6 +139,8 @@ int t2_wrap_model(t2_ctx *ctx, t2_net *net)
 {
     if (!ctx || !net) return t2_seterr(T2_EINVAL, "t2_wrap_model: NULL argument");
     if (ctx->net && ctx->net != net) return t2_seterr(T2_ESTATE, "t2_wrap_model: a model is already wrapped");
+    if (ctx->bound && !ctx->net)
+        return t2_seterr(T2_ESTATE, "t2_wrap_model: wrap the model in build_model (the optimizers are bound already)");
     size_t n;
     float *p = t2_net_params(net, &n);
     if (!p) return t2_seterr(T2_ESTATE, "t2_wrap_model: call t2_net_init before wrapping the model");
@@ -145,14 +148,6 @@ int t2_wrap_model(t2_ctx *ctx, t2_net *net)
     int rc = t2__comm_broadcast(&ctx->comm, p, n * sizeof(float));
     if (rc) return rc;
     ctx->net = net;
-    return T2_OK;
-}
-
-int t2_wrap_optimizer(t2_ctx *ctx, t2_optim *opt)
-{
-    if (!ctx || !opt) return t2_seterr(T2_EINVAL, "t2_wrap_optimizer: NULL argument");
-    if (ctx->opt && ctx->opt != opt) return t2_seterr(T2_ESTATE, "t2_wrap_optimizer: an optimizer is already wrapped");
-    ctx->opt = opt;
     return T2_OK;
 }
 
@@ -171,27 +166,3 @@ int t2__is_plateau(const t2_lr_schedule *s)
     return s && t2_lr_schedule_get_state(s, &st) == T2_OK && st.kind == T2_LR_PLATEAU;
 }
 
-int t2_step_optimizer(t2_ctx *ctx)
-{
-    if (!ctx) return t2_seterr(T2_EINVAL, "t2_step_optimizer: NULL context");
-    if (!ctx->net || !ctx->opt)
-        return t2_seterr(T2_ESTATE, "t2_step_optimizer: wrap the model and the optimizer first (t2_wrap_model, "
-                         "t2_wrap_optimizer in build_model)");
-    size_t n;
-    float *p = t2_net_params(ctx->net, &n), *g = t2_net_grads(ctx->net, NULL);
-    int rc = t2__comm_allreduce_mean(&ctx->comm, g, n);
-    if (rc) return rc;
-    if (ctx->clip == T2__CLIP_NORM) rc = t2_clip_grad_norm(g, n, ctx->clip_max, NULL);
-    else if (ctx->clip == T2__CLIP_VALUE) rc = t2_clip_grad_value(g, n, ctx->clip_max);
-    if (rc) return rc;
-    if (ctx->sched && (rc = t2_optim_set_lr(ctx->opt, t2_lr_schedule_lr(ctx->sched)))) return rc;
-    if ((rc = t2_optim_step(ctx->opt, p, g, n))) return rc;
-    t2_net_zero_grad(ctx->net);
-    ctx->optimizer_steps++;
-    if (ctx->sched && t2_lr_schedule_step_mode(ctx->sched) == T2_LR_STEP_BATCH && !t2__is_plateau(ctx->sched)) {
-        rc = t2_lr_schedule_step(ctx->sched);
-        /* A finished one-cycle schedule keeps its last rate rather than failing the trial. */
-        if (rc == T2_ESTATE) rc = T2_OK;
-    }
-    return rc;
-}

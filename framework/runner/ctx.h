@@ -7,6 +7,24 @@
 #include "configs/value.h"
 #include "dist/comm.h"
 #include "t2exp/trial.h"
+#include "checkpoints/ckpt.h"
+
+#define T2__MAX_RAW 64 /* raw parameter buffers per trial */
+
+/* A raw parameter buffer (t2_wrap_params). */
+typedef struct t2__raw_buf {
+    char name[48];
+    float *p, *g;
+    size_t n;
+} t2__raw_buf;
+
+/* What one optimizer covers, in its own numbering: segments in order, -1 being the wrapped net's
+ * flat parameters and k >= 0 the raw buffer raw[k]. */
+typedef struct t2__opt_bind {
+    t2_optim *opt;
+    int nseg;
+    int seg[T2__MAX_RAW + 1];
+} t2__opt_bind;
 
 struct t2_ctx {
     const t2__val *hparams; /* the trial's nested hparams map */
@@ -20,7 +38,15 @@ struct t2_ctx {
     int threads;
 
     t2_net *net;
-    t2_optim *opt;
+    t2_optim *opt;          /* the first wrapped optimizer */
+    t2__raw_buf raw[T2__MAX_RAW];
+    int nraw;
+    t2__opt_bind bind[T2__CKPT_MAX_OPTS];
+    int nbind;
+    int bind_all;           /* t2_wrap_optimizer: bind[0] covers everything, resolved by t2__ctx_bind */
+    int bound;              /* t2__ctx_bind succeeded: the set of wrapped things is fixed */
+    t2_optim *opts[T2__CKPT_MAX_OPTS]; /* bind[i].opt, for checkpoints */
+    t2__ckpt_raw ckraw[T2__MAX_RAW];   /* raw[], for checkpoints */
     t2_lr_schedule *sched;
     t2__clip_kind clip;
     double clip_max;
@@ -30,6 +56,22 @@ struct t2_ctx {
 /* 1 for a reduce-on-plateau schedule: it steps on validation metrics only, never on batches or
  * epochs. */
 int t2__is_plateau(const t2_lr_schedule *s);
+
+/* Fixes what the wrapped optimizers cover, once build_model has wrapped everything: a
+ * t2_wrap_optimizer optimizer covers the net then every raw buffer (its size must be their total);
+ * with t2_wrap_optimizer_for every net/raw buffer must be covered by one. T2_EINVAL naming the
+ * uncovered buffer or the sizes otherwise. Called by the runner after build_model and by
+ * t2_step_optimizer; idempotent. */
+int t2__ctx_bind(t2_ctx *ctx);
+
+/* 1 when the trial wrapped something to checkpoint (a net or raw buffers). */
+int t2__ctx_has_model(const t2_ctx *ctx);
+
+/* The wrapped model, optimizers included or not, as the checkpoint code takes it. */
+t2__ckpt_model t2__ctx_ckpt_model(t2_ctx *ctx, int with_opts);
+
+/* Wrapped parameters in all: the net's plus the raw buffers'. */
+size_t t2__ctx_num_params(const t2_ctx *ctx);
 
 /* Fills ctx for one trial (borrowing hparams and data), seeding its RNG from seed. */
 void t2__ctx_init(t2_ctx *ctx, const t2__config *cfg, const t2__val *hparams, int64_t global_batch,

@@ -186,7 +186,7 @@ static int checkpoint(run *r);
 static int checkpoint_after_validation(run *r)
 {
     t2__ckpt_policy policy = r->a->cfg->checkpoint_policy;
-    if (policy == T2__CKPT_NONE || !r->a->ckpt_dir || !r->ctx.net) return 0;
+    if (policy == T2__CKPT_NONE || !r->a->ckpt_dir || !t2__ctx_has_model(&r->ctx)) return 0;
     int want = policy == T2__CKPT_ALL, rc;
     if (policy == T2__CKPT_BEST && r->ctx.comm.rank == 0) {
         t2__val *m = NULL;
@@ -248,7 +248,7 @@ static int validate_pass(run *r)
     /* Validation metrics are reduced across ranks (sum and weight) before reporting; one rank here. */
     /* checkpoint_policy best: the controller answers whether this is the experiment's new best. */
     t2__val *x = NULL;
-    if (r->a->cfg->checkpoint_policy == T2__CKPT_BEST && r->a->ckpt_dir && r->ctx.net &&
+    if (r->a->cfg->checkpoint_policy == T2__CKPT_BEST && r->a->ckpt_dir && t2__ctx_has_model(&r->ctx) &&
         (!(x = t2__val_map()) || t2__val_map_set(x, "ask_best", t2__val_bool(1))))
         return t2__val_free(x), t2_seterr(T2_ENOMEM, "runner: out of memory"), fail(r, "report", T2_ENOMEM);
     if ((rc = send_metrics(r, "validation", &r->vm, x))) return fail(r, "report", rc);
@@ -331,7 +331,7 @@ out:
 static int checkpoint(run *r)
 {
     const t2__runner_args *a = r->a;
-    if (!a->ckpt_dir || !r->ctx.net || r->last_checkpoint == r->ctx.batches_trained) return 0;
+    if (!a->ckpt_dir || !t2__ctx_has_model(&r->ctx) || r->last_checkpoint == r->ctx.batches_trained) return 0;
     int src = sync_buffers(r);
     if (src) return fail(r, "checkpoint", src);
     if (r->ctx.comm.rank != 0) { /* every rank holds the same state; rank 0 writes it */
@@ -369,7 +369,9 @@ static int checkpoint(run *r)
     }
     t2__ckpt_rng rngs[1] = {{"trial", r->ctx.rng}};
     t2__ckpt_kv kv[2] = {{"train_window", window}, {"metric", metric}};
-    t2__ckpt_contents c = {.net = r->ctx.net, .opt = r->ctx.opt, .sched = r->ctx.sched, .loader = &ls,
+    t2__ckpt_model mod = t2__ctx_ckpt_model(&r->ctx, 1);
+    t2__ckpt_contents c = {.net = mod.net, .raw = mod.raw, .nraw = mod.nraw, .opts = mod.opts, .nopts = mod.nopts,
+                           .sched = r->ctx.sched, .loader = &ls,
                            .rngs = rngs, .n_rngs = 1, .user_state = user, .user_state_len = user_len,
                            .experiment_id = a->experiment_id, .trial_id = a->trial_id, .hparams_json = hp,
                            .batches_trained = r->ctx.batches_trained, .epoch = r->ctx.epoch, .strings = kv,
@@ -415,19 +417,21 @@ static int restore(run *r)
      * can be checked during the copy rather than in a pass of their own. */
     int rc = t2__ckpt_open_for_restore(&ck, r->a->restore_path);
     if (rc) return fail(r, "restore", rc);
-    if (!r->ctx.net) {
+    if (!t2__ctx_has_model(&r->ctx)) {
         t2__ckpt_free(ck);
-        return t2_seterr(T2_ESTATE, "restoring %s needs a model wrapped with t2_wrap_model", r->a->restore_path),
+        return t2_seterr(T2_ESTATE, "restoring %s needs a model wrapped with t2_wrap_model or t2_wrap_params",
+                         r->a->restore_path),
                fail(r, "restore", T2_ESTATE);
     }
     if (r->a->warm_start) {
         /* searcher.source_checkpoint_optimizer: the optimizer state (momentum, moments, step
          * count) too, for a trial that continues another's training rather than fine-tunes. */
         int with_opt = r->a->cfg->searcher.source_checkpoint_optimizer;
-        if (with_opt && !r->ctx.opt)
+        if (with_opt && !r->ctx.nbind)
             rc = t2_seterr(T2_ESTATE, "searcher.source_checkpoint_optimizer needs an optimizer wrapped with "
                                       "t2_wrap_optimizer");
-        if (!rc) rc = t2__ckpt_restore(ck, r->ctx.net, with_opt ? r->ctx.opt : NULL, NULL);
+        t2__ckpt_model m = t2__ctx_ckpt_model(&r->ctx, with_opt);
+        if (!rc) rc = t2__ckpt_restore_model(ck, &m, NULL);
         if (!rc)
             printf("warm start from %s: parameters%s\n", r->a->restore_path,
                    with_opt ? " and optimizer state" : "");
@@ -438,7 +442,8 @@ static int restore(run *r)
     t2_loader_state ls;
     const void *user;
     size_t ulen;
-    rc = t2__ckpt_restore(ck, r->ctx.net, r->ctx.opt, r->ctx.sched);
+    t2__ckpt_model m = t2__ctx_ckpt_model(&r->ctx, 1);
+    rc = t2__ckpt_restore_model(ck, &m, r->ctx.sched);
     if (!rc) rc = t2__ckpt_get_info(ck, &info);
     if (!rc && info.has_loader_state && !(rc = t2__ckpt_loader_state(ck, &ls))) rc = t2_loader_restore(r->train, &ls);
     if (!rc) rc = t2__ckpt_get_rng(ck, "trial", &r->ctx.rng);
@@ -577,8 +582,7 @@ static int serve(run *r)
                      : 0;
     r->report_every = cfg->scheduling_unit > 0 ? cfg->scheduling_unit : 100;
     if (r->a->restore_path && (rc = restore(r))) return rc;
-    size_t np = 0;
-    if (r->ctx.net) t2_net_params(r->ctx.net, &np);
+    size_t np = t2__ctx_num_params(&r->ctx);
     t2__val *hello = t2__val_map();
     t2__val_map_set(hello, "type", t2__val_string("ready"));
     t2__val_map_set(hello, "batches_per_epoch", t2__val_int(r->batches_per_epoch));
@@ -638,7 +642,7 @@ int t2__runner_run(const t2__runner_args *a)
         status = fail(&r, "threads", rc);
         goto done;
     }
-    if ((rc = a->def->build_model(&r.ctx, &r.state))) {
+    if ((rc = a->def->build_model(&r.ctx, &r.state)) || (rc = t2__ctx_bind(&r.ctx))) {
         status = fail(&r, "build_model", rc);
         goto done;
     }
@@ -683,9 +687,11 @@ int t2__runner_evaluate(const t2__runner_args *a, FILE *out)
         !(rc = a->def->build_validation_loader(&r.ctx, r.state, &r.valid))) {
         where = "restore";
         t2__ckpt *ck = NULL;
-        if (!r.ctx.net) rc = t2_seterr(T2_ESTATE, "the trial does not wrap its model (t2_wrap_model)");
+        t2__ckpt_model m = t2__ctx_ckpt_model(&r.ctx, 0);
+        if (!t2__ctx_has_model(&r.ctx))
+            rc = t2_seterr(T2_ESTATE, "the trial does not wrap its model (t2_wrap_model or t2_wrap_params)");
         if (!rc) rc = t2__ckpt_open_for_restore(&ck, a->restore_path);
-        if (!rc) rc = t2__ckpt_restore(ck, r.ctx.net, NULL, NULL);
+        if (!rc) rc = t2__ckpt_restore_model(ck, &m, NULL);
         t2__ckpt_free(ck);
         where = "evaluate_batch";
         const t2_batch *b;

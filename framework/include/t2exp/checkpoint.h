@@ -45,6 +45,7 @@ typedef struct t2_checkpoint_info {
     int has_loader_state;
     int has_user_state;
     size_t user_state_bytes;
+    int num_optimizers;        /* optimizers saved (0 without; several when raw buffers had their own) */
 } t2_checkpoint_info;
 
 /* Reads the whole archive at path into memory and validates it: entry names and kinds, sizes
@@ -81,6 +82,17 @@ int t2_checkpoint_restore_model(const t2_checkpoint *ck, t2_net *net);
  * checked against net before the entries are decoded, so a checkpoint that does not fit the
  * model costs nothing but its metadata. */
 int t2_checkpoint_load_model(const char *path, t2_net *net);
+
+/* Raw parameter buffers (t2_wrap_params) are tensor table entries of the params array named as
+ * they were wrapped, shape [n]. Copies the parameter tensor called name into dst[0..n): it is
+ * found by name and must hold exactly n floats. T2_ENOTFOUND naming the checkpoint and the name
+ * if there is no such parameter tensor, T2_ESHAPE naming both sizes, T2_EINVAL for NULL
+ * arguments. Works for a net's tensors too ("0.dense.weight"). */
+int t2_checkpoint_restore_params(const t2_checkpoint *ck, const char *name, float *dst, size_t n);
+
+/* t2_checkpoint_open + t2_checkpoint_restore_params + t2_checkpoint_free for one buffer; the
+ * tensor table is checked before params.bin is decoded. Errors as those. */
+int t2_checkpoint_load_params(const char *path, const char *name, float *dst, size_t n);
 
 #ifdef __cplusplus
 }

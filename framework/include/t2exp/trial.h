@@ -91,15 +91,36 @@ int t2_ctx_threads(const t2_ctx *ctx);            /* BLAS/pool threads this rank
  * A wrapped net's gradients are averaged across ranks, its parameters broadcast from rank 0 at
  * start and saved in checkpoints; a wrapped optimizer's state is checkpointed; a wrapped schedule
  * is stepped by the framework per its step mode (batch: after every t2_step_optimizer; epoch: at
- * every epoch end; manual: never) and checkpointed. One net/optimizer/schedule per trial. */
+ * every epoch end; manual: never) and checkpointed. One net and one schedule per trial; one
+ * optimizer, or several with raw buffers (below). */
 int t2_wrap_model(t2_ctx *ctx, t2_net *net);
 int t2_wrap_optimizer(t2_ctx *ctx, t2_optim *opt);
 int t2_wrap_lr_schedule(t2_ctx *ctx, t2_lr_schedule *sched);
 
-/* Called by train_batch after t2_net_backward: averages the gradients across ranks, applies the
- * config's `optimizations.gradient_clipping`, sets the optimizer's lr from the wrapped schedule,
- * steps the optimizer, zeroes the gradients, and steps a batch-mode schedule. T2_ENUMERIC if the
- * gradient norm is not finite (the trial fails with that reason). */
+/* Raw parameter buffers: a model written with plain arrays hands the framework its parameters
+ * (and their gradients, n floats each, owned by the trial and alive until destroy) under a name,
+ * and gets everything a wrapped net gets: broadcast from rank 0 now, gradients averaged across
+ * ranks, clipped and stepped in t2_step_optimizer (then zeroed; they are zeroed here too), saved
+ * in checkpoints as the params tensor `name` (shape [n]) and restored, exported by name. Call it
+ * in build_model, any number of times. name: 1..47 letters, digits, '.', '_', '-', unique, not
+ * "model" and not a tensor name of the wrapped net (T2_EINVAL naming it); n >= 1; params and
+ * grads must not overlap each other or another wrapped buffer. A trial may wrap raw buffers only.
+ *
+ * Optimizers: one wrapped with t2_wrap_optimizer covers everything wrapped, laid end to end: the
+ * net's parameters first, then the raw buffers in wrap order (its size must be that total). To
+ * give buffers optimizers of their own, wrap each with t2_wrap_optimizer_for instead, naming what
+ * it covers ("model" for the wrapped net, else raw buffer names, wrapped before; its size must be
+ * their total in that order); every wrapped buffer must then be covered by exactly one (checked
+ * when build_model returns, naming the uncovered buffer). The wrapped LR schedule sets the rate
+ * of every optimizer. Gradient clipping takes one norm over all wrapped gradients. */
+int t2_wrap_params(t2_ctx *ctx, const char *name, float *params, float *grads, size_t n);
+int t2_wrap_optimizer_for(t2_ctx *ctx, t2_optim *opt, const char *const *names, int nnames);
+
+/* Called by train_batch after the backward pass: averages the gradients across ranks, applies the
+ * config's `optimizations.gradient_clipping` (one norm over the net's and the raw buffers'
+ * gradients), sets every optimizer's lr from the wrapped schedule, steps the optimizers, zeroes
+ * the gradients, and steps a batch-mode schedule. T2_ENUMERIC if the gradient norm is not finite
+ * (the trial fails with that reason). */
 int t2_step_optimizer(t2_ctx *ctx);
 
 /* ---- metrics ----

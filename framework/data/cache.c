@@ -93,7 +93,7 @@ static int write_body(int fd, const t2_dataset *ds, const cache_hdr *h, const ch
         if (!(sample = malloc(ds->numel * sizeof(float)))) goto nomem;
         for (uint32_t i = 0; i < ds->n && rc == 0; i++) {
             int32_t lab;
-            if ((rc = ds->ops->get(ds, i, sample, &lab)) == 0)
+            if ((rc = t2__dataset_read(ds, i, sample, NULL, &lab)) == 0)
                 rc = write_all(fd, sample, ds->numel * sizeof(float), path);
             if (labels) labels[i] = lab;
         }
@@ -164,6 +164,10 @@ static int source_ids(const char *const *sources, int n, src_id *ids, uint64_t *
 
 static int cache_write(const t2_dataset *ds, const char *path, const src_id *src, int nsrc)
 {
+    /* The format has no place for float targets; dropping them silently would train on nothing. */
+    if (ds->target_width > 0)
+        return t2_seterr(T2_EUNSUPPORTED, "%s: a cache holds inputs and labels only; this dataset has %d float targets per sample",
+                         path, ds->target_width);
     cache_hdr h = {.n = ds->n, .ndim = (uint32_t)ds->ndim, .num_classes = ds->num_classes,
                    .pix_type = ds->pix_type == T2__PIX_U8 ? T2__PIX_U8 : T2__PIX_F32,
                    .has_labels = ds->num_classes > 0};

@@ -18,9 +18,10 @@ enum { T2__PIX_NONE = 0, T2__PIX_U8 = 1, T2__PIX_F32 = 2 };
 
 struct t2__dataset_ops {
     const char *kind;
-    /* Writes sample i's floats and label. Only called for datasets without an array view (see
-     * below); must be safe to call from several threads at once. */
-    int (*get)(const t2_dataset *ds, uint32_t i, float *x, int32_t *label);
+    /* Writes sample i's floats, targets (target_width floats; target may be NULL) and label
+     * (label may be NULL). Only called for datasets without an array view (see below); must be
+     * safe to call from several threads at once. */
+    int (*get)(const t2_dataset *ds, uint32_t i, float *x, float *target, int32_t *label);
     /* Frees what the implementation owns (not ds itself). */
     void (*destroy)(t2_dataset *ds);
 };
@@ -38,8 +39,28 @@ struct t2_dataset {
     const void *pixels;    /* n * numel elements of pix_type */
     const int32_t *labels32; /* n labels, or NULL */
     const uint8_t *labels8;  /* n labels (IDX), or NULL */
+    int target_width;        /* float targets per sample (0 = none) */
+    const float *targets;    /* array view: n * target_width floats (NULL: ops->get gives them) */
+    /* A split view: sample i is sample map[i] of parent (never itself a view). Views have no
+     * array view of their own; t2__dataset_resolve maps through to the parent's. */
+    const t2_dataset *parent;
+    const uint32_t *map;
     void *impl;
 };
+
+/* The dataset that really holds sample *i (mapping *i through a split view). */
+static inline const t2_dataset *t2__dataset_resolve(const t2_dataset *ds, uint32_t *i)
+{
+    if (ds->map) {
+        *i = ds->map[*i];
+        return ds->parent;
+    }
+    return ds;
+}
+
+/* Sample i of ds, any kind (views, array views, ops->get): x gets numel floats, target (may be
+ * NULL) target_width floats, label (may be NULL) the label or -1. */
+int t2__dataset_read(const t2_dataset *ds, uint32_t i, float *x, float *target, int32_t *label);
 
 /* Decoded IDX content held in memory: `buf` owns the bytes, `data` points at the payload. */
 typedef struct t2__idx {
@@ -87,16 +108,17 @@ typedef struct t2__xform {
     float shift[T2_LOADER_MAX_CHANNELS];
     int per_channel;             /* 0: channel 0's map for all channels */
     float *lut;                  /* uint8 datasets: [C or 1][256] value after scale and map */
+    float *std_mean, *std_div;   /* per-element standardisation (numel each), or NULL */
 } t2__xform;
 
 int t2__xform_init(t2__xform *xf, const t2_dataset *ds, const t2_loader_params *p);
 void t2__xform_free(t2__xform *xf);
 
-/* Writes sample `index` of ds, transformed with draws from `sample_seed`, into dst (numel floats)
- * and its label into *label. scratch holds numel floats, used only for datasets without an array
- * view. */
+/* Writes sample `index` of ds, transformed with draws from `sample_seed`, into dst (numel floats),
+ * its label into *label and its targets into target (target_width floats; NULL when none). scratch
+ * holds numel floats, used only for datasets without an array view. */
 int t2__xform_sample(const t2__xform *xf, const t2_dataset *ds, uint32_t index,
-                     uint64_t sample_seed, float *dst, int32_t *label, float *scratch);
+                     uint64_t sample_seed, float *dst, int32_t *label, float *target, float *scratch);
 
 /* Seed of the stream for (seed, epoch) and of a sample within it. */
 static inline uint64_t t2__epoch_seed(uint64_t seed, int64_t epoch)

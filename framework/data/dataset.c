@@ -1,4 +1,5 @@
 /* dataset.c — the dataset handle's common functions and the in-memory tensor dataset. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "data_internal.h"
@@ -54,6 +55,8 @@ int64_t t2_dataset_len(const t2_dataset *ds) { return ds ? (int64_t)ds->n : 0; }
 
 int t2_dataset_num_classes(const t2_dataset *ds) { return ds ? ds->num_classes : 0; }
 
+int t2_dataset_target_width(const t2_dataset *ds) { return ds ? ds->target_width : 0; }
+
 int t2_dataset_sample_shape(const t2_dataset *ds, int *ndim, int shape[3])
 {
     if (!ds || !ndim || !shape) return t2_seterr(T2_EINVAL, "t2_dataset_sample_shape: NULL argument");
@@ -62,27 +65,34 @@ int t2_dataset_sample_shape(const t2_dataset *ds, int *ndim, int shape[3])
     return T2_OK;
 }
 
-int t2_dataset_get(const t2_dataset *ds, int64_t i, float *x, int32_t *label)
+int t2__dataset_read(const t2_dataset *ds, uint32_t i, float *x, float *target, int32_t *label)
+{
+    ds = t2__dataset_resolve(ds, &i);
+    if (ds->pix_type == T2__PIX_U8) {
+        t2__u8_to_unit(x, (const uint8_t *)ds->pixels + (size_t)i * ds->numel, ds->numel);
+    } else if (ds->pix_type == T2__PIX_F32) {
+        memcpy(x, (const float *)ds->pixels + (size_t)i * ds->numel, ds->numel * sizeof(float));
+    } else {
+        return ds->ops->get(ds, i, x, ds->target_width > 0 ? target : NULL, label);
+    }
+    if (label) *label = t2__dataset_label(ds, i);
+    if (target && ds->target_width > 0)
+        memcpy(target, ds->targets + (size_t)i * ds->target_width, (size_t)ds->target_width * sizeof(float));
+    return T2_OK;
+}
+
+int t2_dataset_get_sample(const t2_dataset *ds, int64_t i, float *x, float *target, int32_t *label)
 {
     if (!ds || !x) return t2_seterr(T2_EINVAL, "t2_dataset_get: NULL argument");
     if (i < 0 || i >= (int64_t)ds->n)
         return t2_seterr(T2_EINVAL, "t2_dataset_get: index %lld out of range 0..%u", (long long)i,
                          ds->n - 1);
-    uint32_t k = (uint32_t)i;
-    if (ds->pix_type == T2__PIX_U8) {
-        const uint8_t *p = (const uint8_t *)ds->pixels + (size_t)k * ds->numel;
-        t2__u8_to_unit(x, p, ds->numel);
-    } else if (ds->pix_type == T2__PIX_F32) {
-        memcpy(x, (const float *)ds->pixels + (size_t)k * ds->numel, ds->numel * sizeof(float));
-    } else {
-        int32_t lab;
-        int rc = ds->ops->get(ds, k, x, &lab);
-        if (rc) return rc;
-        if (label) *label = lab;
-        return T2_OK;
-    }
-    if (label) *label = t2__dataset_label(ds, k);
-    return T2_OK;
+    return t2__dataset_read(ds, (uint32_t)i, x, target, label);
+}
+
+int t2_dataset_get(const t2_dataset *ds, int64_t i, float *x, int32_t *label)
+{
+    return t2_dataset_get_sample(ds, i, x, NULL, label);
 }
 
 void t2_dataset_free(t2_dataset *ds)
@@ -97,6 +107,7 @@ void t2_dataset_free(t2_dataset *ds)
 typedef struct {
     float *x;        /* owned copies (NULL when borrowed) */
     int32_t *labels;
+    float *targets;
 } tensor_impl;
 
 static void tensor_destroy(t2_dataset *ds)
@@ -105,6 +116,7 @@ static void tensor_destroy(t2_dataset *ds)
     if (!t) return;
     t2__free_aligned(t->x);
     free(t->labels);
+    free(t->targets);
     free(t);
 }
 
@@ -112,8 +124,20 @@ static const struct t2__dataset_ops tensor_ops = {"tensor", NULL, tensor_destroy
 
 int t2_dataset_from_tensor(t2_dataset **out, const t2_tensor *x, const int32_t *labels, int copy)
 {
+    return t2_dataset_from_tensor_targets(out, x, NULL, labels, copy);
+}
+
+int t2_dataset_from_tensor_targets(t2_dataset **out, const t2_tensor *x, const t2_tensor *targets,
+                                   const int32_t *labels, int copy)
+{
     if (!out) return t2_seterr(T2_EINVAL, "t2_dataset_from_tensor: NULL out");
     *out = NULL;
+    char a[64], b[64];
+    if (targets && (!targets->data || targets->ndim != 2 || !x || targets->shape[0] != x->shape[0] ||
+                    targets->shape[1] < 1 || targets->shape[1] > T2__MAX_DIM))
+        return t2_seterr(T2_EINVAL, "t2_dataset_from_tensor: targets %s must be [N, W] (W 1..%d) for inputs %s",
+                         t2_tensor_shape_str(targets, a, sizeof a), T2__MAX_DIM,
+                         x ? t2_tensor_shape_str(x, b, sizeof b) : "NULL");
     if (!x || !x->data) return t2_seterr(T2_EINVAL, "t2_dataset_from_tensor: NULL tensor");
     if (x->ndim != 2 && x->ndim != 4)
         return t2_seterr(T2_EINVAL, "t2_dataset_from_tensor: ndim %d (want [N, F] or [N, C, H, W])",
@@ -137,6 +161,17 @@ int t2_dataset_from_tensor(t2_dataset **out, const t2_tensor *x, const int32_t *
         rc = t2_seterr(T2_EINVAL, "t2_dataset_from_tensor: label %d too large", maxlab);
         goto fail;
     }
+    if (targets) {
+        size_t nt = (size_t)ds->n * (size_t)targets->shape[1];
+        for (size_t k = 0; k < nt; k++)
+            if (!isfinite(targets->data[k])) {
+                rc = t2_seterr(T2_EINVAL, "t2_dataset_from_tensor: target %zu of sample %zu is %g (must be finite)",
+                               k % (size_t)targets->shape[1], k / (size_t)targets->shape[1], (double)targets->data[k]);
+                goto fail;
+            }
+        ds->target_width = targets->shape[1];
+        ds->targets = targets->data;
+    }
     ds->num_classes = labels ? maxlab + 1 : 0;
     ds->pix_type = T2__PIX_F32;
     ds->pixels = x->data;
@@ -154,6 +189,12 @@ int t2_dataset_from_tensor(t2_dataset **out, const t2_tensor *x, const int32_t *
             if (!impl->labels) goto nomem;
             memcpy(impl->labels, labels, (size_t)ds->n * sizeof(int32_t));
             ds->labels32 = impl->labels;
+        }
+        if (targets) {
+            size_t bytes = (size_t)ds->n * (size_t)ds->target_width * sizeof(float);
+            if (!(impl->targets = malloc(bytes))) goto nomem;
+            memcpy(impl->targets, targets->data, bytes);
+            ds->targets = impl->targets;
         }
     }
     *out = ds;

@@ -21,6 +21,7 @@
 typedef struct slot {
     float *x;
     int32_t *labels;
+    float *targets;     /* batch_size * target_width, or NULL */
     uint32_t *indices;
     t2_batch batch;
     int64_t seq;
@@ -109,17 +110,20 @@ static int assemble(const t2_loader *l, slot *s, int64_t epoch, int64_t k, worke
     shard(l, k, &off, &cnt);
     const uint32_t *perm = get_perm(l, &w->pc, epoch);
     uint64_t es = t2__epoch_seed(l->p.seed, epoch);
+    size_t tw = (size_t)ds->target_width;
     for (int64_t i = 0; i < cnt; i++) {
         uint32_t idx = perm ? perm[off + i] : (uint32_t)(off + i);
         s->indices[i] = idx;
         int rc = t2__xform_sample(&l->xf, ds, idx, t2__sample_seed(es, idx), s->x + (size_t)i * ds->numel,
-                                  &s->labels[i], w->scratch);
+                                  &s->labels[i], s->targets ? s->targets + (size_t)i * tw : NULL, w->scratch);
         if (rc) return rc;
     }
     int shape[4] = {(int)cnt, ds->shape[0], ds->shape[1], ds->shape[2]};
     s->batch.x = t2_tensor_view(s->x, 1 + ds->ndim, shape);
     s->batch.labels = ds->num_classes > 0 ? s->labels : NULL;
     s->batch.indices = s->indices;
+    s->batch.targets = s->targets;
+    s->batch.target_width = ds->target_width;
     s->batch.n = (int)cnt;
     s->batch.epoch = epoch;
     s->batch.index = k;
@@ -262,6 +266,7 @@ void t2_loader_free(t2_loader *l)
     for (int i = 0; l->slots && i < l->nslots; i++) {
         t2__free_aligned(l->slots[i].x);
         free(l->slots[i].labels);
+        free(l->slots[i].targets);
         free(l->slots[i].indices);
     }
     free(l->slots);
@@ -330,6 +335,9 @@ int t2_loader_create(t2_loader **out, t2_dataset *ds, const t2_loader_params *p)
         s->labels = malloc((size_t)p->batch_size * sizeof(int32_t));
         s->indices = malloc((size_t)p->batch_size * sizeof(uint32_t));
         if (!s->x || !s->labels || !s->indices) goto nomem;
+        if (ds->target_width > 0 &&
+            !(s->targets = malloc((size_t)p->batch_size * (size_t)ds->target_width * sizeof(float))))
+            goto nomem;
     }
     if (!(l->workers = calloc((size_t)nw, sizeof *l->workers))) goto nomem;
     for (int i = 0; i < nw; i++) {

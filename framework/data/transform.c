@@ -34,10 +34,33 @@ int t2__xform_init(t2__xform *xf, const t2_dataset *ds, const t2_loader_params *
         xf->scale[c] = p->std[c];   /* kept as mean/std: the exact (x - mean) / std is computed */
         xf->shift[c] = p->mean[c];
     }
-    if (ds->pix_type == T2__PIX_U8) {
+    if ((p->standardize_mean != NULL) != (p->standardize_std != NULL))
+        return t2_seterr(T2_EINVAL, "loader: standardize_mean and standardize_std must be given together");
+    if (p->standardize_mean) {
+        xf->std_mean = malloc(ds->numel * sizeof(float));
+        xf->std_div = malloc(ds->numel * sizeof(float));
+        if (!xf->std_mean || !xf->std_div) {
+            t2__xform_free(xf);
+            return t2_seterr(T2_ENOMEM, "loader: out of memory");
+        }
+        for (size_t j = 0; j < ds->numel; j++) {
+            float m = p->standardize_mean[j], sd = p->standardize_std[j];
+            if (!isfinite(m) || !isfinite(sd) || sd < 0.0f) {
+                t2__xform_free(xf);
+                return t2_seterr(T2_EINVAL, "loader: standardize element %zu: mean %g std %g (need finite, std >= 0)", j,
+                                 (double)m, (double)sd);
+            }
+            xf->std_mean[j] = m;
+            xf->std_div[j] = sd == 0.0f ? 1.0f : sd; /* a constant feature: centred, not divided */
+        }
+    }
+    if ((ds->map ? ds->parent : ds)->pix_type == T2__PIX_U8) { /* a view reads its parent's pixels */
         int nl = xf->per_channel ? channels : 1;
         xf->lut = malloc((size_t)nl * 256 * sizeof(float));
-        if (!xf->lut) return t2_seterr(T2_ENOMEM, "loader: out of memory");
+        if (!xf->lut) {
+            t2__xform_free(xf);
+            return t2_seterr(T2_ENOMEM, "loader: out of memory");
+        }
         for (int c = 0; c < nl; c++)
             for (int v = 0; v < 256; v++) {
                 float x = (float)v / 255.0f;
@@ -51,7 +74,9 @@ void t2__xform_free(t2__xform *xf)
 {
     if (!xf) return;
     free(xf->lut);
-    xf->lut = NULL;
+    free(xf->std_mean);
+    free(xf->std_div);
+    xf->lut = xf->std_mean = xf->std_div = NULL;
 }
 
 static inline float fmap(const t2__xform *xf, int c, float x)
@@ -61,21 +86,33 @@ static inline float fmap(const t2__xform *xf, int c, float x)
     return (x - xf->shift[k]) / xf->scale[k];
 }
 
+/* x = (x - mean) / std per element, last of all transforms. */
+static void standardize(const t2__xform *xf, float *dst, size_t numel)
+{
+    if (!xf->std_mean) return;
+    for (size_t j = 0; j < numel; j++) dst[j] = (dst[j] - xf->std_mean[j]) / xf->std_div[j];
+}
+
 int t2__xform_sample(const t2__xform *xf, const t2_dataset *ds, uint32_t index, uint64_t sample_seed,
-                     float *dst, int32_t *label, float *scratch)
+                     float *dst, int32_t *label, float *target, float *scratch)
 {
     const uint8_t *u8 = NULL;
     const float *f32 = NULL;
+    ds = t2__dataset_resolve(ds, &index); /* a split view reads its parent's arrays */
     if (ds->pix_type == T2__PIX_U8) {
         u8 = (const uint8_t *)ds->pixels + (size_t)index * ds->numel;
     } else if (ds->pix_type == T2__PIX_F32) {
         f32 = (const float *)ds->pixels + (size_t)index * ds->numel;
     } else {
-        int rc = ds->ops->get(ds, index, scratch, label);
+        int rc = ds->ops->get(ds, index, scratch, target, label);
         if (rc) return rc;
         f32 = scratch;
     }
-    if (ds->pix_type != T2__PIX_NONE) *label = t2__dataset_label(ds, index);
+    if (ds->pix_type != T2__PIX_NONE) {
+        *label = t2__dataset_label(ds, index);
+        if (target)
+            memcpy(target, ds->targets + (size_t)index * ds->target_width, (size_t)ds->target_width * sizeof(float));
+    }
     /* Draw order is part of the format of a run: crop offsets first, then the flip. */
     int pad = xf->crop_padding, top = pad, left = pad, flip = 0;
     if (pad > 0 || xf->hflip_prob > 0.0f) {
@@ -104,6 +141,7 @@ int t2__xform_sample(const t2__xform *xf, const t2_dataset *ds, uint32_t index, 
                     memcpy(o, s, plane * sizeof(float));
             }
         }
+        standardize(xf, dst, ds->numel);
         return T2_OK;
     }
     int H = ds->shape[1], W = ds->shape[2];
@@ -125,5 +163,6 @@ int t2__xform_sample(const t2__xform *xf, const t2_dataset *ds, uint32_t index, 
             }
         }
     }
+    standardize(xf, dst, ds->numel);
     return T2_OK;
 }

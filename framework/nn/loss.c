@@ -69,18 +69,32 @@ int t2_loss_nll(const t2_tensor *logprobs, const int32_t *labels, float *loss, t
     return T2_OK;
 }
 
-int t2_loss_mse(const t2_tensor *pred, const t2_tensor *target, float *loss, t2_tensor *dpred)
+/* Checks a regression loss's arguments. A [n, W] target against a [n, V] prediction (the usual
+ * mistake: a dataset's target width that does not match the net's output) is reported as widths. */
+static int check_regression(const char *who, const t2_tensor *pred, const t2_tensor *target, float *loss,
+                            const t2_tensor *dpred)
 {
     char a[64], b[64];
-    if (!pred || !target || !loss || !pred->data || !target->data)
-        return t2_seterr(T2_EINVAL, "t2_loss_mse: NULL argument");
-    size_t n = t2_tensor_numel(pred);
-    if (n == 0 || !t2_tensor_same_shape(pred, target))
-        return t2_seterr(T2_ESHAPE, "t2_loss_mse: prediction %s and target %s differ",
-                         t2_tensor_shape_str(pred, a, sizeof a), t2_tensor_shape_str(target, b, sizeof b));
+    if (!pred || !target || !loss || !pred->data || !target->data) return t2_seterr(T2_EINVAL, "%s: NULL argument", who);
+    if (t2_tensor_numel(pred) == 0 || !t2_tensor_same_shape(pred, target)) {
+        if (pred->ndim == 2 && target->ndim == 2 && pred->shape[0] == target->shape[0])
+            return t2_seterr(T2_ESHAPE, "%s: targets of width %d for a prediction of width %d (target %s, prediction %s)",
+                             who, target->shape[1], pred->shape[1], t2_tensor_shape_str(target, a, sizeof a),
+                             t2_tensor_shape_str(pred, b, sizeof b));
+        return t2_seterr(T2_ESHAPE, "%s: prediction %s and target %s differ", who, t2_tensor_shape_str(pred, a, sizeof a),
+                         t2_tensor_shape_str(target, b, sizeof b));
+    }
     if (dpred && (!dpred->data || !t2_tensor_same_shape(pred, dpred)))
-        return t2_seterr(T2_ESHAPE, "t2_loss_mse: gradient %s does not match prediction %s",
+        return t2_seterr(T2_ESHAPE, "%s: gradient %s does not match prediction %s", who,
                          t2_tensor_shape_str(dpred, a, sizeof a), t2_tensor_shape_str(pred, b, sizeof b));
+    return T2_OK;
+}
+
+int t2_loss_mse(const t2_tensor *pred, const t2_tensor *target, float *loss, t2_tensor *dpred)
+{
+    int rc = check_regression("t2_loss_mse", pred, target, loss, dpred);
+    if (rc) return rc;
+    size_t n = t2_tensor_numel(pred);
     double total = 0.0;
     for (size_t i = 0; i < n; i++) {
         double d = (double)pred->data[i] - target->data[i];
@@ -89,6 +103,25 @@ int t2_loss_mse(const t2_tensor *pred, const t2_tensor *target, float *loss, t2_
     }
     *loss = (float)(total / (double)n);
     if (!isfinite(*loss)) return t2_seterr(T2_ENUMERIC, "t2_loss_mse: loss is %g", *loss);
+    return T2_OK;
+}
+
+int t2_loss_huber(const t2_tensor *pred, const t2_tensor *target, float delta, float *loss, t2_tensor *dpred)
+{
+    int rc = check_regression("t2_loss_huber", pred, target, loss, dpred);
+    if (rc) return rc;
+    if (!(isfinite(delta) && delta > 0.0f))
+        return t2_seterr(T2_EINVAL, "t2_loss_huber: delta %g (must be finite and > 0)", (double)delta);
+    size_t n = t2_tensor_numel(pred);
+    double total = 0.0, dl = delta;
+    for (size_t i = 0; i < n; i++) {
+        double d = (double)pred->data[i] - target->data[i], ad = fabs(d);
+        /* PyTorch: quadratic strictly inside |d| < delta, linear from delta on. */
+        total += ad < dl ? 0.5 * d * d : dl * (ad - 0.5 * dl);
+        if (dpred) dpred->data[i] = (float)((ad < dl ? d : (d > 0 ? dl : -dl)) / (double)n);
+    }
+    *loss = (float)(total / (double)n);
+    if (!isfinite(*loss)) return t2_seterr(T2_ENUMERIC, "t2_loss_huber: loss is %g", *loss);
     return T2_OK;
 }
 

@@ -2,8 +2,10 @@
  *
  * A t2_dataset is a read-only, indexable set of samples: each sample is a float32 array of the
  * dataset's sample shape ({C, H, W} for images, {F} for feature vectors) with values in [0, 1]
- * for image data, plus an optional int32 class label. Datasets are safe to read from several
- * threads at once.
+ * for image data, plus an optional int32 class label and optional float targets (a fixed number
+ * per sample: regression values, several outputs). Datasets come from IDX files, caches, memory,
+ * CSV files, or any source of your own (t2_dataset_define). Datasets are safe to read from
+ * several threads at once.
  *
  * A t2_loader turns a dataset into a stream of t2_batch: per-epoch shuffling from (seed, epoch),
  * sharding across data-parallel ranks, per-sample transforms that are random per
@@ -37,10 +39,17 @@ int t2_dataset_sample_shape(const t2_dataset *ds, int *ndim, int shape[3]);
 /* Number of classes (max label + 1), or 0 if the dataset has no labels. */
 int t2_dataset_num_classes(const t2_dataset *ds);
 
+/* Floats per sample in the dataset's float targets; 0 when the dataset has none (or ds is NULL). */
+int t2_dataset_target_width(const t2_dataset *ds);
+
 /* Copies sample i, untransformed, into x (t2_dataset_sample_shape's element count of floats) and
  * its label into *label (label may be NULL; it gets -1 for an unlabelled dataset). T2_EINVAL for
  * an index out of range. Thread-safe. */
 int t2_dataset_get(const t2_dataset *ds, int64_t i, float *x, int32_t *label);
+
+/* As t2_dataset_get, also copying its float targets into target (t2_dataset_target_width floats;
+ * target may be NULL, and is left alone for a dataset without targets). */
+int t2_dataset_get_sample(const t2_dataset *ds, int64_t i, float *x, float *target, int32_t *label);
 
 /* Materialises the whole dataset as one float32 tensor x of shape [N, ...sample shape] (free it
  * with t2_tensor_free) and, if labels is not NULL, its labels as a malloc'd array of N int32 (free
@@ -60,6 +69,83 @@ void t2_dataset_free(t2_dataset *ds);
  * T2_ENOMEM if the copy cannot be allocated. */
 int t2_dataset_from_tensor(t2_dataset **out, const t2_tensor *x, const int32_t *labels, int copy);
 
+/* An in-memory dataset with float targets: x as for t2_dataset_from_tensor, targets [N, W] (the
+ * same N, W >= 1 floats per sample, all finite), labels optional (N int32 >= 0, or NULL). copy as
+ * for t2_dataset_from_tensor (with copy = 0 targets->data is borrowed too). T2_EINVAL naming the
+ * problem (shapes, the first non-finite target), T2_ENOMEM. */
+int t2_dataset_from_tensor_targets(t2_dataset **out, const t2_tensor *x, const t2_tensor *targets,
+                                   const int32_t *labels, int copy);
+
+/* ---- your own data source ------------------------------------------------------------------ */
+
+/* A dataset whose samples come from your code: a file format t2exp does not read, data generated
+ * on the fly, a database. Fill one in and hand it to t2_dataset_define. */
+typedef struct t2_dataset_source {
+    const char *name;       /* used in error messages ("dataset 'NAME': sample 17: ...") */
+    int64_t len;            /* number of samples, 1..2^31-1 */
+    int ndim;               /* 1: feature vectors shape = {F}; 3: images shape = {C, H, W} */
+    int shape[3];
+    int target_width;       /* floats of target per sample (0 = no float targets) */
+    int num_classes;        /* labels lie in 0..num_classes-1 (0 = no labels) */
+    /* Writes sample i (0 <= i < len) into x (the sample's element count of floats), its targets
+     * into target (target_width floats) and its label into *label. target and label are NULL
+     * when the caller does not want them; check before writing. Return 0, or a negative T2_E...
+     * code (set a message with t2_seterr) to fail the read: t2_loader_next then fails with a
+     * message naming the sample index. Called from loader worker threads at once when
+     * num_workers > 0, so it must be thread-safe (reading shared, unchanging data is). */
+    int (*get)(void *user, int64_t i, float *x, float *target, int32_t *label);
+    /* Called once by t2_dataset_free (also when t2_dataset_define fails); may be NULL. */
+    void (*destroy)(void *user);
+} t2_dataset_source;
+
+/* Makes a dataset over src (copied; name is copied too) and user (passed to get and destroy).
+ * The loader shuffles, shards, prefetches, transforms and resumes it as any other dataset. A
+ * label outside 0..num_classes-1 or a non-finite target from get is an error naming the sample.
+ * T2_EINVAL naming the bad field (length, shape, widths, NULL get); src->destroy(user) has then
+ * been called. */
+int t2_dataset_define(t2_dataset **out, const t2_dataset_source *src, void *user);
+
+/* ---- CSV files, splits, statistics ----------------------------------------------------------- */
+
+/* How t2_dataset_csv_open reads a file. Columns are named by their header names (has_header) or
+ * by 0-based decimal indices ("0", "3"); with a header a name that matches no column but is all
+ * digits is taken as an index. */
+typedef struct t2_csv_params {
+    char delimiter;                     /* default ',' */
+    int has_header;                     /* default 1: first row names the columns */
+    const char *const *feature_columns; /* names (with a header) or decimal indices; NULL = every column that is not a target/label */
+    int nfeatures;
+    const char *const *target_columns;  /* float target columns (regression / multi-output) */
+    int ntargets;
+    const char *label_column;           /* or: one integer class-label column (NULL = none) */
+} t2_csv_params;
+
+/* Defaults: ',' delimiter, a header row, every column a feature, no targets, no label. */
+t2_csv_params t2_csv_params_default(void);
+
+/* Reads a CSV file (parsed by libcsv: quoted fields, "" escapes, CRLF, blank lines skipped) into
+ * an in-memory dataset of feature vectors {F} with float targets and/or an int32 label. Every
+ * selected cell must be a finite decimal number (spaces around it are ignored); a label cell a
+ * non-negative integer. Errors are located: "file:LINE:COL (column 'NAME'): ..." with 1-based
+ * line and column numbers, for a non-numeric, non-finite or empty cell, a bad label, a row whose
+ * field count differs from the first row's, or a malformed quote (T2_EFORMAT); a column name that
+ * does not exist lists the columns there are (T2_ENOTFOUND); a column selected twice (T2_EINVAL).
+ * Refuses anything but a regular file (FIFOs, directories: T2_EIO) and files of more than 2^28
+ * selected values or 65536 columns (T2_EFORMAT). T2_ENOTFOUND for a missing file, T2_ENOMEM. */
+int t2_dataset_csv_open(t2_dataset **out, const char *path, const t2_csv_params *p);
+
+/* Splits ds into two views that borrow it (ds must outlive both; free each with
+ * t2_dataset_free): a random subset of round(fraction * len) samples goes to *first, the rest to
+ * *second, each in ds's order. The subset depends only on (len, fraction, seed). T2_EINVAL for a
+ * fraction outside [0, 1] or a part that would be empty. */
+int t2_dataset_split(t2_dataset *ds, double fraction, uint64_t seed, t2_dataset **first,
+                     t2_dataset **second);
+
+/* Per-element mean and population standard deviation (divided by N) of ds's inputs: mean and std
+ * each hold the sample's element count of floats. Computed in double precision in two passes.
+ * Give them to t2_loader_params.standardize_mean/std. Errors of a failing sample read. */
+int t2_dataset_feature_stats(const t2_dataset *ds, float *mean, float *std);
+
 /* Opens an IDX image/label pair of the MNIST family: images_path is idx3 ubyte (magic 0x803,
  * [N, H, W]), labels_path idx1 ubyte (magic 0x801, [N]). Each file may be raw or gzip-compressed
  * (detected from its first bytes, decompressed through libdeflate). The whole content is checked:
@@ -78,7 +164,8 @@ int t2_dataset_idx_open(t2_dataset **out, const char *images_path, const char *l
  * ds stores uint8, else float32) and the int32 labels. The file is written under a temporary name
  * in the same directory, fsynced and renamed over path, so readers never see a half-written
  * cache; it is private to the user (mode 0600). T2_EIO on any write failure (the temporary file
- * is removed). */
+ * is removed). Caches hold inputs and labels only: a dataset with float targets is refused
+ * (T2_EUNSUPPORTED); keep such data (a CSV file is read fast) in memory. */
 int t2_dataset_cache_write(const t2_dataset *ds, const char *path);
 
 /* As t2_dataset_cache_write, recording in the header the identity of the nsources (0..8) files
@@ -158,6 +245,13 @@ typedef struct t2_loader_params {
     int normalize_channels; /* 0 = off; 1 = mean[0]/std[0] for every channel; C = per channel */
     float mean[T2_LOADER_MAX_CHANNELS];
     float std[T2_LOADER_MAX_CHANNELS];
+    /* Per-element standardisation after every transform above: x[j] = (x[j] - mean[j]) / std[j]
+     * over the sample's element count. NULL = off; copied at t2_loader_create. A std of 0 (a
+     * constant feature) divides by 1, as scikit-learn's StandardScaler does. Take them from the
+     * training split only (t2_dataset_split, then t2_dataset_feature_stats on the train part) and
+     * give the same arrays to the training and the validation loader. */
+    const float *standardize_mean;
+    const float *standardize_std;
 } t2_loader_params;
 
 /* Defaults: batch_size 32, no shuffle, keep the short batch, seed 0, rank 0 of 1, 0 workers,
@@ -184,7 +278,7 @@ typedef struct t2_loader_state {
 int t2_loader_create(t2_loader **out, t2_dataset *ds, const t2_loader_params *p);
 
 /* Delivers the next batch in *out: x is [n, ...sample shape], labels NULL for an unlabelled
- * dataset. The batch and its buffers belong to the loader and stay valid until the next
+ * dataset, targets [n, target_width] (NULL for a dataset without float targets). The batch and its buffers belong to the loader and stay valid until the next
  * t2_loader_next, t2_loader_restore or t2_loader_free. With repeat = 0, after the last batch of an
  * epoch one call sets *out = NULL (and returns 0); the call after it starts the next epoch. On an
  * error the position does not advance (a later call retries). T2_ENOMEM if a worker thread cannot

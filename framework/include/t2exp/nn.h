@@ -122,8 +122,15 @@ int t2_loss_softmax_xent(const t2_tensor *logits, const int32_t *labels, float l
 /* Negative log-likelihood on log-probabilities [n, classes] (after t2_net_log_softmax). */
 int t2_loss_nll(const t2_tensor *logprobs, const int32_t *labels, float *loss, t2_tensor *dlogprobs);
 
-/* Mean squared error over all elements of pred and target (same shape). */
+/* Mean squared error over all elements of pred and target (same shape, e.g. [n, W] predictions
+ * against a batch's targets). T2_ESHAPE naming both shapes when they differ ("targets of width 3
+ * for a prediction of width 1" when only the width does). */
 int t2_loss_mse(const t2_tensor *pred, const t2_tensor *target, float *loss, t2_tensor *dpred);
+
+/* Huber loss with threshold delta > 0 (PyTorch's HuberLoss(delta), mean reduction): per element
+ * 0.5 d^2 if |d| < delta, else delta (|d| - 0.5 delta), d = pred - target. Shapes as
+ * t2_loss_mse; T2_EINVAL for a delta that is not finite and positive. */
+int t2_loss_huber(const t2_tensor *pred, const t2_tensor *target, float delta, float *loss, t2_tensor *dpred);
 
 /* ---- metrics ---- */
 

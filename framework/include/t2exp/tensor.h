@@ -41,8 +41,9 @@ int t2_tensor_same_shape(const t2_tensor *a, const t2_tensor *b);
 const char *t2_tensor_shape_str(const t2_tensor *t, char *buf, size_t len);
 
 /* One batch of samples as a loader delivers it: inputs x with shape [n, ...sample shape],
- * integer class labels (or NULL for unlabelled data), and the dataset indices the samples came
- * from (useful to check shuffling/sharding). The loader owns all three buffers. */
+ * integer class labels (or NULL for unlabelled data), the dataset indices the samples came from
+ * (useful to check shuffling/sharding), and float targets (or NULL for a dataset without them).
+ * The loader owns all the buffers. */
 typedef struct t2_batch {
     t2_tensor x;
     int32_t *labels;
@@ -50,6 +51,8 @@ typedef struct t2_batch {
     int n;                    /* samples in this batch (= x.shape[0]) */
     int64_t epoch;            /* epoch the batch belongs to */
     int64_t index;            /* batch index within the epoch */
+    float *targets;           /* [n, target_width] float targets, or NULL when the dataset has none */
+    int target_width;         /* floats per sample in targets (0 when none) */
 } t2_batch;
 
 #ifdef __cplusplus

@@ -67,10 +67,25 @@ static inline int rmlp_init(rmlp *m, int in, int hidden, int out, int cap, t2_rn
     return T2_OK;
 }
 
+/* Room in the activations for batches of n rows (the validation batch may be larger). */
+static inline int rmlp_reserve(rmlp *m, int n)
+{
+    if (n <= m->cap) return T2_OK;
+    float **bufs[4] = {&m->h, &m->dh, &m->y, &m->dy};
+    for (int k = 0; k < 4; k++) {
+        float *b = realloc(*bufs[k], (size_t)n * (k < 2 ? m->hidden : m->out) * sizeof(float));
+        if (!b) return t2_seterr(T2_ENOMEM, "raw_mlp: out of memory for a batch of %d rows", n);
+        *bufs[k] = b;
+    }
+    m->cap = n;
+    return T2_OK;
+}
+
 /* x [n, in] -> m->y [n, out] (and the hidden activations m->h, kept for backward). */
 static inline int rmlp_forward(rmlp *m, const float *x, int n)
 {
-    if (n > m->cap) return t2_seterr(T2_EINVAL, "raw_mlp: batch of %d rows, room for %d", n, m->cap);
+    int rc = rmlp_reserve(m, n);
+    if (rc) return rc;
     const float *w1 = m->p[RMLP_W1], *b1 = m->p[RMLP_B1], *w2 = m->p[RMLP_W2], *b2 = m->p[RMLP_B2];
     for (int r = 0; r < n; r++) {
         const float *xr = x + (size_t)r * m->in;

@@ -52,11 +52,33 @@ struct t2__layer {
     /* Parts a layer may split a batch into (one per pool thread), set by the net before sizing
      * the scratch, which holds one slice per part. */
     int nparts;
+
+    /* Graph joins (residual add, channel concat; see graph.c): `join` is nonzero on the layer that
+     * closes a block, `skip` the index of the layer whose output entered the block (-1: the net's
+     * input). The net points skip_x at that output before the join's forward and hands skip_dx
+     * (n x skip_size floats, owned by the net) to its backward, which writes the gradient flowing
+     * back along the skip path there; the net adds it in when the sweep reaches layer `skip`. */
+    int join;
+    int skip;
+    int skip_ndim, skip_shape[3];
+    size_t skip_size;
+    const float *skip_x;
+    float *skip_dx;
+    int is_skip_src;            /* some join reads this layer's output (set by t2_net_init) */
+
+    /* Custom layers (custom.c): the user's definition and pointer, the kind name shown in tensor
+     * names ("custom:NAME"), and the status of the last callback, which the net checks after
+     * each call (built-in layers never set it, so their path costs one predictable branch). */
+    const t2_layer_def *def;
+    void *user;
+    char kind_name[32];
+    int rc;
 };
 
 extern const t2__layer_ops t2__dense_ops, t2__conv2d_ops, t2__maxpool2d_ops, t2__avgpool2d_ops,
     t2__relu_ops, t2__leaky_relu_ops, t2__tanh_ops, t2__sigmoid_ops, t2__gelu_ops, t2__dropout_ops,
     t2__flatten_ops, t2__batchnorm_ops, t2__log_softmax_ops;
+extern const t2__layer_ops t2__residual_ops, t2__concat_ops, t2__custom_ops;
 
 /* Uniform fill in [-bound, bound) from rng (PyTorch's kaiming_uniform(a=sqrt(5)) and bias init). */
 void t2__fill_uniform(float *p, size_t n, float bound, t2_rng *rng);

@@ -13,6 +13,10 @@ struct t2_net {
     t2__layer *layers;
     int nlayers, cap;
 
+    /* Open blocks (graph.c), innermost last: the skip layer index and the kind of each. */
+    int open_skip[T2_NET_MAX_NESTING], open_kind[T2_NET_MAX_NESTING];
+    int depth;
+
     int initialized;
     float *params, *grads, *buffers;
     size_t nparams, nbuffers;
@@ -59,7 +63,9 @@ static void free_activations(t2_net *net)
     for (int i = 0; net->acts && i < net->nlayers; i++) {
         if (!net->layers[i].alias || i == 0) t2__free_aligned(net->acts[i]);
         t2__free_aligned(net->layers[i].scratch);
+        t2__free_aligned(net->layers[i].skip_dx);
         net->layers[i].scratch = NULL;
+        net->layers[i].skip_dx = NULL;
     }
     free(net->acts);
     net->acts = NULL;
@@ -96,6 +102,45 @@ int t2__net_tail(t2_net *net, int *ndim, int shape[3])
     return T2_OK;
 }
 
+/* The per-sample output shape of layer i (-1: the net's input). */
+static void layer_out_shape(const t2_net *net, int i, int *ndim, int shape[3])
+{
+    *ndim = i < 0 ? net->in_ndim : net->layers[i].out_ndim;
+    memcpy(shape, i < 0 ? net->in_shape : net->layers[i].out_shape, 3 * sizeof(int));
+}
+
+int t2__net_block_open(t2_net *net, int kind, const char *who)
+{
+    if (!net) return t2_seterr(T2_EINVAL, "%s: NULL net", who);
+    if (net->initialized) return t2_seterr(T2_ESTATE, "%s: cannot add layers after t2_net_init", who);
+    if (net->depth == T2_NET_MAX_NESTING)
+        return t2_seterr(T2_ESTATE, "%s: blocks nest at most %d deep (at layer %d)", who, T2_NET_MAX_NESTING,
+                         net->nlayers);
+    net->open_skip[net->depth] = net->nlayers - 1;
+    net->open_kind[net->depth++] = kind;
+    return T2_OK;
+}
+
+int t2__net_block_close(t2_net *net, int kind, const char *who, t2__layer *join)
+{
+    if (!net) return t2_seterr(T2_EINVAL, "%s: NULL net", who);
+    if (net->initialized) return t2_seterr(T2_ESTATE, "%s: cannot add layers after t2_net_init", who);
+    if (net->depth == 0 || net->open_kind[net->depth - 1] != kind)
+        return t2_seterr(T2_ESTATE, "%s: no matching %s_begin is open (at layer %d)", who,
+                         kind == T2__BLOCK_RESIDUAL ? "t2_net_residual" : "t2_net_concat", net->nlayers);
+    int skip = net->open_skip[net->depth - 1];
+    if (skip == net->nlayers - 1)
+        return t2_seterr(T2_ESTATE, "%s: the block opened after layer %d is empty", who, skip);
+    join->join = 1;
+    join->skip = skip;
+    layer_out_shape(net, skip, &join->skip_ndim, join->skip_shape);
+    join->skip_size = shape_size(join->skip_ndim, join->skip_shape);
+    layer_out_shape(net, net->nlayers - 1, &join->in_ndim, join->in_shape);
+    return T2_OK;
+}
+
+void t2__net_block_done(t2_net *net) { net->depth--; }
+
 int t2__net_append(t2_net *net, const t2__layer *l)
 {
     if (net->nlayers == net->cap) {
@@ -117,13 +162,26 @@ static int add_entry(t2_net *net, int li, const char *role, size_t offset, size_
 {
     t2_param_info *e = &net->table[net->ntable++];
     memset(e, 0, sizeof *e);
-    snprintf(e->name, sizeof e->name, "%d.%s.%s", li, net->layers[li].ops->kind, role);
+    const t2__layer *l = &net->layers[li];
+    /* Custom names are limited (custom.c) so that this fits; checked all the same. */
+    if (snprintf(e->name, sizeof e->name, "%d.%s.%s", li, l->def ? l->kind_name : l->ops->kind, role) >=
+        (int)sizeof e->name)
+        return t2_seterr(T2_EINVAL, "t2_net_init: tensor name of layer %d is too long", li);
     e->ndim = ndim;
     for (int i = 0; i < T2_MAX_DIMS; i++) e->shape[i] = i < ndim ? shape[i] : 1;
     e->offset = offset;
     e->size = size;
     e->is_buffer = is_buffer;
     return T2_OK;
+}
+
+/* Wraps the message a custom layer's callback left (copied first: t2_seterr formats into the
+ * same per-thread buffer) with where it happened. */
+static int layer_error(int rc, const char *who, int i, const char *kind)
+{
+    char msg[768];
+    snprintf(msg, sizeof msg, "%s", t2_errmsg()[0] ? t2_errmsg() : "(no message)");
+    return t2_seterr(rc, "%s: layer %d (%s) failed: %s", who, i, kind, msg);
 }
 
 /* The shape of a layer's weight as PyTorch reports it. */
@@ -134,11 +192,16 @@ static int weight_shape(const t2__layer *l, int *shape)
         shape[1] = (int)l->in_size;
         return 2;
     }
-    if (l->ops == &t2__conv2d_ops) {
+    if (l->ops == &t2__conv2d_ops || (l->ops == &t2__residual_ops && l->skip_ndim == 3)) {
         shape[0] = l->out_shape[0];
-        shape[1] = l->in_shape[0];
+        shape[1] = l->ops == &t2__conv2d_ops ? l->in_shape[0] : l->skip_shape[0];
         shape[2] = shape[3] = l->kernel;
         return 4;
+    }
+    if (l->ops == &t2__residual_ops) {
+        shape[0] = l->out_shape[0];
+        shape[1] = (int)l->skip_size;
+        return 2;
     }
     shape[0] = (int)l->nweight;
     return 1;
@@ -149,10 +212,18 @@ int t2_net_init(t2_net *net, t2_rng *rng)
     if (!net || !rng) return t2_seterr(T2_EINVAL, "t2_net_init: NULL argument");
     if (net->initialized) return t2_seterr(T2_ESTATE, "t2_net_init: net already initialised");
     if (net->nlayers == 0) return t2_seterr(T2_EINVAL, "t2_net_init: the net has no layers");
+    if (net->depth)
+        return t2_seterr(T2_ESTATE, "t2_net_init: the %s block opened after layer %d is not closed",
+                         net->open_kind[net->depth - 1] == T2__BLOCK_RESIDUAL ? "residual" : "concat",
+                         net->open_skip[net->depth - 1]);
+    for (int i = 0; i < net->nlayers; i++)
+        if (net->layers[i].join && net->layers[i].skip >= 0) net->layers[net->layers[i].skip].is_skip_src = 1;
     for (int i = 0; i < net->nlayers; i++) {
         t2__layer *l = &net->layers[i];
         if (l->ops == &t2__flatten_ops) l->alias = 1;
-        if (l->ops == &t2__relu_ops && i > 0 &&
+        /* A conv/dense whose output is a block's skip input must keep it un-relu'd: no fusion
+         * with a relu that opens the block. */
+        if (l->ops == &t2__relu_ops && i > 0 && !net->layers[i - 1].is_skip_src &&
             (net->layers[i - 1].ops == &t2__conv2d_ops || net->layers[i - 1].ops == &t2__dense_ops)) {
             net->layers[i - 1].fuse_relu = 1;
             l->alias = 1;
@@ -185,17 +256,18 @@ int t2_net_init(t2_net *net, t2_rng *rng)
     for (int i = 0; i < net->nlayers; i++) {
         t2__layer *l = &net->layers[i];
         int shape[T2_MAX_DIMS], nd = weight_shape(l, shape);
+        int proj = l->ops == &t2__residual_ops, custom = l->def != NULL;
         if (l->nweight) {
             l->w = net->params + po;
             l->dw = net->grads + po;
-            add_entry(net, i, "weight", po, l->nweight, 0, nd, shape);
+            add_entry(net, i, proj ? "proj_weight" : custom ? "param" : "weight", po, l->nweight, 0, nd, shape);
             po += l->nweight;
         }
         if (l->nbias) {
             l->b = net->params + po;
             l->db = net->grads + po;
             int bs[1] = {(int)l->nbias};
-            add_entry(net, i, "bias", po, l->nbias, 0, 1, bs);
+            add_entry(net, i, proj ? "proj_bias" : "bias", po, l->nbias, 0, 1, bs);
             po += l->nbias;
         }
         if (l->nbuffer) {
@@ -207,6 +279,11 @@ int t2_net_init(t2_net *net, t2_rng *rng)
             bo += l->nbuffer;
         }
         if (l->ops->init) l->ops->init(l, rng);
+        if (l->rc) {
+            int rc = l->rc;
+            l->rc = 0;
+            return layer_error(rc, "t2_net_init", i, l->kind_name);
+        }
     }
     net->initialized = 1;
     return T2_OK;
@@ -235,6 +312,7 @@ static int ensure_batch(t2_net *net, int n)
             goto oom;
         }
         l->nparts = threads;
+        if (l->join && !(l->skip_dx = t2__alloc_aligned((size_t)n * l->skip_size, sizeof(float)))) goto oom;
         size_t sb = l->ops->scratch_bytes ? l->ops->scratch_bytes(l, n) : 0;
         if (sb && !(l->scratch = t2__alloc_aligned(sb, 1))) goto oom;
     }
@@ -271,6 +349,15 @@ static t2_tensor batch_view(float *data, int n, int ndim, const int *shape)
     return t2_tensor_view(data, ndim + 1, s);
 }
 
+/* A custom layer's callback failed: its status becomes the net's, the message names the layer. */
+static int layer_failed(t2_net *net, t2__layer *l, int i, const char *who)
+{
+    int rc = l->rc;
+    l->rc = 0;
+    net->last_train = 0; /* the activations are incomplete: no backward from them */
+    return layer_error(rc, who, i, l->kind_name);
+}
+
 int t2_net_forward(t2_net *net, const t2_tensor *x, t2_mode mode, t2_rng *rng, const t2_tensor **y)
 {
     if (!net || !x || !y) return t2_seterr(T2_EINVAL, "t2_net_forward: NULL argument");
@@ -283,7 +370,9 @@ int t2_net_forward(t2_net *net, const t2_tensor *x, t2_mode mode, t2_rng *rng, c
     const float *in = x->data;
     for (int i = 0; i < net->nlayers; i++) {
         t2__layer *l = &net->layers[i];
+        if (l->join) l->skip_x = l->skip >= 0 ? net->acts[l->skip] : x->data;
         if (!l->alias || i == 0) l->ops->forward(l, in, net->acts[i], n, mode, rng);
+        if (l->rc) return layer_failed(net, l, i, "t2_net_forward");
         in = net->acts[i];
     }
     const t2__layer *last = &net->layers[net->nlayers - 1];
@@ -293,6 +382,18 @@ int t2_net_forward(t2_net *net, const t2_tensor *x, t2_mode mode, t2_rng *rng, c
     net->last_x = x->data;
     *y = &net->out;
     return T2_OK;
+}
+
+/* Adds into g (the gradient of layer src's output, -1: the input) what every join reading src
+ * sent back along its skip path. */
+static void add_skip_grads(t2_net *net, int src, float *g, int n)
+{
+    for (int j = src + 1; j < net->nlayers; j++) {
+        const t2__layer *l = &net->layers[j];
+        if (!l->join || l->skip != src) continue;
+        const float *s = l->skip_dx;
+        for (size_t k = 0, c = (size_t)n * l->skip_size; k < c; k++) g[k] += s[k];
+    }
 }
 
 int t2_net_backward(t2_net *net, const t2_tensor *dy, const t2_tensor **dx)
@@ -311,14 +412,19 @@ int t2_net_backward(t2_net *net, const t2_tensor *dy, const t2_tensor **dx)
     for (int i = net->nlayers - 1; i >= 0; i--) {
         t2__layer *l = &net->layers[i];
         const float *in = i ? net->acts[i - 1] : net->last_x;
+        /* g is a ping/pong buffer here (a join follows layer i), so adding in place is safe. */
+        if (l->is_skip_src) add_skip_grads(net, i, (float *)g, n);
         if (l->alias && i > 0) continue; /* the gradient passes through unchanged */
         float *gin = (i > 0 || dx) ? bufs[i & 1] : NULL;
         /* The next layer back must not read and write the same buffer. */
         if (gin && gin == g) gin = bufs[(i + 1) & 1];
+        if (l->join) l->skip_x = l->skip >= 0 ? net->acts[l->skip] : net->last_x;
         l->ops->backward(l, in, net->acts[i], g, gin, n);
+        if (l->rc) return layer_failed(net, l, i, "t2_net_backward");
         g = gin;
     }
     if (dx) {
+        add_skip_grads(net, -1, (float *)g, n);
         net->dx = batch_view((float *)g, n, net->in_ndim, net->in_shape);
         *dx = &net->dx;
     }
@@ -384,10 +490,10 @@ int t2_net_summary(const t2_net *net, char *buf, size_t len)
         const t2__layer *l = &net->layers[i];
         int w;
         if (l->out_ndim == 3)
-            w = snprintf(buf + off, len - off, "%2d %-12s [%d, %d, %d] params=%zu\n", i, l->ops->kind,
+            w = snprintf(buf + off, len - off, "%2d %-12s [%d, %d, %d] params=%zu\n", i, l->def ? l->kind_name : l->ops->kind,
                          l->out_shape[0], l->out_shape[1], l->out_shape[2], l->nweight + l->nbias);
         else
-            w = snprintf(buf + off, len - off, "%2d %-12s [%d] params=%zu\n", i, l->ops->kind,
+            w = snprintf(buf + off, len - off, "%2d %-12s [%d] params=%zu\n", i, l->def ? l->kind_name : l->ops->kind,
                          l->out_shape[0], l->nweight + l->nbias);
         if (w < 0) break;
         off += (size_t)w;

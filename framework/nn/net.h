@@ -11,4 +11,12 @@ int t2__net_tail(t2_net *net, int *ndim, int shape[3]);
 /* Appends a copy of l; in/out sizes are computed from its shapes here. */
 int t2__net_append(t2_net *net, const t2__layer *l);
 
+/* Blocks (graph.c). open records the current tail as the block's skip input; close checks that
+ * a block of this kind is open and not empty, and fills join's skip fields and input shape;
+ * done pops the block once the join is appended. who names the caller in messages. */
+enum { T2__BLOCK_RESIDUAL = 0, T2__BLOCK_CONCAT = 1 };
+int t2__net_block_open(t2_net *net, int kind, const char *who);
+int t2__net_block_close(t2_net *net, int kind, const char *who, t2__layer *join);
+void t2__net_block_done(t2_net *net);
+
 #endif

@@ -55,6 +55,60 @@ int t2_net_flatten(t2_net *net);
 int t2_net_batchnorm(t2_net *net, float eps, float momentum);
 int t2_net_log_softmax(t2_net *net);                             /* over the features of [F] samples */
 
+/* ---- beyond a sequence: residual blocks and channel concatenation ----
+ * A block opens at the current tail; the layers appended until its end form f, and the end
+ * joins f's output with the block's input x:
+ *   t2_net_residual_begin(net); ...layers...; t2_net_residual_end(net);   y = x + f(x)
+ *   t2_net_concat_begin(net);   ...layers...; t2_net_concat_end(net);     y = concat(x, f(x))
+ * A residual whose f changes the shape adds a projection of x, with its weight and bias in the
+ * flat arrays ("5.residual.proj_weight"): for [C,H,W] a 1x1 convolution with the stride that maps
+ * x's H,W onto f's (T2_ESHAPE when none does), for [F] a dense layer. Concatenation stacks
+ * channels ([C1+C2,H,W]; H and W must agree) or features ([F1+F2]); x comes first. Blocks nest
+ * up to T2_NET_MAX_NESTING deep; a block needs at least one layer; every block must be closed
+ * before t2_net_init (T2_ESTATE otherwise, as for an end without a matching begin). */
+#define T2_NET_MAX_NESTING 4
+int t2_net_residual_begin(t2_net *net);
+int t2_net_residual_end(t2_net *net);
+int t2_net_concat_begin(t2_net *net);
+int t2_net_concat_end(t2_net *net);
+
+/* ---- custom layers ----
+ * A user-defined operation that the net treats like its own: its parameters live in the net's
+ * flat arrays (one tensor "3.custom:NAME.param"), so optimizers, allreduce and checkpoints cover
+ * them, and t2_net_gradcheck can check it. Shapes are per sample ({F} or {C,H,W}). */
+typedef struct t2_layer_call {
+    int n;                        /* samples in the batch */
+    int in_ndim, in_shape[3];     /* per-sample input shape */
+    int out_ndim, out_shape[3];   /* per-sample output shape (from output_shape) */
+    size_t in_size, out_size;     /* floats per sample */
+    float *params;                /* the layer's nparams parameters (NULL when nparams is 0) */
+    float *grads;                 /* backward: ADD the parameter gradients here (accumulate) */
+    size_t nparams;
+    t2_mode mode;                 /* forward: T2_TRAIN or T2_EVAL */
+    t2_rng *rng;                  /* forward: the net's rng (NULL in T2_EVAL when none given) */
+} t2_layer_call;
+
+/* Callbacks return T2_OK or a negative T2_E code (set the message with t2_seterr); a failure
+ * makes t2_net_forward/backward (or the appender, or t2_net_init) fail naming the layer. */
+typedef struct t2_layer_def {
+    const char *name;  /* 1..24 characters [A-Za-z0-9_] */
+    /* Required: the output shape for an input shape (ndim 1 or 3); refuse a shape with T2_ESHAPE. */
+    int (*output_shape)(void *user, int in_ndim, const int in_shape[3], int *out_ndim, int out_shape[3]);
+    /* Optional (NULL: none): how many parameters the layer needs for this input shape. */
+    size_t (*param_count)(void *user, int in_ndim, const int in_shape[3]);
+    /* Optional (NULL: parameters start at 0): initial values, drawn from rng for reproducibility. */
+    int (*init)(void *user, float *params, size_t nparams, t2_rng *rng);
+    /* Required: y[n * out_size] from x[n * in_size]. */
+    int (*forward)(void *user, const t2_layer_call *c, const float *x, float *y);
+    /* Required: given x, the forward's y and dy, add into c->grads and, if dx is not NULL, write
+     * dx[n * in_size] (overwrite, not add). */
+    int (*backward)(void *user, const t2_layer_call *c, const float *x, const float *y, const float *dy, float *dx);
+} t2_layer_def;
+
+/* Appends a custom layer. def (and user, if used) must outlive the net; the net never frees
+ * them. T2_EINVAL for a bad name or a missing callback. */
+int t2_net_custom(t2_net *net, const t2_layer_def *def, void *user);
+
 /* Finishes the net: allocates the flat parameter, gradient and buffer arrays and initialises them
  * like PyTorch (dense/conv: Kaiming-uniform weights with a=sqrt(5), i.e. U(±1/sqrt(fan_in)), bias
  * U(±1/sqrt(fan_in)); batchnorm weight 1, bias 0, running mean 0, var 1). Draws from rng. */
@@ -100,6 +154,21 @@ int t2_net_output_shape(const t2_net *net, int *ndim, int shape[T2_MAX_DIMS]);
 
 /* Writes a one-line-per-layer summary (kind, output shape, parameters) into buf. */
 int t2_net_summary(const t2_net *net, char *buf, size_t len);
+
+/* Finite-difference gradient check of an initialised net on input x ([n, sample shape...]):
+ * with L = sum(y * r) for a fixed random r (drawn from seed, as is the dropout mask), compares
+ * t2_net_backward's gradients for up to 40 entries of the input and of every parameter tensor
+ * with (L(v + eps) - L(v - eps)) / 2eps. The error of one entry is |analytic - numeric| /
+ * max(1, |analytic|, |numeric|). Runs in T2_TRAIN mode; the batchnorm running statistics are
+ * restored afterwards, the gradient buffer is left holding the gradients of L. eps around 1e-2
+ * suits float32 (smaller drowns in rounding, larger crosses relu/max kinks). */
+typedef struct t2_gradcheck_report {
+    double max_rel_err;   /* the largest error over every checked entry */
+    char worst[80];       /* where it was: "input[17]" or "3.custom:scale_shift.param[2]" */
+    double analytic, numeric;
+    int nchecked;
+} t2_gradcheck_report;
+int t2_net_gradcheck(t2_net *net, const t2_tensor *x, uint64_t seed, float eps, t2_gradcheck_report *report);
 
 /* Sets the number of threads the numeric core uses: OpenBLAS's GEMM threads and the pool that
  * runs the loops around them (im2col, activations, pooling). Default 1 (single-threaded) until

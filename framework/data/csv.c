@@ -347,7 +347,10 @@ static int parse_file(csv_state *s, FILE *fp)
     int rc = T2_OK;
     while ((len = getline(&buf, &cap, fp)) > 0) {
         s->line++;
-        size_t done = csv_parse(&parser, buf, (size_t)len, on_field, on_row, s);
+        size_t skip = 0;
+        /* A UTF-8 byte order mark (spreadsheet exports write one) is not part of the first name. */
+        if (s->line == 1 && len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0) skip = 3;
+        size_t done = skip + csv_parse(&parser, buf + skip, (size_t)len - skip, on_field, on_row, s);
         if (s->rc) break;
         if (done != (size_t)len) {
             rc = t2_seterr(T2_EFORMAT, "%s:%ld: malformed CSV near byte %zu of the line (%s): a quote inside an unquoted field, or text after a closing quote",

@@ -79,6 +79,7 @@ extern const t2__layer_ops t2__dense_ops, t2__conv2d_ops, t2__maxpool2d_ops, t2_
     t2__relu_ops, t2__leaky_relu_ops, t2__tanh_ops, t2__sigmoid_ops, t2__gelu_ops, t2__dropout_ops,
     t2__flatten_ops, t2__batchnorm_ops, t2__log_softmax_ops;
 extern const t2__layer_ops t2__residual_ops, t2__concat_ops, t2__custom_ops;
+extern const t2__layer_ops t2__layernorm_ops, t2__embedding_ops, t2__global_avgpool_ops;
 
 /* Uniform fill in [-bound, bound) from rng (PyTorch's kaiming_uniform(a=sqrt(5)) and bias init). */
 void t2__fill_uniform(float *p, size_t n, float bound, t2_rng *rng);

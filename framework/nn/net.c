@@ -203,6 +203,11 @@ static int weight_shape(const t2__layer *l, int *shape)
         shape[1] = (int)l->skip_size;
         return 2;
     }
+    if (l->ops == &t2__embedding_ops) { /* [num_embeddings, dim] */
+        shape[0] = l->channels;
+        shape[1] = l->out_shape[2];
+        return 2;
+    }
     shape[0] = (int)l->nweight;
     return 1;
 }

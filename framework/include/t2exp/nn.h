@@ -55,6 +55,23 @@ int t2_net_flatten(t2_net *net);
 int t2_net_batchnorm(t2_net *net, float eps, float momentum);
 int t2_net_log_softmax(t2_net *net);                             /* over the features of [F] samples */
 
+/* ---- layers for modern small nets ----
+ * Layer normalisation over the LAST dimension of a sample, like PyTorch's nn.LayerNorm(D): D = F
+ * for [F] samples, D = W for [C, H, W] (each (c, h) row of W values on its own). Mean and biased
+ * variance per row, in training and evaluation alike (no running statistics); affine weight
+ * (init 1) and bias (init 0) of size D ("3.layernorm.weight"). T2_EINVAL unless eps > 0. */
+int t2_net_layernorm(t2_net *net, float eps);
+/* A lookup table like nn.Embedding(num_embeddings, dim): each sample is [T] integer ids in
+ * [0, num_embeddings) stored as floats, its output is [1, T, dim] (the T picked rows of the weight
+ * [num_embeddings, dim], init N(0, 1)), so that layernorm (over dim), flatten (then dense) and
+ * global_avgpool apply after it. T2_ESHAPE unless the input is [T]; an id that is not an integer
+ * in range fails t2_net_forward with T2_EINVAL naming the layer, the sample and the position. The
+ * ids get no gradient (dx is zero). */
+int t2_net_embedding(t2_net *net, int num_embeddings, int dim);
+/* Global average pooling, [C, H, W] -> [C]: the mean of each channel's H*W plane (PyTorch's
+ * AdaptiveAvgPool2d(1) + flatten). T2_ESHAPE on [F] samples. */
+int t2_net_global_avgpool(t2_net *net);
+
 /* ---- beyond a sequence: residual blocks and channel concatenation ----
  * A block opens at the current tail; the layers appended until its end form f, and the end
  * joins f's output with the block's input x:

@@ -685,7 +685,8 @@ int t2__flow_load_string(const char *text, size_t len, const char *name, const c
         goto done;
     }
     if ((rc = t2__yparse(text, len, c.f->path, &root))) goto done;
-    if (top(&c, root) == 0 && !c.nerrors && !c.more && !c.oom) t2__flow_build_graph(&c);
+    /* The graph is checked even after key errors, so one run lists the graph's problems too. */
+    if (top(&c, root) == 0 && !c.oom) t2__flow_build_graph(&c);
     if (c.oom) rc = t2_seterr(T2_ENOMEM, "flow %s: out of memory", name);
     else if (c.nerrors) {
         size_t more = c.nerrors - 1 + c.more;

@@ -89,34 +89,38 @@ void t2__flow_err(t2__flow_ctx *c, const t2__ymark *m, const char *fmt, ...)
 char *t2__flow_abspath(const char *dir, const char *p)
 {
     size_t ld = strlen(dir), lp = strlen(p);
-    char *buf = malloc(ld + lp + 3);
-    if (!buf) return NULL;
-    if (p[0] == '/') memcpy(buf, p, lp + 1);
-    else snprintf(buf, ld + lp + 3, "%s/%s", dir, p);
-    /* Fold in place: o is the output end, always just after a '/' or at 1. */
+    char *in = malloc(ld + lp + 3), *out = malloc(ld + lp + 3);
+    if (!in || !out) {
+        free(in);
+        free(out);
+        return NULL;
+    }
+    if (p[0] == '/') memcpy(in, p, lp + 1);
+    else snprintf(in, ld + lp + 3, "%s/%s", dir, p);
+    /* Segment by segment into out; o is where the next one goes (just after a '/'). */
     size_t o = 1;
-    const char *s = buf + 1;
-    char *out = buf;
-    while (*s) {
-        const char *e = strchr(s, '/');
-        size_t len = e ? (size_t)(e - s) : strlen(s);
+    out[0] = '/';
+    for (const char *s = in; *s;) {
+        while (*s == '/') s++;
+        size_t len = strcspn(s, "/");
         if (len == 0 || (len == 1 && s[0] == '.')) {
-            /* skip */
+            /* nothing */
         } else if (len == 2 && s[0] == '.' && s[1] == '.') {
-            if (o > 1) {
-                o--; /* the '/' before the last segment's end */
+            if (o > 1) { /* drop the last segment and its '/' */
+                o--;
                 while (o > 1 && out[o - 1] != '/') o--;
             }
         } else {
-            memmove(out + o, s, len);
+            memcpy(out + o, s, len);
             o += len;
             out[o++] = '/';
         }
-        s += len + (e != NULL);
+        s += len;
     }
     if (o > 1) o--; /* no trailing '/' */
     out[o] = '\0';
-    return buf;
+    free(in);
+    return out;
 }
 
 /* ---- node helpers ------------------------------------------------------------------------ */

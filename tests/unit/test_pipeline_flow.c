@@ -5,6 +5,7 @@
 #include <string.h>
 #include "check.h"
 #include "pipeline/flow.h"
+#include "pipeline/flow_internal.h"
 
 static t2__flow *load(const char *text)
 {
@@ -268,8 +269,29 @@ static void test_ref_syntax(void)
     CHECK(t2__ref_next("$5 and $ {x}", &pos, &r) == 0);
 }
 
+static void abs_is(const char *dir, const char *p, const char *want)
+{
+    char *got = t2__flow_abspath(dir, p);
+    CHECK_STR(got, want);
+    free(got);
+}
+
+/* Lexical normalisation, including paths exactly as long as the folding leaves them (a bug
+ * once read past the end of those). */
+static void test_abspath(void)
+{
+    abs_is("/tmp/tmp.Uky6hX8T0z/proj", "after_good.ran", "/tmp/tmp.Uky6hX8T0z/proj/after_good.ran");
+    abs_is("/", "/a/../../b/./c//d/", "/b/c/d");
+    abs_is("/x/y", "../../../z", "/z");
+    abs_is("/x/y", ".", "/x/y");
+    abs_is("/", ".", "/");
+    abs_is("/x", "/", "/");
+    abs_is("/w", "a/b/..", "/w/a");
+}
+
 int main(void)
 {
+    test_abspath();
     test_load();
     test_resolve();
     test_resolve_values();

@@ -140,6 +140,56 @@ static char *result_json(const t2__exp_stage_result *res)
     return rc ? NULL : json;
 }
 
+/* The command's supervisor, in the stage's process group: PR_SET_PDEATHSIG only reaches a
+ * direct child, so a command's own children (sh -c's, mpirun's) would outlive a SIGKILLed
+ * pipeline. This process stays between the pipeline and the command: when the pipeline dies it
+ * gets SIGUSR1 and kills the whole group; otherwise it waits for the command and ends the way
+ * the command did. */
+static void kill_group(int sig)
+{
+    (void)sig;
+    kill(0, SIGKILL);
+}
+
+static void supervise(const char *stage, const char *const *v)
+{
+    struct sigaction sa = {.sa_handler = kill_group};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR1, &sa, NULL);
+    if (prctl(PR_SET_PDEATHSIG, SIGUSR1) != 0) _exit(125);
+    pid_t cmd = fork();
+    if (cmd < 0) {
+        fprintf(stderr, "t2exp pipeline: stage %s: cannot fork: %s\n", stage, strerror(errno));
+        _exit(125);
+    }
+    if (cmd == 0) {
+        struct sigaction dfl = {.sa_handler = SIG_DFL};
+        sigemptyset(&dfl.sa_mask);
+        sigaction(SIGUSR1, &dfl, NULL);
+        sigaction(SIGTERM, &dfl, NULL);
+        prctl(PR_SET_PDEATHSIG, 0);
+        execvp(v[0], (char *const *)v);
+        fprintf(stderr, "t2exp pipeline: stage %s: cannot run %s: %s\n", stage, v[0], strerror(errno));
+        _exit(127);
+    }
+    /* The pipeline stops a command with SIGTERM to the group: the command gets it; this process
+     * waits for the command to end rather than end first. */
+    struct sigaction ign = {.sa_handler = SIG_IGN};
+    sigemptyset(&ign.sa_mask);
+    sigaction(SIGTERM, &ign, NULL);
+    sigaction(SIGINT, &ign, NULL);
+    int status;
+    while (waitpid(cmd, &status, 0) < 0)
+        if (errno != EINTR) _exit(125);
+    if (WIFSIGNALED(status)) { /* end by the same signal, so the pipeline reports it */
+        struct sigaction dfl = {.sa_handler = SIG_DFL};
+        sigemptyset(&dfl.sa_mask);
+        sigaction(WTERMSIG(status), &dfl, NULL);
+        raise(WTERMSIG(status));
+    }
+    _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 125);
+}
+
 static void child_main(runner *r, size_t i, int logfd, int wfd, pid_t parent, int64_t prev)
 {
     const t2__flow_stage *s = &r->f->stages[i];
@@ -194,9 +244,7 @@ static void child_main(runner *r, size_t i, int logfd, int wfd, pid_t parent, in
         }
         for (size_t k = 0; k < s->argc; k++) v[n++] = argv[k];
         v[n] = NULL;
-        execvp(v[0], (char *const *)v);
-        fprintf(stderr, "t2exp pipeline: stage %s: cannot run %s: %s\n", s->name, v[0], strerror(errno));
-        _exit(127);
+        supervise(s->name, v);
     }
     t2__exp_stage_spec spec = {
         .config_path = s->config, .trial_path = s->trial, .hyperparameters = r->rt[i].chk.hparams,

@@ -82,7 +82,7 @@ run=$(sql "SELECT max(id) FROM pipeline_runs")
 cat > "$P/long.yaml" <<'Y'
 name: long
 stages:
-  slow: {run: [sh, -c, "[ -e fast ] || { echo $$ > slow.pid; exec sleep 60; }"]}
+  slow: {run: [sh, -c, "[ -e fast ] || { sleep 60 & echo $! > slow.pid; wait; }"]}
   next: {run: [touch, next.ran], after: [slow]}
 Y
 "$T2EXP" pipeline run "$P/long.yaml" > "$WORK/long.out" 2>&1 &
@@ -98,14 +98,16 @@ wait "$pipe"
 rc=$?
 set -e
 [ "$rc" = 130 ] || fail "pipeline run ended with $rc after SIGTERM: $(cat "$WORK/long.out")"
+for _ in $(seq 100); do kill -0 "$child" 2>/dev/null || break; sleep 0.05; done
 kill -0 "$child" 2>/dev/null && fail "the stage's process outlived the stopped run"
 run=$(sql "SELECT max(id) FROM pipeline_runs")
 [ "$(sql "SELECT state FROM pipeline_runs WHERE id = $run")" = INTERRUPTED ] || fail "run not INTERRUPTED"
 [ "$(st "$run" slow)" = INTERRUPTED: ] && [ "$(st "$run" next)" = CANCELED: ] ||
   fail "stage records after SIGTERM: $(sql "SELECT stage, state FROM stage_runs WHERE run_id = $run")"
 
-# 5. SIGKILL of `pipeline run`: the stage dies with it (PR_SET_PDEATHSIG); the next run records
-# the killed one INTERRUPTED and runs the stage again.
+# 5. SIGKILL of `pipeline run`: the stage dies with it (PR_SET_PDEATHSIG), the command's own
+# child processes too (slow.pid is sh's background child); the next run records the killed one
+# INTERRUPTED and runs the stage again.
 rm -f "$P/slow.pid"
 "$T2EXP" pipeline run "$P/long.yaml" > "$WORK/long.out" 2>&1 &
 pipe=$!

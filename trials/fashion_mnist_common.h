@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <t2exp.h>
 
 typedef struct fm_state {
@@ -34,14 +35,30 @@ static inline const char *fm_cache_dir(t2_ctx *ctx)
     return cache;
 }
 
-/* The split through its cache: mapped when the cache was made from these very IDX files (same
- * path, size, modification time), rebuilt from them otherwise; never used without them. */
+/* A dataset cache another program prepared for this split (a pipeline's prepare stage):
+ * data.train_cache / data.test_cache if set and non-empty, else NULL. A relative path is taken
+ * from the working directory (a pipeline stage's is the flow file's directory). */
+static inline const char *fm_prepared(t2_ctx *ctx, const char *split)
+{
+    const char *path = NULL;
+    const char *key = strcmp(split, "train") == 0 ? "train_cache" : "test_cache";
+    if (t2_data_str(ctx, key, &path) != T2_OK || !path || !*path) path = NULL;
+    return path;
+}
+
+/* The split: the prepared cache, mapped as it is (t2_dataset_cache_open: no copy, refused unless
+ * it is this user's and nobody else can write it); else through the library's own cache, mapped
+ * when it was made from these very IDX files (same path, size, modification time), rebuilt from
+ * them otherwise, never used without them. */
 static inline int fm_open(t2_ctx *ctx, const char *split, t2_dataset **ds)
 {
+    const char *prepared = fm_prepared(ctx, split);
+    if (prepared) return t2_dataset_cache_open(ds, prepared);
     return t2_dataset_fashion_mnist_cached(ds, split, fm_dir(ctx), fm_cache_dir(ctx));
 }
 
-/* prepare_data: converts both splits to caches once, so trials map them instead of decoding gzip. */
+/* prepare_data: converts both splits to caches once, so trials map them instead of decoding gzip
+ * (or checks that the prepared caches open, so a missing one fails the experiment at once). */
 static inline int fm_prepare_data(t2_ctx *ctx)
 {
     const char *splits[2] = {"train", "test"};

@@ -13,6 +13,7 @@
 #include "configs/config.h"
 #include "framework/common/outfile.h"
 #include "framework/cli/lifecycle.h"
+#include "framework/cli/pipeline.h"
 #include "framework/controller/controller.h"
 #include "framework/runner/remote.h"
 #include "framework/runner/runner.h"
@@ -53,6 +54,10 @@ static const char *usage_text =
     "  checkpoints EXP|TRIAL [--all] [--json|--csv] checkpoints (--all: deleted ones too)\n"
     "  evaluate CHECKPOINT TRIAL.so [CONFIG]       run the trial's validation on a checkpoint\n"
     "  export CHECKPOINT OUT.bin                   write the bare float32 parameters (table on stdout)\n"
+    "  pipeline run FLOW [--force STAGE]... [--jobs N]\n"
+    "                                              run a flow file's stages that are not up to date\n"
+    "  pipeline status FLOW [--json]               each stage: up to date, stale (why), never run\n"
+    "  pipelines [--json|--csv]                    pipeline runs; pipelines describe RUN: its stages\n"
     "\n"
     "create, preview, resume and evaluate take --lenient: unknown config keys are warnings, not errors.\n"
     "EXP is an experiment id; TRIAL is EXP.N (the experiment's N-th trial, from 0) or a trial id\n"
@@ -635,6 +640,10 @@ int main(int argc, char **argv)
         !strcmp(cmd, "checkpoints")) {
         if ((ex = parse(cmd, rest, av, &a, 1))) return ex;
         return cmd_read(cmd, &a);
+    }
+    if (!strcmp(cmd, "pipeline") || !strcmp(cmd, "pipelines")) {
+        if ((ex = export_home(&a, cmd))) return ex;
+        return !strcmp(cmd, "pipeline") ? t2__cli_pipeline(rest, av, a.home) : t2__cli_pipelines(rest, av, a.home);
     }
     return usage_error(NULL, "unknown command %s", cmd);
 }

@@ -130,10 +130,51 @@ static const char SCHEMA_V3[] =
     "ALTER TABLE experiments ADD COLUMN controller_pid INTEGER;"
     "ALTER TABLE experiments ADD COLUMN controller_token TEXT;";
 
+/* Version 4: pipelines (framework/pipeline). A pipeline run is one `t2exp pipeline run` of a
+ * flow file; its stage runs say what each stage did (ran, was up to date, was blocked by a failed
+ * dependency). The cache compares a stage's hashes with its last successful stage run of the same
+ * flow name, across runs, hence the index by stage. experiment_id links an experiment stage to
+ * its experiment (no foreign key: deleting the experiment keeps the pipeline's history); a later
+ * run resumes an unfinished one through it. */
+static const char SCHEMA_V4[] =
+    "CREATE TABLE pipeline_runs ("
+    " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    " name TEXT NOT NULL,"
+    " flow_path TEXT NOT NULL,"
+    " flow_hash TEXT NOT NULL,"
+    " state TEXT NOT NULL DEFAULT 'RUNNING'"
+    "  CHECK (state IN ('RUNNING','SUCCEEDED','FAILED','INTERRUPTED')),"
+    " started_at REAL NOT NULL,"
+    " ended_at REAL,"
+    " error TEXT"
+    ");"
+    "CREATE INDEX pipeline_runs_by_name ON pipeline_runs (name, id);"
+    "CREATE TABLE stage_runs ("
+    " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    " run_id INTEGER NOT NULL REFERENCES pipeline_runs(id) ON DELETE CASCADE,"
+    " stage TEXT NOT NULL,"
+    " state TEXT NOT NULL"
+    "  CHECK (state IN ('RUNNING','SUCCEEDED','FAILED','SKIPPED','BLOCKED','CANCELED','INTERRUPTED')),"
+    " started_at REAL,"
+    " ended_at REAL,"
+    " exit_code INTEGER,"
+    " log_path TEXT,"
+    " input_hash TEXT,"
+    " def_hash TEXT,"
+    " refs_hash TEXT,"
+    " inputs TEXT CHECK (inputs IS NULL OR json_valid(inputs)),"
+    " experiment_id INTEGER,"
+    " result TEXT CHECK (result IS NULL OR json_valid(result)),"
+    " error TEXT,"
+    " UNIQUE (run_id, stage)"
+    ");"
+    "CREATE INDEX stage_runs_by_stage ON stage_runs (stage, id);";
+
 static const char *const MIGRATIONS[] = {
     SCHEMA_V1, /* 0 -> 1 */
     SCHEMA_V2, /* 1 -> 2 */
     SCHEMA_V3, /* 2 -> 3 */
+    SCHEMA_V4, /* 3 -> 4 */
 };
 
 _Static_assert(sizeof MIGRATIONS / sizeof MIGRATIONS[0] == T2__STORE_SCHEMA_VERSION,

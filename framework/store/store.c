@@ -15,6 +15,9 @@
 #include "t2exp/error.h"
 
 #define BUSY_TIMEOUT_MS 5000
+/* A writer waits longer: other controllers take turns with it (writer_turns.c), and a migration or
+ * a big delete elsewhere may hold the lock for seconds. */
+#define WRITER_TIMEOUT_MS 60000
 
 /* ---- errors ---------------------------------------------------------------------------- */
 
@@ -99,6 +102,10 @@ int t2__store_id(t2__store *st, char out[33])
 int t2__store_set_busy_timeout(t2__store *st, int ms)
 {
     if (!st || ms < 0) return t2_seterr(T2_EINVAL, "store: busy timeout needs a store and ms >= 0");
+    if (!st->readonly) {
+        st->turns_timeout_ms = ms; /* writers wait through writer_turns.c's handler */
+        return 0;
+    }
     int rc = sqlite3_busy_timeout(st->db, ms);
     return rc == SQLITE_OK ? 0 : t2__store_err(st, rc, "busy_timeout");
 }
@@ -194,7 +201,9 @@ static int exec(t2__store *st, const char *sql, const char *what)
  * later can fail with SQLITE_BUSY at once, without waiting, when another writer got there first. */
 static int open_tx(t2__store *st)
 {
+    t2__turns_yield(st); /* another controller waiting takes its turn first */
     int rc = exec(st, "BEGIN IMMEDIATE", "begin transaction");
+    t2__turns_got_lock(st);
     if (rc) return rc;
     st->tx_open = 1;
     st->pending = 0;
@@ -279,7 +288,7 @@ int t2__store_flush(t2__store *st, int force)
     if (!st) return t2_seterr(T2_EINVAL, "store: flush on NULL");
     if (!st->tx_open || st->explicit_tx) return 0;
     if (force || st->pending >= st->flush_rows ||
-        t2__store_mono_ms() - st->tx_opened >= (double)st->flush_ms)
+        t2__store_mono_ms() - st->tx_opened >= (double)st->flush_ms || t2__turns_others_waiting(st))
         return commit_tx(st);
     return 0;
 }
@@ -299,6 +308,8 @@ static int db_connect(t2__store *st, int readonly)
     if ((rc = sqlite3_busy_timeout(st->db, BUSY_TIMEOUT_MS)) != SQLITE_OK)
         return t2__store_err(st, rc, "busy_timeout");
     if (readonly) return 0;
+    /* Writers wait for each other in fair turns instead (replaces the busy timeout). */
+    if ((rc = t2__turns_open(st))) return rc;
     /* journal_mode is the first statement that reads the file, so a file that is not a database
      * fails here with SQLite's "file is not a database". WAL persists in the file; readers never
      * need to set it. On a filesystem without shared memory SQLite keeps the old journal mode: the
@@ -322,6 +333,7 @@ static void disconnect(t2__store *st)
     /* close_v2 cannot fail on busy statements; every statement is finalized above anyway. */
     sqlite3_close_v2(st->db);
     st->db = NULL;
+    t2__turns_close(st);
 }
 
 static char *dupstr(const char *s)
@@ -362,6 +374,8 @@ int t2__store_open(const char *home, int readonly, t2__store **out)
     t2__store *st = calloc(1, sizeof *st);
     if (!st) return t2_seterr(T2_ENOMEM, "store open: out of memory");
     st->readonly = readonly != 0;
+    st->turns_fd = -1;
+    st->turns_timeout_ms = WRITER_TIMEOUT_MS;
     st->flush_rows = 1000;
     st->flush_ms = 200;
     st->clock = wall_clock;

@@ -36,9 +36,42 @@ static int map_code(int rc)
     }
 }
 
+/* A write that failed for want of space: SQLITE_FULL (ENOSPC), or a failed write, fsync or
+ * file growth. SQLite reports a file-size limit (EFBIG) or a quota (EDQUOT) as a plain write error
+ * and does not keep the errno reliably, so every failed write counts: pausing is the safe answer
+ * to all of them, since nothing committed is lost and resume continues. */
+static int is_out_of_space(int sqlite_rc)
+{
+    switch (sqlite_rc) {
+    case SQLITE_FULL:
+    case SQLITE_IOERR_WRITE:
+    case SQLITE_IOERR_FSYNC:
+    case SQLITE_IOERR_TRUNCATE:
+    case SQLITE_IOERR_SHMSIZE:
+        return 1;
+    default:
+        return (sqlite_rc & 0xff) == SQLITE_FULL;
+    }
+}
+
+int t2__store_out_of_space(const t2__store *st) { return st && st->out_of_space; }
+
+int t2__store_reclaim(t2__store *st)
+{
+    if (!st || st->readonly) return t2_seterr(T2_EINVAL, "store: reclaim needs a writable store");
+    if (st->tx_open && !sqlite3_get_autocommit(st->db)) sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+    st->tx_open = st->explicit_tx = st->savepoint = 0;
+    st->pending = 0;
+    st->out_of_space = 0;
+    /* Everything committed moves into the database file and the log starts again from nothing. */
+    int rc = sqlite3_exec(st->db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
+    return rc == SQLITE_OK ? 0 : t2__store_err(st, rc, "checkpoint the write-ahead log");
+}
+
 int t2__store_err(t2__store *st, int sqlite_rc, const char *what)
 {
     const char *msg = st->db ? sqlite3_errmsg(st->db) : sqlite3_errstr(sqlite_rc);
+    if (is_out_of_space(sqlite_rc)) st->out_of_space = 1;
     /* Some failures (disk full, I/O error, out of memory) make SQLite roll the whole transaction
      * back by itself; our batch bookkeeping must follow, and the caller must hear that earlier
      * uncommitted writes are gone, not just this one. */
@@ -220,6 +253,11 @@ static int commit_tx(t2__store *st)
     return 0;
 }
 
+void t2__store_group(t2__store *st, int on)
+{
+    if (st) st->group += on ? 1 : (st->group > 0 ? -1 : 0);
+}
+
 int t2__store_write_begin(t2__store *st)
 {
     if (st->readonly) return t2_seterr(T2_ESTATE, "store %s: opened read-only", st->path);
@@ -229,7 +267,7 @@ int t2__store_write_begin(t2__store *st)
 int t2__store_write_done(t2__store *st)
 {
     st->pending++;
-    if (!st->explicit_tx && st->pending >= st->flush_rows) return commit_tx(st);
+    if (!st->explicit_tx && !st->group && st->pending >= st->flush_rows) return commit_tx(st);
     return 0;
 }
 
@@ -286,7 +324,7 @@ int t2__store_rollback(t2__store *st)
 int t2__store_flush(t2__store *st, int force)
 {
     if (!st) return t2_seterr(T2_EINVAL, "store: flush on NULL");
-    if (!st->tx_open || st->explicit_tx) return 0;
+    if (!st->tx_open || st->explicit_tx || st->group) return 0;
     if (force || st->pending >= st->flush_rows ||
         t2__store_mono_ms() - st->tx_opened >= (double)st->flush_ms || t2__turns_others_waiting(st))
         return commit_tx(st);

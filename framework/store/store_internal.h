@@ -26,6 +26,8 @@ struct t2__store {
     int turns_marked;        /* this process marks itself as waiting for the write lock */
     double turns_wait_start; /* monotonic ms when the current wait began */
     int turns_timeout_ms;    /* how long a writer waits for its turn before SQLITE_BUSY */
+    int group;               /* t2__store_group depth: no commit splits the writes inside */
+    int out_of_space;        /* a write failed for want of space (t2__store_out_of_space) */
     struct {
         const char *sql;
         sqlite3_stmt *stmt;

@@ -86,6 +86,9 @@ typedef struct ctl {
      * ten thousand trials up front. */
     size_t *run;            /* indices of RUNNING trials */
     size_t nrun, caprun;
+    struct pollfd *pf;      /* pump's poll set: one per running trial, grown with them */
+    size_t *pf_trial;       /* the trial index of each entry of pf */
+    size_t cap_pf;
     size_t *special;        /* QUEUED trials that are not "waiting for max_length" (may be stale) */
     size_t nspecial, capspecial;
     size_t sched_from;      /* no never-started QUEUED trial below this index */
@@ -811,10 +814,21 @@ static void show(ctl *c)
 /* Waits up to 250 ms for reports, handles them, and reaps runners whose channel closed. */
 static int pump(ctl *c)
 {
-    struct pollfd pf[256];
-    size_t idx[256];
+    /* Every running trial is polled, however many run at once (a fixed pollfd[256] never polled
+     * trial 257). */
+    if (c->nrun > c->cap_pf) {
+        size_t cap = c->nrun > 2 * c->cap_pf ? c->nrun : 2 * c->cap_pf;
+        struct pollfd *g = realloc(c->pf, cap * sizeof *g);
+        if (g) c->pf = g;
+        size_t *gi = g ? realloc(c->pf_trial, cap * sizeof *gi) : NULL;
+        if (gi) c->pf_trial = gi;
+        if (!g || !gi) return t2_seterr(T2_ENOMEM, "controller: out of memory");
+        c->cap_pf = cap;
+    }
+    struct pollfd *pf = c->pf;
+    size_t *idx = c->pf_trial;
     int n = 0;
-    for (size_t k = 0; k < c->nrun && n < 256; k++)
+    for (size_t k = 0; k < c->nrun; k++)
         if (c->t[c->run[k]].fd >= 0) {
             pf[n] = (struct pollfd){.fd = c->t[c->run[k]].fd, .events = POLLIN};
             idx[n++] = c->run[k];
@@ -1102,6 +1116,8 @@ static void cleanup(ctl *c)
     }
     free(c->t);
     free(c->run);
+    free(c->pf);
+    free(c->pf_trial);
     free(c->special);
     free(c->hosts);
     t2__ops_free(&c->ops);

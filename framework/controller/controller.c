@@ -19,6 +19,7 @@
 #include "checkpoints/ckpt.h"
 #include "controller.h"
 #include "hostfile.h"
+#include "route.h"
 #include "framework/store/store.h"
 #include "progress.h"
 #include "runner/channel.h"
@@ -399,12 +400,18 @@ static int start_distributed(ctl *c, trial *t, const t2__runner_args *a, const i
 {
     int rc;
     if (c->listen_fd < 0) {
-        /* Ranks on other hosts (a hostfile) need an address they can reach: T2EXP_CONTROLLER_ADDR. */
-        const char *host = getenv("T2EXP_CONTROLLER_ADDR");
-        const char *bind_addr = c->cfg->resources.hostfile ? "0.0.0.0" : "127.0.0.1";
+        /* Ranks on other hosts need an address they can reach, and only they: the port listens on
+         * that one interface (route.h), never on every interface. */
+        const char **names = c->nhosts > 0 ? malloc((size_t)c->nhosts * sizeof *names) : NULL;
+        if (c->nhosts > 0 && !names) return t2_seterr(T2_ENOMEM, "controller: out of memory");
+        for (int h = 0; h < c->nhosts; h++) names[h] = c->hosts[h].name;
+        char addr[64];
+        rc = t2__controller_bind_address(c->cfg->resources.controller_address, names, c->nhosts, addr, sizeof addr);
+        free(names);
+        if (rc) return rc;
         int port;
-        if ((rc = t2__listen_tcp(bind_addr, &c->listen_fd, &port))) return rc;
-        snprintf(c->connect_addr, sizeof c->connect_addr, "%s:%d", host && *host ? host : "127.0.0.1", port);
+        if ((rc = t2__listen_tcp(addr, &c->listen_fd, &port))) return rc;
+        snprintf(c->connect_addr, sizeof c->connect_addr, "%s:%d", addr, port);
         ssize_t k = readlink("/proc/self/exe", c->self_exe, sizeof c->self_exe - 1);
         if (k <= 0) return t2_seterr(T2_EIO, "controller: cannot find its own program: %s", strerror(errno));
         c->self_exe[k] = '\0';

@@ -51,6 +51,7 @@ void t2__config_free(t2__config *cfg)
     free(cfg->searcher.bracket_rungs);
     free(cfg->searcher.source_checkpoint);
     free(cfg->resources.hostfile);
+    free(cfg->resources.controller_address);
     free(cfg->checkpoint_storage.host_path);
     free(cfg->checkpoint_storage.storage_path);
     for (size_t k = 0; k < cfg->environment.nvars; k++) free(cfg->environment.vars[k]);

@@ -96,6 +96,7 @@ typedef struct t2__config {
         int64_t slots_per_trial; /* default 1 */
         int64_t max_slots;       /* 0: every core of this machine (plus the hostfile's) */
         char *hostfile;          /* NULL: this machine only */
+        char *controller_address; /* NULL: the interface that routes to the hostfile's hosts */
     } resources;
 
     struct {

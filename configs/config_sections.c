@@ -2,6 +2,7 @@
  * reproducibility sections. Each walks its map in file order so that warnings come out in the
  * order a user reads the file. */
 #define _POSIX_C_SOURCE 200809L /* strdup */
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -236,7 +237,7 @@ int t2__cfg_resources(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmar
     char path[T2__PATH_MAX];
     int rc;
     T2__UNUSED(kmark);
-    static const char *const known[] = {"slots_per_trial", "max_slots", "hostfile", "resource_pool", "priority",
+    static const char *const known[] = {"slots_per_trial", "max_slots", "hostfile", "controller_address", "resource_pool", "priority",
                                         "weight", "shm_size", "devices", "native_parallel", "is_single_node",
                                         "agent_label", "slots", NULL};
     if ((rc = t2__want_map(n, "resources"))) return rc;
@@ -255,6 +256,13 @@ int t2__cfg_resources(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmar
             cfg->resources.slots_per_trial = slots;
         } else if (KEY_IS("max_slots")) rc = t2__get_int(v, path, 1, &cfg->resources.max_slots);
         else if (KEY_IS("hostfile")) rc = t2__get_string(v, path, &cfg->resources.hostfile);
+        else if (KEY_IS("controller_address")) {
+            rc = t2__get_string(v, path, &cfg->resources.controller_address);
+            struct in_addr a;
+            if (!rc && inet_pton(AF_INET, cfg->resources.controller_address, &a) != 1)
+                rc = t2__cfg_err(&v->mark, path, "expected an IPv4 address of this machine, got \"%s\"",
+                                 cfg->resources.controller_address);
+        }
         else if (KEY_IS("resource_pool") || KEY_IS("priority") || KEY_IS("weight") || KEY_IS("shm_size") ||
                  KEY_IS("devices") || KEY_IS("native_parallel") || KEY_IS("is_single_node") ||
                  KEY_IS("agent_label") || KEY_IS("slots"))

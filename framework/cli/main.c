@@ -11,7 +11,9 @@
 #include <string.h>
 #include "checkpoints/ckpt.h"
 #include "configs/config.h"
+#include "framework/common/blas_core.h"
 #include "framework/common/outfile.h"
+#include "framework/cli/info.h"
 #include "framework/cli/lifecycle.h"
 #include "framework/cli/pipeline.h"
 #include "framework/controller/controller.h"
@@ -21,6 +23,7 @@
 #include "framework/store/store.h"
 #include "searchers/searcher.h"
 #include "t2exp.h"
+#include "t2exp/blas.h"
 
 
 #define EXIT_FAILED 1
@@ -58,6 +61,7 @@ static const char *usage_text =
     "                                              run a flow file's stages that are not up to date\n"
     "  pipeline status FLOW [--json]               each stage: up to date, stale (why), never run\n"
     "  pipelines [--json|--csv]                    pipeline runs; pipelines describe RUN: its stages\n"
+    "  info [--json]                               CPU, BLAS core and why, library versions, store path\n"
     "\n"
     "create, preview, resume and evaluate take --lenient: unknown config keys are warnings, not errors.\n"
     "EXP is an experiment id; TRIAL is EXP.N (the experiment's N-th trial, from 0) or a trial id\n"
@@ -539,13 +543,21 @@ static int cmd_read(const char *cmd, const args *a)
 
 int main(int argc, char **argv)
 {
-    /* The numeric core runs its own thread pool over single-threaded OpenBLAS calls. OpenBLAS
-     * reads its thread count once, when it loads: start it single-threaded, or every trial forked
-     * from this process would start (and spin) a BLAS thread of its own. */
-    if (!getenv("OPENBLAS_NUM_THREADS") && setenv("OPENBLAS_NUM_THREADS", "1", 1) == 0) {
+    if (argc == 2 && !strcmp(argv[1], T2__BLAS_PROBE_ARG)) return t2__blas_probe_main();
+    /* OpenBLAS reads its settings once, when it loads, so both are set here and the program
+     * re-executes itself (every trial and local rank then inherits them):
+     * - the thread count: the numeric core runs its own thread pool over single-threaded OpenBLAS
+     *   calls; OpenBLAS's own threads would be started (and spin) in every trial forked from here;
+     * - the core (kernel set): Debian's OpenBLAS picks weak ones on current CPUs (blas_core.h). */
+    int reexec = !getenv("OPENBLAS_NUM_THREADS") && setenv("OPENBLAS_NUM_THREADS", "1", 1) == 0;
+    reexec |= t2__blas_startup();
+    if (reexec) {
         execv("/proc/self/exe", argv);
-        /* exec failed: carry on with OpenBLAS's own threads rather than not at all */
+        /* exec failed: carry on with what OpenBLAS loaded rather than not at all */
     }
+    char blas_warning[512];
+    if (t2_blas_check(blas_warning, sizeof blas_warning) == 0 && blas_warning[0])
+        fprintf(stderr, "t2exp: warning: %s\n", blas_warning);
     /* As many --config values as the command line holds: no fixed cap. Static: it lives as long
      * as the process (every command returns straight out of main). */
     static const char **overrides;
@@ -595,6 +607,10 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "create")) {
         if ((ex = parse(cmd, rest, av, &a, 2)) || (ex = export_home(&a, cmd))) return ex;
         return cmd_create(&a);
+    }
+    if (!strcmp(cmd, "info")) {
+        if ((ex = parse(cmd, rest, av, &a, 0))) return ex;
+        return t2__info_print(stdout, a.home, a.fmt == T2__FMT_JSON) ? EXIT_STORE : 0;
     }
     if (!strcmp(cmd, "preview")) {
         if ((ex = parse(cmd, rest, av, &a, 1))) return ex;

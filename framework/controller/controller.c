@@ -19,6 +19,7 @@
 #include "checkpoints/ckpt.h"
 #include "controller.h"
 #include "hostfile.h"
+#include "route.h"
 #include "framework/store/store.h"
 #include "progress.h"
 #include "runner/channel.h"
@@ -86,6 +87,9 @@ typedef struct ctl {
      * ten thousand trials up front. */
     size_t *run;            /* indices of RUNNING trials */
     size_t nrun, caprun;
+    struct pollfd *pf;      /* pump's poll set: one per running trial, grown with them */
+    size_t *pf_trial;       /* the trial index of each entry of pf */
+    size_t cap_pf;
     size_t *special;        /* QUEUED trials that are not "waiting for max_length" (may be stale) */
     size_t nspecial, capspecial;
     size_t sched_from;      /* no never-started QUEUED trial below this index */
@@ -121,6 +125,9 @@ static void catch_signals(saved_signals *old)
     sigaction(SIGTERM, &sa, &old->term);
     sigaction(SIGUSR2, &sa, &old->usr2);
     signal(SIGPIPE, SIG_IGN);
+    /* A file-size limit (ulimit -f) must fail the store's write, which pauses the experiment with
+     * the reason, not kill the controller mid-batch without a word. */
+    signal(SIGXFSZ, SIG_IGN);
 }
 
 static void restore_signals(const saved_signals *old)
@@ -322,6 +329,18 @@ static int save_searcher(ctl *c)
     return rc;
 }
 
+/* The searcher's operations and the snapshot after them reach the store in one commit (see
+ * t2__store_group): with 3000 trials queued at once, the batch filled up between the two, and a
+ * resume after a crash there knew 1000 trials and ran only those. */
+static int apply_and_save(ctl *c)
+{
+    t2__store_group(c->st, 1);
+    int rc = apply_ops(c);
+    if (!rc) rc = save_searcher(c);
+    t2__store_group(c->st, 0);
+    return rc;
+}
+
 static int running_count(const ctl *c) { return (int)c->nrun; }
 
 /* resources.hostfile is read and checked before anything runs (whatever slots_per_trial is), so a
@@ -381,12 +400,18 @@ static int start_distributed(ctl *c, trial *t, const t2__runner_args *a, const i
 {
     int rc;
     if (c->listen_fd < 0) {
-        /* Ranks on other hosts (a hostfile) need an address they can reach: T2EXP_CONTROLLER_ADDR. */
-        const char *host = getenv("T2EXP_CONTROLLER_ADDR");
-        const char *bind_addr = c->cfg->resources.hostfile ? "0.0.0.0" : "127.0.0.1";
+        /* Ranks on other hosts need an address they can reach, and only they: the port listens on
+         * that one interface (route.h), never on every interface. */
+        const char **names = c->nhosts > 0 ? malloc((size_t)c->nhosts * sizeof *names) : NULL;
+        if (c->nhosts > 0 && !names) return t2_seterr(T2_ENOMEM, "controller: out of memory");
+        for (int h = 0; h < c->nhosts; h++) names[h] = c->hosts[h].name;
+        char addr[64];
+        rc = t2__controller_bind_address(c->cfg->resources.controller_address, names, c->nhosts, addr, sizeof addr);
+        free(names);
+        if (rc) return rc;
         int port;
-        if ((rc = t2__listen_tcp(bind_addr, &c->listen_fd, &port))) return rc;
-        snprintf(c->connect_addr, sizeof c->connect_addr, "%s:%d", host && *host ? host : "127.0.0.1", port);
+        if ((rc = t2__listen_tcp(addr, &c->listen_fd, &port))) return rc;
+        snprintf(c->connect_addr, sizeof c->connect_addr, "%s:%d", addr, port);
         ssize_t k = readlink("/proc/self/exe", c->self_exe, sizeof c->self_exe - 1);
         if (k <= 0) return t2_seterr(T2_EIO, "controller: cannot find its own program: %s", strerror(errno));
         c->self_exe[k] = '\0';
@@ -696,8 +721,7 @@ static int on_message(ctl *c, trial *t, const t2__val *m)
         int64_t length = t->sent;
         t->sent = -1;
         rc = t2__searcher_on_validation(c->s, t->rid, t->metric, length, &c->ops);
-        if (!rc) rc = apply_ops(c);
-        if (!rc) rc = save_searcher(c);
+        if (!rc) rc = apply_and_save(c);
     } else if (strcmp(type, "checkpoint") == 0) {
         rc = on_checkpoint(c, t, m);
     } else if (strcmp(type, "checkpoint_failed") == 0) {
@@ -775,8 +799,7 @@ static int on_exit(ctl *c, trial *t)
         free(t->error);
         t->error = NULL;
     }
-    if (!rc) rc = apply_ops(c);
-    if (!rc) rc = save_searcher(c);
+    if (!rc) rc = apply_and_save(c);
     return rc;
 }
 
@@ -798,10 +821,21 @@ static void show(ctl *c)
 /* Waits up to 250 ms for reports, handles them, and reaps runners whose channel closed. */
 static int pump(ctl *c)
 {
-    struct pollfd pf[256];
-    size_t idx[256];
+    /* Every running trial is polled, however many run at once (a fixed pollfd[256] never polled
+     * trial 257). */
+    if (c->nrun > c->cap_pf) {
+        size_t cap = c->nrun > 2 * c->cap_pf ? c->nrun : 2 * c->cap_pf;
+        struct pollfd *g = realloc(c->pf, cap * sizeof *g);
+        if (g) c->pf = g;
+        size_t *gi = g ? realloc(c->pf_trial, cap * sizeof *gi) : NULL;
+        if (gi) c->pf_trial = gi;
+        if (!g || !gi) return t2_seterr(T2_ENOMEM, "controller: out of memory");
+        c->cap_pf = cap;
+    }
+    struct pollfd *pf = c->pf;
+    size_t *idx = c->pf_trial;
     int n = 0;
-    for (size_t k = 0; k < c->nrun && n < 256; k++)
+    for (size_t k = 0; k < c->nrun; k++)
         if (c->t[c->run[k]].fd >= 0) {
             pf[n] = (struct pollfd){.fd = c->t[c->run[k]].fd, .events = POLLIN};
             idx[n++] = c->run[k];
@@ -850,6 +884,28 @@ static void stop_all(ctl *c)
         }
         on_exit(c, t);
     }
+}
+
+/* Out of space: stops every trial without a store write (each would fail as well, and a trial
+ * stopped for it must not count as failed). Their rows stay RUNNING, as after a controller crash,
+ * and resume restarts them from their latest checkpoints. A local trial is killed; a distributed
+ * one gets mpirun's own teardown of its ranks (SIGTERM). */
+static void kill_all_quietly(ctl *c)
+{
+    int dist = c->cfg->resources.slots_per_trial > 1;
+    for (size_t k = 0; k < c->nrun; k++) {
+        trial *t = &c->t[c->run[k]];
+        if (t->pid > 0) kill(t->pid, dist ? SIGTERM : SIGKILL);
+    }
+    for (size_t k = 0; k < c->nrun; k++) {
+        trial *t = &c->t[c->run[k]];
+        while (t->pid > 0 && waitpid(t->pid, NULL, 0) < 0 && errno == EINTR) {
+        }
+        if (t->fd >= 0) close(t->fd);
+        t->pid = 0;
+        t->fd = -1;
+    }
+    c->nrun = 0;
 }
 
 static int cores(void)
@@ -942,10 +998,19 @@ static int run_experiment(ctl *c, int resumed)
     double t0 = t2__now();
     int rc = T2_OK;
     if (!resumed) rc = t2__searcher_start(c->s, &c->ops);
-    if (!rc) rc = apply_ops(c);
-    if (!rc) rc = save_searcher(c);
+    if (!rc) rc = apply_and_save(c);
     if (!rc) rc = run_loop(c);
-    if (rc || interrupted) stop_all(c);
+    /* Out of disk space (or over a file-size limit): the experiment pauses, to be resumed once
+     * there is space. The failed batch is gone (SQLite rolled it back); emptying the write-ahead
+     * log makes room for the few rows that record the pause. */
+    int full = rc && t2__store_out_of_space(c->st);
+    char full_why[1200] = "";
+    if (full) {
+        snprintf(full_why, sizeof full_why, "%s", t2_errmsg());
+        t2__store_reclaim(c->st);
+    }
+    if (full) kill_all_quietly(c);
+    else if (rc || interrupted) stop_all(c);
     int killed = interrupted == SIGUSR2;
     /* Killed: no trial continues, the ones just stopped (on_exit queued them) and the ones never
      * started alike. */
@@ -961,8 +1026,17 @@ static int run_experiment(ctl *c, int resumed)
         completed += c->t[i].state == T_DONE;
         errored += c->t[i].state == T_ERRORED;
     }
-    int final = killed ? T2__EXP_CANCELED : interrupted ? T2__EXP_PAUSED : rc || completed == 0 ? T2__EXP_ERRORED : T2__EXP_COMPLETED;
-    if (rc) {
+    int final = killed ? T2__EXP_CANCELED
+                : interrupted || full ? T2__EXP_PAUSED
+                : rc || completed == 0 ? T2__EXP_ERRORED
+                                       : T2__EXP_COMPLETED;
+    if (full) {
+        char why[1400];
+        snprintf(why, sizeof why, "paused: the store ran out of space (%s); free some, then t2exp resume %lld", full_why,
+                 (long long)c->exp_id);
+        t2__store_set_experiment_error(c->st, c->exp_id, why);
+        t2_seterr(T2_EIO, "%s", why);
+    } else if (rc) {
         char why[1200];
         snprintf(why, sizeof why, "%s", t2_errmsg());
         t2__store_set_experiment_error(c->st, c->exp_id, why);
@@ -970,7 +1044,9 @@ static int run_experiment(ctl *c, int resumed)
         t2__store_set_experiment_error(c->st, c->exp_id, "no trial completed");
     }
     if (final == T2__EXP_COMPLETED) t2__store_set_experiment_progress(c->st, c->exp_id, 1.0);
-    if (!interrupted) save_searcher(c);
+    /* After a store error the searcher in memory may be ahead of the rows that reached the store
+     * (a lost batch): its snapshot would then name trials that do not exist. */
+    if (!interrupted && !rc) save_searcher(c);
     int rc2 = t2__store_set_experiment_state(c->st, c->exp_id, final);
     if (!rc2) rc2 = t2__store_flush(c->st, 1);
     FILE *out = c->o->out;
@@ -1047,6 +1123,8 @@ static void cleanup(ctl *c)
     }
     free(c->t);
     free(c->run);
+    free(c->pf);
+    free(c->pf_trial);
     free(c->special);
     free(c->hosts);
     t2__ops_free(&c->ops);
@@ -1344,6 +1422,7 @@ int t2__experiment_resume(const t2__resume_opts *o)
         (rc = load_hostfile(&c)))
         goto out;
     if ((rc = t2__searcher_create(cfg, (uint64_t)row.seed, &c.s))) goto out;
+    int fresh = 0; /* the experiment never got its searcher going: start it now */
     if (t2__store_load_searcher_state(c.st, c.exp_id, NULL, &state_json) == T2_OK) {
         size_t off;
         if ((rc = t2__val_from_json(state_json, strlen(state_json), &saved, &off))) goto out;
@@ -1352,6 +1431,10 @@ int t2__experiment_resume(const t2__resume_opts *o)
             if (!rc) rc = t2_seterr(T2_EFORMAT, "experiment %lld: the saved searcher state is unreadable", (long long)c.exp_id);
             goto out;
         }
+    } else if (row.num_trials == 0) {
+        /* Its first commit (the searcher's first trials with the snapshot after them) never
+         * happened, e.g. the disk was full: nothing ran, so the search starts from the beginning. */
+        fresh = 1;
     } else {
         rc = t2_seterr(T2_ENOTFOUND, "experiment %lld has no saved searcher state to resume from", (long long)c.exp_id);
         goto out;
@@ -1365,7 +1448,7 @@ int t2__experiment_resume(const t2__resume_opts *o)
     if (o->on_started) o->on_started(o->on_started_arg, c.exp_id);
     t2__progress_line(o->out, "experiment %lld (%s): resuming %s search, %zu trial(s) known", (long long)c.exp_id,
                       cfg->name, t2__searcher_name(cfg->searcher.name), c.nt);
-    rc = run_experiment(&c, 1);
+    rc = run_experiment(&c, !fresh);
 out:
     rc = end_controller(&c, rc);
     restore_signals(&sigs);

@@ -3,7 +3,7 @@
  * Modules: errors (t2exp/error.h), the seeded RNG (t2exp/rng.h), tensors and batches
  * (t2exp/tensor.h), networks, layers, losses and metrics (t2exp/nn.h), optimizers and gradient
  * clipping (t2exp/optim.h), learning-rate schedules (t2exp/lr_schedule.h), datasets and loaders
- * (t2exp/data.h). Every function returns 0 or a negative T2_E… code; see t2exp/error.h. */
+ * (t2exp/data.h), the BLAS kernels in use (t2exp/blas.h). Every function returns 0 or a negative T2_E… code; see t2exp/error.h. */
 #ifndef T2EXP_H
 #define T2EXP_H
 
@@ -20,6 +20,7 @@
 #include "t2exp/data.h"
 #include "t2exp/trial.h"
 #include "t2exp/checkpoint.h"
+#include "t2exp/blas.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -14,6 +14,7 @@
 #include "ctx.h"
 #include "metrics.h"
 #include "runner.h"
+#include "t2exp/blas.h"
 #include "t2exp/nn.h"
 #include "internal.h"
 
@@ -628,6 +629,12 @@ int t2__runner_run(const t2__runner_args *a)
     signal(SIGXFSZ, SIG_IGN);
     t2__metrics_init(&r.tm);
     t2__metrics_init(&r.vm);
+    /* The kernels a result was trained on come first in its log (a bug report's first question). */
+    char blas[512];
+    if (t2_blas_line(blas, sizeof blas) == T2_OK && (!a->comm || a->comm->rank == 0)) {
+        printf("%s\n", blas);
+        fflush(stdout);
+    }
     int64_t gb = 0, per = 0;
     int rc = t2__config_batch_sizes(a->cfg, a->hparams, &gb, &per);
     t2__ctx_init(&r.ctx, a->cfg, a->hparams, gb, per, a->trial_id, a->seed, a->threads);

@@ -15,6 +15,9 @@
 #include "t2exp/error.h"
 
 #define BUSY_TIMEOUT_MS 5000
+/* A writer waits longer: other controllers take turns with it (writer_turns.c), and a migration or
+ * a big delete elsewhere may hold the lock for seconds. */
+#define WRITER_TIMEOUT_MS 60000
 
 /* ---- errors ---------------------------------------------------------------------------- */
 
@@ -33,9 +36,42 @@ static int map_code(int rc)
     }
 }
 
+/* A write that failed for want of space: SQLITE_FULL (ENOSPC), or a failed write, fsync or
+ * file growth. SQLite reports a file-size limit (EFBIG) or a quota (EDQUOT) as a plain write error
+ * and does not keep the errno reliably, so every failed write counts: pausing is the safe answer
+ * to all of them, since nothing committed is lost and resume continues. */
+static int is_out_of_space(int sqlite_rc)
+{
+    switch (sqlite_rc) {
+    case SQLITE_FULL:
+    case SQLITE_IOERR_WRITE:
+    case SQLITE_IOERR_FSYNC:
+    case SQLITE_IOERR_TRUNCATE:
+    case SQLITE_IOERR_SHMSIZE:
+        return 1;
+    default:
+        return (sqlite_rc & 0xff) == SQLITE_FULL;
+    }
+}
+
+int t2__store_out_of_space(const t2__store *st) { return st && st->out_of_space; }
+
+int t2__store_reclaim(t2__store *st)
+{
+    if (!st || st->readonly) return t2_seterr(T2_EINVAL, "store: reclaim needs a writable store");
+    if (st->tx_open && !sqlite3_get_autocommit(st->db)) sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+    st->tx_open = st->explicit_tx = st->savepoint = 0;
+    st->pending = 0;
+    st->out_of_space = 0;
+    /* Everything committed moves into the database file and the log starts again from nothing. */
+    int rc = sqlite3_exec(st->db, "PRAGMA wal_checkpoint(TRUNCATE)", NULL, NULL, NULL);
+    return rc == SQLITE_OK ? 0 : t2__store_err(st, rc, "checkpoint the write-ahead log");
+}
+
 int t2__store_err(t2__store *st, int sqlite_rc, const char *what)
 {
     const char *msg = st->db ? sqlite3_errmsg(st->db) : sqlite3_errstr(sqlite_rc);
+    if (is_out_of_space(sqlite_rc)) st->out_of_space = 1;
     /* Some failures (disk full, I/O error, out of memory) make SQLite roll the whole transaction
      * back by itself; our batch bookkeeping must follow, and the caller must hear that earlier
      * uncommitted writes are gone, not just this one. */
@@ -99,6 +135,10 @@ int t2__store_id(t2__store *st, char out[33])
 int t2__store_set_busy_timeout(t2__store *st, int ms)
 {
     if (!st || ms < 0) return t2_seterr(T2_EINVAL, "store: busy timeout needs a store and ms >= 0");
+    if (!st->readonly) {
+        st->turns_timeout_ms = ms; /* writers wait through writer_turns.c's handler */
+        return 0;
+    }
     int rc = sqlite3_busy_timeout(st->db, ms);
     return rc == SQLITE_OK ? 0 : t2__store_err(st, rc, "busy_timeout");
 }
@@ -194,7 +234,9 @@ static int exec(t2__store *st, const char *sql, const char *what)
  * later can fail with SQLITE_BUSY at once, without waiting, when another writer got there first. */
 static int open_tx(t2__store *st)
 {
+    t2__turns_yield(st); /* another controller waiting takes its turn first */
     int rc = exec(st, "BEGIN IMMEDIATE", "begin transaction");
+    t2__turns_got_lock(st);
     if (rc) return rc;
     st->tx_open = 1;
     st->pending = 0;
@@ -211,6 +253,11 @@ static int commit_tx(t2__store *st)
     return 0;
 }
 
+void t2__store_group(t2__store *st, int on)
+{
+    if (st) st->group += on ? 1 : (st->group > 0 ? -1 : 0);
+}
+
 int t2__store_write_begin(t2__store *st)
 {
     if (st->readonly) return t2_seterr(T2_ESTATE, "store %s: opened read-only", st->path);
@@ -220,7 +267,7 @@ int t2__store_write_begin(t2__store *st)
 int t2__store_write_done(t2__store *st)
 {
     st->pending++;
-    if (!st->explicit_tx && st->pending >= st->flush_rows) return commit_tx(st);
+    if (!st->explicit_tx && !st->group && st->pending >= st->flush_rows) return commit_tx(st);
     return 0;
 }
 
@@ -277,9 +324,9 @@ int t2__store_rollback(t2__store *st)
 int t2__store_flush(t2__store *st, int force)
 {
     if (!st) return t2_seterr(T2_EINVAL, "store: flush on NULL");
-    if (!st->tx_open || st->explicit_tx) return 0;
+    if (!st->tx_open || st->explicit_tx || st->group) return 0;
     if (force || st->pending >= st->flush_rows ||
-        t2__store_mono_ms() - st->tx_opened >= (double)st->flush_ms)
+        t2__store_mono_ms() - st->tx_opened >= (double)st->flush_ms || t2__turns_others_waiting(st))
         return commit_tx(st);
     return 0;
 }
@@ -299,6 +346,8 @@ static int db_connect(t2__store *st, int readonly)
     if ((rc = sqlite3_busy_timeout(st->db, BUSY_TIMEOUT_MS)) != SQLITE_OK)
         return t2__store_err(st, rc, "busy_timeout");
     if (readonly) return 0;
+    /* Writers wait for each other in fair turns instead (replaces the busy timeout). */
+    if ((rc = t2__turns_open(st))) return rc;
     /* journal_mode is the first statement that reads the file, so a file that is not a database
      * fails here with SQLite's "file is not a database". WAL persists in the file; readers never
      * need to set it. On a filesystem without shared memory SQLite keeps the old journal mode: the
@@ -322,6 +371,7 @@ static void disconnect(t2__store *st)
     /* close_v2 cannot fail on busy statements; every statement is finalized above anyway. */
     sqlite3_close_v2(st->db);
     st->db = NULL;
+    t2__turns_close(st);
 }
 
 static char *dupstr(const char *s)
@@ -362,6 +412,8 @@ int t2__store_open(const char *home, int readonly, t2__store **out)
     t2__store *st = calloc(1, sizeof *st);
     if (!st) return t2_seterr(T2_ENOMEM, "store open: out of memory");
     st->readonly = readonly != 0;
+    st->turns_fd = -1;
+    st->turns_timeout_ms = WRITER_TIMEOUT_MS;
     st->flush_rows = 1000;
     st->flush_ms = 200;
     st->clock = wall_clock;

@@ -5,8 +5,9 @@
  * `metrics`, `checkpoints` while experiments run. Nothing here is part of the public trial header.
  *
  * Concurrency and durability: the database runs in WAL mode, so any number of readers see the last
- * committed state while one writer appends; busy_timeout (5 s) absorbs the short moments when two
- * processes want the same lock (two controllers writing to one home, a WAL checkpoint). Every write
+ * committed state while one writer appends; busy_timeout (5 s) absorbs the short moments when a
+ * reader needs a lock (a WAL checkpoint); writers (two controllers on one home) take fair turns at
+ * the write lock instead (writer_turns.c), so experiments run side by side on one home. Every write
  * happens inside a transaction, so a writer killed at any instant leaves the database as it was at
  * its last commit: the store always holds a prefix of the writer's sequence of writes.
  * synchronous=NORMAL: a commit survives a killed process; a power loss may drop the last commits
@@ -77,7 +78,25 @@ const char *t2__store_home_of(const t2__store *st);
 void t2__store_set_clock(t2__store *st, double (*now)(void *ud), void *ud);
 double t2__store_now(const t2__store *st);
 
-/* How long a lock wait may last before SQLITE_BUSY becomes T2_EIO (default 5000 ms). */
+/* Brackets writes that must reach the disk together or not at all, without committing more often
+ * than the batch would: while a group is open (on = 1; nestable; on = 0 closes one) neither a full
+ * batch nor t2__store_flush commits, so the next commit comes after the group and holds all of it.
+ * The controller groups the searcher's operations (new trials) with the snapshot that follows
+ * them: a commit between the two left trials that the saved searcher did not know, and resume
+ * then ran only those. */
+void t2__store_group(t2__store *st, int on);
+
+/* 1 when a write failed for want of space (disk full, a file-size limit, a quota) since the
+ * last t2__store_reclaim: the caller should stop writing and pause, not fail, the experiment. */
+int t2__store_out_of_space(const t2__store *st);
+
+/* After running out of space: drops the failed batch (SQLite already rolled it back), then
+ * checkpoints the write-ahead log into the database and truncates it, which frees the log's
+ * space for the few writes that record a pause. Committed rows are never touched. */
+int t2__store_reclaim(t2__store *st);
+
+/* How long a lock wait may last before SQLITE_BUSY becomes T2_EIO: default 5000 ms for a
+ * read-only handle, 60000 ms for a writer (writers take fair turns: writer_turns.c). */
 int t2__store_set_busy_timeout(t2__store *st, int ms);
 
 /* ---- transactions and batching (writer only) ---------------------------------------------- */

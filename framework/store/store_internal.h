@@ -22,6 +22,12 @@ struct t2__store {
     long flush_rows, flush_ms;
     double (*clock)(void *);
     void *clock_ud;
+    int turns_fd;            /* HOME/t2exp.db-turns (writer_turns.c), -1 if none */
+    int turns_marked;        /* this process marks itself as waiting for the write lock */
+    double turns_wait_start; /* monotonic ms when the current wait began */
+    int turns_timeout_ms;    /* how long a writer waits for its turn before SQLITE_BUSY */
+    int group;               /* t2__store_group depth: no commit splits the writes inside */
+    int out_of_space;        /* a write failed for want of space (t2__store_out_of_space) */
     struct {
         const char *sql;
         sqlite3_stmt *stmt;
@@ -53,6 +59,16 @@ double t2__store_col_real(sqlite3_stmt *s, int col);
 int t2__store_bind_real(sqlite3_stmt *s, int idx, double v);
 
 double t2__store_mono_ms(void);
+
+/* Fair turns between writers (writer_turns.c). open: the side file and the busy handler that
+ * marks this process as waiting while SQLite's write lock is taken elsewhere; close: drops both.
+ * others_waiting: another writer is marked. got_lock: this one's wait is over. yield: while
+ * another writer is marked, leaves the lock free for it (up to 50 ms). */
+int t2__turns_open(t2__store *st);
+void t2__turns_close(t2__store *st);
+int t2__turns_others_waiting(t2__store *st);
+void t2__turns_got_lock(t2__store *st);
+void t2__turns_yield(t2__store *st);
 
 /* Schema migrations (migrate.c): brings an open read-write connection to
  * T2__STORE_SCHEMA_VERSION, or refuses a newer or foreign database. */

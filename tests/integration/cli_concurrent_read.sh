@@ -4,7 +4,7 @@
 source "$(dirname "$0")/common.bash"
 cat > "$WORK/slow.yaml" <<Y
 name: slow
-hyperparameters: {global_batch_size: 1, x: 0.5, y: -1, sleep_ms: 20}
+hyperparameters: {global_batch_size: 1, x: 0.5, y: -1, sleep_ms: 50}
 searcher: {name: single, metric: loss, max_length: {batches: 150}}
 scheduling_unit: 10
 Y

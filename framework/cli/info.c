@@ -1,0 +1,103 @@
+/* info.c — `t2exp info`, in the spirit of `ompi_info` and torch's collect_env: everything a result
+ * may depend on that is not in the experiment's config. */
+#define _GNU_SOURCE
+#include <archive.h>
+#include <libdeflate.h>
+#include <openssl/crypto.h>
+#include <sched.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <yaml.h>
+#ifdef T2EXP_HAVE_MPI
+#include <mpi.h>
+#endif
+#include "info.h"
+#include "store/store.h"
+#include "t2exp.h"
+#include "t2exp/blas.h"
+
+/* Cores this process may run on (its affinity mask, as a container or `taskset` limits it). */
+static int usable_cores(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+static void mpi_version(char *buf, size_t len)
+{
+#ifdef T2EXP_HAVE_MPI
+    /* Allowed before MPI_Init (MPI-3), so `info` never starts the MPI runtime. */
+    char v[MPI_MAX_LIBRARY_VERSION_STRING];
+    int n = 0;
+    if (MPI_Get_library_version(v, &n) == MPI_SUCCESS) {
+        v[strcspn(v, ",\n")] = '\0';
+        snprintf(buf, len, "%s", v);
+        return;
+    }
+    snprintf(buf, len, "unknown");
+#else
+    snprintf(buf, len, "not built with MPI");
+#endif
+}
+
+/* Writes s as a JSON string (the values here are ours or the libraries', but a CPU brand string
+ * or a path may hold anything). */
+static void json_str(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\') fprintf(out, "\\%c", *p);
+        else if (*p < 0x20) fprintf(out, "\\u%04x", *p);
+        else fputc(*p, out);
+    }
+    fputc('"', out);
+}
+
+int t2__info_print(FILE *out, const char *home, int json)
+{
+    t2_blas_report b;
+    int rc = t2_blas_report_get(&b);
+    if (rc) return rc;
+    char mpi[256], store[4096], threads[64];
+    mpi_version(mpi, sizeof mpi);
+    if (t2__store_home(home, store, sizeof store)) snprintf(store, sizeof store, "(none: %s)", t2_errmsg());
+    int cores = usable_cores();
+    snprintf(threads, sizeof threads, "%d", cores);
+    const char *rows[][2] = {
+        {"t2exp", t2_version()},
+        {"cpu", b.cpu},
+        {"cpu_features", b.features},
+        {"blas", b.library},
+        {"blas_core", b.core},
+        {"blas_core_best_for_cpu", b.cpu_core},
+        {"blas_core_why", b.why},
+        {"cores", threads},
+        {"mpi", mpi},
+        {"sqlite", sqlite3_libversion()},
+        {"libyaml", yaml_get_version_string()},
+        {"libarchive", archive_version_string()},
+        {"libdeflate", LIBDEFLATE_VERSION_STRING},
+        {"openssl", OpenSSL_version(OPENSSL_VERSION)},
+        {"store", store},
+    };
+    size_t n = sizeof rows / sizeof rows[0];
+    if (json) {
+        fputc('{', out);
+        for (size_t i = 0; i < n; i++) {
+            if (i) fputs(", ", out);
+            json_str(out, rows[i][0]);
+            fputs(": ", out);
+            json_str(out, rows[i][1]);
+        }
+        fputs("}\n", out);
+    } else {
+        for (size_t i = 0; i < n; i++) fprintf(out, "%-24s %s\n", rows[i][0], rows[i][1]);
+        fprintf(out, "%-24s %s\n", "threads_per_trial",
+                "slots (cores, or resources.max_slots) / trials running at once, at least 1");
+    }
+    return ferror(out) ? t2_seterr(T2_EIO, "info: write failed") : T2_OK;
+}

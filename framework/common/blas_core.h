@@ -1,0 +1,49 @@
+/* blas_core.h — choosing OpenBLAS's core for this CPU (internal; the public side is t2exp/blas.h).
+ *
+ * The choice is pure (t2__blas_candidates) plus a measurement: each candidate core runs a short
+ * single-threaded sgemm in a child process started with OPENBLAS_CORETYPE set (OpenBLAS reads it
+ * only when it loads), and the fastest wins. The result is cached per CPU and OpenBLAS build in
+ * the cache directory, so only the first run on a machine pays for the probes (~0.2 s). */
+#ifndef T2_COMMON_BLAS_CORE_H
+#define T2_COMMON_BLAS_CORE_H
+
+#include <stddef.h>
+#include "cpu_features.h"
+
+/* Set by the program that chose the core, for the processes after its re-exec: "CORE\tWHY". */
+#define T2__BLAS_CHOSEN_ENV "T2EXP_BLAS_CHOSEN"
+/* The argument that makes `t2exp` run one probe and print its GFLOPS (internal command). */
+#define T2__BLAS_PROBE_ARG "__blas-probe"
+
+/* The tier an OpenBLAS core name needs (case-insensitive), or -1 for a name t2exp does not know. */
+int t2__blas_core_tier(const char *core);
+
+/* The cores (OPENBLAS_CORETYPE spelling) worth measuring against `current` on a CPU of `tier`:
+ * the best core of the CPU's tier and, on an AVX-512 BF16 CPU, the plain AVX-512 one too, leaving
+ * out `current` itself and anything weaker than it. Strongest first; up to max names into out;
+ * returns how many (0: keep what OpenBLAS chose, e.g. for a core this table does not know). */
+int t2__blas_candidates(t2__vec_tier tier, const char *current, const char **out, int max);
+
+/* GFLOPS of a single-threaded sgemm with the core this process loaded (best of a few short runs). */
+double t2__blas_probe_gflops(void);
+
+/* Decides the core for this process: returns 1 and writes the core to set (and why) when one of
+ * the candidates measured faster than the current core, 0 when OpenBLAS's own choice stands (why
+ * says so, or is "" when there was nothing to decide). `exe` is the program that runs probes when
+ * given T2__BLAS_PROBE_ARG. cache_path (NULL: none) is the file that keeps the decision per CPU and
+ * OpenBLAS build. Never fails: a probe that cannot run leaves its candidate out, and a cache that
+ * cannot be read or written is measured around. */
+int t2__blas_choose(const char *exe, const char *cache_path, char *core, size_t core_len, char *why,
+                    size_t why_len);
+
+/* The internal command T2__BLAS_PROBE_ARG: prints "<core loaded> <GFLOPS>"; the exit status. */
+int t2__blas_probe_main(void);
+
+/* For a program's start, before it does anything else: unless OPENBLAS_CORETYPE or an earlier
+ * decision is in the environment, decides the core (t2__blas_choose, cached in the dataset cache
+ * directory as blas-core) and records the decision in the environment for every later process.
+ * Returns 1 when it set OPENBLAS_CORETYPE: the caller must then re-execute itself for OpenBLAS to
+ * load that core. */
+int t2__blas_startup(void);
+
+#endif

@@ -661,7 +661,9 @@ static int on_message(ctl *c, trial *t, const t2__val *m)
         const t2__val *bpe = t2__val_map_get(m, "batches_per_epoch");
         t->bpe = bpe && bpe->kind == T2__VAL_INT ? bpe->i : 0;
         t->ready = 1;
-        if (t->sent >= 0) { /* the op went out before the epoch length was known */
+        const t2__val *blas = t2__val_map_get(m, "blas");
+        if (blas && blas->kind == T2__VAL_STRING) rc = t2__store_set_trial_blas(c->st, t->id, blas->s);
+        if (!rc && t->sent >= 0) { /* the op went out before the epoch length was known */
             t->target = t2__length_to_batches(c->cfg->searcher.max_length.unit, t->sent, t->gb, t->bpe);
             t2__trial_update u = {.set = T2__TU_TARGET, .target_length_batches = t->target};
             rc = t2__store_update_trial(c->st, t->id, &u);

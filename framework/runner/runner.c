@@ -588,6 +588,9 @@ static int serve(run *r)
     t2__val_map_set(hello, "type", t2__val_string("ready"));
     t2__val_map_set(hello, "batches_per_epoch", t2__val_int(r->batches_per_epoch));
     t2__val_map_set(hello, "params", t2__val_int((int64_t)np));
+    /* The kernels this rank 0 runs on, for the store (describe shows what a result was trained on). */
+    char blas[512];
+    if (t2_blas_line(blas, sizeof blas) == T2_OK) t2__val_map_set(hello, "blas", t2__val_string(blas));
     rc = hello ? send_msg(r->a->fd, &r->ctx.comm, hello) : T2_ENOMEM;
     t2__val_free(hello);
     if (rc) return fail(r, "report", rc);

@@ -170,11 +170,16 @@ static const char SCHEMA_V4[] =
     ");"
     "CREATE INDEX stage_runs_by_stage ON stage_runs (stage, id);";
 
+/* Version 5: the BLAS kernels each trial ran on ("BLAS: OpenBLAS 0.3.21, core SkylakeX (...)"),
+ * as its rank 0 reported them: the same config on another core gives other floats. */
+static const char SCHEMA_V5[] = "ALTER TABLE trials ADD COLUMN blas TEXT;";
+
 static const char *const MIGRATIONS[] = {
     SCHEMA_V1, /* 0 -> 1 */
     SCHEMA_V2, /* 1 -> 2 */
     SCHEMA_V3, /* 2 -> 3 */
     SCHEMA_V4, /* 3 -> 4 */
+    SCHEMA_V5, /* 4 -> 5 */
 };
 
 _Static_assert(sizeof MIGRATIONS / sizeof MIGRATIONS[0] == T2__STORE_SCHEMA_VERSION,

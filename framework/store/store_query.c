@@ -66,7 +66,11 @@ static const char SQL_EXPERIMENT[] =
     " best_trial_id AS best_trial, best_metric,"
     " trial_object, seed, " ISO("created_at") " AS created, " ISO("started_at") " AS started, "
     ISO("ended_at") " AS ended, " RUN_SECONDS("ACTIVE") " AS duration, error,"
-    " overrides, checkpoint_dir, config_yaml AS config FROM experiments e WHERE id = :exp";
+    " overrides, checkpoint_dir,"
+    /* Which BLAS kernels the trials ran on: one line each, normally one in all. */
+    " (SELECT group_concat(blas, char(10)) FROM (SELECT DISTINCT blas FROM trials"
+    "  WHERE experiment_id = e.id AND blas IS NOT NULL)) AS blas,"
+    " config_yaml AS config FROM experiments e WHERE id = :exp";
 
 #define RANK_COLS                                                                             \
     "ordinal AS trial, id, state, hparams, best_validation, latest_validation,"               \

@@ -224,6 +224,20 @@ int t2__store_update_trial(t2__store *st, int64_t trial_id, const t2__trial_upda
     return exec_one(st, s, "update trial", "trial", trial_id);
 }
 
+static const char SQL_SET_TRIAL_BLAS[] = "UPDATE trials SET blas = ?2 WHERE id = ?1";
+
+int t2__store_set_trial_blas(t2__store *st, int64_t trial_id, const char *blas)
+{
+    if (!st || !blas) return t2_seterr(T2_EINVAL, "store: set_trial_blas: NULL argument");
+    int rc;
+    sqlite3_stmt *s;
+    if ((rc = t2__store_write_begin(st)) || (rc = t2__store_stmt(st, SQL_SET_TRIAL_BLAS, &s))) return rc;
+    int b = sqlite3_bind_int64(s, 1, trial_id);
+    b = b ? b : TEXT(s, 2, blas);
+    if ((rc = bind_rc(st, b))) return rc;
+    return exec_one(st, s, "set trial blas", "trial", trial_id);
+}
+
 /* ON CONFLICT DO NOTHING names the one conflict we expect (the step already recorded); unlike
  * INSERT OR IGNORE it still reports any other broken constraint. */
 static const char SQL_ADD_METRIC[] =

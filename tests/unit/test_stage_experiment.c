@@ -72,8 +72,10 @@ typedef struct {
     FILE *f;
 } logbuf;
 
+/* l must start zeroed; a reopened one drops the previous text. */
 static void log_open(logbuf *l)
 {
+    free(l->text);
     memset(l, 0, sizeof *l);
     l->f = open_memstream(&l->text, &l->len);
 }
@@ -143,7 +145,7 @@ static void best_checkpoint_of(int64_t exp, int64_t trial, char *buf, size_t len
 
 static void test_create_and_read_back(void)
 {
-    logbuf log;
+    logbuf log = {NULL, 0, NULL};
     started st = {0, 0};
     t2__exp_stage_result r;
     log_open(&log);
@@ -195,7 +197,7 @@ static void test_create_and_read_back(void)
 
 static void test_hparams(void)
 {
-    logbuf log;
+    logbuf log = {NULL, 0, NULL};
     started st = {0, 0};
     t2__exp_stage_result r;
     /* x, y replace the searched ones; lr is not in the config (it adds itself to the loss). */
@@ -268,7 +270,7 @@ static void pipe_started(void *arg, int64_t id)
 static void test_resume_interrupted(void)
 {
     /* The uninterrupted run, for the results a resumed one must reach. */
-    logbuf log;
+    logbuf log = {NULL, 0, NULL};
     started st = {0, 0};
     t2__exp_stage_result want, got;
     log_open(&log);

@@ -366,7 +366,9 @@ static int do_check(runner *r, size_t i)
     if (rc) {
         char msg[1024];
         snprintf(msg, sizeof msg, "%s", t2_errmsg());
-        say(r, s->name, "failed: %s", msg);
+        /* The record keeps "stage NAME: ..."; the progress line has the name in its first column. */
+        size_t pl = strlen(s->name) + 8;
+        say(r, s->name, "failed: %s", !strncmp(msg, "stage ", 6) && strlen(msg) > pl ? msg + pl : msg);
         rc = t2__store_stage_run_add(r->st, r->run_id, s->name, "FAILED", NULL, NULL, NULL, msg, NULL);
         if (have) t2__stage_run_row_free(&last);
         t2__plan_check_failed(r->plan, i);

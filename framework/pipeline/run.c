@@ -140,46 +140,53 @@ static char *result_json(const t2__exp_stage_result *res)
     return rc ? NULL : json;
 }
 
-/* The command's supervisor, in the stage's process group: PR_SET_PDEATHSIG only reaches a
- * direct child, so a command's own children (sh -c's, mpirun's) would outlive a SIGKILLed
- * pipeline. This process stays between the pipeline and the command: when the pipeline dies it
- * gets SIGUSR1 and kills the whole group; otherwise it waits for the command and ends the way
- * the command did. */
+/* The stage's supervisor, in the stage's process group: PR_SET_PDEATHSIG only reaches a direct
+ * child, so a command's own children (sh -c's, mpirun's) or an experiment's trial processes would
+ * outlive a SIGKILLed pipeline. This process stays between the pipeline and the stage's work:
+ * when the pipeline dies it gets SIGUSR1 and kills the whole group; SIGTERM (the pipeline
+ * stopping) it passes on to the work; otherwise it waits for the work and ends the way it did. */
+static volatile pid_t g_work;
+
 static void kill_group(int sig)
 {
     (void)sig;
     kill(0, SIGKILL);
 }
 
-static void supervise(const char *stage, const char *const *v)
+static void pass_term(int sig)
+{
+    (void)sig;
+    if (g_work > 0) kill(g_work, SIGTERM);
+}
+
+/* Returns in the process that does the stage's work; the supervisor never returns. */
+static void supervise(const char *stage)
 {
     struct sigaction sa = {.sa_handler = kill_group};
     sigemptyset(&sa.sa_mask);
     sigaction(SIGUSR1, &sa, NULL);
     if (prctl(PR_SET_PDEATHSIG, SIGUSR1) != 0) _exit(125);
-    pid_t cmd = fork();
-    if (cmd < 0) {
+    pid_t work = fork();
+    if (work < 0) {
         fprintf(stderr, "t2exp pipeline: stage %s: cannot fork: %s\n", stage, strerror(errno));
         _exit(125);
     }
-    if (cmd == 0) {
+    if (work == 0) {
         struct sigaction dfl = {.sa_handler = SIG_DFL};
         sigemptyset(&dfl.sa_mask);
         sigaction(SIGUSR1, &dfl, NULL);
-        sigaction(SIGTERM, &dfl, NULL);
         prctl(PR_SET_PDEATHSIG, 0);
-        execvp(v[0], (char *const *)v);
-        fprintf(stderr, "t2exp pipeline: stage %s: cannot run %s: %s\n", stage, v[0], strerror(errno));
-        _exit(127);
+        return;
     }
-    /* The pipeline stops a command with SIGTERM to the group: the command gets it; this process
-     * waits for the command to end rather than end first. */
+    g_work = work;
+    struct sigaction term = {.sa_handler = pass_term};
+    sigemptyset(&term.sa_mask);
+    sigaction(SIGTERM, &term, NULL);
     struct sigaction ign = {.sa_handler = SIG_IGN};
     sigemptyset(&ign.sa_mask);
-    sigaction(SIGTERM, &ign, NULL);
     sigaction(SIGINT, &ign, NULL);
     int status;
-    while (waitpid(cmd, &status, 0) < 0)
+    while (waitpid(work, &status, 0) < 0)
         if (errno != EINTR) _exit(125);
     if (WIFSIGNALED(status)) { /* end by the same signal, so the pipeline reports it */
         struct sigaction dfl = {.sa_handler = SIG_DFL};
@@ -218,6 +225,7 @@ static void child_main(runner *r, size_t i, int logfd, int wfd, pid_t parent, in
         fprintf(stderr, "t2exp pipeline: stage %s: cannot enter %s: %s\n", s->name, r->f->dir, strerror(errno));
         _exit(126);
     }
+    supervise(s->name);
     char **argv = r->rt[i].chk.argv;
     if (s->kind == T2__STAGE_COMMAND) {
         const char *v[16 + T2__FLOW_MAX_LIST];
@@ -244,7 +252,9 @@ static void child_main(runner *r, size_t i, int logfd, int wfd, pid_t parent, in
         }
         for (size_t k = 0; k < s->argc; k++) v[n++] = argv[k];
         v[n] = NULL;
-        supervise(s->name, v);
+        execvp(v[0], (char *const *)v);
+        fprintf(stderr, "t2exp pipeline: stage %s: cannot run %s: %s\n", s->name, v[0], strerror(errno));
+        _exit(127);
     }
     t2__exp_stage_spec spec = {
         .config_path = s->config, .trial_path = s->trial, .hyperparameters = r->rt[i].chk.hparams,
@@ -356,7 +366,9 @@ static int do_check(runner *r, size_t i)
     if (rc) {
         char msg[1024];
         snprintf(msg, sizeof msg, "%s", t2_errmsg());
-        say(r, s->name, "failed: %s", msg);
+        /* The record keeps "stage NAME: ..."; the progress line has the name in its first column. */
+        size_t pl = strlen(s->name) + 8;
+        say(r, s->name, "failed: %s", !strncmp(msg, "stage ", 6) && strlen(msg) > pl ? msg + pl : msg);
         rc = t2__store_stage_run_add(r->st, r->run_id, s->name, "FAILED", NULL, NULL, NULL, msg, NULL);
         if (have) t2__stage_run_row_free(&last);
         t2__plan_check_failed(r->plan, i);
@@ -486,7 +498,8 @@ static int do_finish(runner *r, size_t i, int status)
 }
 
 /* SIGTERM to every running stage: a command stage's whole process group, an experiment stage's
- * controller only (it pauses: its trials checkpoint, and the next run resumes it). */
+ * controller only, through its supervisor (it pauses: its trials checkpoint, and the next run
+ * resumes it). SIGKILL: every stage's whole group. */
 static void stop_children(runner *r, int sig)
 {
     for (size_t i = 0; i < r->f->n; i++) {

@@ -1,8 +1,9 @@
 /* test_stage_experiment.c — experiment stages of a pipeline (t2__exp_stage_run) with the quadratic
  * trial: a new experiment and its results as the store has them, hyperparameters injected as
  * constants (replacing one the config searches, adding one it lacks), a COMPLETED experiment only
- * read back, a vanished one replaced, and an interrupted one (its controller SIGKILLed) resumed,
- * not restarted, to the uninterrupted run's results. */
+ * read back, a vanished one (or one killed before it saved any searcher state) replaced, and an
+ * interrupted one (its controller SIGKILLed) resumed, not restarted, to the uninterrupted run's
+ * results. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <signal.h>
@@ -72,8 +73,10 @@ typedef struct {
     FILE *f;
 } logbuf;
 
+/* l must start zeroed; a reopened one drops the previous text. */
 static void log_open(logbuf *l)
 {
+    free(l->text);
     memset(l, 0, sizeof *l);
     l->f = open_memstream(&l->text, &l->len);
 }
@@ -143,7 +146,7 @@ static void best_checkpoint_of(int64_t exp, int64_t trial, char *buf, size_t len
 
 static void test_create_and_read_back(void)
 {
-    logbuf log;
+    logbuf log = {NULL, 0, NULL};
     started st = {0, 0};
     t2__exp_stage_result r;
     log_open(&log);
@@ -195,7 +198,7 @@ static void test_create_and_read_back(void)
 
 static void test_hparams(void)
 {
-    logbuf log;
+    logbuf log = {NULL, 0, NULL};
     started st = {0, 0};
     t2__exp_stage_result r;
     /* x, y replace the searched ones; lr is not in the config (it adds itself to the loss). */
@@ -245,6 +248,29 @@ static void test_hparams(void)
     t2__val_free(nan);
 }
 
+/* An experiment whose controller died before it first saved the searcher's state (here: only
+ * its row exists): nothing was decided, so the stage creates a new one and says why. */
+static void test_previous_without_state(void)
+{
+    t2__store *st = NULL;
+    int64_t stale = 0;
+    t2__experiment_new e = {.name = "stage_quad", .config_yaml = QUAD, .searcher_name = "random", .metric = "loss",
+                            .smaller_is_better = 1, .trial_object = g_trial, .seed = 42};
+    CHECK_OK(t2__store_open(g_home, 0, &st));
+    CHECK_OK(t2__store_create_experiment(st, &e, &stale));
+    CHECK_OK(t2__store_close(st));
+    logbuf log = {NULL, 0, NULL};
+    started s = {0, 0};
+    t2__exp_stage_result r;
+    log_open(&log);
+    CHECK_RC(run_stage("quad.yaml", NULL, stale, &log, &s, &r), 0);
+    log_close(&log);
+    CHECK(stale > 0 && r.experiment_id > stale && r.completed == 1 && s.id == r.experiment_id);
+    CHECK(log.text && strstr(log.text, "stopped before it saved any searcher state: creating a new one"));
+    free(log.text);
+    t2__exp_stage_result_free(&r);
+}
+
 /* COMPLETED trials of an experiment (store read). */
 static int64_t completed_trials(int64_t exp)
 {
@@ -268,7 +294,7 @@ static void pipe_started(void *arg, int64_t id)
 static void test_resume_interrupted(void)
 {
     /* The uninterrupted run, for the results a resumed one must reach. */
-    logbuf log;
+    logbuf log = {NULL, 0, NULL};
     started st = {0, 0};
     t2__exp_stage_result want, got;
     log_open(&log);
@@ -343,6 +369,7 @@ int main(void)
     CHECK(!bad);
     test_create_and_read_back();
     test_hparams();
+    test_previous_without_state();
     test_resume_interrupted();
     char cmd[400];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);

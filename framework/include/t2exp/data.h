@@ -54,7 +54,8 @@ int t2_dataset_get_sample(const t2_dataset *ds, int64_t i, float *x, float *targ
 /* Materialises the whole dataset as one float32 tensor x of shape [N, ...sample shape] (free it
  * with t2_tensor_free) and, if labels is not NULL, its labels as a malloc'd array of N int32 (free
  * with free(); NULL for an unlabelled dataset). Values are as t2_dataset_get gives them. Converts on
- * up to 8 threads (the machine's cores). T2_ENOMEM; or the error of a failing sample read. */
+ * up to 8 threads (the machine's cores). Float targets are not included (read them with
+ * t2_dataset_get_sample). T2_ENOMEM; or the error of a failing sample read. */
 int t2_dataset_to_tensor(const t2_dataset *ds, t2_tensor *x, int32_t **labels);
 
 /* Frees the dataset and whatever it owns (memory, mappings). Accepts NULL. A dataset must outlive

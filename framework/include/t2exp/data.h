@@ -132,7 +132,7 @@ t2_csv_params t2_csv_params_default(void);
  * field count differs from the first row's, or a malformed quote (T2_EFORMAT); a column name that
  * does not exist lists the columns there are (T2_ENOTFOUND); a column selected twice (T2_EINVAL).
  * Refuses anything but a regular file (FIFOs, directories: T2_EIO) and files of more than 2^28
- * selected values or 65536 columns (T2_EFORMAT). T2_ENOTFOUND for a missing file, T2_ENOMEM. */
+ * selected values, 65536 columns or a field over 1 MiB (T2_EFORMAT). T2_ENOTFOUND for a missing file, T2_ENOMEM. */
 int t2_dataset_csv_open(t2_dataset **out, const char *path, const t2_csv_params *p);
 
 /* Splits ds into two views that borrow it (ds must outlive both; free each with

@@ -69,8 +69,7 @@ struct t2__layer {
     /* Custom layers (custom.c): the user's definition and pointer, the kind name shown in tensor
      * names ("custom:NAME"), and the status of the last callback, which the net checks after
      * each call (of the built-in layers only the embedding, whose ids can be bad, sets it, so
-     * their path costs one predictable branch; the layernorm, embedding and global_avgpool
-     * appenders also fill kind_name, which the net's layer errors show). */
+     * their path costs one predictable branch). */
     const t2_layer_def *def;
     void *user;
     char kind_name[32];

@@ -2,6 +2,8 @@
  *
  *   cnn [--epochs E] [--batch B] [--lr LR] [--threads T]      train E epochs, report test accuracy
  *   cnn --bench N [--batch B] [--threads T]                   training and eval throughput only
+ *   ... --model resnet                                          the same for the example ResNet
+ *                                                               (trials/resnet_fashion_mnist_model.h, width 16)
  *
  * Throughput is measured like ../shared/bench/torch_cnn.py: N timed SGD(momentum 0.9) steps after
  * 10 warm-up steps, then eval over the 10000 test images in batches of 1000. Prints one line
@@ -14,6 +16,7 @@
 #include <time.h>
 #include <t2exp.h>
 #include "../trials/fashion_mnist_cnn_model.h"
+#include "../trials/resnet_fashion_mnist_model.h"
 #include "internal.h"
 
 #define TRY(expr)                                                                            \
@@ -78,7 +81,7 @@ static int evaluate(model *m, t2_dataset *test, double *acc, double *img_per_s)
 
 int main(int argc, char **argv)
 {
-    int epochs = 1, batch = 64, threads = 2, bench = 0;
+    int epochs = 1, batch = 64, threads = 2, bench = 0, resnet = 0;
     double lr = 0.05;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--epochs") && i + 1 < argc) epochs = atoi(argv[++i]);
@@ -86,8 +89,10 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--lr") && i + 1 < argc) lr = atof(argv[++i]);
         else if (!strcmp(argv[i], "--bench") && i + 1 < argc) bench = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--model") && i + 1 < argc && (!strcmp(argv[i + 1], "cnn") || !strcmp(argv[i + 1], "resnet")))
+            resnet = !strcmp(argv[++i], "resnet");
         else {
-            fprintf(stderr, "usage: cnn [--epochs E] [--batch B] [--lr LR] [--threads T] [--bench N]\n");
+            fprintf(stderr, "usage: cnn [--epochs E] [--batch B] [--lr LR] [--threads T] [--bench N] [--model cnn|resnet]\n");
             return 2;
         }
     }
@@ -103,7 +108,8 @@ int main(int argc, char **argv)
 
     model m = {0};
     t2_rng_seed(&m.rng, 1);
-    TRY(fashion_mnist_cnn(&m.net, 0.25f, 0.5f, 128));
+    if (resnet) TRY(resnet_fashion_mnist(&m.net, 16));
+    else TRY(fashion_mnist_cnn(&m.net, 0.25f, 0.5f, 128));
     TRY(t2_net_init(m.net, &m.rng));
     t2_sgd_params sp = t2_sgd_default();
     sp.lr = lr;
@@ -133,8 +139,8 @@ int main(int argc, char **argv)
         }
         double train_rate = (double)bench * batch / (t2__now() - t0);
         TRY(evaluate(&m, test, &acc, &eval_rate));
-        printf("t2_cnn train_img_per_s=%.1f eval_img_per_s=%.1f batch=%d threads=%d\n", train_rate, eval_rate,
-               batch, threads);
+        printf("t2_%s train_img_per_s=%.1f eval_img_per_s=%.1f batch=%d threads=%d\n", resnet ? "resnet" : "cnn",
+               train_rate, eval_rate, batch, threads);
     } else {
         int64_t per_epoch = t2_loader_batches_per_epoch(ld);
         for (int e = 0; e < epochs; e++) {

@@ -471,7 +471,8 @@ static int parse_one_optimizer(t2__ckpt *ck, const t2__val *o, const char *prefi
     const char *kind = "";
     int64_t size = 0, floats = 0, steps = 0;
     int rc;
-    if (o->kind != T2__VAL_MAP) return bad(ck, "%s is a %s, not a map", prefix, t2__val_kind_name(o->kind));
+    if (o->kind != T2__VAL_MAP)
+        return bad(ck, "%.*s is a %s, not a map", (int)strlen(prefix) - 1, prefix, t2__val_kind_name(o->kind));
     if ((rc = get_str(ck, o, prefix, "kind", &kind)) ||
         (rc = get_int(ck, o, prefix, "size", 0, (int64_t)T2__CKPT_MAX_ENTRY, &size)) ||
         (rc = get_int(ck, o, prefix, "state_floats", 0, (int64_t)T2__CKPT_MAX_ENTRY, &floats)) ||

@@ -266,7 +266,6 @@ int t2__ckpt_get_info(const t2__ckpt *ck, t2_checkpoint_info *info)
     info->has_optimizer = ck->has_opt;
     info->optimizer_kind = ck->has_opt ? ck->opt[0].kind : 0;
     info->optimizer_steps = ck->has_opt ? ck->opt[0].steps : 0;
-    info->num_optimizers = ck->has_opt ? ck->nopt : 0;
     info->has_lr_schedule = ck->has_lr;
     info->has_loader_state = ck->has_loader;
     info->has_user_state = ck->e[E_USER].declared;

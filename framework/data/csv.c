@@ -21,6 +21,19 @@
 #define MAX_COLUMNS 65536
 #define MAX_VALUES ((size_t)1 << 28) /* selected values in memory: 1 GiB of floats */
 #define MAX_CELL 256                 /* longer cells cannot be numbers we accept */
+#define MAX_FIELD ((size_t)1 << 20)  /* libcsv's buffer for one field, text columns included */
+
+/* libcsv grows one buffer per field without limit; a file that is one huge field (or a quote
+ * never closed) would take all memory. This realloc refuses beyond MAX_FIELD and says so. */
+static _Thread_local int field_too_long;
+static void *capped_realloc(void *p, size_t n)
+{
+    if (n > MAX_FIELD) {
+        field_too_long = 1;
+        return NULL;
+    }
+    return realloc(p, n);
+}
 
 enum { ROLE_SKIP = -1, ROLE_LABEL = -2 };
 
@@ -341,6 +354,9 @@ static int parse_file(csv_state *s, FILE *fp)
     if (csv_init(&parser, CSV_STRICT | CSV_STRICT_FINI | CSV_EMPTY_IS_NULL) != 0)
         return t2_seterr(T2_ENOMEM, "%s: cannot initialise libcsv", s->path);
     csv_set_delim(&parser, (unsigned char)s->p->delimiter);
+    csv_set_realloc_func(&parser, capped_realloc);
+    csv_set_blk_size(&parser, (size_t)1 << 16); /* libcsv grows a field buffer linearly: 128 B steps are quadratic */
+    field_too_long = 0;
     char *buf = NULL;
     size_t cap = 0;
     ssize_t len;
@@ -352,6 +368,11 @@ static int parse_file(csv_state *s, FILE *fp)
         if (s->line == 1 && len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0) skip = 3;
         size_t done = skip + csv_parse(&parser, buf + skip, (size_t)len - skip, on_field, on_row, s);
         if (s->rc) break;
+        if (done != (size_t)len && field_too_long) {
+            rc = t2_seterr(T2_EFORMAT, "%s:%ld: a field longer than %zu bytes (an unclosed quote?)", s->path, s->line,
+                           MAX_FIELD);
+            break;
+        }
         if (done != (size_t)len) {
             rc = t2_seterr(T2_EFORMAT, "%s:%ld: malformed CSV near byte %zu of the line (%s): a quote inside an unquoted field, or text after a closing quote",
                            s->path, s->line, done + 1, csv_strerror(csv_error(&parser)));

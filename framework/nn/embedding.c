@@ -5,7 +5,6 @@
  * any row is read, on the calling thread, so a bad one fails the forward with its sample and
  * position. The ids get no gradient: dx, if asked for, is zero. */
 #include <math.h>
-#include <stdio.h>
 #include <string.h>
 #include "net.h"
 #include "parallel.h"
@@ -26,7 +25,6 @@ int t2_net_embedding(t2_net *net, int num_embeddings, int dim)
     if ((size_t)l.in_shape[0] * (size_t)dim > (1 << 24))
         return t2_seterr(T2_ESHAPE, "t2_net_embedding: layer %d: %d ids x dim %d exceed 2^24 floats per sample", at,
                          l.in_shape[0], dim);
-    snprintf(l.kind_name, sizeof l.kind_name, "embedding");
     l.out_ndim = 3;
     l.out_shape[0] = 1;
     l.out_shape[1] = l.in_shape[0];

@@ -1,7 +1,6 @@
 /* global_avgpool.c — global average pooling, [C, H, W] -> [C]: each channel's mean over its H*W
  * plane (PyTorch nn.AdaptiveAvgPool2d(1) followed by flatten). Planes are independent, so both
  * passes split the batch's n*C planes across the pool. */
-#include <stdio.h>
 #include "net.h"
 #include "parallel.h"
 
@@ -13,7 +12,6 @@ int t2_net_global_avgpool(t2_net *net)
     if (l.in_ndim != 3)
         return t2_seterr(T2_ESHAPE, "t2_net_global_avgpool: layer %d: input is [%d]; global average pooling needs "
                          "[C, H, W]", t2_net_num_layers(net), l.in_shape[0]);
-    snprintf(l.kind_name, sizeof l.kind_name, "global_avgpool");
     l.out_ndim = 1;
     l.out_shape[0] = l.in_shape[0];
     return t2__net_append(net, &l);

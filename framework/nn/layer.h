@@ -31,8 +31,8 @@ struct t2__layer {
     size_t in_size, out_size;   /* floats per sample */
 
     /* Settings (meaning depends on the kind). */
-    int kernel, stride, padding, channels;
-    float p;                    /* dropout probability, leaky slope, batchnorm eps */
+    int kernel, stride, padding, channels; /* channels: also the embedding's num_embeddings */
+    float p;                    /* dropout probability, leaky slope, batchnorm/layernorm eps */
     float momentum;             /* batchnorm */
 
     /* Parameter slices (set by t2_net_init). */
@@ -68,7 +68,8 @@ struct t2__layer {
 
     /* Custom layers (custom.c): the user's definition and pointer, the kind name shown in tensor
      * names ("custom:NAME"), and the status of the last callback, which the net checks after
-     * each call (built-in layers never set it, so their path costs one predictable branch). */
+     * each call (of the built-in layers only the embedding, whose ids can be bad, sets it, so
+     * their path costs one predictable branch). */
     const t2_layer_def *def;
     void *user;
     char kind_name[32];

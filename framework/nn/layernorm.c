@@ -4,7 +4,6 @@
  * of size D. Rows are independent, so forward and dx split by rows; dW and db split by feature,
  * so no two parts write the same value and the sums run in the same order for any thread count. */
 #include <math.h>
-#include <stdio.h>
 #include <string.h>
 #include "net.h"
 #include "parallel.h"
@@ -16,7 +15,6 @@ int t2_net_layernorm(t2_net *net, float eps)
         return t2_seterr(T2_EINVAL, "t2_net_layernorm: eps %g must be finite and > 0", eps);
     int rc = t2__net_tail(net, &l.in_ndim, l.in_shape);
     if (rc) return rc;
-    snprintf(l.kind_name, sizeof l.kind_name, "layernorm");
     l.out_ndim = l.in_ndim;
     memcpy(l.out_shape, l.in_shape, sizeof l.in_shape);
     l.nweight = l.nbias = (size_t)l.in_shape[l.in_ndim - 1];

@@ -287,7 +287,7 @@ int t2_net_init(t2_net *net, t2_rng *rng)
         if (l->rc) {
             int rc = l->rc;
             l->rc = 0;
-            return layer_error(rc, "t2_net_init", i, l->kind_name);
+            return layer_error(rc, "t2_net_init", i, l->def ? l->kind_name : l->ops->kind);
         }
     }
     net->initialized = 1;
@@ -354,13 +354,14 @@ static t2_tensor batch_view(float *data, int n, int ndim, const int *shape)
     return t2_tensor_view(data, ndim + 1, s);
 }
 
-/* A custom layer's callback failed: its status becomes the net's, the message names the layer. */
+/* A layer failed (a custom layer's callback, or a built-in one that checks its input and sets
+ * l->rc): its status becomes the net's, the message names the layer. */
 static int layer_failed(t2_net *net, t2__layer *l, int i, const char *who)
 {
     int rc = l->rc;
     l->rc = 0;
     net->last_train = 0; /* the activations are incomplete: no backward from them */
-    return layer_error(rc, who, i, l->kind_name);
+    return layer_error(rc, who, i, l->def ? l->kind_name : l->ops->kind);
 }
 
 int t2_net_forward(t2_net *net, const t2_tensor *x, t2_mode mode, t2_rng *rng, const t2_tensor **y)

@@ -229,6 +229,29 @@ static void entry_kinds(void)
     free(a);
 }
 
+/* The optimizer as a list (several optimizers, raw buffers): parts of the real SGD state. */
+static t2__val *opt_part(int64_t size, int64_t floats)
+{
+    t2__val *o = t2__val_map();
+    t2__val_map_set(o, "kind", t2__val_string("sgd"));
+    t2__val_map_set(o, "size", t2__val_int(size));
+    t2__val_map_set(o, "state_floats", t2__val_int(floats));
+    t2__val_map_set(o, "step_count", t2__val_int(37));
+    return o;
+}
+static void set_opts(t2__val *r, t2__val *a, t2__val *b)
+{
+    t2__val *l = t2__val_list();
+    if (a) t2__val_list_append(l, a);
+    if (b) t2__val_list_append(l, b);
+    t2__val_map_set(r, "optimizer", l);
+}
+static void ed_opt_list_ok(t2__val *r) { set_opts(r, opt_part(20, 20), opt_part(9, 9)); }
+static void ed_opt_list_short(t2__val *r) { set_opts(r, opt_part(20, 20), NULL); }
+static void ed_opt_list_empty(t2__val *r) { set_opts(r, NULL, NULL); }
+static void ed_opt_list_item(t2__val *r) { set_opts(r, opt_part(20, 20), t2__val_int(5)); }
+static void ed_opt_list_floats(t2__val *r) { set_opts(r, opt_part(20, 20), opt_part(9, 4)); }
+
 static void metadata(void)
 {
     struct {
@@ -250,6 +273,11 @@ static void metadata(void)
         {ed_huge_tensor, T2_EFORMAT, "tensors.0.size = 9223372036854775807 is outside"},
         {ed_opt_missing, T2_EFORMAT, "optimizer is null but entries lists optimizer.bin"},
         {ed_unknown_entry, T2_EFORMAT, "entries lists an unknown entry \"evil.bin\""},
+        {ed_opt_list_ok, T2_OK, NULL},
+        {ed_opt_list_short, T2_EFORMAT, "optimizer.size = 20 but params.bin holds 29 floats"},
+        {ed_opt_list_empty, T2_EFORMAT, "optimizer lists 0 optimizers (1..16)"},
+        {ed_opt_list_item, T2_EFORMAT, "optimizer.1 is a int, not a map"},
+        {ed_opt_list_floats, T2_EFORMAT, "optimizer.1.state_floats = 4 does not suit sgd with 9 parameters"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         size_t len = 0;

@@ -215,6 +215,15 @@ static void bad_files(void)
     w.has_header = 0;
     expect(wide, &w, T2_EFORMAT, ":1: 65537 columns (at most 65536)");
     free(wide);
+    /* An unclosed quote swallowing 2 MB of lines: refused at the field bound, not read whole. */
+    size_t nbig = 2u << 20;
+    char *tail = malloc(nbig + 32);
+    strcpy(tail, "a\n\"");
+    for (size_t i = 3; i < nbig; i++) tail[i] = i % 64 == 63 ? '\n' : 'x';
+    tail[nbig] = '\0';
+    w.has_header = 1;
+    expect(tail, &w, T2_EFORMAT, ":16386: a field longer than 1048576 bytes (an unclosed quote?)");
+    free(tail);
 }
 
 static void not_regular(void)

@@ -379,8 +379,56 @@ static void split_of_u8(void)
     tdir_cleanup();
 }
 
+/* An image source ({2, 4, 4}, pixel value = sample + position / 100): crop and flip draw the same
+ * per sample with 2 workers as with none, and only move pixels of the sample itself. */
+static int img_get(void *user, int64_t i, float *x, float *target, int32_t *label)
+{
+    (void)user;
+    (void)target;
+    for (int k = 0; k < 32; k++) x[k] = (float)i + (float)k / 100.0f;
+    if (label) *label = (int32_t)(i % 2);
+    return 0;
+}
+
+static void image_source(void)
+{
+    t2_dataset_source src = {.name = "img", .len = 23, .ndim = 3, .shape = {2, 4, 4}, .num_classes = 2,
+                             .get = img_get};
+    t2_dataset *ds = NULL;
+    CHECK_OK(t2_dataset_define(&ds, &src, NULL));
+    t2_loader_params p = t2_loader_params_default();
+    p.batch_size = 4;
+    p.shuffle = 1;
+    p.seed = 9;
+    p.crop_padding = 1;
+    p.hflip_prob = 0.5f;
+    t2_loader *a = NULL, *b = NULL;
+    CHECK_OK(t2_loader_create(&a, ds, &p));
+    p.num_workers = 2;
+    CHECK_OK(t2_loader_create(&b, ds, &p));
+    int moved = 0;
+    for (int k = 0; k < 12; k++) {
+        const t2_batch *x, *y;
+        CHECK_OK(t2_loader_next(a, &x));
+        CHECK_OK(t2_loader_next(b, &y));
+        CHECK(x->n == y->n && x->targets == NULL && memcmp(x->indices, y->indices, (size_t)x->n * 4) == 0);
+        CHECK(memcmp(x->x.data, y->x.data, (size_t)x->n * 32 * sizeof(float)) == 0);
+        for (int i = 0; i < x->n; i++)
+            for (int j = 0; j < 32; j++) {
+                float v = x->x.data[32 * i + j];
+                CHECK(v == 0.0f || floorf(v) == (float)x->indices[i]); /* padding or its own pixel */
+                moved += v != (float)x->indices[i] + (float)j / 100.0f;
+            }
+    }
+    CHECK(moved > 0); /* the transforms did something */
+    t2_loader_free(a);
+    t2_loader_free(b);
+    t2_dataset_free(ds);
+}
+
 int main(void)
 {
+    image_source();
     workers_restore_shard();
     failing_get();
     define_errors();

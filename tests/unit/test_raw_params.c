@@ -227,7 +227,14 @@ static void test_checkpoint(const char *dir)
     CHECK_OK(t2__ckpt_restore_model(ck, &mb, NULL));
     t2_checkpoint_info info;
     CHECK_OK(t2__ckpt_get_info(ck, &info));
-    CHECK(info.num_optimizers == 2 && info.optimizer_steps == 5);
+    CHECK(info.has_optimizer && info.optimizer_steps == 5);
+    t2__ckpt_free(ck);
+    /* The optimizers must be the saved ones: here one instead of two. */
+    CHECK_OK(t2__ckpt_open_for_restore(&ck, path));
+    t2__ckpt_model one = mb;
+    one.nopts = 1;
+    CHECK_RC(t2__ckpt_restore_model(ck, &one, NULL), T2_EINVAL);
+    CHECK(says("2 optimizers in the checkpoint but 1 in the model", NULL, NULL));
     t2__ckpt_free(ck);
     size_t np, n1, n2;
     float *pa = t2_net_params(a.net, &np), *pb = t2_net_params(b.net, NULL);

@@ -45,7 +45,6 @@ typedef struct t2_checkpoint_info {
     int has_loader_state;
     int has_user_state;
     size_t user_state_bytes;
-    int num_optimizers;        /* optimizers saved (0 without; several when raw buffers had their own) */
 } t2_checkpoint_info;
 
 /* Reads the whole archive at path into memory and validates it: entry names and kinds, sizes

@@ -54,7 +54,8 @@ int t2_dataset_get_sample(const t2_dataset *ds, int64_t i, float *x, float *targ
 /* Materialises the whole dataset as one float32 tensor x of shape [N, ...sample shape] (free it
  * with t2_tensor_free) and, if labels is not NULL, its labels as a malloc'd array of N int32 (free
  * with free(); NULL for an unlabelled dataset). Values are as t2_dataset_get gives them. Converts on
- * up to 8 threads (the machine's cores). T2_ENOMEM; or the error of a failing sample read. */
+ * up to 8 threads (the machine's cores). Float targets are not included (read them with
+ * t2_dataset_get_sample). T2_ENOMEM; or the error of a failing sample read. */
 int t2_dataset_to_tensor(const t2_dataset *ds, t2_tensor *x, int32_t **labels);
 
 /* Frees the dataset and whatever it owns (memory, mappings). Accepts NULL. A dataset must outlive
@@ -131,7 +132,7 @@ t2_csv_params t2_csv_params_default(void);
  * field count differs from the first row's, or a malformed quote (T2_EFORMAT); a column name that
  * does not exist lists the columns there are (T2_ENOTFOUND); a column selected twice (T2_EINVAL).
  * Refuses anything but a regular file (FIFOs, directories: T2_EIO) and files of more than 2^28
- * selected values or 65536 columns (T2_EFORMAT). T2_ENOTFOUND for a missing file, T2_ENOMEM. */
+ * selected values, 65536 columns or a field over 1 MiB (T2_EFORMAT). T2_ENOTFOUND for a missing file, T2_ENOMEM. */
 int t2_dataset_csv_open(t2_dataset **out, const char *path, const t2_csv_params *p);
 
 /* Splits ds into two views that borrow it (ds must outlive both; free each with

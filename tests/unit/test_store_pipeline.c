@@ -15,13 +15,16 @@ static void test_migrate_v3(void)
     snprintf(h, sizeof h, "%s/v3", dir);
     t2__store *st = NULL;
     CHECK_OK(t2__store_open(h, 0, &st));
-    CHECK_OK(t2__store_exec_sql(st, "DROP TABLE stage_runs; DROP TABLE pipeline_runs; PRAGMA user_version = 3;"));
+    CHECK_OK(t2__store_exec_sql(st, "DROP TABLE stage_runs; DROP TABLE pipeline_runs;"
+                                    " ALTER TABLE trials DROP COLUMN blas; PRAGMA user_version = 3;"));
     CHECK_OK(t2__store_exec_sql(st, "INSERT INTO experiments (name, config_yaml, searcher_name, metric,"
                                     " smaller_is_better, trial_object, seed, created_at) VALUES ('old',"
                                     " 'name: old\n', 'single', 'loss', 1, '/t.so', 1, 0)"));
     CHECK_OK(t2__store_close(st));
     CHECK_OK(t2__store_open(h, 1, &st)); /* read-only open upgrades through a short writer */
-    CHECK(sql_int(st, "PRAGMA user_version") == 4);
+    CHECK(sql_int(st, "PRAGMA user_version") == T2__STORE_SCHEMA_VERSION);
+    /* ...and on to schema 5: the trials' BLAS line. */
+    CHECK(sql_int(st, "SELECT count(*) FROM pragma_table_info('trials') WHERE name = 'blas'") == 1);
     CHECK(sql_int(st, "SELECT count(*) FROM sqlite_master WHERE name IN ('pipeline_runs','stage_runs')") == 2);
     CHECK(sql_int(st, "SELECT count(*) FROM experiments WHERE name = 'old'") == 1);
     CHECK_OK(t2__store_close(st));

@@ -9,7 +9,9 @@ QT="$TRIALS/quadratic.so"
 # An AddressSanitizer build reserves terabytes of address space and pads every allocation, so the
 # address-space guard and the RSS bound apply to plain builds only.
 asan=0
-ldd "$T2EXP" 2>/dev/null | grep -q libasan && asan=1
+# (grep reads all of ldd's output: with -q it could stop early, ldd would die of SIGPIPE, and
+# pipefail would then call an ASan build a plain one, whose shadow memory the limit below refuses.)
+ldd "$T2EXP" 2>/dev/null | grep libasan >/dev/null && asan=1
 
 # run_measured CMD... — runs CMD under /usr/bin/time -v: output in $OUT, exit code in $RC, peak
 # resident set in RSS_KB (0 without /usr/bin/time). Without ASan the command also runs under a

@@ -53,6 +53,7 @@ typedef struct {
     int64_t last_validated; /* batches_trained at the last validation (-1: none) */
     double t_data, t_compute, t_comm, t_window; /* the window's time split (t_comm within compute) */
     int64_t window_batches, window_samples;
+    char blas[512]; /* t2_blas_line(), taken once: the log's first line and the ready message's */
 } run;
 
 /* Failures that can never succeed, which the controller does not restart: hyperparameters the
@@ -589,8 +590,7 @@ static int serve(run *r)
     t2__val_map_set(hello, "batches_per_epoch", t2__val_int(r->batches_per_epoch));
     t2__val_map_set(hello, "params", t2__val_int((int64_t)np));
     /* The kernels this rank 0 runs on, for the store (describe shows what a result was trained on). */
-    char blas[512];
-    if (t2_blas_line(blas, sizeof blas) == T2_OK) t2__val_map_set(hello, "blas", t2__val_string(blas));
+    if (r->blas[0]) t2__val_map_set(hello, "blas", t2__val_string(r->blas));
     rc = hello ? send_msg(r->a->fd, &r->ctx.comm, hello) : T2_ENOMEM;
     t2__val_free(hello);
     if (rc) return fail(r, "report", rc);
@@ -633,9 +633,9 @@ int t2__runner_run(const t2__runner_args *a)
     t2__metrics_init(&r.tm);
     t2__metrics_init(&r.vm);
     /* The kernels a result was trained on come first in its log (a bug report's first question). */
-    char blas[512];
-    if (t2_blas_line(blas, sizeof blas) == T2_OK && (!a->comm || a->comm->rank == 0)) {
-        printf("%s\n", blas);
+    if (t2_blas_line(r.blas, sizeof r.blas) != T2_OK) r.blas[0] = '\0';
+    if (r.blas[0] && (!a->comm || a->comm->rank == 0)) {
+        printf("%s\n", r.blas);
         fflush(stdout);
     }
     int64_t gb = 0, per = 0;

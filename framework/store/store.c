@@ -43,7 +43,6 @@ static int map_code(int rc)
 static int is_out_of_space(int sqlite_rc)
 {
     switch (sqlite_rc) {
-    case SQLITE_FULL:
     case SQLITE_IOERR_WRITE:
     case SQLITE_IOERR_FSYNC:
     case SQLITE_IOERR_TRUNCATE:

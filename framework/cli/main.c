@@ -13,6 +13,7 @@
 #include "configs/config.h"
 #include "framework/common/blas_core.h"
 #include "framework/common/outfile.h"
+#include "framework/cli/commands.h"
 #include "framework/cli/info.h"
 #include "framework/cli/lifecycle.h"
 #include "framework/cli/pipeline.h"
@@ -661,5 +662,8 @@ int main(int argc, char **argv)
         if ((ex = export_home(&a, cmd))) return ex;
         return !strcmp(cmd, "pipeline") ? t2__cli_pipeline(rest, av, a.home) : t2__cli_pipelines(rest, av, a.home);
     }
+    static const t2__command *const outside[] = {&t2__command_dashboard, &t2__command_plot, &t2__command_init};
+    for (size_t k = 0; k < sizeof outside / sizeof *outside; k++)
+        if (!strcmp(cmd, outside[k]->name)) return outside[k]->run(a.home, rest + 1, av - 1);
     return usage_error(NULL, "unknown command %s", cmd);
 }

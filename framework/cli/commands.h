@@ -1,0 +1,27 @@
+/* commands.h — a command of the t2exp program that lives outside main.c (internal).
+ *
+ * Each such command describes itself: its name, a usage line, a one-line summary, and its
+ * getopt_long option table. main.c's command table lists these objects beside its own commands,
+ * prints their help and completion from them, and calls run() with argv[0] = the command's name
+ * and the command's own arguments after it (the global --home is already taken out and passed as
+ * home, NULL for the default). run() parses its arguments with getopt_long over the same options
+ * and returns the process exit code: 0 ok, 1 the work ran and failed, 2 usage or configuration
+ * error, 3 store or I/O trouble. */
+#ifndef T2_CLI_COMMANDS_H
+#define T2_CLI_COMMANDS_H
+
+#include <getopt.h>
+
+typedef struct t2__command {
+    const char *name;
+    const char *synopsis;          /* e.g. "dashboard [--port N] [--bind ADDR]" */
+    const char *summary;           /* one line */
+    const struct option *options;  /* terminated by {0}; NULL: no options */
+    int (*run)(const char *home, int argc, char **argv);
+} t2__command;
+
+extern const t2__command t2__command_dashboard; /* framework/dashboard/ */
+extern const t2__command t2__command_plot;      /* framework/plot/ */
+extern const t2__command t2__command_init;      /* framework/init/ */
+
+#endif

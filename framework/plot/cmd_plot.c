@@ -1,0 +1,12 @@
+/* cmd_plot.c — `t2exp plot` (being built this session; see framework/cli/commands.h). */
+#include <stdio.h>
+#include "framework/cli/commands.h"
+
+static int run(const char *home, int argc, char **argv)
+{
+    (void)home, (void)argc, (void)argv;
+    fprintf(stderr, "t2exp plot: not built yet\n");
+    return 2;
+}
+
+const t2__command t2__command_plot = {.name = "plot", .synopsis = "plot", .summary = "(not built yet)", .options = NULL, .run = run};

@@ -54,6 +54,9 @@ typedef struct trial {
     char *error;
     char *ckpt;             /* path of the trial's latest checkpoint (NULL: none) */
     char *log_path;         /* malloc'd: this array is copied at every fork (see below) */
+    int64_t *report_at;     /* steps its earlier runs reported training metrics at, for the next
+                             * TRAIN op (t2__store_report_steps); NULL once sent */
+    size_t nreport_at;
 } trial;
 /* The trial array grows with max_trials and every fork copies its page tables (and every later
  * write to a shared page faults), so a trial is kept to ~200 bytes: a PATH_MAX buffer inline
@@ -453,7 +456,17 @@ static int start_trial(ctl *c, trial *t)
                          .seed = t->seed, .threads = c->threads, .fd = -1, .experiment_id = c->exp_id,
                          .ckpt_dir = c->ckpt_dir, .restore_path = t->ckpt ? t->ckpt : warm,
                          .warm_start = !t->ckpt && warm};
-    int rc;
+    int rc = T2_OK;
+    /* A trial that trained before (restarted, resumed, or paused and promoted) closes its
+     * training-metric windows where its first run did: a run that starts over without a
+     * checkpoint would otherwise average one long window where the first run reported two. */
+    free(t->report_at);
+    t->report_at = NULL;
+    t->nreport_at = 0;
+    if ((t->restarts || t->batches > 0 || t->ckpt) && (rc = t2__store_report_steps(c->st, t->id, &t->report_at, &t->nreport_at))) {
+        free(fds);
+        return rc;
+    }
     if (c->cfg->resources.slots_per_trial > 1) {
         rc = start_distributed(c, t, &a, fds, n);
     } else {
@@ -513,6 +526,14 @@ static int feed(ctl *c, trial *t)
     if (t->pending >= 0) {
         t2__val_map_set(m, "type", t2__val_string("train"));
         t2__val_map_set(m, "length", t2__val_int(t->pending));
+        if (t->nreport_at) {
+            t2__val *steps = t2__val_list();
+            for (size_t k = 0; steps && k < t->nreport_at; k++) t2__val_list_append(steps, t2__val_int(t->report_at[k]));
+            t2__val_map_set(m, "report_at", steps);
+            free(t->report_at);
+            t->report_at = NULL;
+            t->nreport_at = 0;
+        }
         t->sent = t->pending;
         t->pending = -1;
         /* In epochs, the length needs the epoch's batches, which the runner reports once it has
@@ -1121,6 +1142,7 @@ static void cleanup(ctl *c)
         free(c->t[i].error);
         free(c->t[i].ckpt);
         free(c->t[i].log_path);
+        free(c->t[i].report_at);
         free(c->t[i].host_slots);
     }
     free(c->t);

@@ -78,6 +78,10 @@ int t2__comm_allreduce_minmax(t2__comm *c, double *min, double *max, size_t n);
 /* Copies rank 0's buf[0..bytes) to every rank (initial parameters, restored state). */
 int t2__comm_broadcast(t2__comm *c, void *buf, size_t bytes);
 
+/* Every rank's n words, in rank order: all[r * n .. r * n + n) is rank r's mine[0..n) (all holds
+ * size * n words). A one-rank communicator copies. Exact (integers, summed over zeros). */
+int t2__comm_allgather_u64(t2__comm *c, const uint64_t *mine, size_t n, uint64_t *all);
+
 /* ---- control (not timed) ------------------------------------------------------------------ */
 
 /* Waits until every rank has called it. */

@@ -179,6 +179,25 @@ int t2__comm_broadcast_msg(t2__comm *c, char **msg, size_t *len)
     return T2_OK;
 }
 
+int t2__comm_allgather_u64(t2__comm *c, const uint64_t *mine, size_t n, uint64_t *all)
+{
+    int r = route(c, "allgather");
+    if (r < 0) return r;
+    if ((!mine || !all) && n) return t2_seterr(T2_EINVAL, "allgather: NULL buffer");
+    if (n == 0) return T2_OK;
+    if (r == 0) {
+        memcpy(all, mine, n * sizeof *all);
+        return T2_OK;
+    }
+    /* Each rank fills its own row and zeros the rest; a sum of integers over zeros is exact. */
+    memset(all, 0, (size_t)c->size * n * sizeof *all);
+    memcpy(all + (size_t)c->rank * n, mine, n * sizeof *all);
+    double t0 = now();
+    int rc = t2__mpi_allreduce(c, all, (size_t)c->size * n, T2__COMM_U64, T2__COMM_SUM);
+    c->seconds += now() - t0;
+    return rc;
+}
+
 int t2__comm_agree(t2__comm *c, const void *buf, size_t bytes, const char *what)
 {
     int r = route(c, "agree");

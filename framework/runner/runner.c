@@ -53,6 +53,8 @@ typedef struct {
     int64_t last_validated; /* batches_trained at the last validation (-1: none) */
     double t_data, t_compute, t_comm, t_window; /* the window's time split (t_comm within compute) */
     int64_t window_batches, window_samples;
+    int64_t *report_at;      /* steps where an earlier run of this trial closed a training window */
+    size_t nreport_at, next_report; /* (ascending; next_report: the first not yet passed) */
     char blas[512]; /* t2_blas_line(), taken once: the log's first line and the ready message's */
 } run;
 
@@ -336,7 +338,17 @@ static int checkpoint(run *r)
     if (!a->ckpt_dir || !t2__ctx_has_model(&r->ctx) || r->last_checkpoint == r->ctx.batches_trained) return 0;
     int src = sync_buffers(r);
     if (src) return fail(r, "checkpoint", src);
-    if (r->ctx.comm.rank != 0) { /* every rank holds the same state; rank 0 writes it */
+    /* Every rank draws its own random numbers (dropout masks, augmentation): rank 0 writes them
+     * all, so that each rank continues its own stream after a restore. */
+    int nr = r->ctx.comm.size > 0 ? r->ctx.comm.size : 1;
+    uint64_t *streams = malloc((size_t)nr * 4 * sizeof *streams);
+    if (!streams) return t2_seterr(T2_ENOMEM, "checkpoint: out of memory"), fail(r, "checkpoint", T2_ENOMEM);
+    if ((src = t2__comm_allgather_u64(&r->ctx.comm, r->ctx.rng.s, 4, streams))) {
+        free(streams);
+        return fail(r, "checkpoint", src);
+    }
+    if (r->ctx.comm.rank != 0) { /* every rank holds the same parameters; rank 0 writes them */
+        free(streams);
         r->last_checkpoint = r->ctx.batches_trained;
         return 0;
     }
@@ -369,18 +381,36 @@ static int checkpoint(run *r)
         free(hp);
         return t2_seterr(T2_ENOMEM, "checkpoint: out of memory"), fail(r, "checkpoint", T2_ENOMEM);
     }
-    t2__ckpt_rng rngs[1] = {{"trial", r->ctx.rng}};
+    /* "trial" is rank 0's stream (what every restore reads), "trial.rankK" the others'. */
+    t2__ckpt_rng *rngs = calloc((size_t)nr, sizeof *rngs);
+    char (*names)[24] = calloc((size_t)nr, sizeof *names);
+    if (!rngs || !names) {
+        free(rngs);
+        free(names);
+        free(streams);
+        free(user);
+        free(hp);
+        free(window);
+        return t2_seterr(T2_ENOMEM, "checkpoint: out of memory"), fail(r, "checkpoint", T2_ENOMEM);
+    }
+    for (int k = 0; k < nr; k++) {
+        snprintf(names[k], sizeof names[k], k ? "trial.rank%d" : "trial", k);
+        rngs[k].name = names[k];
+        memcpy(rngs[k].state.s, streams + 4 * (size_t)k, sizeof rngs[k].state.s);
+    }
     t2__ckpt_kv kv[2] = {{"train_window", window}, {"metric", metric}};
     t2__ckpt_model mod = t2__ctx_ckpt_model(&r->ctx, 1);
     t2__ckpt_contents c = {.net = mod.net, .raw = mod.raw, .nraw = mod.nraw, .opts = mod.opts, .nopts = mod.nopts,
                            .sched = r->ctx.sched, .loader = &ls,
-                           .rngs = rngs, .n_rngs = 1, .user_state = user, .user_state_len = user_len,
+                           .rngs = rngs, .n_rngs = nr, .user_state = user, .user_state_len = user_len,
                            .experiment_id = a->experiment_id, .trial_id = a->trial_id, .hparams_json = hp,
                            .batches_trained = r->ctx.batches_trained, .epoch = r->ctx.epoch, .strings = kv,
                            .n_strings = isnan(at_metric) ? 1 : 2, .uuid = uuid};
     t2__ckpt_result res;
     double t0 = t2__now();
     rc = t2__ckpt_write(path, &c, comp, &res);
+    free(rngs);
+    free(names);
     free(user);
     free(hp);
     free(window);
@@ -406,6 +436,7 @@ static int checkpoint(run *r)
     t2__val_map_set(m, "batches", t2__val_int(r->ctx.batches_trained));
     rc = m ? send_msg(a->fd, &r->ctx.comm, m) : T2_ENOMEM;
     t2__val_free(m);
+    free(streams);
     return rc ? fail(r, "report", rc) : 0;
 }
 
@@ -464,8 +495,14 @@ static int restore(run *r)
         r->last_checkpoint = info.batches_trained;
         r->last_validated = info.batches_trained; /* it was validated before it was saved */
         r->last_metric = m ? strtod(m, NULL) : NAN;
-        if (r->ctx.comm.rank > 0) /* the checkpoint holds rank 0's stream; the others derive theirs */
+        /* Each rank continues its own stream; a rank the checkpoint has none for (written with
+         * fewer ranks, or before streams were kept per rank) derives one from rank 0's. */
+        char own[24];
+        snprintf(own, sizeof own, "trial.rank%d", r->ctx.comm.rank);
+        if (r->ctx.comm.rank > 0 && t2__ckpt_get_rng(ck, own, &r->ctx.rng) != T2_OK) {
+            t2_clearerr();
             t2_rng_seed(&r->ctx.rng, t2_hash64(r->ctx.rng.s[0] ^ t2_hash64((uint64_t)r->ctx.comm.rank)));
+        }
         printf("restored %s: batch %lld, epoch %lld\n", r->a->restore_path, (long long)info.batches_trained,
                (long long)info.epoch);
     }
@@ -518,7 +555,9 @@ static int train_to(run *r, int64_t target)
         r->ctx.batches_trained++;
         r->window_batches++;
         r->window_samples += (int64_t)b->n * r->ctx.comm.size;
-        if (r->ctx.batches_trained % r->report_every == 0 || r->ctx.batches_trained == target)
+        while (r->next_report < r->nreport_at && r->report_at[r->next_report] < r->ctx.batches_trained) r->next_report++;
+        int again = r->next_report < r->nreport_at && r->report_at[r->next_report] == r->ctx.batches_trained;
+        if (r->ctx.batches_trained % r->report_every == 0 || r->ctx.batches_trained == target || again)
             if ((rc = report_training(r))) return fail(r, "report", rc);
         if (r->vperiod > 0 && r->ctx.batches_trained % r->vperiod == 0 && r->ctx.batches_trained < target &&
             (rc = validate(r)))
@@ -566,6 +605,29 @@ static int next_op(run *r, t2__val **op)
     return brc;
 }
 
+/* A TRAIN op's report_at: the steps where this trial's earlier runs closed their training-metric
+ * windows (the controller sends them to a run that trains steps again), so the means it reports
+ * cover the same batches as the first run's. */
+static int take_report_steps(run *r, const t2__val *list)
+{
+    if (!list) return T2_OK;
+    if (list->kind != T2__VAL_LIST) return t2_seterr(T2_EFORMAT, "train: report_at is not a list");
+    int64_t *v = list->n ? malloc(list->n * sizeof *v) : NULL;
+    if (list->n && !v) return t2_seterr(T2_ENOMEM, "runner: out of memory");
+    for (size_t i = 0; i < list->n; i++) {
+        if (list->items[i]->kind != T2__VAL_INT || (i && list->items[i]->i <= v[i - 1])) {
+            free(v);
+            return t2_seterr(T2_EFORMAT, "train: report_at must hold ascending integers");
+        }
+        v[i] = list->items[i]->i;
+    }
+    free(r->report_at);
+    r->report_at = v;
+    r->nreport_at = list->n;
+    r->next_report = 0;
+    return T2_OK;
+}
+
 static int serve(run *r)
 {
     const t2__config *cfg = r->a->cfg;
@@ -606,6 +668,10 @@ static int serve(run *r)
                              ? t2__length_to_batches(cfg->searcher.max_length.unit, len->i, gb, r->batches_per_epoch)
                              : -1;
         int is_train = strcmp(t2__msg_type(op), "train") == 0;
+        if (is_train && (rc = take_report_steps(r, t2__val_map_get(op, "report_at")))) {
+            t2__val_free(op);
+            return fail(r, "channel", rc);
+        }
         t2__val_free(op);
         if (!is_train || target < 0)
             return t2_seterr(T2_EFORMAT, "unexpected message from the controller"), fail(r, "channel", T2_EFORMAT);
@@ -675,6 +741,7 @@ done:
     t2_loader_free(r.valid);
     if (r.state && a->def->destroy) a->def->destroy(r.state);
     t2__metrics_free(&r.tm);
+    free(r.report_at);
     t2__metrics_free(&r.vm);
     return status;
 }
@@ -727,6 +794,7 @@ int t2__runner_evaluate(const t2__runner_args *a, FILE *out)
     t2_loader_free(r.valid);
     if (r.state && a->def->destroy) a->def->destroy(r.state);
     t2__metrics_free(&r.tm);
+    free(r.report_at);
     t2__metrics_free(&r.vm);
     return rc;
 }

@@ -4,6 +4,10 @@
  * talks to it over a channel (channel.h):
  *   runner -> controller  {"type":"ready","batches_per_epoch":N,"params":P}
  *   controller -> runner  {"type":"train","length":L}   L in searcher.max_length units, total
+ *                          (+ "report_at":[B...] ascending, in the first op of a trial that trained
+ *                          before: the steps where its training-metric windows closed, which this
+ *                          run closes them at too, so that a run without a checkpoint to continue
+ *                          from reports the same means)
  *   runner -> controller  {"type":"metrics","kind":"training"|"validation","batches":B,"epoch":E,
  *                          "values":{...}, timing fields for training}
  *   runner -> controller  {"type":"checkpoint","uuid":U,"ext":E,"batches":B,"bytes":N,"metric":M}

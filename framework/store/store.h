@@ -320,6 +320,9 @@ typedef struct {
 /* The ACTIVE checkpoint of the trial with the most batches (latest created among equals);
  * T2_ENOTFOUND if the trial has none. */
 int t2__store_latest_checkpoint(t2__store *st, int64_t trial_id, t2__checkpoint_row *out);
+/* The steps at which the trial's training metrics were reported, ascending (*steps malloc'ed,
+ * NULL when none). A restarted trial closes its reporting windows there again (runner.h). */
+int t2__store_report_steps(t2__store *st, int64_t trial_id, int64_t **steps, size_t *n);
 /* The ACTIVE checkpoint with this uuid; T2_ENOTFOUND if there is none. */
 int t2__store_checkpoint_by_uuid(t2__store *st, const char *uuid, t2__checkpoint_row *out);
 /* The best ACTIVE checkpoint of an experiment (trial_id 0) or of one of its trials: by the

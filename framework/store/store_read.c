@@ -214,6 +214,49 @@ int t2__store_trial_id(t2__store *st, int64_t experiment_id, int64_t ordinal, in
     return rc;
 }
 
+/* The steps at which a trial's training metrics were reported, ascending: where its reporting
+ * windows closed. A trial that trains those steps again (a restart without a checkpoint, or an
+ * ASHA promotion of a trial that cannot checkpoint) closes its windows at the same steps, so the
+ * values it reports match the first run's. */
+static const char SQL_REPORT_STEPS[] =
+    "SELECT DISTINCT batches FROM metrics WHERE trial_id = ?1 AND kind = 'training' ORDER BY batches";
+
+int t2__store_report_steps(t2__store *st, int64_t trial_id, int64_t **steps, size_t *n)
+{
+    if (!st || !steps || !n) return t2_seterr(T2_EINVAL, "store: report_steps: NULL argument");
+    *steps = NULL;
+    *n = 0;
+    sqlite3_stmt *s;
+    int rc = t2__store_stmt(st, SQL_REPORT_STEPS, &s);
+    if (rc) return rc;
+    if ((rc = sqlite3_bind_int64(s, 1, trial_id)) != SQLITE_OK) return t2__store_err(st, rc, "bind");
+    size_t cap = 0;
+    int64_t *v = NULL;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (*n == cap) {
+            size_t nc = cap ? 2 * cap : 16;
+            int64_t *g = realloc(v, nc * sizeof *g);
+            if (!g) {
+                sqlite3_reset(s);
+                free(v);
+                *n = 0;
+                return t2_seterr(T2_ENOMEM, "store: out of memory");
+            }
+            v = g;
+            cap = nc;
+        }
+        v[(*n)++] = sqlite3_column_int64(s, 0);
+    }
+    sqlite3_reset(s);
+    if (rc != SQLITE_DONE) {
+        free(v);
+        *n = 0;
+        return t2__store_err(st, rc, "read report steps");
+    }
+    *steps = v;
+    return T2_OK;
+}
+
 /* ---- checkpoints ----------------------------------------------------------------------- */
 
 #define CKPT_COLS                                                                          \

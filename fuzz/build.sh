@@ -26,3 +26,16 @@ clang "${ckpt_flags[@]}" -DT2_FUZZ_MAKE_SEEDS "$src/fuzz/fuzz_checkpoint.c" "${c
 mkdir -p "$out/checkpoint_seeds"
 "$out/make_checkpoint_seeds" "$out/checkpoint_seeds"
 echo "built $out/fuzz_checkpoint; seeds in $out/checkpoint_seeds"
+
+# The config loader (YAML, --config overrides, validation, the searcher built from it) and the JSON
+# codec. blas_core.c is left out: it needs the data module, and neither harness reaches it.
+common_src=()
+for f in "$src"/framework/common/*.c; do [ "$(basename "$f")" = blas_core.c ] || common_src+=("$f"); done
+cfg_flags=(-std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+  -I"$src/framework/include" -I"$src/framework/common" -I"$src/framework" -I"$src" -DT2EXP_VERSION_STRING=\"fuzz\")
+cfg_libs=(-lyaml -larchive -ldeflate $(pkg-config --libs openblas) -lpthread -lm)
+clang "${cfg_flags[@]}" "$src/fuzz/fuzz_config.c" "$src"/configs/*.c "$src"/searchers/*.c "${common_src[@]}" \
+  "${cfg_libs[@]}" -o "$out/fuzz_config"
+clang "${cfg_flags[@]}" "$src/fuzz/fuzz_json.c" "$src"/configs/value.c "$src"/configs/json.c "$src"/configs/keyidx.c \
+  "${common_src[@]}" "${cfg_libs[@]}" -o "$out/fuzz_json"
+echo "built $out/fuzz_config and $out/fuzz_json; corpora in $src/fuzz/corpus/{config,json}"

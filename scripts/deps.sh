@@ -3,7 +3,7 @@
 # quick-start scripts; needs root (or sudo) when something is missing.
 T2EXP_PACKAGES=(build-essential cmake pkg-config libopenblas-dev libyaml-dev libsqlite3-dev sqlite3
   libarchive-dev libdeflate-dev libssl-dev libopenmpi-dev openmpi-bin dataset-fashion-mnist
-  time zstd libcsv-dev)
+  time zstd libcsv-dev libmicrohttpd-dev libcairo2-dev chromium python3-optuna bash-completion)
 
 t2exp_install_deps() {
   local missing=()

@@ -1,0 +1,87 @@
+/* ctl.h — the state one experiment run shares between the controller's modules (internal).
+ *
+ *   experiment_create.c / experiment_resume.c  set up a run (new, or from the store)
+ *   experiment_run.c   sizes the pool, runs the loop, records the outcome
+ *   event_loop.c       starts trials, feeds them ops, reads their reports, reaps them
+ *   reports.c          what each report from a runner does to the store and the trial
+ *   searcher_link.c    the searcher's operations applied to the trial table and the store
+ *   trial_table.c, schedule.c, slot_pool.c   the bookkeeping and the pure decisions */
+#ifndef T2_CONTROLLER_CTL_H
+#define T2_CONTROLLER_CTL_H
+
+#include <limits.h>
+#include <signal.h>
+#include "controller.h"
+#include "progress.h"
+#include "runner/trial_so.h"
+#include "searchers/searcher.h"
+#include "slot_pool.h"
+#include "store/store.h"
+#include "trial_table.h"
+
+typedef struct t2__ctl {
+    const t2__create_opts *o;
+    const t2__config *cfg;
+    t2__store *st;
+    t2__searcher *s;
+    t2__trial_so so;
+    t2__ops ops;
+    size_t op_next;
+    t2__trial_table tt;
+    int64_t exp_id;
+    int recorded;           /* this process is the experiment's recorded controller (liveness.c) */
+    int shutdown;
+    int slots, capacity, threads;
+    double best;
+    int64_t best_trial;
+    t2__progress prog;
+    char ckpt_dir[PATH_MAX];
+    int ckpt_dir_own;       /* ckpt_dir is this store's alone (under the home, or named by the store
+                               id): only then may resume sweep checkpoint files it never recorded */
+    char *warm;             /* the checkpoint new trials warm-start from (NULL: none) */
+    const char *const *ovr; /* the config's --config overrides (for distributed trials' spec) */
+    int novr;
+    int listen_fd;          /* where distributed trials' rank 0 calls back (-1: not yet) */
+    struct pollfd *pf;      /* the poll set: one per running trial, grown with them */
+    size_t *pf_trial;       /* the trial index of each entry of pf */
+    size_t cap_pf;
+    t2__slot_pool pool;
+    char connect_addr[300];
+    char self_exe[PATH_MAX];
+} t2__ctl;
+
+/* The signal that stops the experiment: SIGINT/SIGTERM pause it (trials checkpoint, PAUSED),
+ * SIGUSR2 (`t2exp kill`) kills it (trials killed, CANCELED). 0: none yet. */
+extern volatile sig_atomic_t t2__ctl_interrupted;
+
+typedef struct t2__ctl_signals {
+    struct sigaction intr, term, usr2;
+} t2__ctl_signals;
+
+/* experiment_run.c */
+void t2__ctl_init(t2__ctl *c);
+void t2__ctl_catch_signals(t2__ctl_signals *old);
+void t2__ctl_restore_signals(const t2__ctl_signals *old);
+int t2__ctl_end(t2__ctl *c, int rc);
+void t2__ctl_cleanup(t2__ctl *c);
+int t2__ctl_cores(void);
+int t2__ctl_better(const t2__ctl *c, double a, double b);
+int t2__ctl_checkpoint_dir(t2__ctl *c, const char *home, const char *recorded, int legacy);
+int t2__ctl_resolve_warm(t2__ctl *c);
+int t2__ctl_run_experiment(t2__ctl *c, int resumed);
+
+/* searcher_link.c */
+int t2__ctl_store_trial(t2__ctl *c, t2__ctl_trial *t, unsigned set, int state, const char *error);
+int t2__ctl_apply_and_save(t2__ctl *c);
+int t2__ctl_save_searcher(t2__ctl *c);
+
+/* event_loop.c */
+int t2__ctl_run_loop(t2__ctl *c);
+int t2__ctl_pump(t2__ctl *c);
+void t2__ctl_stop_all(t2__ctl *c);
+void t2__ctl_kill_all_quietly(t2__ctl *c);
+
+/* reports.c */
+int t2__ctl_on_message(t2__ctl *c, t2__ctl_trial *t, const t2__val *m);
+
+#endif

@@ -1,0 +1,378 @@
+/* event_loop.c — the controller's event loop: start the trials the scheduler picks, send each its
+ * next op, read their reports, reap the ones whose channel closed and decide their fate (restart,
+ * pause, done, errored), and stop them all when the experiment is interrupted. */
+#define _XOPEN_SOURCE 700
+#include <errno.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "ctl.h"
+#include "route.h"
+#include "runner/channel.h"
+#include "runner/remote.h"
+#include "runner/runner.h"
+#include "schedule.h"
+#include "trial_proc.h"
+#include "internal.h"
+
+/* Gives a distributed trial its slots from the hostfile's pool, written as a hostfile of its own
+ * beside its log. */
+static int take_slots(t2__ctl *c, t2__ctl_trial *t, int slots, char *path, size_t len)
+{
+    t->host_slots = calloc((size_t)c->pool.nhosts, sizeof *t->host_slots);
+    if (!t->host_slots) return t2_seterr(T2_ENOMEM, "controller: out of memory");
+    int rc = t2__pool_pick(&c->pool, slots, t->host_slots);
+    if (!rc) {
+        snprintf(path, len, "%s.hosts", t->log_path);
+        t2__pool_hold(&c->pool, t->host_slots, +1);
+        if ((rc = t2__pool_write_hostfile(&c->pool, t->host_slots, path))) t2__pool_hold(&c->pool, t->host_slots, -1);
+    }
+    if (rc) {
+        free(t->host_slots);
+        t->host_slots = NULL;
+    }
+    return rc;
+}
+
+static void release_slots(t2__ctl *c, t2__ctl_trial *t)
+{
+    t2__pool_hold(&c->pool, t->host_slots, -1);
+    free(t->host_slots);
+    t->host_slots = NULL;
+}
+
+/* A trial on slots_per_trial ranks through mpirun; rank 0 calls back to the controller. */
+static int start_distributed(t2__ctl *c, t2__ctl_trial *t, const t2__runner_args *a, const int *fds, int n)
+{
+    int rc;
+    if (c->listen_fd < 0) {
+        /* Ranks on other hosts need an address they can reach, and only they: the port listens on
+         * that one interface (route.h), never on every interface. */
+        int nh = c->pool.nhosts;
+        const char **names = nh > 0 ? malloc((size_t)nh * sizeof *names) : NULL;
+        if (nh > 0 && !names) return t2_seterr(T2_ENOMEM, "controller: out of memory");
+        for (int h = 0; h < nh; h++) names[h] = c->pool.hosts[h].name;
+        char addr[64];
+        rc = t2__controller_bind_address(c->cfg->resources.controller_address, names, nh, addr, sizeof addr);
+        free(names);
+        if (rc) return rc;
+        int port;
+        if ((rc = t2__listen_tcp(addr, &c->listen_fd, &port))) return rc;
+        snprintf(c->connect_addr, sizeof c->connect_addr, "%s:%d", addr, port);
+        ssize_t k = readlink("/proc/self/exe", c->self_exe, sizeof c->self_exe - 1);
+        if (k <= 0) return t2_seterr(T2_EIO, "controller: cannot find its own program: %s", strerror(errno));
+        c->self_exe[k] = '\0';
+    }
+    int slots = (int)c->cfg->resources.slots_per_trial;
+    int threads = a->threads / slots > 0 ? a->threads / slots : 1;
+    char object[PATH_MAX];
+    if (!realpath(c->so.path, object)) snprintf(object, sizeof object, "%s", c->so.path);
+    t2__val *spec = t2__remote_spec(c->cfg->yaml_text, c->ovr, c->novr, object, t->hparams, t->id, c->exp_id,
+                                    t->seed, threads, a->ckpt_dir, a->restore_path, a->warm_start);
+    if (!spec) return t2_seterr(T2_ENOMEM, "controller: out of memory");
+    char hostfile[PATH_MAX + 16];
+    if (c->pool.nhosts > 0 && (rc = take_slots(c, t, slots, hostfile, sizeof hostfile))) {
+        t2__val_free(spec);
+        return rc;
+    }
+    t2__mpi_launch l = {.slots = slots, .hostfile = c->pool.nhosts > 0 ? hostfile : NULL, .self_exe = c->self_exe,
+                        .listen_fd = c->listen_fd, .connect_addr = c->connect_addr, .trial_id = t->id,
+                        .log_path = t->log_path, .spec = spec, .close_fds = fds, .nclose = n,
+                        .env = c->cfg->environment.vars, .nenv = c->cfg->environment.nvars};
+    rc = t2__trial_mpi_start(&l, &t->pid, &t->fd);
+    t2__val_free(spec);
+    if (rc) release_slots(c, t);
+    return rc;
+}
+
+static int start_trial(t2__ctl *c, t2__ctl_trial *t)
+{
+    int *fds = malloc((c->tt.nrun + 2) * sizeof *fds), n = 0;
+    if (!fds) return t2_seterr(T2_ENOMEM, "controller: out of memory");
+    for (size_t k = 0; k < c->tt.nrun; k++)
+        if (c->tt.t[c->tt.run[k]].fd >= 0) fds[n++] = c->tt.t[c->tt.run[k]].fd;
+    if (c->listen_fd >= 0) fds[n++] = c->listen_fd;
+    /* A trial continues from its own latest checkpoint; a new one may warm-start from the
+     * experiment's source checkpoint (see resolve_warm). */
+    const char *warm = c->warm;
+    t2__runner_args a = {.cfg = c->cfg, .def = c->so.def, .hparams = t->hparams, .trial_id = t->id,
+                         .seed = t->seed, .threads = c->threads, .fd = -1, .experiment_id = c->exp_id,
+                         .ckpt_dir = c->ckpt_dir, .restore_path = t->ckpt ? t->ckpt : warm,
+                         .warm_start = !t->ckpt && warm};
+    int rc = T2_OK;
+    /* A trial that trained before (restarted, resumed, or paused and promoted) closes its
+     * training-metric windows where its first run did: a run that starts over without a
+     * checkpoint would otherwise average one long window where the first run reported two. */
+    free(t->report_at);
+    t->report_at = NULL;
+    t->nreport_at = 0;
+    if ((t->restarts || t->batches > 0 || t->ckpt) && (rc = t2__store_report_steps(c->st, t->id, &t->report_at, &t->nreport_at))) {
+        free(fds);
+        return rc;
+    }
+    if (c->cfg->resources.slots_per_trial > 1) {
+        rc = start_distributed(c, t, &a, fds, n);
+    } else {
+        /* The child never touches the store (it only talks over its channel and leaves with
+         * _exit), so an open batch transaction in the controller need not be flushed first. */
+        rc = t2__trial_proc_start(&a, t->log_path, fds, n, &t->pid, &t->fd);
+    }
+    free(fds);
+    if (rc) return rc;
+    if ((rc = t2__tt_set_state(&c->tt, t, T2__CTL_RUNNING))) return rc;
+    t->ready = t->exit_sent = t->pausing = 0;
+    t->sent = -1;
+    t2__progress_event(&c->prog, "trial %lld started%s (log %s)", (long long)t->id,
+                       t->restarts ? " again" : "", t->log_path);
+    return t2__ctl_store_trial(c, t, T2__TU_STATE, T2__TRIAL_RUNNING, NULL);
+}
+
+static int schedule(t2__ctl *c)
+{
+    while ((int)c->tt.nrun < c->capacity && !t2__ctl_interrupted) {
+        t2__ctl_trial *t = t2__sched_next(&c->tt);
+        if (!t) break;
+        int rc = start_trial(c, t);
+        if (rc) return rc;
+    }
+    return T2_OK;
+}
+
+/* Sends the next train op, or exit once the searcher has closed the trial. */
+static int feed(t2__ctl *c, t2__ctl_trial *t)
+{
+    t2__feed_action act = t2__sched_feed(t);
+    if (act == T2__FEED_NOTHING) return T2_OK;
+    t2__val *m = t2__val_map();
+    int rc;
+    if (act == T2__FEED_TRAIN) {
+        t2__val_map_set(m, "type", t2__val_string("train"));
+        t2__val_map_set(m, "length", t2__val_int(t->pending));
+        if (t->nreport_at) {
+            t2__val *steps = t2__val_list();
+            for (size_t k = 0; steps && k < t->nreport_at; k++) t2__val_list_append(steps, t2__val_int(t->report_at[k]));
+            t2__val_map_set(m, "report_at", steps);
+            free(t->report_at);
+            t->report_at = NULL;
+            t->nreport_at = 0;
+        }
+        t->sent = t->pending;
+        t->pending = -1;
+        /* In epochs, the length needs the epoch's batches, which the runner reports once it has
+         * built its loader; until then a trial with the same batch size tells (they share the
+         * data), and a target already known (resumed from the store) stays. */
+        for (size_t k = 0; !t->bpe && k < c->tt.nrun; k++)
+            if (c->tt.t[c->tt.run[k]].bpe > 0 && c->tt.t[c->tt.run[k]].gb == t->gb) t->bpe = c->tt.t[c->tt.run[k]].bpe;
+        int64_t target = t2__length_to_batches(c->cfg->searcher.max_length.unit, t->sent, t->gb, t->bpe);
+        if (target > 0 || t->target <= 0) t->target = target;
+    } else {
+        /* Closed, or nothing to do until the searcher decides (an ASHA trial waiting on its rung):
+         * the runner exits either way, so an idle trial never holds a slot. A paused trial starts
+         * again when it gets work. */
+        t2__val_map_set(m, "type", t2__val_string("exit"));
+        t->exit_sent = 1;
+        t->pausing = act == T2__FEED_EXIT_PAUSE;
+    }
+    rc = m ? t2__channel_send(t->fd, m) : T2_ENOMEM;
+    t2__val_free(m);
+    if (!rc && !t->exit_sent) {
+        t2__trial_update u = {.set = T2__TU_TARGET, .target_length_batches = t->target};
+        if ((rc = t2__store_update_trial(c->st, t->id, &u))) return rc;
+    }
+    if (rc) {
+        /* The runner is gone; its end of stream and exit status will tell why. */
+        t2_clearerr();
+        rc = T2_OK;
+    }
+    return rc;
+}
+
+/* The runner's channel closed: reap the process and decide the trial's fate. */
+static int on_exit(t2__ctl *c, t2__ctl_trial *t)
+{
+    int status = 0, rc = T2_OK;
+    close(t->fd);
+    t->fd = -1;
+    while (waitpid(t->pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    release_slots(c, t);
+    t2__exit_facts f = {.exited_ok = WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                        .interrupted = t2__ctl_interrupted != 0, .max_restarts = c->cfg->max_restarts};
+    t2__exit_verdict v = t2__sched_exit(t, &f);
+    char why[1600] = "", st[96];
+    if (v != T2__EXIT_PAUSED && v != T2__EXIT_COMPLETED) {
+        if (!t->error) {
+            t2__wait_status_str(status, st, sizeof st);
+            snprintf(why, sizeof why, "the trial process %s%s", st, f.exited_ok ? " before finishing its work" : "");
+        } else {
+            snprintf(why, sizeof why, "%s", t->error);
+        }
+        free(t->error);
+        t->error = NULL;
+    }
+    switch (v) {
+    case T2__EXIT_PAUSED:
+        t->pausing = 0;
+        t2__tt_set_state(&c->tt, t, T2__CTL_QUEUED);
+        rc = t2__ctl_store_trial(c, t, T2__TU_STATE | T2__TU_BATCHES, T2__TRIAL_PAUSED, NULL);
+        break;
+    case T2__EXIT_COMPLETED:
+        t2__tt_set_state(&c->tt, t, T2__CTL_DONE);
+        t2__progress_event(&c->prog, "trial %lld completed: %lld batches, latest %s %.6g", (long long)t->id,
+                           (long long)t->batches, c->cfg->searcher.metric, t->metric);
+        rc = t2__ctl_store_trial(c, t, T2__TU_STATE | T2__TU_BATCHES, T2__TRIAL_COMPLETED, NULL);
+        if (!rc) rc = t2__searcher_on_trial_exited(c->s, t->rid, &c->ops);
+        break;
+    case T2__EXIT_STOPPED:
+        t2__tt_set_state(&c->tt, t, T2__CTL_QUEUED);
+        rc = t2__ctl_store_trial(c, t, T2__TU_STATE, T2__TRIAL_PAUSED, NULL);
+        break;
+    case T2__EXIT_RESTART:
+        t->restarts++;
+        /* It continues from its latest checkpoint, or replays its op from the start without one;
+         * the store keeps the first value of every step, so nothing is duplicated. */
+        if (t->sent >= 0 && t->pending < 0) t->pending = t->sent;
+        t->sent = -1;
+        t2__tt_set_state(&c->tt, t, T2__CTL_QUEUED);
+        t2__progress_event(&c->prog, "trial %lld failed (%s); restart %d of %lld", (long long)t->id, why, t->restarts,
+                           (long long)c->cfg->max_restarts);
+        rc = t2__ctl_store_trial(c, t, T2__TU_STATE | T2__TU_RESTARTS | T2__TU_ERROR, T2__TRIAL_QUEUED, why);
+        break;
+    case T2__EXIT_ERRORED:
+        t2__tt_set_state(&c->tt, t, T2__CTL_ERRORED);
+        t2__progress_event(&c->prog, "trial %lld errored: %s", (long long)t->id, why);
+        rc = t2__ctl_store_trial(c, t, T2__TU_STATE | T2__TU_RESTARTS | T2__TU_ERROR | T2__TU_BATCHES,
+                                 T2__TRIAL_ERRORED, why);
+        if (!rc) rc = t2__searcher_on_trial_failed(c->s, t->rid, t->invalid_hparams, &c->ops);
+        break;
+    }
+    if (!rc) rc = t2__ctl_apply_and_save(c);
+    return rc;
+}
+
+static void show(t2__ctl *c)
+{
+    if (c->prog.quiet) return;
+    t2__progress_trial run[64];
+    int n = 0;
+    int64_t done = c->tt.ndone;
+    for (size_t k = 0; k < c->tt.nrun && n < 64; k++) {
+        const t2__ctl_trial *t = &c->tt.t[c->tt.run[k]];
+        run[n++] = (t2__progress_trial){t->id, t->batches, t->target, t->rate, t->loss, t->metric};
+    }
+    int64_t total = t2__searcher_total_trials(c->s);
+    if (total < (int64_t)c->tt.nt) total = (int64_t)c->tt.nt;
+    t2__progress_update(&c->prog, t2__now(), done, total, c->best, run, n);
+}
+
+/* Waits up to 250 ms for reports, handles them, and reaps runners whose channel closed. */
+int t2__ctl_pump(t2__ctl *c)
+{
+    /* Every running trial is polled, however many run at once (a fixed pollfd[256] never polled
+     * trial 257). */
+    if (c->tt.nrun > c->cap_pf) {
+        size_t cap = c->tt.nrun > 2 * c->cap_pf ? c->tt.nrun : 2 * c->cap_pf;
+        struct pollfd *g = realloc(c->pf, cap * sizeof *g);
+        if (g) c->pf = g;
+        size_t *gi = g ? realloc(c->pf_trial, cap * sizeof *gi) : NULL;
+        if (gi) c->pf_trial = gi;
+        if (!g || !gi) return t2_seterr(T2_ENOMEM, "controller: out of memory");
+        c->cap_pf = cap;
+    }
+    struct pollfd *pf = c->pf;
+    size_t *idx = c->pf_trial;
+    int n = 0;
+    for (size_t k = 0; k < c->tt.nrun; k++)
+        if (c->tt.t[c->tt.run[k]].fd >= 0) {
+            pf[n] = (struct pollfd){.fd = c->tt.t[c->tt.run[k]].fd, .events = POLLIN};
+            idx[n++] = c->tt.run[k];
+        }
+    int r = poll(pf, (nfds_t)n, 250);
+    if (r < 0 && errno != EINTR) return t2_seterr(T2_EIO, "controller: poll: %s", strerror(errno));
+    for (int k = 0; r > 0 && k < n; k++) {
+        if (!(pf[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+        /* The trial array may move while ops are applied: look the trial up by index each time. */
+        t2__val *m = NULL;
+        int rc = t2__channel_recv(c->tt.t[idx[k]].fd, &m);
+        if (rc || !m) {
+            t2__val_free(m);
+            if (rc && !c->tt.t[idx[k]].error) c->tt.t[idx[k]].error = strdup(t2_errmsg());
+            if ((rc = on_exit(c, &c->tt.t[idx[k]]))) return rc;
+            continue;
+        }
+        rc = t2__ctl_on_message(c, &c->tt.t[idx[k]], m);
+        t2__val_free(m);
+        if (rc) return rc;
+    }
+    return T2_OK;
+}
+
+/* Stops every running trial. To pause, SIGTERM asks each runner to finish its batch, checkpoint
+ * and say so; their reports keep flowing into the store until they exit. To kill (SIGUSR2), a
+ * local runner gets SIGKILL at once. A runner still there after a minute is killed. */
+void t2__ctl_stop_all(t2__ctl *c)
+{
+    /* mpirun gives its ranks about a second after SIGTERM before it kills them; SIGUSR1 it
+     * forwards to every rank at once and then waits for them, so they can checkpoint. To kill,
+     * SIGTERM is mpirun's own teardown of every rank (SIGKILL would leave them orphaned). */
+    int dist = c->cfg->resources.slots_per_trial > 1;
+    int sig = t2__ctl_interrupted == SIGUSR2 ? (dist ? SIGTERM : SIGKILL) : dist ? SIGUSR1 : SIGTERM;
+    for (size_t k = 0; k < c->tt.nrun; k++)
+        if (c->tt.t[c->tt.run[k]].pid > 0) kill(c->tt.t[c->tt.run[k]].pid, sig);
+    double t0 = t2__now();
+    while ((int)c->tt.nrun > 0 && t2__now() - t0 < 60.0)
+        if (t2__ctl_pump(c) != T2_OK) break;
+    while (c->tt.nrun > 0) {
+        t2__ctl_trial *t = &c->tt.t[c->tt.run[0]];
+        kill(t->pid, SIGKILL);
+        if (t->fd < 0) { /* cannot happen: a running trial has its channel; do not loop forever */
+            t2__tt_set_state(&c->tt, t, T2__CTL_QUEUED);
+            continue;
+        }
+        on_exit(c, t);
+    }
+}
+
+/* Out of space: stops every trial without a store write (each would fail as well, and a trial
+ * stopped for it must not count as failed). Their rows stay RUNNING, as after a controller crash,
+ * and resume restarts them from their latest checkpoints. A local trial is killed; a distributed
+ * one gets mpirun's own teardown of its ranks (SIGTERM). */
+void t2__ctl_kill_all_quietly(t2__ctl *c)
+{
+    int dist = c->cfg->resources.slots_per_trial > 1;
+    for (size_t k = 0; k < c->tt.nrun; k++) {
+        t2__ctl_trial *t = &c->tt.t[c->tt.run[k]];
+        if (t->pid > 0) kill(t->pid, dist ? SIGTERM : SIGKILL);
+    }
+    for (size_t k = 0; k < c->tt.nrun; k++) {
+        t2__ctl_trial *t = &c->tt.t[c->tt.run[k]];
+        while (t->pid > 0 && waitpid(t->pid, NULL, 0) < 0 && errno == EINTR) {
+        }
+        if (t->fd >= 0) close(t->fd);
+        t->pid = 0;
+        t->fd = -1;
+    }
+    c->tt.nrun = 0;
+}
+
+int t2__ctl_run_loop(t2__ctl *c)
+{
+    int rc = T2_OK;
+    while (!rc && !t2__ctl_interrupted) {
+        if ((rc = schedule(c))) break;
+        for (size_t k = 0; k < c->tt.nrun && !rc; k++) rc = feed(c, &c->tt.t[c->tt.run[k]]);
+        if (rc) break;
+        int running = (int)c->tt.nrun;
+        if (running == 0 && (c->shutdown || !t2__sched_next(&c->tt)))
+            break; /* done, or a searcher with nothing left to ask */
+        if ((rc = t2__ctl_pump(c))) break;
+        if ((rc = t2__store_flush(c->st, 0))) break;
+        show(c);
+    }
+    return rc;
+}

@@ -1,0 +1,113 @@
+/* experiment_create.c — `t2exp create`: a new experiment recorded in the store (the config as run,
+ * with its overrides as data), its directories made, prepare_data run, then the searcher started. */
+#define _XOPEN_SOURCE 700
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "ctl.h"
+#include "dist/comm.h"
+#include "runner/ctx.h"
+#include "internal.h"
+
+int t2__experiment_create(const t2__create_opts *o, int64_t *exp_id)
+{
+    t2__ctl c;
+    t2__ctl_init(&c);
+    c.o = o;
+    c.cfg = o->cfg;
+    c.tt.full_length = o->cfg->searcher.max_length.n;
+    *exp_id = 0;
+    const t2__config *cfg = o->cfg;
+    int rc;
+    char home[PATH_MAX], object[PATH_MAX];
+    if ((rc = t2__trial_so_open(o->trial_path, &c.so))) return rc;
+    if (!realpath(c.so.path, object)) snprintf(object, sizeof object, "%s", c.so.path);
+    if (cfg->resources.slots_per_trial > 1 && !t2__comm_have_mpi()) {
+        t2__trial_so_close(&c.so);
+        return t2_seterr(T2_EUNSUPPORTED, "resources.slots_per_trial = %lld: distributed trials need MPI, and this "
+                         "t2exp was built with -DT2EXP_WITH_MPI=OFF", (long long)cfg->resources.slots_per_trial);
+    }
+    c.ovr = o->overrides;
+    c.novr = o->noverrides;
+    t2__ctl_signals sigs;
+    t2__ctl_catch_signals(&sigs);
+    if ((rc = t2__store_home(o->home, home, sizeof home)) || (rc = t2__store_open(home, 0, &c.st)) ||
+        (rc = t2__ctl_resolve_warm(&c)) || (rc = t2__pool_load(&c.pool, cfg->resources.hostfile)))
+        goto out;
+    uint64_t seed = cfg->experiment_seed_set ? cfg->experiment_seed : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+    /* The store keeps the config as run: the file as given, and the command line's overrides as
+     * data (a JSON array in their own column, which `t2exp resume` applies again exactly, whatever
+     * characters they hold). */
+    /* --from-checkpoint is kept the same way, as searcher.source_checkpoint with an absolute path
+     * (a YAML double-quoted string), so the trials a resume starts warm-start as these did. */
+    char warm_ovr[PATH_MAX * 2 + 64] = "";
+    if (o->from_checkpoint) {
+        char abs[PATH_MAX], *w = warm_ovr;
+        if (!realpath(c.warm, abs)) snprintf(abs, sizeof abs, "%s", c.warm);
+        w += sprintf(w, "searcher.source_checkpoint=\"");
+        for (const char *p = abs; *p; p++) {
+            if (*p == '"' || *p == '\\') *w++ = '\\';
+            *w++ = *p;
+        }
+        strcpy(w, "\"");
+    }
+    t2__experiment_new e = {.name = cfg->name, .description = cfg->description, .config_yaml = cfg->yaml_text,
+                            .searcher_name = t2__searcher_name(cfg->searcher.name), .metric = cfg->searcher.metric,
+                            .smaller_is_better = cfg->searcher.smaller_is_better, .trial_object = object,
+                            .seed = (int64_t)seed};
+    char *labels = NULL, *ovr_json = NULL;
+    t2__val *lv = t2__val_list(), *ov = t2__val_list();
+    for (size_t i = 0; lv && i < cfg->nlabels; i++) t2__val_list_append(lv, t2__val_string(cfg->labels[i]));
+    for (int i = 0; ov && i < o->noverrides; i++)
+        if (t2__val_list_append(ov, t2__val_string(o->overrides[i]))) break;
+    if (ov && warm_ovr[0]) t2__val_list_append(ov, t2__val_string(warm_ovr));
+    size_t len;
+    if (lv && t2__val_to_json(lv, &labels, &len) == T2_OK) e.labels_json = labels;
+    /* Every override must be kept, or resume would run another experiment. */
+    if (!ov || ov->n != (size_t)o->noverrides + (warm_ovr[0] != '\0') || t2__val_to_json(ov, &ovr_json, &len))
+        rc = t2_seterr(T2_ENOMEM, "controller: out of memory");
+    e.overrides_json = ovr_json;
+    t2__val_free(lv);
+    t2__val_free(ov);
+    if (!rc) rc = t2__store_create_experiment(c.st, &e, &c.exp_id);
+    free(labels);
+    free(ovr_json);
+    if (rc) goto out;
+    *exp_id = c.exp_id;
+    char dir[PATH_MAX];
+    if ((rc = t2__store_experiment_dir(home, c.exp_id, NULL, dir, sizeof dir)) || (rc = t2__mkdirs(dir)) ||
+        (rc = t2__ctl_checkpoint_dir(&c, home, NULL, 0)) || (rc = t2__store_flush(c.st, 1)))
+        goto out;
+    if ((rc = t2__store_set_controller(c.st, c.exp_id, 1))) goto out;
+    c.recorded = 1;
+    if (o->on_started) o->on_started(o->on_started_arg, c.exp_id);
+
+    t2__progress_init(&c.prog, o->progress, o->out, cfg->searcher.metric);
+    t2__progress_line(o->out, "experiment %lld (%s): %s search on %s, metric %s (%s is better), seed %llu",
+                      (long long)c.exp_id, cfg->name, t2__searcher_name(cfg->searcher.name), object,
+                      cfg->searcher.metric, cfg->searcher.smaller_is_better ? "smaller" : "larger",
+                      (unsigned long long)seed);
+    if (c.so.def->prepare_data) {
+        t2_ctx pctx;
+        /* prepare_data sees the data section only; hparams belong to trials. */
+        t2__ctx_init(&pctx, cfg, NULL, 0, 0, 0, seed, t2__ctl_cores());
+        if ((rc = c.so.def->prepare_data(&pctx))) {
+            char why[1200];
+            snprintf(why, sizeof why, "prepare_data: %s", t2_errmsg());
+            t2__store_set_experiment_error(c.st, c.exp_id, why);
+            t2__store_set_experiment_state(c.st, c.exp_id, T2__EXP_ERRORED);
+            t2__progress_line(o->out, "experiment %lld errored: %s", (long long)c.exp_id, why);
+            rc = 1;
+            goto out;
+        }
+    }
+    if ((rc = t2__searcher_create(cfg, seed, &c.s))) goto out;
+    rc = t2__ctl_run_experiment(&c, 0);
+out:
+    rc = t2__ctl_end(&c, rc);
+    t2__ctl_restore_signals(&sigs);
+    t2__ctl_cleanup(&c);
+    return rc;
+}

@@ -1,0 +1,228 @@
+/* experiment_resume.c — `t2exp resume`: an interrupted experiment continued from the store: its
+ * config as created with the same overrides, its searcher from the saved state, its trials' table
+ * rebuilt with each one's latest checkpoint, and checkpoint files it never recorded swept away. */
+#define _XOPEN_SOURCE 700
+#include <dirent.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "checkpoints/ckpt.h"
+#include "ctl.h"
+#include "internal.h"
+
+/* Rebuilds the controller's trial table from the store and the saved controller state. */
+static int restore_trials(t2__ctl *c, const t2__val *saved)
+{
+    t2__trial_row *rows = NULL;
+    size_t n = 0;
+    int rc = t2__store_list_trials(c->st, c->exp_id, &rows, &n);
+    const t2__val *trials = saved ? t2__val_map_get(saved, "trials") : NULL;
+    for (size_t i = 0; !rc && i < n; i++) {
+        t2__val *hp = NULL;
+        t2__ctl_trial *t;
+        size_t off;
+        if ((rc = t2__val_from_json(rows[i].hparams_json, strlen(rows[i].hparams_json), &hp, &off)) ||
+            (rc = t2__tt_add(&c->tt, rows[i].ordinal, hp, (uint64_t)rows[i].seed, &t)))
+            break;
+        t->id = rows[i].id;
+        t->restarts = rows[i].restarts;
+        t->batches = rows[i].batches_trained;
+        /* The op a paused trial continues is the one it had, so its target is known before its
+         * runner reports the epoch length (progress showed "6386/0 batches" until then). */
+        t->target = rows[i].target_length_batches;
+        t->metric = rows[i].latest_validation;
+        t2__config_batch_sizes(c->cfg, t->hparams, &t->gb, NULL);
+        if (!(t->log_path = strdup(rows[i].log_path ? rows[i].log_path : "/dev/null"))) {
+            rc = t2_seterr(T2_ENOMEM, "controller: out of memory");
+            break;
+        }
+        if (!isnan(rows[i].best_validation) && t2__ctl_better(c, rows[i].best_validation, c->best)) {
+            c->best = rows[i].best_validation;
+            c->best_trial = t->id;
+        }
+        int st = rows[i].state == T2__TRIAL_COMPLETED ? T2__CTL_DONE : rows[i].state == T2__TRIAL_ERRORED ? T2__CTL_ERRORED : T2__CTL_QUEUED;
+        t2__checkpoint_row ck;
+        if (t2__store_latest_checkpoint(c->st, t->id, &ck) == T2_OK) {
+            t->ckpt = strdup(ck.path);
+            t2__checkpoint_row_free(&ck);
+            if (!t->ckpt) {
+                rc = t2_seterr(T2_ENOMEM, "controller: out of memory");
+                break;
+            }
+        }
+        char key[32];
+        snprintf(key, sizeof key, "%lld", (long long)t->rid);
+        const t2__val *e = trials ? t2__val_map_get(trials, key) : NULL;
+        const t2__val *pend = e ? t2__val_map_get(e, "pending") : NULL, *cl = e ? t2__val_map_get(e, "closing") : NULL;
+        if (st == T2__CTL_QUEUED) { /* not listed: waiting for max_length (see save_searcher) */
+            t->pending = !e ? c->cfg->searcher.max_length.n : pend && pend->kind == T2__VAL_INT ? pend->i : -1;
+            t->closing = cl && cl->kind == T2__VAL_BOOL && cl->b;
+        }
+        t->state = -1; /* so that set_state counts it */
+        if ((rc = t2__tt_set_state(&c->tt, t, st))) break;
+    }
+    t2__trial_rows_free(rows, n);
+    /* A closed trial with nothing left to do finished while the controller was gone. */
+    for (size_t i = 0; !rc && i < c->tt.nt; i++) {
+        t2__ctl_trial *t = &c->tt.t[i];
+        if (t->state == T2__CTL_QUEUED && t->closing && t->pending < 0) {
+            t2__tt_set_state(&c->tt, t, T2__CTL_DONE);
+            rc = t2__ctl_store_trial(c, t, T2__TU_STATE, T2__TRIAL_COMPLETED, NULL);
+            if (!rc) rc = t2__searcher_on_trial_exited(c->s, t->rid, &c->ops);
+        }
+    }
+    return rc;
+}
+
+/* Checkpoint files the store does not know as ACTIVE: written by a runner after its controller
+ * died (never recorded), or temporaries left by a write cut short. They can never be used. Only
+ * in a directory that is this store's alone, and only names this store's runners write
+ * (<uuid>.tar[.gz|.zst] and their .tmp-<pid>-<n>): anything else there is someone else's. */
+static int sweep_orphans(t2__ctl *c)
+{
+    if (!c->ckpt_dir_own) return T2_OK;
+    t2__checkpoint_row *rows = NULL;
+    size_t n = 0;
+    int rc = t2__store_list_checkpoints(c->st, c->exp_id, 0, &rows, &n);
+    if (rc) return rc;
+    DIR *d = opendir(c->ckpt_dir);
+    struct dirent *e;
+    char path[PATH_MAX + 256], uuid[T2__UUID_LEN + 1];
+    while (d && (e = readdir(d))) {
+        int ckpt = t2__ckpt_name_parse(e->d_name, uuid, NULL);
+        if (!ckpt && !t2__ckpt_temp_name(e->d_name)) continue;
+        snprintf(path, sizeof path, "%s/%s", c->ckpt_dir, e->d_name);
+        int known = 0;
+        for (size_t i = 0; ckpt && i < n && !known; i++) known = !rows[i].deleted && strcmp(rows[i].uuid, uuid) == 0;
+        struct stat sb;
+        if (known || lstat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) continue;
+        if (unlink(path) == 0) t2__progress_event(&c->prog, "removed unrecorded checkpoint file %s", path);
+    }
+    if (d) closedir(d);
+    t2__checkpoint_rows_free(rows, n);
+    return T2_OK;
+}
+
+int t2__experiment_overrides(t2__experiment_row *row, const char *const *extra, int nextra, const char ***out,
+                             int *n, t2__val **doc)
+{
+    size_t count = (size_t)nextra, off;
+    char *mark = NULL;
+    if (row->overrides_json) {
+        int rc = t2__val_from_json(row->overrides_json, strlen(row->overrides_json), doc, &off);
+        if (rc || (*doc)->kind != T2__VAL_LIST)
+            return rc ? rc : t2_seterr(T2_EFORMAT, "experiment %lld: stored overrides are not a list", (long long)row->id);
+        for (size_t i = 0; i < (*doc)->n; i++)
+            if ((*doc)->items[i]->kind != T2__VAL_STRING)
+                return t2_seterr(T2_EFORMAT, "experiment %lld: stored override %zu is not a string", (long long)row->id, i);
+        count += (*doc)->n;
+    } else if ((mark = strstr(row->config_yaml, T2__OVERRIDES_MARK))) {
+        for (const char *p = strstr(mark, T2__OVERRIDE_PREFIX); p; p = strstr(p + 1, T2__OVERRIDE_PREFIX)) count++;
+    }
+    if (count > INT_MAX) return t2_seterr(T2_EINVAL, "experiment %lld: too many overrides", (long long)row->id);
+    const char **v = malloc((count ? count : 1) * sizeof *v);
+    if (!v) return t2_seterr(T2_ENOMEM, "resume: out of memory");
+    int k = 0;
+    for (size_t i = 0; *doc && i < (*doc)->n; i++) v[k++] = (*doc)->items[i]->s;
+    for (char *p = mark ? strstr(mark, T2__OVERRIDE_PREFIX) : NULL; p; p = strstr(p, T2__OVERRIDE_PREFIX)) {
+        p += strlen(T2__OVERRIDE_PREFIX);
+        char *nl = strchr(p, '\n');
+        if (nl) *nl = '\0';
+        v[k++] = p;
+        if (!nl) break;
+        p = nl + 1;
+    }
+    for (int i = 0; i < nextra; i++) v[k++] = extra[i];
+    *out = v;
+    *n = k;
+    return T2_OK;
+}
+
+int t2__experiment_resume(const t2__resume_opts *o)
+{
+    t2__ctl c;
+    t2__ctl_init(&c);
+    c.exp_id = o->experiment_id;
+    t2__create_opts co = {.home = o->home, .progress = o->progress, .out = o->out};
+    c.o = &co;
+    char home[PATH_MAX];
+    t2__experiment_row row;
+    memset(&row, 0, sizeof row);
+    t2__config *cfg = NULL;
+    t2__val *saved = NULL, *ovr_doc = NULL;
+    char *state_json = NULL;
+    const char **ovr = NULL;
+    int rc, novr = 0;
+    long pid = 0;
+    t2__ctl_signals sigs;
+    t2__ctl_catch_signals(&sigs);
+    if ((rc = t2__store_home(o->home, home, sizeof home)) || (rc = t2__store_open(home, 0, &c.st))) goto out;
+    if ((rc = t2__store_get_experiment(c.st, c.exp_id, &row))) goto out;
+    if (row.state == T2__EXP_COMPLETED) {
+        rc = t2_seterr(T2_ESTATE, "experiment %lld is already COMPLETED; nothing to resume", (long long)c.exp_id);
+        goto out;
+    }
+    /* Two controllers of one experiment would run every trial twice. */
+    if ((rc = t2__store_controller(c.st, c.exp_id, &pid)) == 1) {
+        rc = t2_seterr(T2_ESTATE, "experiment %lld is running (controller pid %ld); pause or kill it first",
+                       (long long)c.exp_id, pid);
+        goto out;
+    }
+    if (rc) goto out;
+    if ((rc = t2__experiment_overrides(&row, o->overrides, o->noverrides, &ovr, &novr, &ovr_doc))) goto out;
+    char name[64];
+    snprintf(name, sizeof name, "experiment %lld config", (long long)c.exp_id);
+    if ((rc = t2__config_load_string(row.config_yaml, name, ovr, novr, &cfg))) goto out;
+    c.cfg = cfg;
+    c.tt.full_length = cfg->searcher.max_length.n;
+    co.cfg = cfg;
+    c.ovr = ovr;
+    c.novr = novr;
+    if ((rc = t2__trial_so_open(o->trial_path ? o->trial_path : row.trial_object, &c.so))) goto out;
+    if ((rc = t2__ctl_checkpoint_dir(&c, home, row.checkpoint_dir, row.checkpoint_dir == NULL)) || (rc = t2__ctl_resolve_warm(&c)) ||
+        (rc = t2__pool_load(&c.pool, cfg->resources.hostfile)))
+        goto out;
+    if ((rc = t2__searcher_create(cfg, (uint64_t)row.seed, &c.s))) goto out;
+    int fresh = 0; /* the experiment never got its searcher going: start it now */
+    if (t2__store_load_searcher_state(c.st, c.exp_id, NULL, &state_json) == T2_OK) {
+        size_t off;
+        if ((rc = t2__val_from_json(state_json, strlen(state_json), &saved, &off))) goto out;
+        const t2__val *ss = t2__val_map_get(saved, "searcher");
+        if (!ss || (rc = t2__searcher_restore(c.s, ss))) {
+            if (!rc) rc = t2_seterr(T2_EFORMAT, "experiment %lld: the saved searcher state is unreadable", (long long)c.exp_id);
+            goto out;
+        }
+    } else if (row.num_trials == 0) {
+        /* Its first commit (the searcher's first trials with the snapshot after them) never
+         * happened, e.g. the disk was full: nothing ran, so the search starts from the beginning. */
+        fresh = 1;
+    } else {
+        rc = t2_seterr(T2_ENOTFOUND, "experiment %lld has no saved searcher state to resume from", (long long)c.exp_id);
+        goto out;
+    }
+    t2__progress_init(&c.prog, o->progress, o->out, cfg->searcher.metric);
+    if ((rc = restore_trials(&c, saved)) || (rc = sweep_orphans(&c))) goto out;
+    if ((rc = t2__store_set_experiment_state(c.st, c.exp_id, T2__EXP_ACTIVE)) ||
+        (rc = t2__store_set_experiment_error(c.st, c.exp_id, NULL)) || (rc = t2__store_set_controller(c.st, c.exp_id, 1)))
+        goto out;
+    c.recorded = 1;
+    if (o->on_started) o->on_started(o->on_started_arg, c.exp_id);
+    t2__progress_line(o->out, "experiment %lld (%s): resuming %s search, %zu trial(s) known", (long long)c.exp_id,
+                      cfg->name, t2__searcher_name(cfg->searcher.name), c.tt.nt);
+    rc = t2__ctl_run_experiment(&c, !fresh);
+out:
+    rc = t2__ctl_end(&c, rc);
+    t2__ctl_restore_signals(&sigs);
+    t2__ctl_cleanup(&c);
+    t2__experiment_row_free(&row);
+    t2__val_free(saved);
+    free(state_json);
+    free(ovr);
+    t2__val_free(ovr_doc);
+    t2__config_free(cfg);
+    return rc;
+}

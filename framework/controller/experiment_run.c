@@ -1,0 +1,261 @@
+/* experiment_run.c — one run of an experiment, new or resumed: the signals that stop it, the
+ * slot pool sized, the event loop run, the outcome recorded and summed up; and the set-up both
+ * kinds of run share (checkpoint directory, warm-start source). */
+#define _XOPEN_SOURCE 700
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "checkpoints/ckpt.h"
+#include "ctl.h"
+#include "schedule.h"
+#include "internal.h"
+
+volatile sig_atomic_t t2__ctl_interrupted;
+static void on_signal(int sig) { t2__ctl_interrupted = sig; }
+
+void t2__ctl_init(t2__ctl *c)
+{
+    memset(c, 0, sizeof *c);
+    c->listen_fd = -1;
+    c->best = NAN;
+}
+
+/* Installed before the controller is recorded in the store (t2__store_set_controller): from then
+ * on `t2exp pause`/`kill` may signal this process, and SIGUSR2's default action would end it
+ * without a word. */
+void t2__ctl_catch_signals(t2__ctl_signals *old)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    t2__ctl_interrupted = 0;
+    sigaction(SIGINT, &sa, &old->intr);
+    sigaction(SIGTERM, &sa, &old->term);
+    sigaction(SIGUSR2, &sa, &old->usr2);
+    signal(SIGPIPE, SIG_IGN);
+    /* A file-size limit (ulimit -f) must fail the store's write, which pauses the experiment with
+     * the reason, not kill the controller mid-batch without a word. */
+    signal(SIGXFSZ, SIG_IGN);
+}
+
+void t2__ctl_restore_signals(const t2__ctl_signals *old)
+{
+    sigaction(SIGINT, &old->intr, NULL);
+    sigaction(SIGTERM, &old->term, NULL);
+    sigaction(SIGUSR2, &old->usr2, NULL);
+}
+
+/* Clears the experiment's controller record when this run ends; a failure to do so leaves a
+ * record that liveness checks see as stale, so it only matters when nothing else went wrong. */
+int t2__ctl_end(t2__ctl *c, int rc)
+{
+    if (!c->recorded) return rc;
+    c->recorded = 0;
+    int rc2 = t2__store_set_controller(c->st, c->exp_id, 0);
+    return rc ? rc : rc2;
+}
+
+int t2__ctl_better(const t2__ctl *c, double a, double b)
+{
+    if (isnan(b)) return !isnan(a);
+    return c->cfg->searcher.smaller_is_better ? a < b : a > b;
+}
+
+int t2__ctl_cores(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+/* The checkpoint directory: the one recorded at create (resume), else checkpoint_storage's
+ * host_path/storage_path followed by the store id and experiment-<id>, else under the home.
+ * Experiments made before the store had an id (recorded == NULL on resume, legacy) keep their
+ * old host_path/experiment-<id> directory: a directory two homes may share, so resume never
+ * sweeps it. */
+int t2__ctl_checkpoint_dir(t2__ctl *c, const char *home, const char *recorded, int legacy)
+{
+    const t2__config *cfg = c->cfg;
+    int n, rc;
+    c->ckpt_dir_own = 1;
+    if (recorded) {
+        n = snprintf(c->ckpt_dir, sizeof c->ckpt_dir, "%s", recorded);
+    } else if (cfg->checkpoint_storage.storage_path || cfg->checkpoint_storage.host_path) {
+        const char *host = cfg->checkpoint_storage.host_path, *sp = cfg->checkpoint_storage.storage_path;
+        char id[33] = "";
+        if (sp && sp[0] == '/') host = NULL;
+        if (!legacy && (rc = t2__store_id(c->st, id))) return rc;
+        c->ckpt_dir_own = !legacy;
+        /* The legacy spelling exactly as it was (its recorded paths must match it), "//" and all. */
+        char base[PATH_MAX];
+        n = snprintf(base, sizeof base, "%s%s%s", host ? host : (sp ? home : ""),
+                     host || (sp && sp[0] != '/') ? "/" : "", sp ? sp : "");
+        size_t bl = n < 0 ? 0 : strlen(base);
+        while (!legacy && bl > 1 && base[bl - 1] == '/') base[--bl] = '\0';
+        if (n >= 0 && (size_t)n < sizeof base)
+            n = snprintf(c->ckpt_dir, sizeof c->ckpt_dir, "%s%s%s/experiment-%lld", base, legacy ? "" : "/", id,
+                         (long long)c->exp_id);
+    } else {
+        if ((rc = t2__store_experiment_dir(home, c->exp_id, "checkpoints", c->ckpt_dir, sizeof c->ckpt_dir)))
+            return rc;
+        n = 0;
+    }
+    if (n < 0 || (size_t)n >= sizeof c->ckpt_dir)
+        return t2_seterr(T2_EINVAL, "checkpoint_storage: the checkpoint directory of experiment %lld is longer "
+                         "than %zu bytes", (long long)c->exp_id, sizeof c->ckpt_dir - 1);
+    if ((rc = t2__mkdirs(c->ckpt_dir))) return rc;
+    return recorded || legacy ? T2_OK : t2__store_set_experiment_checkpoint_dir(c->st, c->exp_id, c->ckpt_dir);
+}
+
+/* Runs the loop until the search ends or a signal stops it, records the outcome and prints the
+ * summary. Returns 0 (all trials completed), 1 (a trial or the experiment failed or it was
+ * interrupted) or a negative code when the store itself failed. */
+int t2__ctl_run_experiment(t2__ctl *c, int resumed)
+{
+    const t2__config *cfg = c->cfg;
+    /* Distributed trials on a hostfile run on its slots; every other trial runs here. */
+    t2__sched_limits lim = {.cores = t2__ctl_cores(),
+                            .pool_slots = cfg->resources.slots_per_trial > 1 ? c->pool.total : 0,
+                            .slots_per_trial = cfg->resources.slots_per_trial,
+                            .max_slots = cfg->resources.max_slots,
+                            .max_concurrent_trials = cfg->searcher.max_concurrent_trials,
+                            .expected_trials = t2__searcher_total_trials(c->s)};
+    t2__sched_capacity cap;
+    int rc = t2__sched_plan(&lim, &cap);
+    if (rc) return rc;
+    c->slots = cap.slots;
+    c->capacity = cap.capacity;
+    c->threads = cap.threads;
+
+    double t0 = t2__now();
+    if (!resumed) rc = t2__searcher_start(c->s, &c->ops);
+    if (!rc) rc = t2__ctl_apply_and_save(c);
+    if (!rc) rc = t2__ctl_run_loop(c);
+    /* Out of disk space (or over a file-size limit): the experiment pauses, to be resumed once
+     * there is space. The failed batch is gone (SQLite rolled it back); emptying the write-ahead
+     * log makes room for the few rows that record the pause. */
+    int full = rc && t2__store_out_of_space(c->st);
+    char full_why[1200] = "";
+    if (full) {
+        snprintf(full_why, sizeof full_why, "%s", t2_errmsg());
+        t2__store_reclaim(c->st);
+    }
+    if (full) t2__ctl_kill_all_quietly(c);
+    else if (rc || t2__ctl_interrupted) t2__ctl_stop_all(c);
+    int killed = t2__ctl_interrupted == SIGUSR2;
+    /* Killed: no trial continues, the ones just stopped (on_exit queued them) and the ones never
+     * started alike. */
+    for (size_t i = 0; killed && i < c->tt.nt; i++)
+        if (c->tt.t[i].state == T2__CTL_QUEUED && c->tt.t[i].id > 0) {
+            int rc3 = t2__ctl_store_trial(c, &c->tt.t[i], T2__TU_STATE, T2__TRIAL_CANCELED, NULL);
+            if (!rc) rc = rc3;
+        }
+    t2__progress_finish(&c->prog);
+
+    int completed = 0, errored = 0;
+    for (size_t i = 0; i < c->tt.nt; i++) {
+        completed += c->tt.t[i].state == T2__CTL_DONE;
+        errored += c->tt.t[i].state == T2__CTL_ERRORED;
+    }
+    int final = killed ? T2__EXP_CANCELED
+                : t2__ctl_interrupted || full ? T2__EXP_PAUSED
+                : rc || completed == 0 ? T2__EXP_ERRORED
+                                       : T2__EXP_COMPLETED;
+    if (full) {
+        char why[1400];
+        snprintf(why, sizeof why, "paused: the store ran out of space (%s); free some, then t2exp resume %lld", full_why,
+                 (long long)c->exp_id);
+        t2__store_set_experiment_error(c->st, c->exp_id, why);
+        t2_seterr(T2_EIO, "%s", why);
+    } else if (rc) {
+        char why[1200];
+        snprintf(why, sizeof why, "%s", t2_errmsg());
+        t2__store_set_experiment_error(c->st, c->exp_id, why);
+    } else if (final == T2__EXP_ERRORED) {
+        t2__store_set_experiment_error(c->st, c->exp_id, "no trial completed");
+    }
+    if (final == T2__EXP_COMPLETED) t2__store_set_experiment_progress(c->st, c->exp_id, 1.0);
+    /* After a store error the searcher in memory may be ahead of the rows that reached the store
+     * (a lost batch): its snapshot would then name trials that do not exist. */
+    if (!t2__ctl_interrupted && !rc) t2__ctl_save_searcher(c);
+    int rc2 = t2__store_set_experiment_state(c->st, c->exp_id, final);
+    if (!rc2) rc2 = t2__store_flush(c->st, 1);
+    FILE *out = c->o->out;
+    char best[1100] = "";
+    if (!isnan(c->best))
+        snprintf(best, sizeof best, "; best %.1000s %.6g (trial %lld, best of all validations)", cfg->searcher.metric,
+                 c->best, (long long)c->best_trial);
+    t2__progress_line(out, "experiment %lld %s in %.1f s: %d trial(s) completed, %d errored%s", (long long)c->exp_id,
+                      t2__exp_state_name(final), t2__now() - t0, completed, errored, best);
+    if (final == T2__EXP_PAUSED)
+        fprintf(out, "  see: t2exp describe %lld; continue with: t2exp resume %lld\n", (long long)c->exp_id,
+                (long long)c->exp_id);
+    else
+        fprintf(out, "  see: t2exp describe %lld\n", (long long)c->exp_id);
+    if (rc) t2__progress_line(out, "  controller error: %s", t2_errmsg());
+    if (rc2) return rc2;
+    return !rc && final == T2__EXP_COMPLETED && errored == 0 ? 0 : 1;
+}
+
+/* The warm start of new trials: --from-checkpoint, else searcher.source_checkpoint (a file, or
+ * the uuid of an active checkpoint in this store), else searcher.source_trial_id (that trial's
+ * latest checkpoint). It is opened and checked here, so a bad one stops the experiment before a
+ * trial runs. */
+int t2__ctl_resolve_warm(t2__ctl *c)
+{
+    const t2__config *cfg = c->cfg;
+    const char *src = c->o->from_checkpoint ? c->o->from_checkpoint : cfg->searcher.source_checkpoint;
+    const char *what = c->o->from_checkpoint ? "--from-checkpoint" : "searcher.source_checkpoint";
+    t2__checkpoint_row row;
+    memset(&row, 0, sizeof row);
+    int rc = T2_OK;
+    if (src) {
+        /* A path, a uuid, EXP or EXP.N: the same resolver as export and evaluate. */
+        if ((rc = t2__store_resolve_checkpoint(c->st, src, &row))) {
+            char why[512];
+            snprintf(why, sizeof why, "%s", t2_errmsg());
+            return t2_seterr(rc == T2_ENOTFOUND ? T2_EINVAL : rc, "%s: %s", what, why);
+        }
+        src = row.path;
+    } else if (!src && cfg->searcher.source_trial_id > 0) {
+        what = "searcher.source_trial_id";
+        if ((rc = t2__store_latest_checkpoint(c->st, cfg->searcher.source_trial_id, &row)))
+            return rc != T2_ENOTFOUND ? rc
+                                      : t2_seterr(T2_EINVAL, "searcher.source_trial_id: trial %lld has no checkpoint",
+                                                  (long long)cfg->searcher.source_trial_id);
+        src = row.path;
+    }
+    if (src) {
+        /* Every checksum is checked now, so a bad source stops the experiment before it exists,
+         * but streamed: memory stays at a few MiB whatever the archive claims (the trials'
+         * restore then checks the tensor table against their model before decoding). */
+        t2__ckpt *ck = NULL;
+        if ((rc = t2__ckpt_stream_params(&ck, src, NULL, NULL))) {
+            char why[512];
+            snprintf(why, sizeof why, "%s", t2_errmsg());
+            rc = t2_seterr(rc, "%s: %s", what, why);
+        }
+        t2__ckpt_free(ck);
+        if (!rc && !(c->warm = strdup(src))) rc = t2_seterr(T2_ENOMEM, "controller: out of memory");
+    }
+    t2__checkpoint_row_free(&row);
+    return rc;
+}
+
+void t2__ctl_cleanup(t2__ctl *c)
+{
+    free(c->warm);
+    t2__tt_free(&c->tt);
+    free(c->pf);
+    free(c->pf_trial);
+    t2__pool_free(&c->pool);
+    t2__ops_free(&c->ops);
+    t2__searcher_free(c->s);
+    t2__store_close(c->st);
+    t2__trial_so_close(&c->so);
+    if (c->listen_fd >= 0) close(c->listen_fd);
+}

@@ -1,0 +1,221 @@
+/* reports.c — what a runner's report does: metrics into the store (and the experiment's best),
+ * checkpoints recorded (only files inside the experiment's checkpoint directory) with garbage
+ * collection after each, the end of an op handed to the searcher, failures noted for on_exit. */
+#define _XOPEN_SOURCE 700
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "checkpoints/ckpt.h"
+#include "ctl.h"
+#include "runner/channel.h"
+#include "runner/runner.h"
+#include "internal.h"
+
+/* Garbage collection after a new checkpoint: keep the union of save_experiment_best,
+ * save_trial_best and save_trial_latest, plus every unfinished trial's latest checkpoint (it is
+ * what that trial continues from). */
+static int collect_garbage(t2__ctl *c)
+{
+    t2__checkpoint_row *rows = NULL;
+    size_t n = 0;
+    int rc = t2__store_list_checkpoints(c->st, c->exp_id, 0, &rows, &n);
+    if (rc) return rc;
+    t2__ckpt_gc_item *items = calloc(n ? n : 1, sizeof *items);
+    unsigned char *keep = calloc(n ? n : 1, 1);
+    if (!items || !keep) rc = t2_seterr(T2_ENOMEM, "controller: out of memory");
+    for (size_t i = 0; !rc && i < n; i++)
+        items[i] = (t2__ckpt_gc_item){rows[i].trial_id, rows[i].batches, rows[i].metric, (int64_t)i};
+    t2__ckpt_gc_params p = {c->cfg->checkpoint_storage.save_experiment_best, c->cfg->checkpoint_storage.save_trial_best,
+                            c->cfg->checkpoint_storage.save_trial_latest, c->cfg->searcher.smaller_is_better};
+    if (!rc) rc = t2__ckpt_gc_select(items, n, &p, keep);
+    for (size_t i = 0; !rc && i < n; i++) {
+        if (keep[i] || rows[i].deleted) continue;
+        int needed = 0;
+        for (size_t k = 0; k < c->tt.nt; k++)
+            needed |= c->tt.t[k].ckpt && c->tt.t[k].state != T2__CTL_DONE && c->tt.t[k].state != T2__CTL_ERRORED &&
+                      strcmp(c->tt.t[k].ckpt, rows[i].path) == 0;
+        if (needed) continue;
+        /* Only a checkpoint file inside this experiment's own directory is ever deleted, whatever
+         * path the row holds (see t2__ckpt_gc_path_check). */
+        int ok = t2__ckpt_gc_path_check(c->ckpt_dir, rows[i].path);
+        if (ok != T2_OK && ok != T2_ENOTFOUND) {
+            t2__progress_event(&c->prog, "warning: checkpoint %s kept: %s", rows[i].uuid, t2_errmsg());
+            t2_clearerr();
+            continue;
+        }
+        if (ok == T2_OK && unlink(rows[i].path) != 0 && errno != ENOENT) {
+            t2__progress_event(&c->prog, "warning: cannot delete checkpoint %s: %s", rows[i].path, strerror(errno));
+            continue;
+        }
+        rc = t2__store_mark_checkpoint_deleted(c->st, rows[i].uuid);
+    }
+    free(items);
+    free(keep);
+    t2__checkpoint_rows_free(rows, n);
+    return rc;
+}
+
+/* A report the controller will not act on: the trial is stopped and errored (no restart: it
+ * would say the same again), its later messages are ignored, and the experiment goes on. */
+static int reject(t2__ctl *c, t2__ctl_trial *t, const char *why)
+{
+    char msg[1200];
+    snprintf(msg, sizeof msg, "rejected checkpoint report: %s", why);
+    t2__progress_event(&c->prog, "trial %lld: %s; stopping it", (long long)t->id, msg);
+    free(t->error);
+    t->error = strdup(msg);
+    t->rejected = t->fatal = 1;
+    if (t->pid > 0) kill(t->pid, SIGKILL);
+    return T2_OK;
+}
+
+/* A trial's checkpoint report names a uuid and the file's extension, never a path: the
+ * controller makes the path itself, inside this experiment's checkpoint directory, and takes it
+ * only if a regular file is there. Whatever a runner (or a peer posing as one) sends, the store
+ * and GC never get a path outside that directory. */
+static int on_checkpoint(t2__ctl *c, t2__ctl_trial *t, const t2__val *m)
+{
+    const t2__val *u = t2__val_map_get(m, "uuid"), *x = t2__val_map_get(m, "ext");
+    const t2__val *by = t2__val_map_get(m, "bytes"), *mv = t2__val_map_get(m, "metric");
+    if (!u || u->kind != T2__VAL_STRING || !t2__uuid_valid(u->s))
+        return reject(c, t, "its uuid is not a uuid");
+    char name[T2__UUID_LEN + 16], path[PATH_MAX + 64];
+    int n = x && x->kind == T2__VAL_STRING ? snprintf(name, sizeof name, "%s%s", u->s, x->s) : -1;
+    if (n < 0 || (size_t)n >= sizeof name || !t2__ckpt_name_parse(name, NULL, NULL))
+        return reject(c, t, "its ext is not one of .tar, .tar.gz, .tar.zst");
+    snprintf(path, sizeof path, "%s/%s", c->ckpt_dir, name);
+    int ok = t2__ckpt_gc_path_check(c->ckpt_dir, path);
+    if (ok) {
+        char why[PATH_MAX + 300];
+        snprintf(why, sizeof why, "%s", ok == T2_ENOTFOUND ? "no such file in the checkpoint directory" : t2_errmsg());
+        t2_clearerr();
+        return reject(c, t, why);
+    }
+    double metric = NAN;
+    if (mv) t2__val_as_double(mv, &metric);
+    t2__checkpoint_new ck = {.uuid = u->s, .trial_id = t->id, .batches = t->batches,
+                             .epoch = t->bpe > 0 ? (double)t->batches / (double)t->bpe : NAN, .metric = metric,
+                             .size_bytes = by && by->kind == T2__VAL_INT ? by->i : 0, .path = path};
+    char *keep = strdup(path);
+    if (!keep) return t2_seterr(T2_ENOMEM, "controller: out of memory");
+    int rc = t2__store_add_checkpoint(c->st, &ck);
+    if (rc == T2_EINVAL) { /* the uuid is already recorded: another checkpoint's name */
+        free(keep);
+        t2_clearerr();
+        return reject(c, t, "its uuid is already recorded");
+    }
+    if (rc) {
+        free(keep);
+        return rc;
+    }
+    free(t->ckpt);
+    t->ckpt = keep;
+    /* The checkpoint must be durable in the store before older ones are deleted. */
+    rc = t2__store_flush(c->st, 1);
+    if (!rc) rc = collect_garbage(c);
+    return rc;
+}
+
+/* One message from a trial's runner. */
+int t2__ctl_on_message(t2__ctl *c, t2__ctl_trial *t, const t2__val *m)
+{
+    if (t->rejected) return T2_OK;
+    const char *type = t2__msg_type(m);
+    const t2__val *b = t2__val_map_get(m, "batches");
+    int rc = T2_OK;
+    if (b && b->kind == T2__VAL_INT) t->batches = b->i;
+    if (strcmp(type, "ready") == 0) {
+        const t2__val *bpe = t2__val_map_get(m, "batches_per_epoch");
+        t->bpe = bpe && bpe->kind == T2__VAL_INT ? bpe->i : 0;
+        t->ready = 1;
+        const t2__val *blas = t2__val_map_get(m, "blas");
+        if (blas && blas->kind == T2__VAL_STRING) rc = t2__store_set_trial_blas(c->st, t->id, blas->s);
+        if (!rc && t->sent >= 0) { /* the op went out before the epoch length was known */
+            t->target = t2__length_to_batches(c->cfg->searcher.max_length.unit, t->sent, t->gb, t->bpe);
+            t2__trial_update u = {.set = T2__TU_TARGET, .target_length_batches = t->target};
+            rc = t2__store_update_trial(c->st, t->id, &u);
+        }
+    } else if (strcmp(type, "metrics") == 0) {
+        const t2__val *kind = t2__val_map_get(m, "kind"), *vals = t2__val_map_get(m, "values");
+        const t2__val *ep = t2__val_map_get(m, "epoch"), *rate = t2__val_map_get(m, "batches_per_s");
+        double epoch = NAN;
+        if (ep) t2__val_as_double(ep, &epoch);
+        if (rate) t2__val_as_double(rate, &t->rate);
+        int validation = kind && kind->kind == T2__VAL_STRING && strcmp(kind->s, "validation") == 0;
+        int new_best = 0; /* better than every validation of the experiment before it */
+        for (size_t i = 0; vals && vals->kind == T2__VAL_MAP && i < vals->n && !rc; i++) {
+            double v;
+            if (t2__val_as_double(vals->items[i], &v) != T2_OK) continue;
+            rc = t2__store_add_metric(c->st, t->id, validation ? T2__METRIC_VALIDATION : T2__METRIC_TRAINING,
+                                      t->batches, epoch, vals->keys[i], v);
+            if (!validation && strcmp(vals->keys[i], "loss") == 0) t->loss = v;
+            if (validation && strcmp(vals->keys[i], c->cfg->searcher.metric) == 0) {
+                t->metric = v;
+                t2__trial_update u = {.set = T2__TU_VALIDATION | T2__TU_BATCHES, .validation = v,
+                                      .batches_trained = t->batches};
+                if (!rc) rc = t2__store_update_trial(c->st, t->id, &u);
+                if (!rc && t2__ctl_better(c, v, c->best)) {
+                    new_best = 1;
+                    c->best = v;
+                    c->best_trial = t->id;
+                    rc = t2__store_set_experiment_best(c->st, c->exp_id, t->id, v);
+                }
+            }
+        }
+        /* The runner's own measurements of the window go in beside the trial's metrics. */
+        static const char *const timing[][2] = {{"batches_per_s", "t2exp.batches_per_s"},
+                                                {"samples_per_s", "t2exp.samples_per_s"},
+                                                {"data_s", "t2exp.data_s"},
+                                                {"compute_s", "t2exp.compute_s"},
+                                                {"comm_s", "t2exp.comm_s"}};
+        for (size_t i = 0; !validation && !rc && i < sizeof timing / sizeof timing[0]; i++) {
+            const t2__val *x = t2__val_map_get(m, timing[i][0]);
+            double v;
+            if (x && t2__val_as_double(x, &v) == T2_OK)
+                rc = t2__store_add_metric(c->st, t->id, T2__METRIC_TRAINING, t->batches, epoch, timing[i][1], v);
+        }
+        if (!validation && !rc) rc = t2__ctl_store_trial(c, t, T2__TU_BATCHES, 0, NULL);
+        /* checkpoint_policy best: the runner waits for this answer before it goes on. */
+        const t2__val *ask = t2__val_map_get(m, "ask_best");
+        if (validation && !rc && ask && ask->kind == T2__VAL_BOOL && ask->b) {
+            t2__val *a = t2__val_map();
+            t2__val_map_set(a, "type", t2__val_string("validated"));
+            if (!a || t2__val_map_set(a, "new_best", t2__val_bool(new_best)))
+                rc = t2_seterr(T2_ENOMEM, "controller: out of memory answering trial %lld", (long long)t->id);
+            else if (t2__channel_send(t->fd, a))
+                t2_clearerr(); /* a runner that is gone shows up as its end of stream */
+            t2__val_free(a);
+        }
+    } else if (strcmp(type, "done") == 0) {
+        int64_t length = t->sent;
+        t->sent = -1;
+        rc = t2__searcher_on_validation(c->s, t->rid, t->metric, length, &c->ops);
+        if (!rc) rc = t2__ctl_apply_and_save(c);
+    } else if (strcmp(type, "checkpoint") == 0) {
+        rc = on_checkpoint(c, t, m);
+    } else if (strcmp(type, "checkpoint_failed") == 0) {
+        const t2__val *msg = t2__val_map_get(m, "message");
+        t2__progress_event(&c->prog, "trial %lld: checkpoint failed (%s); its previous checkpoint stays the latest",
+                           (long long)t->id, msg && msg->kind == T2__VAL_STRING ? msg->s : "?");
+    } else if (strcmp(type, "stopped") == 0) {
+        t->pausing = 1;
+        t->exit_sent = 1;
+        if (t->sent >= 0 && t->pending < 0) t->pending = t->sent; /* the op continues on resume */
+        t->sent = -1;
+    } else if (strcmp(type, "error") == 0) {
+        const t2__val *w = t2__val_map_get(m, "where"), *msg = t2__val_map_get(m, "message");
+        char buf[1400];
+        snprintf(buf, sizeof buf, "%s: %s", w && w->kind == T2__VAL_STRING ? w->s : "trial",
+                 msg && msg->kind == T2__VAL_STRING ? msg->s : "failed");
+        free(t->error);
+        t->error = strdup(buf);
+        const t2__val *inv = t2__val_map_get(m, "invalid_hparams"), *fat = t2__val_map_get(m, "fatal");
+        t->invalid_hparams = inv && inv->kind == T2__VAL_BOOL && inv->b;
+        t->fatal = fat && fat->kind == T2__VAL_BOOL && fat->b;
+    }
+    return rc;
+}

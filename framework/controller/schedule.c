@@ -1,0 +1,57 @@
+/* schedule.c — the controller's scheduling decisions (see schedule.h). Pure: no I/O, no clock. */
+#include "schedule.h"
+#include "internal.h"
+
+int t2__sched_plan(const t2__sched_limits *l, t2__sched_capacity *out)
+{
+    /* Distributed trials on a hostfile use its slots; every other trial runs here, on the cores. */
+    int pool = l->pool_slots > 0 ? l->pool_slots : (l->cores > 0 ? l->cores : 1);
+    int slots = l->max_slots > 0 && l->max_slots < pool ? (int)l->max_slots : pool;
+    if (slots < l->slots_per_trial)
+        return t2_seterr(T2_EINVAL, "resources.slots_per_trial = %lld, but the slot pool has %d slot(s)",
+                         (long long)l->slots_per_trial, slots);
+    int capacity = slots / (int)l->slots_per_trial;
+    if (l->max_concurrent_trials > 0 && l->max_concurrent_trials < capacity) capacity = (int)l->max_concurrent_trials;
+    if (capacity < 1) capacity = 1;
+    /* Fewer trials than the pool holds share it out: 2 trials on 16 cores get 8 threads each. */
+    int concurrent = l->expected_trials > 0 && l->expected_trials < capacity ? (int)l->expected_trials : capacity;
+    out->slots = slots;
+    out->capacity = capacity;
+    out->threads = slots / concurrent > 0 ? slots / concurrent : 1;
+    return T2_OK;
+}
+
+t2__ctl_trial *t2__sched_next(t2__trial_table *tt)
+{
+    t2__ctl_trial *best = NULL;
+    for (size_t k = 0; k < tt->nspecial; k++) {
+        t2__ctl_trial *t = &tt->t[tt->special[k]];
+        if (t->state == T2__CTL_QUEUED && t->pending >= 0 && (!best || t->rid < best->rid)) best = t;
+    }
+    while (tt->sched_from < tt->nt && (tt->t[tt->sched_from].state != T2__CTL_QUEUED || tt->t[tt->sched_from].listed))
+        tt->sched_from++;
+    for (size_t i = tt->sched_from; i < tt->nt; i++) {
+        t2__ctl_trial *t = &tt->t[i];
+        if (best && t->rid > best->rid) break;
+        if (t->state == T2__CTL_QUEUED && !t->listed && t->pending >= 0) return !best || t->rid < best->rid ? t : best;
+        if (t->state == T2__CTL_QUEUED && !t->listed) break; /* the first never-started one has no work yet */
+    }
+    return best;
+}
+
+t2__feed_action t2__sched_feed(const t2__ctl_trial *t)
+{
+    if (t->state != T2__CTL_RUNNING || (!t->ready && t->pending < 0) || t->sent >= 0 || t->exit_sent)
+        return T2__FEED_NOTHING;
+    if (t->pending >= 0) return T2__FEED_TRAIN;
+    return t->closing ? T2__FEED_EXIT_CLOSE : T2__FEED_EXIT_PAUSE;
+}
+
+t2__exit_verdict t2__sched_exit(const t2__ctl_trial *t, const t2__exit_facts *f)
+{
+    int ok = f->exited_ok && t->exit_sent && !t->error;
+    if (ok) return t->pausing && !t->closing ? T2__EXIT_PAUSED : T2__EXIT_COMPLETED;
+    if (f->interrupted) return T2__EXIT_STOPPED; /* stopped by us: it continues on resume */
+    if (t->restarts < f->max_restarts && !t->invalid_hparams && !t->fatal) return T2__EXIT_RESTART;
+    return T2__EXIT_ERRORED;
+}

@@ -1,0 +1,124 @@
+/* searcher_link.c — the searcher's operations applied to the trial table and the store, and the
+ * searcher's snapshot saved beside them (what `t2exp resume` continues from). */
+#define _XOPEN_SOURCE 700
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ctl.h"
+#include "internal.h"
+
+int t2__ctl_store_trial(t2__ctl *c, t2__ctl_trial *t, unsigned set, int state, const char *error)
+{
+    t2__trial_update u = {.set = set, .state = state, .restarts = t->restarts, .batches_trained = t->batches,
+                          .error = error, .log_path = t->log_path};
+    return t2__store_update_trial(c->st, t->id, &u);
+}
+
+/* Applies the searcher's operations, including those the handling itself produces. */
+static int apply_ops(t2__ctl *c)
+{
+    int rc = T2_OK;
+    for (; c->op_next < c->ops.n && !rc; c->op_next++) {
+        t2__search_op *op = &c->ops.v[c->op_next];
+        t2__ctl_trial *t = op->kind == T2__OP_CREATE ? NULL : t2__tt_find(&c->tt, op->request_id);
+        switch (op->kind) {
+        case T2__OP_CREATE: {
+            t2__val *hp = op->hparams;
+            op->hparams = NULL;
+            if ((rc = t2__tt_add(&c->tt, op->request_id, hp, op->seed, &t))) break;
+            t2__config_batch_sizes(c->cfg, t->hparams, &t->gb, NULL); /* checked again by the runner */
+            char *json = NULL;
+            size_t len;
+            if ((rc = t2__val_to_json(t->hparams, &json, &len))) break;
+            rc = t2__store_create_trial(c->st, c->exp_id, t->rid, json, (int64_t)t->seed, 0, &t->id);
+            free(json);
+            if (rc) break;
+            char dir[PATH_MAX - 64];
+            if ((rc = t2__store_experiment_dir(t2__store_home_of(c->st), c->exp_id, NULL, dir, sizeof dir))) break;
+            char path[PATH_MAX];
+            snprintf(path, sizeof path, "%s/trial-%lld.log", dir, (long long)t->id);
+            if (!(t->log_path = strdup(path))) {
+                rc = t2_seterr(T2_ENOMEM, "controller: out of memory");
+                break;
+            }
+            if ((rc = t2__ctl_store_trial(c, t, T2__TU_LOG_PATH, 0, NULL))) break;
+            /* The pointer t may move when the op list grows; searcher calls only append ops. */
+            rc = t2__searcher_on_trial_created(c->s, op->request_id, &c->ops);
+            break;
+        }
+        case T2__OP_TRAIN:
+            if (t) {
+                t->pending = op->length;
+                rc = t2__tt_note_special(&c->tt, t);
+            }
+            break;
+        case T2__OP_CLOSE:
+            if (!t) break;
+            t->closing = 1;
+            if (t->state == T2__CTL_QUEUED && t->pending < 0) {
+                /* Paused (or never started) with no work left: it is done without running again. */
+                t2__tt_set_state(&c->tt, t, T2__CTL_DONE);
+                t2__progress_event(&c->prog, "trial %lld completed: %lld batches, latest %s %.6g", (long long)t->id,
+                                   (long long)t->batches, c->cfg->searcher.metric, t->metric);
+                rc = t2__ctl_store_trial(c, t, T2__TU_STATE, T2__TRIAL_COMPLETED, NULL);
+                if (!rc) rc = t2__searcher_on_trial_exited(c->s, op->request_id, &c->ops);
+            }
+            break;
+        case T2__OP_SHUTDOWN:
+            c->shutdown = 1;
+            break;
+        }
+    }
+    if (c->op_next == c->ops.n) {
+        t2__ops_clear(&c->ops);
+        c->op_next = 0;
+    }
+    return rc;
+}
+
+/* The searcher's snapshot, wrapped with what the controller itself must remember to resume: each
+ * unfinished trial's outstanding TRAIN length and whether it was closed. Only trials that differ
+ * from the common case (waiting for max_length, not closed) are listed, so a search that queues
+ * thousands of trials up front saves a small document after every event. */
+int t2__ctl_save_searcher(t2__ctl *c)
+{
+    t2__val *state = NULL, *doc = t2__val_map(), *trials = t2__val_map();
+    char *json = NULL;
+    size_t len;
+    int rc = doc && trials ? t2__searcher_snapshot(c->s, &state) : t2_seterr(T2_ENOMEM, "controller: out of memory");
+    if (!rc) rc = t2__val_map_set(doc, "searcher", state);
+    /* Running trials, then the special queued ones (dropping stale entries from that list). */
+    t2__tt_prune_special(&c->tt);
+    for (size_t k = 0; !rc && k < c->tt.nrun + c->tt.nspecial; k++) {
+        const t2__ctl_trial *t = &c->tt.t[k < c->tt.nrun ? c->tt.run[k] : c->tt.special[k - c->tt.nrun]];
+        int64_t pend = t->sent >= 0 ? t->sent : t->pending;
+        if (pend == c->cfg->searcher.max_length.n && !t->closing) continue;
+        char key[32];
+        snprintf(key, sizeof key, "%lld", (long long)t->rid);
+        t2__val *e = t2__val_map();
+        t2__val_map_set(e, "pending", t2__val_int(pend));
+        t2__val_map_set(e, "closing", t2__val_bool(t->closing));
+        rc = t2__val_map_set(trials, key, e);
+    }
+    if (!rc) rc = t2__val_map_set(doc, "trials", trials);
+    else t2__val_free(trials);
+    if (!rc) rc = t2__val_to_json(doc, &json, &len);
+    if (!rc) rc = t2__store_save_searcher_state(c->st, c->exp_id, 0, json);
+    if (!rc) rc = t2__store_set_experiment_progress(c->st, c->exp_id, t2__searcher_progress(c->s));
+    free(json);
+    t2__val_free(doc);
+    return rc;
+}
+
+/* The searcher's operations and the snapshot after them reach the store in one commit (see
+ * t2__store_group): with 3000 trials queued at once, the batch filled up between the two, and a
+ * resume after a crash there knew 1000 trials and ran only those. */
+int t2__ctl_apply_and_save(t2__ctl *c)
+{
+    t2__store_group(c->st, 1);
+    int rc = apply_ops(c);
+    if (!rc) rc = t2__ctl_save_searcher(c);
+    t2__store_group(c->st, 0);
+    return rc;
+}

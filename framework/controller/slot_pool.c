@@ -1,0 +1,55 @@
+/* slot_pool.c — resources.hostfile's slots, given to distributed trials (see slot_pool.h). */
+#define _XOPEN_SOURCE 700
+#include "slot_pool.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "internal.h"
+
+int t2__pool_load(t2__slot_pool *p, const char *path)
+{
+    memset(p, 0, sizeof *p);
+    return path ? t2__hostfile_load(path, &p->hosts, &p->nhosts, &p->total) : T2_OK;
+}
+
+void t2__pool_free(t2__slot_pool *p)
+{
+    free(p->hosts);
+    memset(p, 0, sizeof *p);
+}
+
+int t2__pool_pick(const t2__slot_pool *p, int slots, int *take)
+{
+    int need = slots;
+    for (int h = 0; h < p->nhosts; h++) {
+        int n = p->hosts[h].slots - p->hosts[h].used;
+        if (n > need) n = need;
+        take[h] = n > 0 ? n : 0;
+        need -= take[h];
+    }
+    if (need > 0)
+        return t2_seterr(T2_ESTATE, "controller: %d free slots wanted, the hostfile has fewer free", slots);
+    return T2_OK;
+}
+
+void t2__pool_hold(t2__slot_pool *p, const int *take, int sign)
+{
+    for (int h = 0; take && h < p->nhosts; h++) p->hosts[h].used += sign * take[h];
+}
+
+int t2__pool_write_hostfile(const t2__slot_pool *p, const int *take, const char *path)
+{
+    /* 0600 like the trial log beside it: host names are nobody else's business. */
+    int hfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    FILE *f = hfd >= 0 ? fdopen(hfd, "w") : NULL;
+    if (!f && hfd >= 0) close(hfd);
+    int rc = f ? T2_OK : t2_seterr(T2_EIO, "%s: %s", path, strerror(errno));
+    for (int h = 0; !rc && h < p->nhosts; h++)
+        if (take[h] && fprintf(f, "%s slots=%d\n", p->hosts[h].name, take[h]) < 0)
+            rc = t2_seterr(T2_EIO, "%s: %s", path, strerror(errno));
+    if (f && fclose(f) != 0 && !rc) rc = t2_seterr(T2_EIO, "%s: %s", path, strerror(errno));
+    return rc;
+}

@@ -1,0 +1,30 @@
+/* slot_pool.h — the slots trials run on (internal): resources.hostfile's hosts, each with its
+ * slots and how many running trials hold. A distributed trial takes its slots filling hosts in
+ * file order and gets them as a hostfile of its own, so no host ever runs more ranks than it has
+ * slots. Local trials use the machine's cores (schedule.h counts them). */
+#ifndef T2_CONTROLLER_SLOT_POOL_H
+#define T2_CONTROLLER_SLOT_POOL_H
+
+#include <stddef.h>
+#include "hostfile.h"
+
+typedef struct t2__slot_pool {
+    t2__host *hosts; /* NULL: no hostfile */
+    int nhosts;
+    int total;       /* sum of the hosts' slots */
+} t2__slot_pool;
+
+/* Reads resources.hostfile (path NULL: an empty pool). Checked before anything runs, so a bad
+ * one is a usage error with its file:line, not a failed experiment. */
+int t2__pool_load(t2__slot_pool *p, const char *path);
+void t2__pool_free(t2__slot_pool *p);
+
+/* Which slots a trial wanting `slots` gets: take[h] of host h, filling hosts in order. Pure: the
+ * pool is not changed. T2_ESTATE if the pool has not that many free. */
+int t2__pool_pick(const t2__slot_pool *p, int slots, int *take);
+/* Marks take[] as held (+1) or given back (-1). */
+void t2__pool_hold(t2__slot_pool *p, const int *take, int sign);
+/* Writes the hosts of take[] as an Open MPI hostfile at path (0600). */
+int t2__pool_write_hostfile(const t2__slot_pool *p, const int *take, const char *path);
+
+#endif

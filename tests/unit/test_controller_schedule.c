@@ -1,0 +1,205 @@
+/* test_controller_schedule.c — the controller's scheduling decisions without a process: the slot
+ * pool's size and threads per trial, which trial starts next, what an idle trial is sent, what
+ * becomes of a trial whose process ended, which hostfile slots a distributed trial gets, and the
+ * trial table's running and special lists. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
+#include <string.h>
+#include "check.h"
+#include "controller/schedule.h"
+#include "controller/slot_pool.h"
+#include "controller/trial_table.h"
+#include "t2exp.h"
+
+static void plan(void)
+{
+    t2__sched_capacity cap;
+    /* 16 cores, single-slot trials, unknown count: 16 at once, one thread each. */
+    t2__sched_limits l = {.cores = 16, .slots_per_trial = 1};
+    CHECK_OK(t2__sched_plan(&l, &cap));
+    CHECK(cap.slots == 16 && cap.capacity == 16 && cap.threads == 1);
+    /* Two trials in all share the pool out: 8 threads each. */
+    l.expected_trials = 2;
+    CHECK_OK(t2__sched_plan(&l, &cap));
+    CHECK(cap.capacity == 16 && cap.threads == 8);
+    /* max_concurrent_trials caps the concurrency, and the threads follow it. */
+    l.expected_trials = 100;
+    l.max_concurrent_trials = 3;
+    CHECK_OK(t2__sched_plan(&l, &cap));
+    CHECK(cap.capacity == 3 && cap.threads == 5);
+    /* max_slots shrinks the pool; it never grows it. */
+    l.max_concurrent_trials = 0;
+    l.max_slots = 4;
+    CHECK_OK(t2__sched_plan(&l, &cap));
+    CHECK(cap.slots == 4 && cap.capacity == 4);
+    l.max_slots = 64;
+    CHECK_OK(t2__sched_plan(&l, &cap));
+    CHECK(cap.slots == 16);
+    /* Distributed trials on a hostfile: its slots are the pool. */
+    t2__sched_limits d = {.cores = 2, .pool_slots = 12, .slots_per_trial = 4};
+    CHECK_OK(t2__sched_plan(&d, &cap));
+    CHECK(cap.slots == 12 && cap.capacity == 3 && cap.threads == 4);
+    /* A trial bigger than the pool is a configuration error that says both numbers. */
+    d.slots_per_trial = 13;
+    CHECK_RC(t2__sched_plan(&d, &cap), T2_EINVAL);
+    CHECK(strstr(t2_errmsg(), "slots_per_trial = 13") && strstr(t2_errmsg(), "12 slot"));
+    /* No cores reported: one slot, never zero. */
+    t2__sched_limits z = {.cores = 0, .slots_per_trial = 1};
+    CHECK_OK(t2__sched_plan(&z, &cap));
+    CHECK(cap.slots == 1 && cap.capacity == 1 && cap.threads == 1);
+}
+
+static t2__ctl_trial *add(t2__trial_table *tt, int64_t rid, int64_t pending)
+{
+    t2__ctl_trial *t = NULL;
+    CHECK_OK(t2__tt_add(tt, rid, NULL, (uint64_t)rid, &t));
+    t->pending = pending;
+    CHECK_OK(t2__tt_note_special(tt, t));
+    return t;
+}
+
+static void next_and_table(void)
+{
+    t2__trial_table tt;
+    memset(&tt, 0, sizeof tt);
+    tt.full_length = 100;
+    /* 40 trials queued up front with the full length (the table grows past its first 16). */
+    for (int i = 0; i < 40; i++) add(&tt, i, 100);
+    CHECK(tt.nt == 40 && tt.nspecial == 0);
+    CHECK(t2__tt_find(&tt, 17) == &tt.t[17] && t2__tt_find(&tt, 99) == NULL);
+    /* Request order. */
+    t2__ctl_trial *n = t2__sched_next(&tt);
+    CHECK(n && n->rid == 0);
+    CHECK_OK(t2__tt_set_state(&tt, &tt.t[0], T2__CTL_RUNNING));
+    CHECK_OK(t2__tt_set_state(&tt, &tt.t[1], T2__CTL_RUNNING));
+    CHECK(tt.nrun == 2);
+    n = t2__sched_next(&tt);
+    CHECK(n && n->rid == 2);
+    /* Trial 0 fails and is queued again with a restart: it comes before trial 2 (lower id), from
+     * the special list. */
+    tt.t[0].restarts = 1;
+    CHECK_OK(t2__tt_set_state(&tt, &tt.t[0], T2__CTL_QUEUED));
+    CHECK(tt.nrun == 1 && tt.nspecial == 1 && tt.t[0].listed);
+    n = t2__sched_next(&tt);
+    CHECK(n && n->rid == 0);
+    /* A paused trial with no work is not startable; it becomes so when the searcher gives it work. */
+    CHECK_OK(t2__tt_set_state(&tt, &tt.t[0], T2__CTL_RUNNING));
+    tt.t[1].pending = -1;
+    CHECK_OK(t2__tt_set_state(&tt, &tt.t[1], T2__CTL_QUEUED));
+    n = t2__sched_next(&tt);
+    CHECK(n && n->rid == 2);
+    tt.t[1].pending = 300;
+    n = t2__sched_next(&tt);
+    CHECK(n && n->rid == 1);
+    /* Done and errored trials are counted, and never started again. */
+    CHECK_OK(t2__tt_set_state(&tt, &tt.t[0], T2__CTL_DONE));
+    CHECK_OK(t2__tt_set_state(&tt, &tt.t[1], T2__CTL_ERRORED));
+    CHECK(tt.ndone == 2 && tt.nrun == 0);
+    t2__tt_prune_special(&tt);
+    CHECK(tt.nspecial == 0 && !tt.t[0].listed && !tt.t[1].listed);
+    n = t2__sched_next(&tt);
+    CHECK(n && n->rid == 2);
+    /* A search whose first queued trial has no work yet (ASHA waiting on a rung) starts nothing
+     * after it either: never-started trials go in request order. */
+    for (size_t i = 2; i < tt.nt; i++) tt.t[i].pending = -1;
+    tt.t[30].pending = 100;
+    CHECK(t2__sched_next(&tt) == NULL);
+    t2__tt_free(&tt);
+}
+
+static void feed_and_exit(void)
+{
+    t2__ctl_trial t;
+    memset(&t, 0, sizeof t);
+    t.state = T2__CTL_QUEUED;
+    t.pending = 100;
+    t.sent = -1;
+    CHECK(t2__sched_feed(&t) == T2__FEED_NOTHING); /* not running */
+    t.state = T2__CTL_RUNNING;
+    CHECK(t2__sched_feed(&t) == T2__FEED_TRAIN);  /* before ready: the first op goes out at once */
+    t.sent = 100;
+    t.pending = -1;
+    CHECK(t2__sched_feed(&t) == T2__FEED_NOTHING); /* busy */
+    t.sent = -1;
+    CHECK(t2__sched_feed(&t) == T2__FEED_NOTHING); /* not ready, nothing pending: wait for ready */
+    t.ready = 1;
+    CHECK(t2__sched_feed(&t) == T2__FEED_EXIT_PAUSE);
+    t.closing = 1;
+    CHECK(t2__sched_feed(&t) == T2__FEED_EXIT_CLOSE);
+    t.exit_sent = 1;
+    CHECK(t2__sched_feed(&t) == T2__FEED_NOTHING);
+
+    t2__exit_facts f = {.exited_ok = 1, .max_restarts = 2};
+    memset(&t, 0, sizeof t);
+    t.exit_sent = 1;
+    CHECK(t2__sched_exit(&t, &f) == T2__EXIT_COMPLETED);
+    t.pausing = 1;
+    CHECK(t2__sched_exit(&t, &f) == T2__EXIT_PAUSED);
+    t.closing = 1; /* closed while pausing: done */
+    CHECK(t2__sched_exit(&t, &f) == T2__EXIT_COMPLETED);
+    /* Exit 0 without being told to exit is a failure. */
+    t.exit_sent = 0;
+    CHECK(t2__sched_exit(&t, &f) == T2__EXIT_RESTART);
+    /* So is a trial that reported an error, whatever its status. */
+    t.exit_sent = 1;
+    char err[] = "train_batch: boom";
+    t.error = err;
+    CHECK(t2__sched_exit(&t, &f) == T2__EXIT_RESTART);
+    t.restarts = 2;
+    CHECK(t2__sched_exit(&t, &f) == T2__EXIT_ERRORED);
+    t.restarts = 0;
+    t.invalid_hparams = 1;
+    CHECK(t2__sched_exit(&t, &f) == T2__EXIT_ERRORED);
+    t.invalid_hparams = 0;
+    t.fatal = 1;
+    CHECK(t2__sched_exit(&t, &f) == T2__EXIT_ERRORED);
+    /* While the experiment stops, a failure is not a failure: the trial continues on resume. */
+    f.interrupted = 1;
+    CHECK(t2__sched_exit(&t, &f) == T2__EXIT_STOPPED);
+    t.error = NULL;
+    f.exited_ok = 0;
+    CHECK(t2__sched_exit(&t, &f) == T2__EXIT_STOPPED);
+}
+
+static void pool(void)
+{
+    t2__host hosts[3] = {{.name = "a", .slots = 4}, {.name = "b", .slots = 2}, {.name = "c", .slots = 4}};
+    t2__slot_pool p = {.hosts = hosts, .nhosts = 3, .total = 10};
+    int take[3], take2[3];
+    CHECK_OK(t2__pool_pick(&p, 6, take));
+    CHECK(take[0] == 4 && take[1] == 2 && take[2] == 0);
+    CHECK(hosts[0].used == 0); /* picking does not hold */
+    t2__pool_hold(&p, take, +1);
+    CHECK_OK(t2__pool_pick(&p, 3, take2));
+    CHECK(take2[0] == 0 && take2[1] == 0 && take2[2] == 3);
+    t2__pool_hold(&p, take2, +1);
+    CHECK_RC(t2__pool_pick(&p, 2, take2), T2_ESTATE); /* one free slot left */
+    t2__pool_hold(&p, take, -1);
+    CHECK_OK(t2__pool_pick(&p, 5, take2));
+    CHECK(take2[0] == 4 && take2[1] == 1 && take2[2] == 0);
+    CHECK(hosts[2].used == 3);
+    /* The trial's own hostfile lists only its hosts, with its slots. */
+    char dir[] = "/tmp/t2sched.XXXXXX", path[64], buf[256] = "";
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(path, sizeof path, "%s/h", dir);
+    CHECK_OK(t2__pool_write_hostfile(&p, take2, path));
+    FILE *f = fopen(path, "r");
+    CHECK(f != NULL);
+    if (f) {
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        buf[n] = '\0';
+        fclose(f);
+    }
+    CHECK_STR(buf, "a slots=4\nb slots=1\n");
+    remove(path);
+    remove(dir);
+}
+
+int main(void)
+{
+    plan();
+    next_and_table();
+    feed_and_exit();
+    pool();
+    return check_report("test_controller_schedule");
+}

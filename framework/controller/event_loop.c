@@ -39,6 +39,8 @@ static int take_slots(t2__ctl *c, t2__ctl_trial *t, int slots, char *path, size_
     return rc;
 }
 
+static int settle(t2__ctl *c, t2__ctl_trial *t, int status);
+
 static void release_slots(t2__ctl *c, t2__ctl_trial *t)
 {
     t2__pool_hold(&c->pool, t->host_slots, -1);
@@ -123,6 +125,14 @@ static int start_trial(t2__ctl *c, t2__ctl_trial *t)
         rc = t2__trial_proc_start(&a, t->log_path, fds, n, &t->pid, &t->fd);
     }
     free(fds);
+    if (rc == T2__TRIAL_START_FAILED) {
+        /* Its processes died before it could run (a rank killed during the launch, mpirun
+         * failing, no call back): a failure of this trial, not of the experiment. */
+        free(t->error);
+        t->error = strdup(t2_errmsg());
+        t2_clearerr();
+        return settle(c, t, -1);
+    }
     if (rc) return rc;
     if ((rc = t2__tt_set_state(&c->tt, t, T2__CTL_RUNNING))) return rc;
     t->ready = t->exit_sent = t->pausing = 0;
@@ -195,19 +205,27 @@ static int feed(t2__ctl *c, t2__ctl_trial *t)
 /* The runner's channel closed: reap the process and decide the trial's fate. */
 static int on_exit(t2__ctl *c, t2__ctl_trial *t)
 {
-    int status = 0, rc = T2_OK;
+    int status = 0;
     close(t->fd);
     t->fd = -1;
     while (waitpid(t->pid, &status, 0) < 0 && errno == EINTR) {
     }
     release_slots(c, t);
-    t2__exit_facts f = {.exited_ok = WIFEXITED(status) && WEXITSTATUS(status) == 0,
+    return settle(c, t, status);
+}
+
+/* Decides the fate of a trial whose processes are gone (status: how its process ended; -1: it
+ * never got going) and applies what the searcher says to that. */
+static int settle(t2__ctl *c, t2__ctl_trial *t, int status)
+{
+    int rc = T2_OK;
+    t2__exit_facts f = {.exited_ok = status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
                         .interrupted = t2__ctl_interrupted != 0, .max_restarts = c->cfg->max_restarts};
     t2__exit_verdict v = t2__sched_exit(t, &f);
     char why[1600] = "", st[96];
     if (v != T2__EXIT_PAUSED && v != T2__EXIT_COMPLETED) {
         if (!t->error) {
-            t2__wait_status_str(status, st, sizeof st);
+            t2__wait_status_str(status == -1 ? 0 : status, st, sizeof st);
             snprintf(why, sizeof why, "the trial process %s%s", st, f.exited_ok ? " before finishing its work" : "");
         } else {
             snprintf(why, sizeof why, "%s", t->error);

@@ -158,11 +158,14 @@ int t2__trial_mpi_start(const t2__mpi_launch *l, pid_t *pid, int *fd)
                 close(s);
                 continue;
             }
-            if ((rc = t2__channel_send(s, l->spec))) {
+            if (t2__channel_send(s, l->spec)) {
+                char why[512];
+                snprintf(why, sizeof why, "%s", t2_errmsg());
                 close(s);
                 kill(p, SIGTERM);
                 waitpid(p, &status, 0);
-                return rc;
+                t2_seterr(T2_EIO, "trial %s: cannot send rank 0 its spec: %s", trial, why);
+                return T2__TRIAL_START_FAILED;
             }
             fcntl(s, F_SETFD, FD_CLOEXEC);
             *pid = p;
@@ -171,15 +174,17 @@ int t2__trial_mpi_start(const t2__mpi_launch *l, pid_t *pid, int *fd)
         }
         if (waitpid(p, &status, WNOHANG) == p) {
             char why[96];
-            return t2_seterr(T2_EIO, "trial %s: mpirun %s before rank 0 called back (see %s)", trial,
-                             t2__wait_status_str(status, why, sizeof why), l->log_path);
+            t2_seterr(T2_EIO, "trial %s: mpirun %s before rank 0 called back (see %s)", trial,
+                      t2__wait_status_str(status, why, sizeof why), l->log_path);
+            return T2__TRIAL_START_FAILED;
         }
         struct timespec t;
         clock_gettime(CLOCK_MONOTONIC, &t);
         if (t.tv_sec - t0.tv_sec > 60) {
             kill(p, SIGTERM);
             waitpid(p, &status, 0);
-            return t2_seterr(T2_ESTATE, "trial %s: rank 0 did not call back within 60 s (see %s)", trial, l->log_path);
+            t2_seterr(T2_ESTATE, "trial %s: rank 0 did not call back within 60 s (see %s)", trial, l->log_path);
+            return T2__TRIAL_START_FAILED;
         }
     }
 }

@@ -36,6 +36,10 @@ typedef struct t2__mpi_launch {
     size_t nenv;
 } t2__mpi_launch;
 
+/* Returns T2_OK with mpirun's pid and rank 0's channel; T2__TRIAL_START_FAILED (t2_errmsg() says
+ * why, mpirun reaped) when the trial's processes failed: mpirun exited, or rank 0 never called
+ * back or could not be sent its spec; a negative code for the controller's own trouble. */
+#define T2__TRIAL_START_FAILED 1
 int t2__trial_mpi_start(const t2__mpi_launch *l, pid_t *pid, int *fd);
 
 /* A listening TCP socket on addr (e.g. "127.0.0.1", "0.0.0.0") with a free port. */

@@ -58,6 +58,13 @@ typedef struct t2__ctl_signals {
     struct sigaction intr, term, usr2;
 } t2__ctl_signals;
 
+/* Whether trials start through mpirun: distributed trials, and every trial when resources.hostfile
+ * gives a pool of hosts (its slots are where trials run, single-slot ones too). */
+static inline int t2__ctl_via_mpi(const t2__ctl *c)
+{
+    return c->cfg->resources.slots_per_trial > 1 || c->pool.nhosts > 0;
+}
+
 /* experiment_run.c */
 void t2__ctl_init(t2__ctl *c);
 void t2__ctl_catch_signals(t2__ctl_signals *old);

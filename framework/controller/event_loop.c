@@ -48,7 +48,25 @@ static void release_slots(t2__ctl *c, t2__ctl_trial *t)
     t->host_slots = NULL;
 }
 
-/* A trial on slots_per_trial ranks through mpirun; rank 0 calls back to the controller. */
+/* Records where a trial on the pool runs: "host:slots,..." in the pool's order (mpirun fills a
+ * hostfile in order, so rank 0 is on the first). */
+static int record_hosts(t2__ctl *c, t2__ctl_trial *t)
+{
+    size_t len = 1;
+    for (int h = 0; h < c->pool.nhosts; h++)
+        if (t->host_slots[h]) len += strlen(c->pool.hosts[h].name) + 16;
+    char *s = malloc(len), *p = s;
+    if (!s) return t2_seterr(T2_ENOMEM, "controller: out of memory");
+    *p = '\0';
+    for (int h = 0; h < c->pool.nhosts; h++)
+        if (t->host_slots[h]) p += sprintf(p, "%s%s:%d", p == s ? "" : ",", c->pool.hosts[h].name, t->host_slots[h]);
+    int rc = t2__store_set_trial_hosts(c->st, t->id, s);
+    free(s);
+    return rc;
+}
+
+/* A trial on slots_per_trial ranks through mpirun (on the hostfile's pool, if there is one); rank
+ * 0 calls back to the controller. */
 static int start_distributed(t2__ctl *c, t2__ctl_trial *t, const t2__runner_args *a, const int *fds, int n)
 {
     int rc;
@@ -89,6 +107,7 @@ static int start_distributed(t2__ctl *c, t2__ctl_trial *t, const t2__runner_args
     rc = t2__trial_mpi_start(&l, &t->pid, &t->fd);
     t2__val_free(spec);
     if (rc) release_slots(c, t);
+    else if (t->host_slots) rc = record_hosts(c, t);
     return rc;
 }
 
@@ -117,7 +136,7 @@ static int start_trial(t2__ctl *c, t2__ctl_trial *t)
         free(fds);
         return rc;
     }
-    if (c->cfg->resources.slots_per_trial > 1) {
+    if (t2__ctl_via_mpi(c)) {
         rc = start_distributed(c, t, &a, fds, n);
     } else {
         /* The child never touches the store (it only talks over its channel and leaves with
@@ -338,7 +357,7 @@ void t2__ctl_stop_all(t2__ctl *c)
     /* mpirun gives its ranks about a second after SIGTERM before it kills them; SIGUSR1 it
      * forwards to every rank at once and then waits for them, so they can checkpoint. To kill,
      * SIGTERM is mpirun's own teardown of every rank (SIGKILL would leave them orphaned). */
-    int dist = c->cfg->resources.slots_per_trial > 1;
+    int dist = t2__ctl_via_mpi(c);
     int sig = t2__ctl_interrupted == SIGUSR2 ? (dist ? SIGTERM : SIGKILL) : dist ? SIGUSR1 : SIGTERM;
     for (size_t k = 0; k < c->tt.nrun; k++)
         if (c->tt.t[c->tt.run[k]].pid > 0) kill(c->tt.t[c->tt.run[k]].pid, sig);
@@ -362,7 +381,7 @@ void t2__ctl_stop_all(t2__ctl *c)
  * one gets mpirun's own teardown of its ranks (SIGTERM). */
 void t2__ctl_kill_all_quietly(t2__ctl *c)
 {
-    int dist = c->cfg->resources.slots_per_trial > 1;
+    int dist = t2__ctl_via_mpi(c);
     for (size_t k = 0; k < c->tt.nrun; k++) {
         t2__ctl_trial *t = &c->tt.t[c->tt.run[k]];
         if (t->pid > 0) kill(t->pid, dist ? SIGTERM : SIGKILL);

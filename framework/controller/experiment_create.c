@@ -24,10 +24,11 @@ int t2__experiment_create(const t2__create_opts *o, int64_t *exp_id)
     char home[PATH_MAX], object[PATH_MAX];
     if ((rc = t2__trial_so_open(o->trial_path, &c.so))) return rc;
     if (!realpath(c.so.path, object)) snprintf(object, sizeof object, "%s", c.so.path);
-    if (cfg->resources.slots_per_trial > 1 && !t2__comm_have_mpi()) {
+    if ((cfg->resources.slots_per_trial > 1 || cfg->resources.hostfile) && !t2__comm_have_mpi()) {
         t2__trial_so_close(&c.so);
-        return t2_seterr(T2_EUNSUPPORTED, "resources.slots_per_trial = %lld: distributed trials need MPI, and this "
-                         "t2exp was built with -DT2EXP_WITH_MPI=OFF", (long long)cfg->resources.slots_per_trial);
+        return t2_seterr(T2_EUNSUPPORTED, "%s: trials on other hosts and distributed trials need MPI, and this "
+                         "t2exp was built with -DT2EXP_WITH_MPI=OFF",
+                         cfg->resources.hostfile ? "resources.hostfile" : "resources.slots_per_trial");
     }
     c.ovr = o->overrides;
     c.novr = o->noverrides;

@@ -117,9 +117,9 @@ int t2__ctl_checkpoint_dir(t2__ctl *c, const char *home, const char *recorded, i
 int t2__ctl_run_experiment(t2__ctl *c, int resumed)
 {
     const t2__config *cfg = c->cfg;
-    /* Distributed trials on a hostfile run on its slots; every other trial runs here. */
+    /* With a hostfile, every trial runs on its slots; without one, here. */
     t2__sched_limits lim = {.cores = t2__ctl_cores(),
-                            .pool_slots = cfg->resources.slots_per_trial > 1 ? c->pool.total : 0,
+                            .pool_slots = c->pool.total,
                             .slots_per_trial = cfg->resources.slots_per_trial,
                             .max_slots = cfg->resources.max_slots,
                             .max_concurrent_trials = cfg->searcher.max_concurrent_trials,

@@ -174,12 +174,18 @@ static const char SCHEMA_V4[] =
  * as its rank 0 reported them: the same config on another core gives other floats. */
 static const char SCHEMA_V5[] = "ALTER TABLE trials ADD COLUMN blas TEXT;";
 
+/* Version 6: where each trial runs ("host:slots" per host, comma-separated, in rank order), set
+ * when it starts on resources.hostfile's pool; NULL for a trial that ran on the controller's
+ * machine without a hostfile. */
+static const char SCHEMA_V6[] = "ALTER TABLE trials ADD COLUMN hosts TEXT;";
+
 static const char *const MIGRATIONS[] = {
     SCHEMA_V1, /* 0 -> 1 */
     SCHEMA_V2, /* 1 -> 2 */
     SCHEMA_V3, /* 2 -> 3 */
     SCHEMA_V4, /* 3 -> 4 */
     SCHEMA_V5, /* 4 -> 5 */
+    SCHEMA_V6, /* 5 -> 6 */
 };
 
 _Static_assert(sizeof MIGRATIONS / sizeof MIGRATIONS[0] == T2__STORE_SCHEMA_VERSION,

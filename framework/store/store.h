@@ -52,7 +52,7 @@ int t2__store_experiment_dir(const char *home, int64_t experiment_id, const char
 /* ---- open / close / schema --------------------------------------------------------------- */
 
 /* The schema version this code writes (PRAGMA user_version). */
-#define T2__STORE_SCHEMA_VERSION 5
+#define T2__STORE_SCHEMA_VERSION 6
 
 /* Opens HOME/t2exp.db. Read-write: creates HOME (mkdir -p) and the database, sets WAL mode, and
  * applies the pending forward migrations in one transaction. Read-only: the database must exist
@@ -228,6 +228,9 @@ typedef struct {
 
 /* Records the BLAS line (t2_blas_line) the trial's rank 0 runs on. T2_ENOTFOUND if no such trial. */
 int t2__store_set_trial_blas(t2__store *st, int64_t trial_id, const char *blas);
+/* Records where the trial runs now: "host:slots[,host:slots...]" on resources.hostfile's pool.
+ * T2_ENOTFOUND if no such trial. */
+int t2__store_set_trial_hosts(t2__store *st, int64_t trial_id, const char *hosts);
 
 /* T2_ENOTFOUND if there is no such trial. */
 int t2__store_update_trial(t2__store *st, int64_t trial_id, const t2__trial_update *u);

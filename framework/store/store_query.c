@@ -233,7 +233,7 @@ done:
 static const char SQL_TRIALS[] =
     "SELECT ordinal AS trial, id, state, hparams, printf('%llu', seed) AS seed, restarts, batches_trained AS batches,"
     " target_length_batches AS target_batches, best_validation, latest_validation, "
-    ISO("started_at") " AS started, " RUN_SECONDS("RUNNING") " AS duration, error"
+    ISO("started_at") " AS started, " RUN_SECONDS("RUNNING") " AS duration, hosts, error"
     " FROM trials WHERE experiment_id = :exp ORDER BY ordinal";
 
 int t2__store_print_trials(t2__store *st, int64_t experiment_id, t2__store_format fmt, FILE *out)

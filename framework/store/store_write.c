@@ -225,17 +225,29 @@ int t2__store_update_trial(t2__store *st, int64_t trial_id, const t2__trial_upda
 }
 
 static const char SQL_SET_TRIAL_BLAS[] = "UPDATE trials SET blas = ?2 WHERE id = ?1";
+static const char SQL_SET_TRIAL_HOSTS[] = "UPDATE trials SET hosts = ?2 WHERE id = ?1";
+
+/* One text column of one trial. */
+static int set_trial_text(t2__store *st, const char *sql, int64_t trial_id, const char *value, const char *what)
+{
+    if (!st || !value) return t2_seterr(T2_EINVAL, "store: %s: NULL argument", what);
+    int rc;
+    sqlite3_stmt *s;
+    if ((rc = t2__store_write_begin(st)) || (rc = t2__store_stmt(st, sql, &s))) return rc;
+    int b = sqlite3_bind_int64(s, 1, trial_id);
+    b = b ? b : TEXT(s, 2, value);
+    if ((rc = bind_rc(st, b))) return rc;
+    return exec_one(st, s, what, "trial", trial_id);
+}
 
 int t2__store_set_trial_blas(t2__store *st, int64_t trial_id, const char *blas)
 {
-    if (!st || !blas) return t2_seterr(T2_EINVAL, "store: set_trial_blas: NULL argument");
-    int rc;
-    sqlite3_stmt *s;
-    if ((rc = t2__store_write_begin(st)) || (rc = t2__store_stmt(st, SQL_SET_TRIAL_BLAS, &s))) return rc;
-    int b = sqlite3_bind_int64(s, 1, trial_id);
-    b = b ? b : TEXT(s, 2, blas);
-    if ((rc = bind_rc(st, b))) return rc;
-    return exec_one(st, s, "set trial blas", "trial", trial_id);
+    return set_trial_text(st, SQL_SET_TRIAL_BLAS, trial_id, blas, "set trial blas");
+}
+
+int t2__store_set_trial_hosts(t2__store *st, int64_t trial_id, const char *hosts)
+{
+    return set_trial_text(st, SQL_SET_TRIAL_HOSTS, trial_id, hosts, "set trial hosts");
 }
 
 /* ON CONFLICT DO NOTHING names the one conflict we expect (the step already recorded); unlike

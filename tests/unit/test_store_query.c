@@ -168,17 +168,17 @@ static const char WANT5[] =
     "trial,id,state,hparams,best_validation,latest_validation,batches,restarts,checkpoints\n"
     ;
 static const char WANT6[] =
-    "trial,id,state,hparams,seed,restarts,batches,target_batches,best_validation,latest_validation,started,duration,error\n"
-    "1,1,RUNNING,\"{\"\"lr\"\":0.1,\"\"layers\"\":[32,64]}\",101,0,200,,0.25,0.25,2023-11-14T22:13:25Z,3672.0,\n"
-    "2,2,ERRORED,\"{\"\"lr\"\":0.01}\",102,2,100,,0.45,0.45,2023-11-14T22:13:25Z,10.0,\"line1\n"
+    "trial,id,state,hparams,seed,restarts,batches,target_batches,best_validation,latest_validation,started,duration,hosts,error\n"
+    "1,1,RUNNING,\"{\"\"lr\"\":0.1,\"\"layers\"\":[32,64]}\",101,0,200,,0.25,0.25,2023-11-14T22:13:25Z,3672.0,,\n"
+    "2,2,ERRORED,\"{\"\"lr\"\":0.01}\",102,2,100,,0.45,0.45,2023-11-14T22:13:25Z,10.0,,\"line1\n"
     "line2, \"\"quoted\"\"\"\n"
-    "3,3,QUEUED,\"{\"\"lr\"\":1}\",18000000000000000000,0,0,,,,,,\n"
+    "3,3,QUEUED,\"{\"\"lr\"\":1}\",18000000000000000000,0,0,,,,,,,\n"
     ;
 static const char WANT7[] =
-    "trial  id  state    hparams                      seed                  restarts  batches  target_batches  best_validation  latest_validation  started               duration  error\n"
-    "-----  --  -------  ---------------------------  --------------------  --------  -------  --------------  ---------------  -----------------  --------------------  --------  ---------------------\n"
+    "trial  id  state    hparams                      seed                  restarts  batches  target_batches  best_validation  latest_validation  started               duration  hosts  error\n"
+    "-----  --  -------  ---------------------------  --------------------  --------  -------  --------------  ---------------  -----------------  --------------------  --------  -----  ---------------------\n"
     "    1   1  RUNNING  {\"lr\":0.1,\"layers\":[32,64]}  101                          0      200                             0.25               0.25  2023-11-14T22:13:25Z  1h01m12s\n"
-    "    2   2  ERRORED  {\"lr\":0.01}                  102                          2      100                             0.45               0.45  2023-11-14T22:13:25Z       10s  line1 line2, \"quoted\"\n"
+    "    2   2  ERRORED  {\"lr\":0.01}                  102                          2      100                             0.45               0.45  2023-11-14T22:13:25Z       10s         line1 line2, \"quoted\"\n"
     "    3   3  QUEUED   {\"lr\":1}                     18000000000000000000         0        0\n"
     ;
 static const char WANT8[] =

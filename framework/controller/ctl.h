@@ -76,6 +76,8 @@ int t2__ctl_better(const t2__ctl *c, double a, double b);
 int t2__ctl_checkpoint_dir(t2__ctl *c, const char *home, const char *recorded, int legacy);
 int t2__ctl_resolve_warm(t2__ctl *c);
 int t2__ctl_run_experiment(t2__ctl *c, int resumed);
+/* Sizes the run from the pool: slots, trials at once, threads each (t2__sched_plan). */
+int t2__ctl_plan(t2__ctl *c);
 
 /* searcher_link.c */
 int t2__ctl_store_trial(t2__ctl *c, t2__ctl_trial *t, unsigned set, int state, const char *error);

@@ -40,6 +40,7 @@ static int take_slots(t2__ctl *c, t2__ctl_trial *t, int slots, char *path, size_
 }
 
 static int settle(t2__ctl *c, t2__ctl_trial *t, int status);
+static int check_hosts(t2__ctl *c, t2__ctl_trial *t);
 
 static void release_slots(t2__ctl *c, t2__ctl_trial *t)
 {
@@ -106,6 +107,15 @@ static int start_distributed(t2__ctl *c, t2__ctl_trial *t, const t2__runner_args
                         .env = c->cfg->environment.vars, .nenv = c->cfg->environment.nvars};
     rc = t2__trial_mpi_start(&l, &t->pid, &t->fd);
     t2__val_free(spec);
+    if (rc == T2__TRIAL_START_FAILED) {
+        /* Its processes died before it could run (a rank killed during the launch, mpirun
+         * failing, no call back, a host gone): a failure of this trial, not of the experiment. */
+        free(t->error);
+        t->error = strdup(t2_errmsg());
+        t2_clearerr();
+        int rc2 = t->host_slots && !t2__ctl_interrupted ? check_hosts(c, t) : T2_OK;
+        if (rc2) rc = rc2;
+    }
     if (rc) release_slots(c, t);
     else if (t->host_slots) rc = record_hosts(c, t);
     return rc;
@@ -144,14 +154,7 @@ static int start_trial(t2__ctl *c, t2__ctl_trial *t)
         rc = t2__trial_proc_start(&a, t->log_path, fds, n, &t->pid, &t->fd);
     }
     free(fds);
-    if (rc == T2__TRIAL_START_FAILED) {
-        /* Its processes died before it could run (a rank killed during the launch, mpirun
-         * failing, no call back): a failure of this trial, not of the experiment. */
-        free(t->error);
-        t->error = strdup(t2_errmsg());
-        t2_clearerr();
-        return settle(c, t, -1);
-    }
+    if (rc == T2__TRIAL_START_FAILED) return settle(c, t, -1); /* its error says why */
     if (rc) return rc;
     if ((rc = t2__tt_set_state(&c->tt, t, T2__CTL_RUNNING))) return rc;
     t->ready = t->exit_sent = t->pausing = 0;
@@ -221,16 +224,45 @@ static int feed(t2__ctl *c, t2__ctl_trial *t)
     return rc;
 }
 
+/* After a trial on the pool failed: any of its hosts that no longer answers leaves the pool, the
+ * trial's error says so, and the pool is sized again (an error if no trial fits any more). */
+static int check_hosts(t2__ctl *c, t2__ctl_trial *t)
+{
+    int lost = 0;
+    for (int h = 0; h < c->pool.nhosts; h++) {
+        if (!t->host_slots[h] || c->pool.hosts[h].dead) continue;
+        char why[200] = "";
+        int alive = t2__host_probe(c->pool.hosts[h].name, 15.0, why, sizeof why);
+        if (alive < 0) return alive;
+        if (alive) continue;
+        lost = 1;
+        t2__pool_kill(&c->pool, h);
+        char msg[1700];
+        snprintf(msg, sizeof msg, "host %s is unreachable (%s): its %d slot(s) left the pool%s%.1200s",
+                 c->pool.hosts[h].name, why, c->pool.hosts[h].slots, t->error ? "; " : "", t->error ? t->error : "");
+        t2__progress_event(&c->prog, "trial %lld: %s", (long long)t->id, msg);
+        free(t->error);
+        t->error = strdup(msg);
+    }
+    if (!lost || !(lost = t2__ctl_plan(c))) return T2_OK;
+    char why[600];
+    snprintf(why, sizeof why, "%s", t2_errmsg());
+    return t2_seterr(lost, "resources.hostfile: too few hosts left: %s", why);
+}
+
 /* The runner's channel closed: reap the process and decide the trial's fate. */
 static int on_exit(t2__ctl *c, t2__ctl_trial *t)
 {
-    int status = 0;
+    int status = 0, rc = T2_OK;
     close(t->fd);
     t->fd = -1;
     while (waitpid(t->pid, &status, 0) < 0 && errno == EINTR) {
     }
+    int clean = WIFEXITED(status) && WEXITSTATUS(status) == 0 && t->exit_sent && !t->error;
+    if (!clean && t->host_slots && !t2__ctl_interrupted) rc = check_hosts(c, t);
     release_slots(c, t);
-    return settle(c, t, status);
+    int rc2 = settle(c, t, status);
+    return rc ? rc : rc2;
 }
 
 /* Decides the fate of a trial whose processes are gone (status: how its process ended; -1: it

@@ -111,15 +111,13 @@ int t2__ctl_checkpoint_dir(t2__ctl *c, const char *home, const char *recorded, i
     return recorded || legacy ? T2_OK : t2__store_set_experiment_checkpoint_dir(c->st, c->exp_id, c->ckpt_dir);
 }
 
-/* Runs the loop until the search ends or a signal stops it, records the outcome and prints the
- * summary. Returns 0 (all trials completed), 1 (a trial or the experiment failed or it was
- * interrupted) or a negative code when the store itself failed. */
-int t2__ctl_run_experiment(t2__ctl *c, int resumed)
+int t2__ctl_plan(t2__ctl *c)
 {
     const t2__config *cfg = c->cfg;
-    /* With a hostfile, every trial runs on its slots; without one, here. */
+    /* With a hostfile, every trial runs on its slots (those of hosts still alive); without one,
+     * here. */
     t2__sched_limits lim = {.cores = t2__ctl_cores(),
-                            .pool_slots = c->pool.total,
+                            .pool_slots = c->pool.nhosts > 0 && c->pool.total <= 0 ? -1 : c->pool.total,
                             .slots_per_trial = cfg->resources.slots_per_trial,
                             .max_slots = cfg->resources.max_slots,
                             .max_concurrent_trials = cfg->searcher.max_concurrent_trials,
@@ -130,7 +128,17 @@ int t2__ctl_run_experiment(t2__ctl *c, int resumed)
     c->slots = cap.slots;
     c->capacity = cap.capacity;
     c->threads = cap.threads;
+    return T2_OK;
+}
 
+/* Runs the loop until the search ends or a signal stops it, records the outcome and prints the
+ * summary. Returns 0 (all trials completed), 1 (a trial or the experiment failed or it was
+ * interrupted) or a negative code when the store itself failed. */
+int t2__ctl_run_experiment(t2__ctl *c, int resumed)
+{
+    const t2__config *cfg = c->cfg;
+    int rc = t2__ctl_plan(c);
+    if (rc) return rc;
     double t0 = t2__now();
     if (!resumed) rc = t2__searcher_start(c->s, &c->ops);
     if (!rc) rc = t2__ctl_apply_and_save(c);

@@ -23,6 +23,7 @@ typedef struct t2__host {
     int slots;     /* > 0 */
     int max_slots; /* 0: not given; else >= slots (accepted for Open MPI; t2exp never oversubscribes) */
     int used;      /* the controller's count of this host's slots given to running trials (0 here) */
+    int dead;      /* the controller found it unreachable: its slots left the pool (0 here) */
 } t2__host;
 
 /* Parses a hostfile from f into a malloc'd array of hosts in first-appearance order (*hosts, free

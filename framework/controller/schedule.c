@@ -5,7 +5,7 @@
 int t2__sched_plan(const t2__sched_limits *l, t2__sched_capacity *out)
 {
     /* With a hostfile its slots are the pool, for every trial; without one, the cores here. */
-    int pool = l->pool_slots > 0 ? l->pool_slots : (l->cores > 0 ? l->cores : 1);
+    int pool = l->pool_slots < 0 ? 0 : l->pool_slots > 0 ? l->pool_slots : (l->cores > 0 ? l->cores : 1);
     int slots = l->max_slots > 0 && l->max_slots < pool ? (int)l->max_slots : pool;
     if (slots < l->slots_per_trial)
         return t2_seterr(T2_EINVAL, "resources.slots_per_trial = %lld, but the slot pool has %d slot(s)",

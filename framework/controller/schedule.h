@@ -12,7 +12,8 @@
 
 typedef struct t2__sched_limits {
     int cores;                      /* this machine's cores */
-    int pool_slots;                 /* resources.hostfile's slots (0: no hostfile, trials run here) */
+    int pool_slots;                 /* resources.hostfile's live slots (0: no hostfile, trials run
+                                       here; -1: a hostfile whose hosts are all gone) */
     int64_t slots_per_trial;        /* >= 1 */
     int64_t max_slots;              /* resources.max_slots (0: no limit) */
     int64_t max_concurrent_trials;  /* searcher.max_concurrent_trials (0: no limit) */

@@ -25,7 +25,7 @@ int t2__pool_pick(const t2__slot_pool *p, int slots, int *take)
 {
     int need = slots;
     for (int h = 0; h < p->nhosts; h++) {
-        int n = p->hosts[h].slots - p->hosts[h].used;
+        int n = p->hosts[h].dead ? 0 : p->hosts[h].slots - p->hosts[h].used;
         if (n > need) n = need;
         take[h] = n > 0 ? n : 0;
         need -= take[h];
@@ -38,6 +38,13 @@ int t2__pool_pick(const t2__slot_pool *p, int slots, int *take)
 void t2__pool_hold(t2__slot_pool *p, const int *take, int sign)
 {
     for (int h = 0; take && h < p->nhosts; h++) p->hosts[h].used += sign * take[h];
+}
+
+void t2__pool_kill(t2__slot_pool *p, int h)
+{
+    if (h < 0 || h >= p->nhosts || p->hosts[h].dead) return;
+    p->hosts[h].dead = 1;
+    p->total -= p->hosts[h].slots;
 }
 
 int t2__pool_write_hostfile(const t2__slot_pool *p, const int *take, const char *path)

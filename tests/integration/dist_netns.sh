@@ -42,6 +42,8 @@ ip -n "$ns1" link set "$v1" up && ip -n "$ns2" link set "$v2" up
 cat > "$WORK/netns-rsh" <<EOF
 #!/bin/sh
 host=\$1; shift
+# A host marked dead answers as ssh does for a machine that is down.
+[ -e "$WORK/dead-\$host" ] && { echo "ssh: connect to host \$host port 22: No route to host" >&2; exit 255; }
 case "\$host" in
   10.77.0.1) ns=$ns1 name=h1 ;;
   10.77.0.2) ns=$ns2 name=h2 ;;
@@ -96,3 +98,36 @@ echo "$hosts"
 10.77.0.2:1|2" ] || fail "the four trials did not run two on each host: $hosts"
 "$T2EXP" trials 1 --json | python3 -c "import json,sys; r = json.load(sys.stdin); assert all(t['hosts'] for t in r), r"
 echo "dist_netns: single-slot trials on the pool: ok"
+
+# 4. A host dies under a running trial: the trial fails with that reason, the host leaves the pool,
+# and the trial restarts from its checkpoint on the host that is left.
+have_fashion_mnist || { echo "dist_netns: host death part skipped (no dataset-fashion-mnist)"; exit 77; }
+mlp_config "$WORK/death.yaml" 3000 "resources: {hostfile: $WORK/hosts}" "max_restarts: 2"
+sed -i 's/^name: .*/name: host_death/; s/learning_rate: 0.05/learning_rate: {type: categorical, vals: [0.05, 0.04]}/; s/name: single/name: grid/' "$WORK/death.yaml"
+ip netns exec "$ns1" unshare --uts sh -c 'hostname h1; exec "$@"' sh \
+  env OMPI_MCA_plm_rsh_agent="$WORK/netns-rsh" OMPI_MCA_btl_tcp_if_include=10.77.0.0/24 \
+  OMPI_MCA_oob_tcp_if_include=10.77.0.0/24 "$T2EXP" create "$WORK/death.yaml" "$TRIALS/fashion_mnist_mlp.so" --plain \
+  > "$WORK/death.out" 2>&1 &
+ctl=$!
+exp=$(( $(sql "SELECT count(*) FROM experiments") + 1 ))
+for _ in $(seq 600); do
+  on2=$(sql "SELECT t.id FROM trials t JOIN checkpoints c ON c.trial_id = t.id WHERE t.experiment_id = $exp
+             AND t.hosts = '10.77.0.2:1' AND c.batches >= 100 LIMIT 1" 2>/dev/null || true)
+  [ -n "$on2" ] && break
+  sleep 0.1
+done
+[ -n "$on2" ] || { kill $ctl; cat "$WORK/death.out"; fail "no trial checkpointed on host 2"; }
+touch "$WORK/dead-10.77.0.2"
+ip netns pids "$ns2" | xargs -r kill -9
+wait $ctl || { cat "$WORK/death.out"; fail "the experiment did not complete after host 2 died"; }
+OUT=$(cat "$WORK/death.out")
+echo "$OUT" | grep -E "unreachable|restart|completed" | head -8
+expect_in "$OUT" "host 10.77.0.2 is unreachable"
+expect_in "$OUT" "2 trial(s) completed, 0 errored"
+# (restarts may be 2 when the kill lands during a launch on host 2.)
+sql "SELECT restarts || ' ' || hosts FROM trials WHERE id = $on2" | grep -qE '^[12] 10.77.0.1:1$' \
+  || fail "trial $on2 did not restart on host 1: $(sql "SELECT restarts, hosts, error FROM trials WHERE id = $on2")"
+sql "SELECT error FROM trials WHERE id = $on2" | grep -q "10.77.0.2 is unreachable" || fail "trial $on2 lacks the reason"
+# It continued from its checkpoint, not from batch 0.
+grep -q "restored .* batch [1-9]" "$T2EXP_HOME/experiments/$exp/trial-$on2.log" || fail "trial $on2 did not restore a checkpoint"
+echo "dist_netns: a dead host leaves the pool and its trial restarts on the other: ok"

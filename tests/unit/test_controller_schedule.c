@@ -43,6 +43,10 @@ static void plan(void)
     d.slots_per_trial = 13;
     CHECK_RC(t2__sched_plan(&d, &cap), T2_EINVAL);
     CHECK(strstr(t2_errmsg(), "slots_per_trial = 13") && strstr(t2_errmsg(), "12 slot"));
+    /* Every host of the hostfile gone: no slot at all, an error, never the cores here. */
+    t2__sched_limits gone = {.cores = 8, .pool_slots = -1, .slots_per_trial = 1};
+    CHECK_RC(t2__sched_plan(&gone, &cap), T2_EINVAL);
+    CHECK(strstr(t2_errmsg(), "0 slot"));
     /* No cores reported: one slot, never zero. */
     t2__sched_limits z = {.cores = 0, .slots_per_trial = 1};
     CHECK_OK(t2__sched_plan(&z, &cap));
@@ -178,6 +182,18 @@ static void pool(void)
     CHECK_OK(t2__pool_pick(&p, 5, take2));
     CHECK(take2[0] == 4 && take2[1] == 1 && take2[2] == 0);
     CHECK(hosts[2].used == 3);
+    /* A dead host's slots leave the pool: picks go around it, and its slots no longer count. */
+    t2__slot_pool q = p;
+    t2__host hq[3];
+    memcpy(hq, hosts, sizeof hq);
+    q.hosts = hq;
+    t2__pool_kill(&q, 0);
+    t2__pool_kill(&q, 0); /* once only */
+    CHECK(q.total == 6);
+    int take3[3];
+    CHECK_OK(t2__pool_pick(&q, 2, take3));
+    CHECK(take3[0] == 0 && take3[1] == 2 && take3[2] == 0);
+    CHECK_RC(t2__pool_pick(&q, 4, take3), T2_ESTATE);
     /* The trial's own hostfile lists only its hosts, with its slots. */
     char dir[] = "/tmp/t2sched.XXXXXX", path[64], buf[256] = "";
     CHECK(mkdtemp(dir) != NULL);

@@ -108,15 +108,17 @@ $(diff <(echo "$a") <(echo "$b") | head -20)"
 
 kills_ctl=0 kills_trial=0 kills_rank=0 episodes=0 resumes=0
 
-# victim_of TARGET CTL KIND — the pid to kill now (empty if there is none at this moment).
+# victim_of TARGET CTL KIND — the pid to kill now (empty if there is none at this moment). Always
+# succeeds: under pipefail a pgrep that finds nothing yet (a resumed controller that has not started
+# its trial) would otherwise end the whole test without a word.
 victim_of() {
+  local mpirun
   case $1 in
     controller) echo "$2" ;;
-    trial) pgrep -P "$2" | head -n 1 ;;
+    trial) { pgrep -P "$2" || true; } | head -n 1 ;;
     rank)
-      local mpirun
-      mpirun=$(pgrep -P "$2" -x mpirun | head -n 1)
-      [ -n "$mpirun" ] && pgrep -P "$mpirun" | sed -n "$((RANDOM % 2 + 1))p"
+      mpirun=$({ pgrep -P "$2" -x mpirun || true; } | head -n 1)
+      if [ -n "$mpirun" ]; then { pgrep -P "$mpirun" || true; } | sed -n "$((RANDOM % 2 + 1))p"; fi
       ;;
   esac
 }

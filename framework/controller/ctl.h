@@ -13,6 +13,7 @@
 #include <signal.h>
 #include "controller.h"
 #include "progress.h"
+#include "protocol/protocol.h"
 #include "runner/trial_so.h"
 #include "searchers/searcher.h"
 #include "slot_pool.h"
@@ -91,6 +92,8 @@ void t2__ctl_stop_all(t2__ctl *c);
 void t2__ctl_kill_all_quietly(t2__ctl *c);
 
 /* reports.c */
-int t2__ctl_on_message(t2__ctl *c, t2__ctl_trial *t, const t2__val *m);
+int t2__ctl_on_message(t2__ctl *c, t2__ctl_trial *t, const t2__msg *m);
+/* Stops a trial that sent what the protocol does not allow (why says what); it errors, no restart. */
+int t2__ctl_reject_message(t2__ctl *c, t2__ctl_trial *t, const char *why);
 
 #endif

@@ -14,7 +14,6 @@
 #include "ctl.h"
 #include "route.h"
 #include "runner/channel.h"
-#include "runner/remote.h"
 #include "runner/runner.h"
 #include "schedule.h"
 #include "trial_proc.h"
@@ -93,20 +92,19 @@ static int start_distributed(t2__ctl *c, t2__ctl_trial *t, const t2__runner_args
     int threads = a->threads / slots > 0 ? a->threads / slots : 1;
     char object[PATH_MAX];
     if (!realpath(c->so.path, object)) snprintf(object, sizeof object, "%s", c->so.path);
-    t2__val *spec = t2__remote_spec(c->cfg->yaml_text, c->ovr, c->novr, object, t->hparams, t->id, c->exp_id,
-                                    t->seed, threads, a->ckpt_dir, a->restore_path, a->warm_start);
-    if (!spec) return t2_seterr(T2_ENOMEM, "controller: out of memory");
+    t2__msg spec = {.kind = T2__MSG_SPEC,
+                    .u.spec = {.config_yaml = c->cfg->yaml_text, .overrides = c->ovr, .noverrides = (size_t)c->novr,
+                               .trial_object = object, .hparams = t->hparams, .trial_id = t->id,
+                               .experiment_id = c->exp_id, .seed = t->seed, .threads = threads,
+                               .ckpt_dir = a->ckpt_dir, .restore_path = a->restore_path,
+                               .warm_start = a->warm_start}};
     char hostfile[PATH_MAX + 16];
-    if (c->pool.nhosts > 0 && (rc = take_slots(c, t, slots, hostfile, sizeof hostfile))) {
-        t2__val_free(spec);
-        return rc;
-    }
+    if (c->pool.nhosts > 0 && (rc = take_slots(c, t, slots, hostfile, sizeof hostfile))) return rc;
     t2__mpi_launch l = {.slots = slots, .hostfile = c->pool.nhosts > 0 ? hostfile : NULL, .self_exe = c->self_exe,
                         .listen_fd = c->listen_fd, .connect_addr = c->connect_addr, .trial_id = t->id,
-                        .log_path = t->log_path, .spec = spec, .close_fds = fds, .nclose = n,
+                        .log_path = t->log_path, .spec = &spec, .close_fds = fds, .nclose = n,
                         .env = c->cfg->environment.vars, .nenv = c->cfg->environment.nvars};
     rc = t2__trial_mpi_start(&l, &t->pid, &t->fd);
-    t2__val_free(spec);
     if (rc == T2__TRIAL_START_FAILED) {
         /* Its processes died before it could run (a rank killed during the launch, mpirun
          * failing, no call back, a host gone): a failure of this trial, not of the experiment. */
@@ -180,19 +178,12 @@ static int feed(t2__ctl *c, t2__ctl_trial *t)
 {
     t2__feed_action act = t2__sched_feed(t);
     if (act == T2__FEED_NOTHING) return T2_OK;
-    t2__val *m = t2__val_map();
+    t2__msg m = {.kind = act == T2__FEED_TRAIN ? T2__MSG_TRAIN : T2__MSG_EXIT};
     int rc;
     if (act == T2__FEED_TRAIN) {
-        t2__val_map_set(m, "type", t2__val_string("train"));
-        t2__val_map_set(m, "length", t2__val_int(t->pending));
-        if (t->nreport_at) {
-            t2__val *steps = t2__val_list();
-            for (size_t k = 0; steps && k < t->nreport_at; k++) t2__val_list_append(steps, t2__val_int(t->report_at[k]));
-            t2__val_map_set(m, "report_at", steps);
-            free(t->report_at);
-            t->report_at = NULL;
-            t->nreport_at = 0;
-        }
+        m.u.train.length = t->pending;
+        m.u.train.report_at = t->report_at;
+        m.u.train.nreport_at = t->nreport_at;
         t->sent = t->pending;
         t->pending = -1;
         /* In epochs, the length needs the epoch's batches, which the runner reports once it has
@@ -206,12 +197,16 @@ static int feed(t2__ctl *c, t2__ctl_trial *t)
         /* Closed, or nothing to do until the searcher decides (an ASHA trial waiting on its rung):
          * the runner exits either way, so an idle trial never holds a slot. A paused trial starts
          * again when it gets work. */
-        t2__val_map_set(m, "type", t2__val_string("exit"));
         t->exit_sent = 1;
         t->pausing = act == T2__FEED_EXIT_PAUSE;
     }
-    rc = m ? t2__channel_send(t->fd, m) : T2_ENOMEM;
-    t2__val_free(m);
+    rc = t2__msg_send(t->fd, &m);
+    if (act == T2__FEED_TRAIN) { /* sent once: the steps belong to this op only */
+        free(t->report_at);
+        t->report_at = NULL;
+        t->nreport_at = 0;
+    }
+    if (rc == T2_ENOMEM) return rc;
     if (!rc && !t->exit_sent) {
         t2__trial_update u = {.set = T2__TU_TARGET, .target_length_batches = t->target};
         if ((rc = t2__store_update_trial(c->st, t->id, &u))) return rc;
@@ -366,16 +361,24 @@ int t2__ctl_pump(t2__ctl *c)
     for (int k = 0; r > 0 && k < n; k++) {
         if (!(pf[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
         /* The trial array may move while ops are applied: look the trial up by index each time. */
-        t2__val *m = NULL;
-        int rc = t2__channel_recv(c->tt.t[idx[k]].fd, &m);
-        if (rc || !m) {
-            t2__val_free(m);
+        t2__msg m;
+        int rc = t2__msg_recv(c->tt.t[idx[k]].fd, &m);
+        if (rc == T2_EFORMAT || rc == T2_EUNSUPPORTED) {
+            /* A message the protocol does not allow: the runner (or a peer posing as one) is
+             * stopped, and its end of stream follows. */
+            char why[600];
+            snprintf(why, sizeof why, "%s", t2_errmsg());
+            t2_clearerr();
+            if ((rc = t2__ctl_reject_message(c, &c->tt.t[idx[k]], why))) return rc;
+            continue;
+        }
+        if (rc || m.kind == T2__MSG_NONE) {
             if (rc && !c->tt.t[idx[k]].error) c->tt.t[idx[k]].error = strdup(t2_errmsg());
             if ((rc = on_exit(c, &c->tt.t[idx[k]]))) return rc;
             continue;
         }
-        rc = t2__ctl_on_message(c, &c->tt.t[idx[k]], m);
-        t2__val_free(m);
+        rc = t2__ctl_on_message(c, &c->tt.t[idx[k]], &m);
+        t2__msg_free(&m);
         if (rc) return rc;
     }
     return T2_OK;

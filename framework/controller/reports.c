@@ -61,10 +61,10 @@ static int collect_garbage(t2__ctl *c)
 
 /* A report the controller will not act on: the trial is stopped and errored (no restart: it
  * would say the same again), its later messages are ignored, and the experiment goes on. */
-static int reject(t2__ctl *c, t2__ctl_trial *t, const char *why)
+static int reject(t2__ctl *c, t2__ctl_trial *t, const char *what, const char *why)
 {
     char msg[1200];
-    snprintf(msg, sizeof msg, "rejected checkpoint report: %s", why);
+    snprintf(msg, sizeof msg, "rejected %s: %.1100s", what, why);
     t2__progress_event(&c->prog, "trial %lld: %s; stopping it", (long long)t->id, msg);
     free(t->error);
     t->error = strdup(msg);
@@ -73,40 +73,42 @@ static int reject(t2__ctl *c, t2__ctl_trial *t, const char *why)
     return T2_OK;
 }
 
+int t2__ctl_reject_message(t2__ctl *c, t2__ctl_trial *t, const char *why)
+{
+    return reject(c, t, "a message", why);
+}
+
 /* A trial's checkpoint report names a uuid and the file's extension, never a path: the
  * controller makes the path itself, inside this experiment's checkpoint directory, and takes it
  * only if a regular file is there. Whatever a runner (or a peer posing as one) sends, the store
  * and GC never get a path outside that directory. */
-static int on_checkpoint(t2__ctl *c, t2__ctl_trial *t, const t2__val *m)
+static int on_checkpoint(t2__ctl *c, t2__ctl_trial *t, const t2__msg *m)
 {
-    const t2__val *u = t2__val_map_get(m, "uuid"), *x = t2__val_map_get(m, "ext");
-    const t2__val *by = t2__val_map_get(m, "bytes"), *mv = t2__val_map_get(m, "metric");
-    if (!u || u->kind != T2__VAL_STRING || !t2__uuid_valid(u->s))
-        return reject(c, t, "its uuid is not a uuid");
+    const char *uuid = m->u.checkpoint.uuid, *ext = m->u.checkpoint.ext;
+    if (!t2__uuid_valid(uuid)) return reject(c, t, "checkpoint report", "its uuid is not a uuid");
     char name[T2__UUID_LEN + 16], path[PATH_MAX + 64];
-    int n = x && x->kind == T2__VAL_STRING ? snprintf(name, sizeof name, "%s%s", u->s, x->s) : -1;
+    int n = snprintf(name, sizeof name, "%s%s", uuid, ext);
     if (n < 0 || (size_t)n >= sizeof name || !t2__ckpt_name_parse(name, NULL, NULL))
-        return reject(c, t, "its ext is not one of .tar, .tar.gz, .tar.zst");
+        return reject(c, t, "checkpoint report", "its ext is not one of .tar, .tar.gz, .tar.zst");
     snprintf(path, sizeof path, "%s/%s", c->ckpt_dir, name);
     int ok = t2__ckpt_gc_path_check(c->ckpt_dir, path);
     if (ok) {
         char why[PATH_MAX + 300];
         snprintf(why, sizeof why, "%s", ok == T2_ENOTFOUND ? "no such file in the checkpoint directory" : t2_errmsg());
         t2_clearerr();
-        return reject(c, t, why);
+        return reject(c, t, "checkpoint report", why);
     }
-    double metric = NAN;
-    if (mv) t2__val_as_double(mv, &metric);
-    t2__checkpoint_new ck = {.uuid = u->s, .trial_id = t->id, .batches = t->batches,
-                             .epoch = t->bpe > 0 ? (double)t->batches / (double)t->bpe : NAN, .metric = metric,
-                             .size_bytes = by && by->kind == T2__VAL_INT ? by->i : 0, .path = path};
+    t2__checkpoint_new ck = {.uuid = uuid, .trial_id = t->id, .batches = t->batches,
+                             .epoch = t->bpe > 0 ? (double)t->batches / (double)t->bpe : NAN,
+                             .metric = m->u.checkpoint.has_metric ? m->u.checkpoint.metric : NAN,
+                             .size_bytes = m->u.checkpoint.bytes, .path = path};
     char *keep = strdup(path);
     if (!keep) return t2_seterr(T2_ENOMEM, "controller: out of memory");
     int rc = t2__store_add_checkpoint(c->st, &ck);
     if (rc == T2_EINVAL) { /* the uuid is already recorded: another checkpoint's name */
         free(keep);
         t2_clearerr();
-        return reject(c, t, "its uuid is already recorded");
+        return reject(c, t, "checkpoint report", "its uuid is already recorded");
     }
     if (rc) {
         free(keep);
@@ -120,102 +122,117 @@ static int on_checkpoint(t2__ctl *c, t2__ctl_trial *t, const t2__val *m)
     return rc;
 }
 
-/* One message from a trial's runner. */
-int t2__ctl_on_message(t2__ctl *c, t2__ctl_trial *t, const t2__val *m)
+static int on_ready(t2__ctl *c, t2__ctl_trial *t, const t2__msg *m)
 {
-    if (t->rejected) return T2_OK;
-    const char *type = t2__msg_type(m);
-    const t2__val *b = t2__val_map_get(m, "batches");
     int rc = T2_OK;
-    if (b && b->kind == T2__VAL_INT) t->batches = b->i;
-    if (strcmp(type, "ready") == 0) {
-        const t2__val *bpe = t2__val_map_get(m, "batches_per_epoch");
-        t->bpe = bpe && bpe->kind == T2__VAL_INT ? bpe->i : 0;
-        t->ready = 1;
-        const t2__val *blas = t2__val_map_get(m, "blas");
-        if (blas && blas->kind == T2__VAL_STRING) rc = t2__store_set_trial_blas(c->st, t->id, blas->s);
-        if (!rc && t->sent >= 0) { /* the op went out before the epoch length was known */
-            t->target = t2__length_to_batches(c->cfg->searcher.max_length.unit, t->sent, t->gb, t->bpe);
-            t2__trial_update u = {.set = T2__TU_TARGET, .target_length_batches = t->target};
-            rc = t2__store_update_trial(c->st, t->id, &u);
-        }
-    } else if (strcmp(type, "metrics") == 0) {
-        const t2__val *kind = t2__val_map_get(m, "kind"), *vals = t2__val_map_get(m, "values");
-        const t2__val *ep = t2__val_map_get(m, "epoch"), *rate = t2__val_map_get(m, "batches_per_s");
-        double epoch = NAN;
-        if (ep) t2__val_as_double(ep, &epoch);
-        if (rate) t2__val_as_double(rate, &t->rate);
-        int validation = kind && kind->kind == T2__VAL_STRING && strcmp(kind->s, "validation") == 0;
-        int new_best = 0; /* better than every validation of the experiment before it */
-        for (size_t i = 0; vals && vals->kind == T2__VAL_MAP && i < vals->n && !rc; i++) {
-            double v;
-            if (t2__val_as_double(vals->items[i], &v) != T2_OK) continue;
-            rc = t2__store_add_metric(c->st, t->id, validation ? T2__METRIC_VALIDATION : T2__METRIC_TRAINING,
-                                      t->batches, epoch, vals->keys[i], v);
-            if (!validation && strcmp(vals->keys[i], "loss") == 0) t->loss = v;
-            if (validation && strcmp(vals->keys[i], c->cfg->searcher.metric) == 0) {
-                t->metric = v;
-                t2__trial_update u = {.set = T2__TU_VALIDATION | T2__TU_BATCHES, .validation = v,
-                                      .batches_trained = t->batches};
-                if (!rc) rc = t2__store_update_trial(c->st, t->id, &u);
-                if (!rc && t2__ctl_better(c, v, c->best)) {
-                    new_best = 1;
-                    c->best = v;
-                    c->best_trial = t->id;
-                    rc = t2__store_set_experiment_best(c->st, c->exp_id, t->id, v);
-                }
+    t->bpe = m->u.ready.batches_per_epoch;
+    t->ready = 1;
+    if (m->u.ready.blas) rc = t2__store_set_trial_blas(c->st, t->id, m->u.ready.blas);
+    if (!rc && t->sent >= 0) { /* the op went out before the epoch length was known */
+        t->target = t2__length_to_batches(c->cfg->searcher.max_length.unit, t->sent, t->gb, t->bpe);
+        t2__trial_update u = {.set = T2__TU_TARGET, .target_length_batches = t->target};
+        rc = t2__store_update_trial(c->st, t->id, &u);
+    }
+    return rc;
+}
+
+static int on_metrics(t2__ctl *c, t2__ctl_trial *t, const t2__msg *m)
+{
+    int rc = T2_OK, validation = m->u.metrics.validation;
+    const t2__val *vals = m->u.metrics.values;
+    double epoch = m->u.metrics.epoch;
+    if (m->u.metrics.has_timing) t->rate = m->u.metrics.timing.batches_per_s;
+    int new_best = 0; /* better than every validation of the experiment before it */
+    for (size_t i = 0; i < vals->n && !rc; i++) {
+        double v;
+        if (t2__val_as_double(vals->items[i], &v) != T2_OK) continue; /* decode checked: numbers */
+        rc = t2__store_add_metric(c->st, t->id, validation ? T2__METRIC_VALIDATION : T2__METRIC_TRAINING, t->batches,
+                                  epoch, vals->keys[i], v);
+        if (!validation && strcmp(vals->keys[i], "loss") == 0) t->loss = v;
+        if (validation && strcmp(vals->keys[i], c->cfg->searcher.metric) == 0) {
+            t->metric = v;
+            t2__trial_update u = {.set = T2__TU_VALIDATION | T2__TU_BATCHES, .validation = v,
+                                  .batches_trained = t->batches};
+            if (!rc) rc = t2__store_update_trial(c->st, t->id, &u);
+            if (!rc && t2__ctl_better(c, v, c->best)) {
+                new_best = 1;
+                c->best = v;
+                c->best_trial = t->id;
+                rc = t2__store_set_experiment_best(c->st, c->exp_id, t->id, v);
             }
         }
-        /* The runner's own measurements of the window go in beside the trial's metrics. */
-        static const char *const timing[][2] = {{"batches_per_s", "t2exp.batches_per_s"},
-                                                {"samples_per_s", "t2exp.samples_per_s"},
-                                                {"data_s", "t2exp.data_s"},
-                                                {"compute_s", "t2exp.compute_s"},
-                                                {"comm_s", "t2exp.comm_s"}};
-        for (size_t i = 0; !validation && !rc && i < sizeof timing / sizeof timing[0]; i++) {
-            const t2__val *x = t2__val_map_get(m, timing[i][0]);
-            double v;
-            if (x && t2__val_as_double(x, &v) == T2_OK)
-                rc = t2__store_add_metric(c->st, t->id, T2__METRIC_TRAINING, t->batches, epoch, timing[i][1], v);
-        }
-        if (!validation && !rc) rc = t2__ctl_store_trial(c, t, T2__TU_BATCHES, 0, NULL);
-        /* checkpoint_policy best: the runner waits for this answer before it goes on. */
-        const t2__val *ask = t2__val_map_get(m, "ask_best");
-        if (validation && !rc && ask && ask->kind == T2__VAL_BOOL && ask->b) {
-            t2__val *a = t2__val_map();
-            t2__val_map_set(a, "type", t2__val_string("validated"));
-            if (!a || t2__val_map_set(a, "new_best", t2__val_bool(new_best)))
-                rc = t2_seterr(T2_ENOMEM, "controller: out of memory answering trial %lld", (long long)t->id);
-            else if (t2__channel_send(t->fd, a))
-                t2_clearerr(); /* a runner that is gone shows up as its end of stream */
-            t2__val_free(a);
-        }
-    } else if (strcmp(type, "done") == 0) {
+    }
+    /* The runner's own measurements of the window go in beside the trial's metrics. */
+    if (!validation && m->u.metrics.has_timing) {
+        const t2__msg_timing *x = &m->u.metrics.timing;
+        const struct { const char *name; double v; } timing[] = {
+            {"t2exp.batches_per_s", x->batches_per_s}, {"t2exp.samples_per_s", x->samples_per_s},
+            {"t2exp.data_s", x->data_s}, {"t2exp.compute_s", x->compute_s}, {"t2exp.comm_s", x->comm_s}};
+        for (size_t i = 0; !rc && i < sizeof timing / sizeof timing[0]; i++)
+            rc = t2__store_add_metric(c->st, t->id, T2__METRIC_TRAINING, t->batches, epoch, timing[i].name, timing[i].v);
+    }
+    if (!validation && !rc) rc = t2__ctl_store_trial(c, t, T2__TU_BATCHES, 0, NULL);
+    /* checkpoint_policy best: the runner waits for this answer before it goes on. */
+    if (validation && !rc && m->u.metrics.ask_best) {
+        t2__msg a = {.kind = T2__MSG_VALIDATED, .u.validated.new_best = new_best};
+        if (t2__msg_send(t->fd, &a)) t2_clearerr(); /* a runner that is gone shows up as its end of stream */
+    }
+    return rc;
+}
+
+/* One message from a trial's runner. */
+int t2__ctl_on_message(t2__ctl *c, t2__ctl_trial *t, const t2__msg *m)
+{
+    if (t->rejected) return T2_OK;
+    int rc = T2_OK;
+    switch (m->kind) {
+    case T2__MSG_READY:
+        rc = on_ready(c, t, m);
+        break;
+    case T2__MSG_METRICS:
+        t->batches = m->u.metrics.batches;
+        rc = on_metrics(c, t, m);
+        break;
+    case T2__MSG_DONE: {
+        t->batches = m->u.done.batches;
         int64_t length = t->sent;
         t->sent = -1;
         rc = t2__searcher_on_validation(c->s, t->rid, t->metric, length, &c->ops);
         if (!rc) rc = t2__ctl_apply_and_save(c);
-    } else if (strcmp(type, "checkpoint") == 0) {
+        break;
+    }
+    case T2__MSG_CHECKPOINT:
+        t->batches = m->u.checkpoint.batches;
         rc = on_checkpoint(c, t, m);
-    } else if (strcmp(type, "checkpoint_failed") == 0) {
-        const t2__val *msg = t2__val_map_get(m, "message");
+        break;
+    case T2__MSG_CHECKPOINT_FAILED:
+        t->batches = m->u.checkpoint_failed.batches;
         t2__progress_event(&c->prog, "trial %lld: checkpoint failed (%s); its previous checkpoint stays the latest",
-                           (long long)t->id, msg && msg->kind == T2__VAL_STRING ? msg->s : "?");
-    } else if (strcmp(type, "stopped") == 0) {
+                           (long long)t->id, m->u.checkpoint_failed.message);
+        break;
+    case T2__MSG_STOPPED:
+        t->batches = m->u.stopped.batches;
         t->pausing = 1;
         t->exit_sent = 1;
         if (t->sent >= 0 && t->pending < 0) t->pending = t->sent; /* the op continues on resume */
         t->sent = -1;
-    } else if (strcmp(type, "error") == 0) {
-        const t2__val *w = t2__val_map_get(m, "where"), *msg = t2__val_map_get(m, "message");
+        break;
+    case T2__MSG_ERROR: {
+        t->batches = m->u.error.batches;
         char buf[1400];
-        snprintf(buf, sizeof buf, "%s: %s", w && w->kind == T2__VAL_STRING ? w->s : "trial",
-                 msg && msg->kind == T2__VAL_STRING ? msg->s : "failed");
+        snprintf(buf, sizeof buf, "%s: %s", m->u.error.where, m->u.error.message);
         free(t->error);
         t->error = strdup(buf);
-        const t2__val *inv = t2__val_map_get(m, "invalid_hparams"), *fat = t2__val_map_get(m, "fatal");
-        t->invalid_hparams = inv && inv->kind == T2__VAL_BOOL && inv->b;
-        t->fatal = fat && fat->kind == T2__VAL_BOOL && fat->b;
+        t->invalid_hparams = m->u.error.invalid_hparams;
+        t->fatal = m->u.error.fatal;
+        break;
+    }
+    default: {
+        char why[96];
+        snprintf(why, sizeof why, "a runner sent a %s message, which only the controller sends",
+                 t2__msg_kind_name(m->kind));
+        rc = t2__ctl_reject_message(c, t, why);
+    }
     }
     return rc;
 }

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "protocol/protocol.h"
 #include "runner/channel.h"
 #include "runner/channel_auth.h"
 #include "trial_proc.h"
@@ -158,7 +159,7 @@ int t2__trial_mpi_start(const t2__mpi_launch *l, pid_t *pid, int *fd)
                 close(s);
                 continue;
             }
-            if (t2__channel_send(s, l->spec)) {
+            if (t2__msg_send(s, l->spec)) {
                 char why[512];
                 snprintf(why, sizeof why, "%s", t2_errmsg());
                 close(s);

@@ -29,7 +29,7 @@ typedef struct t2__mpi_launch {
     const char *connect_addr; /* HOST:PORT the ranks reach listen_fd at */
     int64_t trial_id;
     const char *log_path;
-    const t2__val *spec;
+    const struct t2__msg *spec; /* the spec message rank 0 gets (protocol.h) */
     const int *close_fds;
     int nclose;
     char *const *env; /* environment.environment_variables ("NAME=value"): set for mpirun, -x NAME to ranks */

@@ -107,9 +107,3 @@ int t2__channel_recv_by(int fd, t2__val **out, size_t max_frame, double deadline
 {
     return recv_frame(fd, out, max_frame < T2__CHANNEL_MAX_FRAME ? max_frame : T2__CHANNEL_MAX_FRAME, deadline);
 }
-
-const char *t2__msg_type(const t2__val *msg)
-{
-    const t2__val *t = msg ? t2__val_map_get(msg, "type") : NULL;
-    return t && t->kind == T2__VAL_STRING ? t->s : "";
-}

@@ -1,7 +1,7 @@
 /* channel.h — framed JSON messages between the controller and a trial runner (internal).
  *
  * A frame is a 4-byte little-endian length followed by that many bytes of JSON (one t2__val map
- * with a "type" key). Frames over a socketpair (local trials) or a TCP socket (MPI rank 0). */
+ * with a "type" key). What the messages are: protocol/protocol.h, which alone builds and reads them. Frames over a socketpair (local trials) or a TCP socket (MPI rank 0). */
 #ifndef T2_RUNNER_CHANNEL_H
 #define T2_RUNNER_CHANNEL_H
 
@@ -21,8 +21,5 @@ int t2__channel_recv(int fd, t2__val **out);
  * before anything is allocated, and T2_EIO when the whole frame has not arrived by deadline
  * (t2__now() seconds). */
 int t2__channel_recv_by(int fd, t2__val **out, size_t max_frame, double deadline);
-
-/* Convenience: the string under "type", or "" if absent. */
-const char *t2__msg_type(const t2__val *msg);
 
 #endif

@@ -9,6 +9,7 @@
 #include <string.h>
 #include "channel.h"
 #include "channel_auth.h"
+#include "protocol/protocol.h"
 #include "internal.h"
 #include "t2exp/error.h"
 
@@ -87,35 +88,18 @@ static int mac_equal(const char *want, const char *got)
     return got && strlen(got) == strlen(want) && CRYPTO_memcmp(want, got, strlen(want)) == 0;
 }
 
-static const char *str_field(const t2__val *m, const char *key)
+/* One handshake message of the given kind, by the deadline (a small frame limit: a peer not yet
+ * trusted gets no big allocation out of us). */
+static int recv_msg(int fd, t2__msg_kind kind, double deadline, t2__msg *out)
 {
-    const t2__val *v = m ? t2__val_map_get(m, key) : NULL;
-    return v && v->kind == T2__VAL_STRING ? v->s : NULL;
-}
-
-/* One handshake message of the given type, by the deadline. */
-static int recv_msg(int fd, const char *type, double deadline, t2__val **out)
-{
-    int rc = t2__channel_recv_by(fd, out, MAX_HANDSHAKE_FRAME, deadline);
+    int rc = t2__msg_recv_by(fd, out, MAX_HANDSHAKE_FRAME, deadline);
     if (rc) return rc;
-    if (!*out) return t2_seterr(T2_EIO, "channel: the peer closed the connection during the handshake");
-    if (strcmp(t2__msg_type(*out), type) != 0) {
-        t2__val_free(*out);
-        *out = NULL;
-        return t2_seterr(T2_EFORMAT, "channel: expected a %s message in the handshake", type);
+    if (out->kind == T2__MSG_NONE) return t2_seterr(T2_EIO, "channel: the peer closed the connection during the handshake");
+    if (out->kind != kind) {
+        t2__msg_free(out);
+        return t2_seterr(T2_EFORMAT, "channel: expected a %s message in the handshake", t2__msg_kind_name(kind));
     }
     return T2_OK;
-}
-
-/* {"type": type, key: value}. */
-static int send_field(int fd, const char *type, const char *key, const char *value)
-{
-    t2__val *m = t2__val_map();
-    int rc = m ? t2__val_map_set(m, "type", t2__val_string(type)) : T2_ENOMEM;
-    if (!rc) rc = t2__val_map_set(m, key, t2__val_string(value));
-    rc = rc ? t2_seterr(T2_ENOMEM, "channel: out of memory") : t2__channel_send(fd, m);
-    t2__val_free(m);
-    return rc;
 }
 
 int t2__auth_accept(int fd, const unsigned char key[T2__AUTH_KEY_BYTES], int64_t trial_id, int timeout_ms)
@@ -123,17 +107,18 @@ int t2__auth_accept(int fd, const unsigned char key[T2__AUTH_KEY_BYTES], int64_t
     double deadline = t2__now() + timeout_ms / 1000.0;
     unsigned char nonce[NONCE_BYTES], peer[NONCE_BYTES];
     char nc[HEX(NONCE_BYTES)], want[HEX(32)];
-    t2__val *hello = NULL;
+    t2__msg hello;
+    memset(&hello, 0, sizeof hello);
     int rc = t2__random_bytes(nonce, sizeof nonce);
     if (!rc) {
         to_hex(nonce, sizeof nonce, nc);
-        rc = send_field(fd, "challenge", "nonce", nc);
+        t2__msg ch = {.kind = T2__MSG_CHALLENGE, .u.challenge.nonce = nc};
+        rc = t2__msg_send(fd, &ch);
     }
-    if (!rc) rc = recv_msg(fd, "hello", deadline, &hello);
+    if (!rc) rc = recv_msg(fd, T2__MSG_HELLO, deadline, &hello);
     if (rc) goto out;
-    const t2__val *id = t2__val_map_get(hello, "trial_id");
-    const char *nr = str_field(hello, "nonce");
-    if (!id || id->kind != T2__VAL_INT || id->i != trial_id) {
+    const char *nr = hello.u.hello.nonce;
+    if (hello.u.hello.trial_id != trial_id) {
         rc = t2_seterr(T2_EFORMAT, "channel: a caller for another trial (this launch is trial %" PRId64 ")", trial_id);
         goto out;
     }
@@ -142,14 +127,17 @@ int t2__auth_accept(int fd, const unsigned char key[T2__AUTH_KEY_BYTES], int64_t
         goto out;
     }
     if ((rc = mac_hex(key, "hello", trial_id, nc, nr, want))) goto out;
-    if (!mac_equal(want, str_field(hello, "mac"))) {
+    if (!mac_equal(want, hello.u.hello.mac)) {
         rc = t2_seterr(T2_EFORMAT, "channel: the caller for trial %" PRId64 " does not hold this launch's key",
                        trial_id);
         goto out;
     }
-    if (!(rc = mac_hex(key, "welcome", trial_id, nr, nc, want))) rc = send_field(fd, "welcome", "mac", want);
+    if (!(rc = mac_hex(key, "welcome", trial_id, nr, nc, want))) {
+        t2__msg w = {.kind = T2__MSG_WELCOME, .u.welcome.mac = want};
+        rc = t2__msg_send(fd, &w);
+    }
 out:
-    t2__val_free(hello);
+    t2__msg_free(&hello);
     return rc;
 }
 
@@ -157,12 +145,14 @@ int t2__auth_connect(int fd, const unsigned char key[T2__AUTH_KEY_BYTES], int64_
 {
     double deadline = t2__now() + timeout_ms / 1000.0;
     unsigned char nonce[NONCE_BYTES], peer[NONCE_BYTES];
-    char nr[HEX(NONCE_BYTES)], mac[HEX(32)];
-    t2__val *msg = NULL;
-    int rc = recv_msg(fd, "challenge", deadline, &msg);
-    const char *nc = rc ? NULL : str_field(msg, "nonce");
-    if (!rc && from_hex(nc, peer, sizeof peer))
+    char nr[HEX(NONCE_BYTES)], nc[HEX(NONCE_BYTES)] = "", mac[HEX(32)];
+    t2__msg msg;
+    memset(&msg, 0, sizeof msg);
+    int rc = recv_msg(fd, T2__MSG_CHALLENGE, deadline, &msg);
+    if (!rc && from_hex(msg.u.challenge.nonce, peer, sizeof peer))
         rc = t2_seterr(T2_EFORMAT, "channel: the controller's nonce is not %d hex digits", 2 * NONCE_BYTES);
+    if (!rc) snprintf(nc, sizeof nc, "%s", msg.u.challenge.nonce);
+    t2__msg_free(&msg);
     if (!rc) rc = t2__random_bytes(nonce, sizeof nonce);
     if (!rc) {
         to_hex(nonce, sizeof nonce, nr);
@@ -170,22 +160,14 @@ int t2__auth_connect(int fd, const unsigned char key[T2__AUTH_KEY_BYTES], int64_
     }
     char want[HEX(32)];
     if (!rc) rc = mac_hex(key, "welcome", trial_id, nr, nc, want);
-    t2__val_free(msg);
-    msg = NULL;
     if (rc) return rc;
-    /* The hello: type, trial_id (an integer), nonce, mac. */
-    t2__val *hello = t2__val_map();
-    rc = hello ? t2__val_map_set(hello, "type", t2__val_string("hello")) : T2_ENOMEM;
-    if (!rc) rc = t2__val_map_set(hello, "trial_id", t2__val_int(trial_id));
-    if (!rc) rc = t2__val_map_set(hello, "nonce", t2__val_string(nr));
-    if (!rc) rc = t2__val_map_set(hello, "mac", t2__val_string(mac));
-    if (!rc) rc = t2__channel_send(fd, hello);
-    else rc = t2_seterr(T2_ENOMEM, "channel: out of memory");
-    t2__val_free(hello);
-    if (!rc) rc = recv_msg(fd, "welcome", deadline, &msg);
-    if (!rc && !mac_equal(want, str_field(msg, "mac")))
+    t2__msg hello = {.kind = T2__MSG_HELLO, .u.hello = {.trial_id = trial_id, .nonce = nr, .mac = mac}};
+    if (!rc) rc = t2__msg_send(fd, &hello);
+    memset(&msg, 0, sizeof msg);
+    if (!rc) rc = recv_msg(fd, T2__MSG_WELCOME, deadline, &msg);
+    if (!rc && !mac_equal(want, msg.u.welcome.mac))
         rc = t2_seterr(T2_EFORMAT, "channel: the controller for trial %" PRId64 " does not hold this launch's key",
-                                trial_id);
-    t2__val_free(msg);
+                       trial_id);
+    t2__msg_free(&msg); /* recv_msg leaves it empty when it fails */
     return rc;
 }

@@ -9,13 +9,6 @@
 #define T2_RUNNER_REMOTE_H
 
 #include <stdint.h>
-#include "configs/value.h"
-
-/* The spec message the controller sends (type "spec"); a new map, NULL when out of memory. */
-t2__val *t2__remote_spec(const char *config_yaml, const char *const *overrides, int noverrides,
-                         const char *trial_object, const t2__val *hparams, int64_t trial_id,
-                         int64_t experiment_id, uint64_t seed, int threads, const char *ckpt_dir,
-                         const char *restore_path, int warm_start);
 
 /* The rank's whole life: MPI init, spec, runner, MPI finalize. Returns the process exit status
  * (0 ok, 1 the trial failed, 2 it could not start — with the reason on stderr). */

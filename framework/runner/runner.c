@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 #include "channel.h"
+#include "protocol/protocol.h"
 #include "checkpoints/ckpt.h"
 #include "ctx.h"
 #include "metrics.h"
@@ -27,9 +28,10 @@ static void on_term(int sig)
 }
 
 /* Only rank 0 talks to the controller; the other ranks' reports are dropped. */
-static int send_msg(int fd, const t2__comm *c, const t2__val *v)
+/* Only rank 0 talks to the controller. */
+static int send_msg(int fd, const t2__comm *c, const t2__msg *m)
 {
-    return c->rank == 0 ? t2__channel_send(fd, v) : T2_OK;
+    return c->rank == 0 ? t2__msg_send(fd, m) : T2_OK;
 }
 
 int64_t t2__length_to_batches(t2__unit unit, int64_t n, int64_t global_batch, int64_t batches_per_epoch)
@@ -70,30 +72,30 @@ static int deterministic(const char *where, int rc)
     return !strcmp(where, "evaluate_batch") && rc == T2_ENOTFOUND;
 }
 
-/* Sends {"type":"error",...}; returns 1, the runner's exit status for a failed trial. */
+/* Reports the failure (an error message) and returns 1, the runner's exit status for a failed trial. */
 static int fail(run *r, const char *where, int rc)
 {
     char msg[1200];
     snprintf(msg, sizeof msg, "%s", t2_errmsg()[0] ? t2_errmsg() : t2_strerror(rc));
     fprintf(stderr, "t2exp runner: trial %lld failed in %s: %s\n", (long long)r->a->trial_id, where, msg);
     fflush(stderr);
-    t2__val *m = t2__val_map();
-    t2__val_map_set(m, "type", t2__val_string("error"));
-    t2__val_map_set(m, "where", t2__val_string(where));
-    t2__val_map_set(m, "message", t2__val_string(msg));
-    t2__val_map_set(m, "batches", t2__val_int(r->ctx.batches_trained));
-    if (rc == T2_EHPARAM) t2__val_map_set(m, "invalid_hparams", t2__val_bool(1));
-    if (deterministic(where, rc)) t2__val_map_set(m, "fatal", t2__val_bool(1));
-    if (m) send_msg(r->a->fd, &r->ctx.comm, m);
-    t2__val_free(m);
+    t2__msg m = {.kind = T2__MSG_ERROR,
+                 .u.error = {.where = where, .message = msg, .batches = r->ctx.batches_trained,
+                             .invalid_hparams = rc == T2_EHPARAM, .fatal = deterministic(where, rc)}};
+    /* The exit status says it failed whatever happens to this report; its stderr line says why. */
+    if (send_msg(r->a->fd, &r->ctx.comm, &m)) t2_clearerr();
     return 1;
 }
 
+/* The metrics with data as a map of name -> value; NULL when out of memory. */
 static t2__val *values_of(const t2_metrics *m)
 {
     t2__val *v = t2__val_map();
     for (int i = 0; v && i < m->n; i++)
-        if (m->acc[i].count) t2__val_map_set(v, m->acc[i].name, t2__val_double(t2__metrics_value(m, i)));
+        if (m->acc[i].count && t2__val_map_set(v, m->acc[i].name, t2__val_double(t2__metrics_value(m, i)))) {
+            t2__val_free(v);
+            v = NULL;
+        }
     return v;
 }
 
@@ -139,18 +141,20 @@ static int sync_buffers(run *r)
     return b && n ? t2__comm_allreduce_mean(&r->ctx.comm, b, n) : T2_OK;
 }
 
-static int send_metrics(run *r, const char *kind, const t2_metrics *m, t2__val *extra)
+/* timing: the training window's (NULL for validation); ask_best: checkpoint_policy best. */
+static int send_metrics(run *r, int validation, const t2_metrics *m, const t2__msg_timing *timing, int ask_best)
 {
-    t2__val *msg = extra ? extra : t2__val_map();
-    t2__val_map_set(msg, "type", t2__val_string("metrics"));
-    t2__val_map_set(msg, "kind", t2__val_string(kind));
-    t2__val_map_set(msg, "batches", t2__val_int(r->ctx.batches_trained));
-    t2__val_map_set(msg, "epoch", t2__val_double(r->batches_per_epoch > 0
-                                                     ? (double)r->ctx.batches_trained / (double)r->batches_per_epoch
-                                                     : 0.0));
-    int rc = t2__val_map_set(msg, "values", values_of(m));
-    if (!rc) rc = send_msg(r->a->fd, &r->ctx.comm, msg);
-    t2__val_free(msg);
+    t2__val *values = values_of(m);
+    if (!values) return t2_seterr(T2_ENOMEM, "runner: out of memory");
+    t2__msg msg = {.kind = T2__MSG_METRICS,
+                   .u.metrics = {.validation = validation, .batches = r->ctx.batches_trained,
+                                 .epoch = r->batches_per_epoch > 0
+                                              ? (double)r->ctx.batches_trained / (double)r->batches_per_epoch
+                                              : 0.0,
+                                 .values = values, .has_timing = timing != NULL, .ask_best = ask_best}};
+    if (timing) msg.u.metrics.timing = *timing;
+    int rc = send_msg(r->a->fd, &r->ctx.comm, &msg);
+    t2__val_free(values);
     return rc;
 }
 
@@ -160,13 +164,10 @@ static int report_training(run *r)
     int rrc = reduce_metrics(r, &r->tm);
     if (rrc) return rrc;
     double elapsed = t2__now() - r->t_window, comm = r->t_comm;
-    t2__val *x = t2__val_map();
-    t2__val_map_set(x, "batches_per_s", t2__val_double(elapsed > 0 ? r->window_batches / elapsed : 0.0));
-    t2__val_map_set(x, "samples_per_s", t2__val_double(elapsed > 0 ? r->window_samples / elapsed : 0.0));
-    t2__val_map_set(x, "data_s", t2__val_double(r->t_data));
-    t2__val_map_set(x, "compute_s", t2__val_double(r->t_compute - comm));
-    t2__val_map_set(x, "comm_s", t2__val_double(comm));
-    int rc = send_metrics(r, "training", &r->tm, x);
+    t2__msg_timing x = {.batches_per_s = elapsed > 0 ? r->window_batches / elapsed : 0.0,
+                        .samples_per_s = elapsed > 0 ? r->window_samples / elapsed : 0.0,
+                        .data_s = r->t_data, .compute_s = r->t_compute - comm, .comm_s = comm};
+    int rc = send_metrics(r, 0, &r->tm, &x, 0);
     if (r->ctx.comm.rank == 0)
         printf("batches %lld: %d training metrics, %.1f batches/s, data %.2fs compute %.2fs comm %.2fs\n",
            (long long)r->ctx.batches_trained, r->tm.n, elapsed > 0 ? r->window_batches / elapsed : 0.0, r->t_data,
@@ -193,16 +194,15 @@ static int checkpoint_after_validation(run *r)
     if (policy == T2__CKPT_NONE || !r->a->ckpt_dir || !t2__ctx_has_model(&r->ctx)) return 0;
     int want = policy == T2__CKPT_ALL, rc;
     if (policy == T2__CKPT_BEST && r->ctx.comm.rank == 0) {
-        t2__val *m = NULL;
-        if ((rc = t2__channel_recv(r->a->fd, &m)) || !m || strcmp(t2__msg_type(m), "validated") != 0) {
-            t2__val_free(m);
-            if (!rc) rc = t2_seterr(T2_EFORMAT, "trial %lld: expected the controller's answer to a validation",
-                                    (long long)r->a->trial_id);
+        t2__msg m;
+        if ((rc = t2__msg_recv(r->a->fd, &m)) || m.kind != T2__MSG_VALIDATED) {
+            if (!rc) rc = t2_seterr(T2_EFORMAT, "trial %lld: expected the controller's answer to a validation, got %s",
+                                    (long long)r->a->trial_id, m.kind ? t2__msg_kind_name(m.kind) : "the end");
+            t2__msg_free(&m);
             return fail(r, "channel", rc);
         }
-        const t2__val *b = t2__val_map_get(m, "new_best");
-        want = b && b->kind == T2__VAL_BOOL && b->b;
-        t2__val_free(m);
+        want = m.u.validated.new_best;
+        t2__msg_free(&m);
     }
     if (policy == T2__CKPT_BEST && r->ctx.comm.size > 1 && (rc = t2__comm_broadcast(&r->ctx.comm, &want, sizeof want)))
         return fail(r, "communication", rc);
@@ -251,11 +251,8 @@ static int validate_pass(run *r)
         if (strcmp(r->vm.acc[i].name, metric) == 0) r->last_metric = t2__metrics_value(&r->vm, i);
     /* Validation metrics are reduced across ranks (sum and weight) before reporting; one rank here. */
     /* checkpoint_policy best: the controller answers whether this is the experiment's new best. */
-    t2__val *x = NULL;
-    if (r->a->cfg->checkpoint_policy == T2__CKPT_BEST && r->a->ckpt_dir && t2__ctx_has_model(&r->ctx) &&
-        (!(x = t2__val_map()) || t2__val_map_set(x, "ask_best", t2__val_bool(1))))
-        return t2__val_free(x), t2_seterr(T2_ENOMEM, "runner: out of memory"), fail(r, "report", T2_ENOMEM);
-    if ((rc = send_metrics(r, "validation", &r->vm, x))) return fail(r, "report", rc);
+    int ask = r->a->cfg->checkpoint_policy == T2__CKPT_BEST && r->a->ckpt_dir && t2__ctx_has_model(&r->ctx);
+    if ((rc = send_metrics(r, 1, &r->vm, NULL, ask))) return fail(r, "report", rc);
     r->last_validated = r->ctx.batches_trained;
     if (r->ctx.sched && t2_lr_schedule_step_mode(r->ctx.sched) != T2_LR_STEP_MANUAL) {
         for (int i = 0; i < r->vm.n; i++)
@@ -414,28 +411,26 @@ static int checkpoint(run *r)
     free(user);
     free(hp);
     free(window);
-    t2__val *m = t2__val_map();
+    t2__msg m;
+    char why[1200];
     if (rc) {
         /* Not fatal: report it; the trial continues from the last good checkpoint if it fails later. */
-        fprintf(stderr, "t2exp runner: checkpoint at batch %lld failed: %s\n", (long long)r->ctx.batches_trained,
-                t2_errmsg());
-        t2__val_map_set(m, "type", t2__val_string("checkpoint_failed"));
-        t2__val_map_set(m, "message", t2__val_string(t2_errmsg()));
+        snprintf(why, sizeof why, "%s", t2_errmsg());
+        fprintf(stderr, "t2exp runner: checkpoint at batch %lld failed: %s\n", (long long)r->ctx.batches_trained, why);
+        m = (t2__msg){.kind = T2__MSG_CHECKPOINT_FAILED,
+                      .u.checkpoint_failed = {.message = why, .batches = r->ctx.batches_trained}};
     } else {
         r->last_checkpoint = r->ctx.batches_trained;
         printf("checkpoint %s at batch %lld: %llu bytes in %.1f ms\n", uuid, (long long)r->ctx.batches_trained,
                (unsigned long long)res.bytes, (t2__now() - t0) * 1e3);
-        t2__val_map_set(m, "type", t2__val_string("checkpoint"));
         /* The uuid and the extension, not the path: the controller makes the path itself, inside
-         * the experiment's checkpoint directory (see runner.h). */
-        t2__val_map_set(m, "uuid", t2__val_string(res.uuid));
-        t2__val_map_set(m, "ext", t2__val_string(t2__ckpt_extension(comp)));
-        t2__val_map_set(m, "bytes", t2__val_int((int64_t)res.bytes));
-        if (!isnan(at_metric)) t2__val_map_set(m, "metric", t2__val_double(at_metric));
+         * the experiment's checkpoint directory (see protocol.h). */
+        m = (t2__msg){.kind = T2__MSG_CHECKPOINT,
+                      .u.checkpoint = {.uuid = res.uuid, .ext = t2__ckpt_extension(comp),
+                                       .batches = r->ctx.batches_trained, .bytes = (int64_t)res.bytes,
+                                       .has_metric = !isnan(at_metric), .metric = at_metric}};
     }
-    t2__val_map_set(m, "batches", t2__val_int(r->ctx.batches_trained));
-    rc = m ? send_msg(a->fd, &r->ctx.comm, m) : T2_ENOMEM;
-    t2__val_free(m);
+    rc = send_msg(a->fd, &r->ctx.comm, &m);
     free(streams);
     return rc ? fail(r, "report", rc) : 0;
 }
@@ -515,11 +510,8 @@ static int stop(run *r)
 {
     int rc = checkpoint(r);
     if (rc) return rc;
-    t2__val *m = t2__val_map();
-    t2__val_map_set(m, "type", t2__val_string("stopped"));
-    t2__val_map_set(m, "batches", t2__val_int(r->ctx.batches_trained));
-    if (m) send_msg(r->a->fd, &r->ctx.comm, m);
-    t2__val_free(m);
+    t2__msg m = {.kind = T2__MSG_STOPPED, .u.stopped.batches = r->ctx.batches_trained};
+    if (send_msg(r->a->fd, &r->ctx.comm, &m)) t2_clearerr(); /* a controller that is gone needs no word */
     return 2; /* tells serve() to leave */
 }
 
@@ -572,26 +564,25 @@ static int train_to(run *r, int64_t target)
     }
     if (r->last_validated != r->ctx.batches_trained && (rc = validate(r))) return rc;
     if ((rc = checkpoint(r))) return rc;
-    t2__val *m = t2__val_map();
-    t2__val_map_set(m, "type", t2__val_string("done"));
-    t2__val_map_set(m, "batches", t2__val_int(r->ctx.batches_trained));
-    rc = m ? send_msg(r->a->fd, &r->ctx.comm, m) : T2_ENOMEM;
-    t2__val_free(m);
+    t2__msg m = {.kind = T2__MSG_DONE, .u.done.batches = r->ctx.batches_trained};
+    rc = send_msg(r->a->fd, &r->ctx.comm, &m);
     return rc ? fail(r, "report", rc) : 0;
 }
 
 /* The next op: rank 0 reads it from the controller and relays it to the other ranks. *op NULL
  * means the controller is gone (treated as exit). */
-static int next_op(run *r, t2__val **op)
+/* The controller's next op: rank 0 reads it and relays it to the other ranks, which decode it
+ * again (checked the same way). T2__MSG_NONE: the controller closed the channel. */
+static int next_op(run *r, t2__msg *op)
 {
     t2__comm *c = &r->ctx.comm;
-    *op = NULL;
+    memset(op, 0, sizeof *op);
     int rc = T2_OK;
-    if (c->rank == 0) rc = t2__channel_recv(r->a->fd, op);
+    if (c->rank == 0) rc = t2__msg_recv(r->a->fd, op);
     if (c->size <= 1) return rc;
     char *text = NULL;
     size_t len = 0;
-    if (c->rank == 0 && *op && t2__val_to_json(*op, &text, &len) != T2_OK) text = NULL;
+    if (c->rank == 0 && !rc && op->doc && (rc = t2__val_to_json(op->doc, &text, &len))) text = NULL;
     int brc = t2__comm_broadcast_msg(c, &text, &len);
     if (c->rank == 0) {
         free(text);
@@ -599,7 +590,9 @@ static int next_op(run *r, t2__val **op)
     }
     if (!brc && text) {
         size_t off;
-        brc = t2__val_from_json(text, len, op, &off);
+        t2__val *doc = NULL;
+        brc = t2__val_from_json(text, len, &doc, &off);
+        if (!brc) brc = t2__msg_decode(doc, op);
     }
     free(text);
     return brc;
@@ -608,22 +601,14 @@ static int next_op(run *r, t2__val **op)
 /* A TRAIN op's report_at: the steps where this trial's earlier runs closed their training-metric
  * windows (the controller sends them to a run that trains steps again), so the means it reports
  * cover the same batches as the first run's. */
-static int take_report_steps(run *r, const t2__val *list)
+static int take_report_steps(run *r, const int64_t *steps, size_t n)
 {
-    if (!list) return T2_OK;
-    if (list->kind != T2__VAL_LIST) return t2_seterr(T2_EFORMAT, "train: report_at is not a list");
-    int64_t *v = list->n ? malloc(list->n * sizeof *v) : NULL;
-    if (list->n && !v) return t2_seterr(T2_ENOMEM, "runner: out of memory");
-    for (size_t i = 0; i < list->n; i++) {
-        if (list->items[i]->kind != T2__VAL_INT || (i && list->items[i]->i <= v[i - 1])) {
-            free(v);
-            return t2_seterr(T2_EFORMAT, "train: report_at must hold ascending integers");
-        }
-        v[i] = list->items[i]->i;
-    }
+    int64_t *v = n ? malloc(n * sizeof *v) : NULL;
+    if (n && !v) return t2_seterr(T2_ENOMEM, "runner: out of memory");
+    if (n) memcpy(v, steps, n * sizeof *v);
     free(r->report_at);
     r->report_at = v;
-    r->nreport_at = list->n;
+    r->nreport_at = n;
     r->next_report = 0;
     return T2_OK;
 }
@@ -647,34 +632,27 @@ static int serve(run *r)
     r->report_every = cfg->scheduling_unit > 0 ? cfg->scheduling_unit : 100;
     if (r->a->restore_path && (rc = restore(r))) return rc;
     size_t np = t2__ctx_num_params(&r->ctx);
-    t2__val *hello = t2__val_map();
-    t2__val_map_set(hello, "type", t2__val_string("ready"));
-    t2__val_map_set(hello, "batches_per_epoch", t2__val_int(r->batches_per_epoch));
-    t2__val_map_set(hello, "params", t2__val_int((int64_t)np));
     /* The kernels this rank 0 runs on, for the store (describe shows what a result was trained on). */
-    if (r->blas[0]) t2__val_map_set(hello, "blas", t2__val_string(r->blas));
-    rc = hello ? send_msg(r->a->fd, &r->ctx.comm, hello) : T2_ENOMEM;
-    t2__val_free(hello);
-    if (rc) return fail(r, "report", rc);
+    t2__msg ready = {.kind = T2__MSG_READY,
+                     .u.ready = {.batches_per_epoch = r->batches_per_epoch, .params = (int64_t)np,
+                                 .blas = r->blas[0] ? r->blas : NULL}};
+    if ((rc = send_msg(r->a->fd, &r->ctx.comm, &ready))) return fail(r, "report", rc);
     for (;;) {
-        t2__val *op = NULL;
+        t2__msg op;
         if ((rc = next_op(r, &op))) return fail(r, "channel", rc);
-        if (!op || strcmp(t2__msg_type(op), "exit") == 0) {
-            t2__val_free(op);
+        if (op.kind == T2__MSG_NONE || op.kind == T2__MSG_EXIT) {
+            t2__msg_free(&op);
             return 0;
         }
-        const t2__val *len = t2__val_map_get(op, "length");
-        int64_t target = len && len->kind == T2__VAL_INT
-                             ? t2__length_to_batches(cfg->searcher.max_length.unit, len->i, gb, r->batches_per_epoch)
-                             : -1;
-        int is_train = strcmp(t2__msg_type(op), "train") == 0;
-        if (is_train && (rc = take_report_steps(r, t2__val_map_get(op, "report_at")))) {
-            t2__val_free(op);
-            return fail(r, "channel", rc);
+        if (op.kind != T2__MSG_TRAIN) {
+            t2_seterr(T2_EFORMAT, "the controller sent a %s message where an op belongs", t2__msg_kind_name(op.kind));
+            t2__msg_free(&op);
+            return fail(r, "channel", T2_EFORMAT);
         }
-        t2__val_free(op);
-        if (!is_train || target < 0)
-            return t2_seterr(T2_EFORMAT, "unexpected message from the controller"), fail(r, "channel", T2_EFORMAT);
+        int64_t target = t2__length_to_batches(cfg->searcher.max_length.unit, op.u.train.length, gb, r->batches_per_epoch);
+        rc = op.u.train.nreport_at ? take_report_steps(r, op.u.train.report_at, op.u.train.nreport_at) : T2_OK;
+        t2__msg_free(&op);
+        if (rc) return fail(r, "channel", rc);
         if ((rc = train_to(r, target))) return rc == 2 ? 0 : rc;
     }
 }

@@ -1,26 +1,9 @@
 /* runner.h — the trial runner: one trial's training loop inside its own process (internal).
  *
- * The controller starts a runner per trial (a forked child for local single-slot trials) and
- * talks to it over a channel (channel.h):
- *   runner -> controller  {"type":"ready","batches_per_epoch":N,"params":P}
- *   controller -> runner  {"type":"train","length":L}   L in searcher.max_length units, total
- *                          (+ "report_at":[B...] ascending, in the first op of a trial that trained
- *                          before: the steps where its training-metric windows closed, which this
- *                          run closes them at too, so that a run without a checkpoint to continue
- *                          from reports the same means)
- *   runner -> controller  {"type":"metrics","kind":"training"|"validation","batches":B,"epoch":E,
- *                          "values":{...}, timing fields for training}
- *   runner -> controller  {"type":"checkpoint","uuid":U,"ext":E,"batches":B,"bytes":N,"metric":M}
- *                          a checkpoint written to <ckpt_dir>/<U><E>, E one of ".tar", ".tar.gz",
- *                          ".tar.zst". No path: the controller builds it from U and E inside the
- *                          experiment's checkpoint directory and refuses the report (and stops the
- *                          trial) unless U is a uuid, E a known extension and a regular file is
- *                          there; garbage collection deletes only such files.
- *   runner -> controller  {"type":"done","batches":B}    the train op is complete (validated and
- *                                                          checkpointed)
- *   runner -> controller  {"type":"stopped","batches":B} after SIGTERM: checkpointed, exiting
- *   controller -> runner  {"type":"exit"}
- *   runner -> controller  {"type":"error","where":CALLBACK,"message":TEXT}  then the runner exits 1 */
+ * The controller starts a runner per trial (a forked child for local single-slot trials, `t2exp
+ * run-trial` under mpirun otherwise) and talks to it over a channel (channel.h) in the messages of
+ * protocol/protocol.h: the runner says ready, trains to each length the controller sends, reports
+ * metrics, checkpoints and the end of each op, and exits when told (or after an error report). */
 #ifndef T2_RUNNER_RUNNER_H
 #define T2_RUNNER_RUNNER_H
 

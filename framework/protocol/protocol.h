@@ -1,0 +1,146 @@
+/* protocol.h — every message between the controller and a trial runner (internal). This header is
+ * the protocol's documentation; nothing else builds or reads these messages.
+ *
+ * Transport: channel.h frames (a 4-byte little-endian length, then one JSON object with a "type"
+ * key), over a socketpair (a local trial, forked) or TCP (rank 0 of a trial started by mpirun).
+ * T2__PROTOCOL_VERSION rises with any change here; "ready" and "hello" carry it, and each side
+ * refuses a peer that speaks another version (a runner from another t2exp build).
+ *
+ * A distributed trial's TCP channel opens with the handshake of channel_auth.h:
+ *   controller -> rank 0   challenge  {nonce}                 64 hex digits, fresh
+ *   rank 0 -> controller   hello      {trial_id, nonce, mac, version}
+ *   controller -> rank 0   welcome    {mac}
+ *   controller -> rank 0   spec       the trial to run (what a forked runner inherits instead):
+ *                          {config_yaml, overrides: [strings], trial_object, hparams: {...},
+ *                           trial_id, experiment_id, seed_hi, seed_lo (the 64-bit seed in two
+ *                           32-bit halves: JSON readers keep 53 bits), threads,
+ *                           ckpt_dir?, restore_path?, warm_start}
+ * Then, on every channel:
+ *   runner -> controller   ready      {batches_per_epoch, params, blas?, version}   once built
+ *   controller -> runner   train      {length, report_at?: [batches...]}
+ *                          length: the total length to reach, in searcher.max_length units.
+ *                          report_at (ascending): in the first op of a trial that trained before,
+ *                          the steps where its training-metric windows closed, which this run
+ *                          closes them at too, so that a run without a checkpoint to continue from
+ *                          reports the same means.
+ *   runner -> controller   metrics    {kind: training|validation, batches, epoch, values: {name: number},
+ *                          training only: batches_per_s, samples_per_s, data_s, compute_s, comm_s;
+ *                          ask_best?: true (checkpoint_policy best: the runner waits for validated)}
+ *   controller -> runner   validated  {new_best}   the answer to ask_best
+ *   runner -> controller   checkpoint {uuid, ext, batches, bytes, metric?}
+ *                          written to <ckpt_dir>/<uuid><ext>, ext one of .tar .tar.gz .tar.zst. No
+ *                          path: the controller makes it from uuid and ext inside the experiment's
+ *                          checkpoint directory and refuses a report whose file is not there.
+ *   runner -> controller   checkpoint_failed {message, batches}   the previous one stays the latest
+ *   runner -> controller   done       {batches}   the train op is complete (validated, checkpointed)
+ *   runner -> controller   stopped    {batches}   after SIGTERM: checkpointed, exiting
+ *   controller -> runner   exit       {}
+ *   runner -> controller   error      {where, message, batches, invalid_hparams?, fatal?}
+ *                          then the runner exits 1. invalid_hparams: the trial's hparams are
+ *                          unusable (no restart; the searcher is told). fatal: the failure would
+ *                          repeat on restart (no restart).
+ *
+ * Decoding checks the type of every field, that required fields are there, and ranges (counts
+ * not negative, uuids that are uuids); a message that fails is an error naming the message and
+ * the field, never a message with fields missing. Unknown fields are ignored (a newer peer may
+ * add some within a version); unknown kinds are errors. */
+#ifndef T2_PROTOCOL_PROTOCOL_H
+#define T2_PROTOCOL_PROTOCOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "configs/value.h"
+
+#define T2__PROTOCOL_VERSION 1
+
+typedef enum t2__msg_kind {
+    T2__MSG_NONE, /* t2__msg_recv: the peer closed the channel between messages */
+    /* runner -> controller */
+    T2__MSG_READY,
+    T2__MSG_METRICS,
+    T2__MSG_CHECKPOINT,
+    T2__MSG_CHECKPOINT_FAILED,
+    T2__MSG_DONE,
+    T2__MSG_STOPPED,
+    T2__MSG_ERROR,
+    T2__MSG_HELLO,
+    /* controller -> runner */
+    T2__MSG_TRAIN,
+    T2__MSG_EXIT,
+    T2__MSG_VALIDATED,
+    T2__MSG_SPEC,
+    T2__MSG_CHALLENGE,
+    T2__MSG_WELCOME,
+    T2__MSG_KINDS
+} t2__msg_kind;
+
+/* The timing a runner measured over a training window, beside its metrics. */
+typedef struct t2__msg_timing {
+    double batches_per_s, samples_per_s, data_s, compute_s, comm_s;
+} t2__msg_timing;
+
+/* A message. Strings and the values/hparams trees are borrowed: after t2__msg_decode they point
+ * into the decoded document (held in doc, freed by t2__msg_free); to encode, point them at the
+ * sender's own data. Optional strings are NULL when absent; optional numbers say so in has_*. */
+typedef struct t2__msg {
+    t2__msg_kind kind;
+    union {
+        struct { int64_t batches_per_epoch, params, version; const char *blas; } ready;
+        struct {
+            int validation;         /* kind: validation (1) or training (0) */
+            int64_t batches;
+            double epoch;           /* NAN: unknown */
+            const t2__val *values;  /* a map of name -> number (int or double) */
+            int has_timing;         /* training windows: timing is set */
+            t2__msg_timing timing;
+            int ask_best;
+        } metrics;
+        struct { const char *uuid, *ext; int64_t batches, bytes; int has_metric; double metric; } checkpoint;
+        struct { const char *message; int64_t batches; } checkpoint_failed;
+        struct { int64_t batches; } done, stopped;
+        struct { const char *where, *message; int64_t batches; int invalid_hparams, fatal; } error;
+        struct { int64_t trial_id, version; const char *nonce, *mac; } hello;
+        struct { int64_t length; const int64_t *report_at; size_t nreport_at; } train;
+        struct { int new_best; } validated;
+        struct {
+            const char *config_yaml, *trial_object, *ckpt_dir, *restore_path; /* the last two: NULL if none */
+            const char *const *overrides;
+            size_t noverrides;
+            const t2__val *hparams; /* a map */
+            int64_t trial_id, experiment_id, threads;
+            uint64_t seed;
+            int warm_start;
+        } spec;
+        struct { const char *nonce; } challenge;
+        struct { const char *mac; } welcome;
+    } u;
+    /* Owned by a decoded message (NULL for one being encoded). */
+    t2__val *doc;
+    int64_t *owned_steps;
+    const char **owned_strings;
+} t2__msg;
+
+/* The kind's name on the wire ("ready", "checkpoint_failed", ...). */
+const char *t2__msg_kind_name(t2__msg_kind kind);
+/* 1 if runners send this kind, 0 if the controller does. */
+int t2__msg_from_runner(t2__msg_kind kind);
+
+/* The message as a JSON-ready tree (*out; free with t2__val_free). T2_ENOMEM, or T2_EINVAL for a
+ * message that breaks its own rules (a missing required string, a negative count). */
+int t2__msg_encode(const t2__msg *m, t2__val **out);
+/* Checks and reads doc, taking ownership of it (also on failure). T2_EFORMAT names the message and
+ * the field that is wrong; T2_EUNSUPPORTED for another protocol version. */
+int t2__msg_decode(t2__val *doc, t2__msg *out);
+/* Frees what a decoded message owns; zeroes it. */
+void t2__msg_free(t2__msg *m);
+
+/* Encode and send one message on a channel. */
+int t2__msg_send(int fd, const t2__msg *m);
+/* Receive and decode one message. T2__MSG_NONE: a clean end of stream. Errors as
+ * t2__channel_recv and t2__msg_decode. */
+int t2__msg_recv(int fd, t2__msg *out);
+/* As t2__msg_recv for a peer not yet trusted: frames over max_frame bytes and silence past the
+ * deadline (t2__now() seconds) are errors. */
+int t2__msg_recv_by(int fd, t2__msg *out, size_t max_frame, double deadline);
+
+#endif

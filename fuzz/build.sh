@@ -8,13 +8,17 @@ mkdir -p "$out"
 clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -I"$src/framework/include" -I"$src/framework/common" -I"$src/framework" \
   "$src/fuzz/fuzz_idx.c" "$src"/framework/data/*.c "$src"/framework/common/*.c \
-  -larchive -ldeflate $(pkg-config --libs openblas) -lpthread -lm -o "$out/fuzz_idx"
+  -larchive -ldeflate -lcsv $(pkg-config --libs openblas) -lpthread -lm -o "$out/fuzz_idx"
 python3 "$src/fuzz/make_seeds.py" "$out/seeds"
 echo "built $out/fuzz_idx; seeds in $out/seeds"
 
+# The common sources but blas_core.c, which needs the data module and no harness but fuzz_idx reaches.
+common_src=()
+for f in "$src"/framework/common/*.c; do [ "$(basename "$f")" = blas_core.c ] || common_src+=("$f"); done
+
 # The checkpoint reader: the same file built twice, as the harness and as the program that writes
 # real checkpoints of the harness's model as seeds.
-ckpt_src=("$src"/checkpoints/*.c "$src"/configs/value.c "$src"/configs/json.c "$src"/framework/common/*.c
+ckpt_src=("$src"/checkpoints/*.c "$src"/configs/value.c "$src"/configs/json.c "$src"/configs/keyidx.c "${common_src[@]}"
   "$src"/framework/nn/*.c "$src"/framework/optim/*.c)
 ckpt_flags=(-std=c11 -g -O1 -I"$src/framework/include" -I"$src/framework/common" -I"$src/framework" -I"$src"
   -DT2EXP_VERSION_STRING=\"fuzz\")
@@ -28,9 +32,7 @@ mkdir -p "$out/checkpoint_seeds"
 echo "built $out/fuzz_checkpoint; seeds in $out/checkpoint_seeds"
 
 # The config loader (YAML, --config overrides, validation, the searcher built from it) and the JSON
-# codec. blas_core.c is left out: it needs the data module, and neither harness reaches it.
-common_src=()
-for f in "$src"/framework/common/*.c; do [ "$(basename "$f")" = blas_core.c ] || common_src+=("$f"); done
+# codec.
 cfg_flags=(-std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
   -I"$src/framework/include" -I"$src/framework/common" -I"$src/framework" -I"$src" -DT2EXP_VERSION_STRING=\"fuzz\")
 cfg_libs=(-lyaml -larchive -ldeflate $(pkg-config --libs openblas) -lpthread -lm)
@@ -39,3 +41,9 @@ clang "${cfg_flags[@]}" "$src/fuzz/fuzz_config.c" "$src"/configs/*.c "$src"/sear
 clang "${cfg_flags[@]}" "$src/fuzz/fuzz_json.c" "$src"/configs/value.c "$src"/configs/json.c "$src"/configs/keyidx.c \
   "${common_src[@]}" "${cfg_libs[@]}" -o "$out/fuzz_json"
 echo "built $out/fuzz_config and $out/fuzz_json; corpora in $src/fuzz/corpus/{config,json}"
+
+# Channel frames and protocol messages: the frame reader, the JSON codec and the typed decoder.
+clang "${cfg_flags[@]}" "$src/fuzz/fuzz_protocol.c" "$src"/framework/protocol/*.c "$src"/framework/runner/channel.c \
+  "$src"/configs/value.c "$src"/configs/json.c "$src"/configs/keyidx.c "${common_src[@]}" "${cfg_libs[@]}" \
+  -o "$out/fuzz_protocol"
+echo "built $out/fuzz_protocol; corpus in $src/fuzz/corpus/protocol"

@@ -3,7 +3,10 @@
 # quick-start scripts; needs root (or sudo) when something is missing.
 T2EXP_PACKAGES=(build-essential cmake pkg-config libopenblas-dev libyaml-dev libsqlite3-dev sqlite3
   libarchive-dev libdeflate-dev libssl-dev libopenmpi-dev openmpi-bin dataset-fashion-mnist
-  time zstd libcsv-dev libmicrohttpd-dev libcairo2-dev chromium python3-optuna bash-completion)
+  time zstd libcsv-dev libmicrohttpd-dev libcairo2-dev)
+# What only the test suite needs: clang and libFuzzer for fuzz/ci.sh, Chromium for the browser tests,
+# Optuna for the search benchmark's reference, bash-completion for the completion test.
+T2EXP_TEST_PACKAGES=(clang libclang-rt-14-dev chromium python3-optuna bash-completion)
 
 t2exp_install_deps() {
   local missing=()

@@ -1,0 +1,296 @@
+/* test_protocol.c — every controller<->runner message: the round trip of each kind (encode, JSON,
+ * decode, the same fields), each required field missing or of the wrong type, unknown kinds,
+ * another protocol version, out-of-range values, and the channel around it (a socketpair, an
+ * oversized frame, an early end). */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include "check.h"
+#include "configs/value.h"
+#include "internal.h"
+#include "protocol/protocol.h"
+#include "runner/channel.h"
+#include "t2exp.h"
+
+/* encode -> JSON text -> parse -> decode */
+static int round_trip(const t2__msg *in, t2__msg *out)
+{
+    t2__val *v = NULL, *back = NULL;
+    char *json = NULL;
+    size_t len, off;
+    int rc = t2__msg_encode(in, &v);
+    if (!rc) rc = t2__val_to_json(v, &json, &len);
+    t2__val_free(v);
+    if (!rc) rc = t2__val_from_json(json, len, &back, &off);
+    free(json);
+    if (rc) {
+        memset(out, 0, sizeof *out);
+        return rc;
+    }
+    return t2__msg_decode(back, out);
+}
+
+/* Decodes JSON text. */
+static int decode_text(const char *json, t2__msg *out)
+{
+    t2__val *v = NULL;
+    size_t off;
+    int rc = t2__val_from_json(json, strlen(json), &v, &off);
+    if (rc) {
+        memset(out, 0, sizeof *out);
+        return rc;
+    }
+    return t2__msg_decode(v, out);
+}
+
+/* The decode of json must fail with want, and its message must name `field`. */
+static void refused(const char *json, int want, const char *field)
+{
+    t2__msg m;
+    int rc = decode_text(json, &m);
+    if (rc != want || !strstr(t2_errmsg(), field)) {
+        fprintf(stderr, "  decoding %s: rc %d (want %d), message '%s' (want '%s' in it)\n", json, rc, want,
+                t2_errmsg(), field);
+        check_failures++;
+    }
+    t2__msg_free(&m);
+    t2_clearerr();
+}
+
+static void runner_kinds(void)
+{
+    t2__msg o;
+    t2__msg ready = {.kind = T2__MSG_READY, .u.ready = {.batches_per_epoch = 469, .params = 1199882, .blas = "BLAS: x"}};
+    CHECK_OK(round_trip(&ready, &o));
+    CHECK(o.kind == T2__MSG_READY && o.u.ready.batches_per_epoch == 469 && o.u.ready.params == 1199882);
+    CHECK_STR(o.u.ready.blas, "BLAS: x");
+    CHECK(o.u.ready.version == T2__PROTOCOL_VERSION);
+    t2__msg_free(&o);
+    ready.u.ready.blas = NULL; /* optional */
+    CHECK_OK(round_trip(&ready, &o));
+    CHECK(o.u.ready.blas == NULL);
+    t2__msg_free(&o);
+
+    t2__val *values = t2__val_map();
+    t2__val_map_set(values, "loss", t2__val_double(0.25));
+    t2__val_map_set(values, "accuracy", t2__val_int(1));
+    t2__msg met = {.kind = T2__MSG_METRICS,
+                   .u.metrics = {.validation = 0, .batches = 200, .epoch = 0.5, .values = values, .has_timing = 1,
+                                 .timing = {12.5, 800, 0.1, 1.5, 0.25}}};
+    CHECK_OK(round_trip(&met, &o));
+    CHECK(o.kind == T2__MSG_METRICS && !o.u.metrics.validation && o.u.metrics.batches == 200);
+    CHECK(o.u.metrics.epoch == 0.5 && o.u.metrics.has_timing && o.u.metrics.timing.samples_per_s == 800);
+    CHECK(o.u.metrics.timing.comm_s == 0.25 && !o.u.metrics.ask_best);
+    CHECK(o.u.metrics.values->n == 2 && t2__val_map_get(o.u.metrics.values, "loss")->d == 0.25);
+    t2__msg_free(&o);
+    met.u.metrics.validation = 1;
+    met.u.metrics.has_timing = 0;
+    met.u.metrics.ask_best = 1;
+    met.u.metrics.epoch = NAN;
+    CHECK_OK(round_trip(&met, &o));
+    CHECK(o.u.metrics.validation && o.u.metrics.ask_best && !o.u.metrics.has_timing && isnan(o.u.metrics.epoch));
+    t2__msg_free(&o);
+    t2__val_free(values);
+
+    t2__msg ck = {.kind = T2__MSG_CHECKPOINT,
+                  .u.checkpoint = {.uuid = "0f8fad5b-d9cb-469f-a165-70867728950e", .ext = ".tar.zst", .batches = 40,
+                                   .bytes = 135000, .has_metric = 1, .metric = 0.91}};
+    CHECK_OK(round_trip(&ck, &o));
+    CHECK(o.kind == T2__MSG_CHECKPOINT && o.u.checkpoint.batches == 40 && o.u.checkpoint.bytes == 135000);
+    CHECK_STR(o.u.checkpoint.ext, ".tar.zst");
+    CHECK(o.u.checkpoint.has_metric && o.u.checkpoint.metric == 0.91);
+    t2__msg_free(&o);
+    ck.u.checkpoint.has_metric = 0;
+    CHECK_OK(round_trip(&ck, &o));
+    CHECK(!o.u.checkpoint.has_metric);
+    t2__msg_free(&o);
+
+    t2__msg cf = {.kind = T2__MSG_CHECKPOINT_FAILED, .u.checkpoint_failed = {.message = "disk full", .batches = 7}};
+    CHECK_OK(round_trip(&cf, &o));
+    CHECK(o.kind == T2__MSG_CHECKPOINT_FAILED && o.u.checkpoint_failed.batches == 7);
+    CHECK_STR(o.u.checkpoint_failed.message, "disk full");
+    t2__msg_free(&o);
+
+    t2__msg done = {.kind = T2__MSG_DONE, .u.done.batches = 64}, stopped = {.kind = T2__MSG_STOPPED, .u.stopped.batches = 9};
+    CHECK_OK(round_trip(&done, &o));
+    CHECK(o.kind == T2__MSG_DONE && o.u.done.batches == 64);
+    t2__msg_free(&o);
+    CHECK_OK(round_trip(&stopped, &o));
+    CHECK(o.kind == T2__MSG_STOPPED && o.u.stopped.batches == 9);
+    t2__msg_free(&o);
+
+    t2__msg err = {.kind = T2__MSG_ERROR,
+                   .u.error = {.where = "build_model", .message = "lr < 0", .batches = 0, .invalid_hparams = 1}};
+    CHECK_OK(round_trip(&err, &o));
+    CHECK(o.kind == T2__MSG_ERROR && o.u.error.invalid_hparams && !o.u.error.fatal);
+    CHECK_STR(o.u.error.where, "build_model");
+    t2__msg_free(&o);
+
+    t2__msg hello = {.kind = T2__MSG_HELLO, .u.hello = {.trial_id = 12, .nonce = "ab", .mac = "cd"}};
+    CHECK_OK(round_trip(&hello, &o));
+    CHECK(o.kind == T2__MSG_HELLO && o.u.hello.trial_id == 12 && o.u.hello.version == T2__PROTOCOL_VERSION);
+    t2__msg_free(&o);
+    CHECK(t2__msg_from_runner(T2__MSG_READY) && t2__msg_from_runner(T2__MSG_HELLO));
+}
+
+static void controller_kinds(void)
+{
+    t2__msg o;
+    int64_t steps[] = {100, 200, 250};
+    t2__msg train = {.kind = T2__MSG_TRAIN, .u.train = {.length = 300, .report_at = steps, .nreport_at = 3}};
+    CHECK_OK(round_trip(&train, &o));
+    CHECK(o.kind == T2__MSG_TRAIN && o.u.train.length == 300 && o.u.train.nreport_at == 3);
+    CHECK(o.u.train.report_at[0] == 100 && o.u.train.report_at[2] == 250);
+    t2__msg_free(&o);
+    train.u.train.nreport_at = 0;
+    CHECK_OK(round_trip(&train, &o));
+    CHECK(o.u.train.nreport_at == 0 && o.u.train.report_at == NULL);
+    t2__msg_free(&o);
+
+    t2__msg ex = {.kind = T2__MSG_EXIT}, val = {.kind = T2__MSG_VALIDATED, .u.validated.new_best = 1};
+    CHECK_OK(round_trip(&ex, &o));
+    CHECK(o.kind == T2__MSG_EXIT);
+    t2__msg_free(&o);
+    CHECK_OK(round_trip(&val, &o));
+    CHECK(o.kind == T2__MSG_VALIDATED && o.u.validated.new_best);
+    t2__msg_free(&o);
+
+    t2__val *hp = t2__val_map();
+    t2__val_map_set(hp, "lr", t2__val_double(0.1));
+    const char *ovr[] = {"searcher.max_length.batches=60", "name=\"x\""};
+    t2__msg spec = {.kind = T2__MSG_SPEC,
+                    .u.spec = {.config_yaml = "name: t\n", .trial_object = "/t.so", .overrides = ovr, .noverrides = 2,
+                               .hparams = hp, .trial_id = 5, .experiment_id = 2, .threads = 4,
+                               .seed = 0xfedcba9876543210ull, .ckpt_dir = "/c", .warm_start = 1}};
+    CHECK_OK(round_trip(&spec, &o));
+    CHECK(o.kind == T2__MSG_SPEC && o.u.spec.seed == 0xfedcba9876543210ull && o.u.spec.noverrides == 2);
+    CHECK_STR(o.u.spec.overrides[1], "name=\"x\"");
+    CHECK_STR(o.u.spec.ckpt_dir, "/c");
+    CHECK(o.u.spec.restore_path == NULL && o.u.spec.warm_start && o.u.spec.threads == 4);
+    CHECK(t2__val_map_get(o.u.spec.hparams, "lr")->d == 0.1);
+    t2__msg_free(&o);
+    t2__val_free(hp);
+
+    t2__msg ch = {.kind = T2__MSG_CHALLENGE, .u.challenge.nonce = "00ff"}, w = {.kind = T2__MSG_WELCOME, .u.welcome.mac = "aa"};
+    CHECK_OK(round_trip(&ch, &o));
+    CHECK_STR(o.u.challenge.nonce, "00ff");
+    t2__msg_free(&o);
+    CHECK_OK(round_trip(&w, &o));
+    CHECK_STR(o.u.welcome.mac, "aa");
+    t2__msg_free(&o);
+    CHECK(!t2__msg_from_runner(T2__MSG_TRAIN) && !t2__msg_from_runner(T2__MSG_SPEC));
+}
+
+static void bad_messages(void)
+{
+    refused("[1,2]", T2_EFORMAT, "not a JSON object");
+    refused("{\"kind\":\"ready\"}", T2_EFORMAT, "without a type");
+    refused("{\"type\":7}", T2_EFORMAT, "without a type");
+    refused("{\"type\":\"rm -rf\"}", T2_EFORMAT, "unknown message type 'rm -rf'");
+    refused("{\"type\":\"\\u001b[2J\"}", T2_EFORMAT, "unknown message type '?[2J'");
+    /* Versions: absent, other. */
+    refused("{\"type\":\"ready\",\"batches_per_epoch\":1,\"params\":1}", T2_EFORMAT, "version is missing");
+    refused("{\"type\":\"ready\",\"batches_per_epoch\":1,\"params\":1,\"version\":99}", T2_EUNSUPPORTED, "version 99");
+    refused("{\"type\":\"hello\",\"trial_id\":1,\"nonce\":\"a\",\"mac\":\"b\",\"version\":0}", T2_EUNSUPPORTED, "version 0");
+    /* Each required field missing, wrong types, ranges. */
+    refused("{\"type\":\"metrics\",\"kind\":\"training\",\"batches\":1}", T2_EFORMAT, "values is missing");
+    refused("{\"type\":\"metrics\",\"batches\":1,\"values\":{}}", T2_EFORMAT, "kind is missing");
+    refused("{\"type\":\"metrics\",\"kind\":\"test\",\"batches\":1,\"values\":{}}", T2_EFORMAT, "neither training");
+    refused("{\"type\":\"metrics\",\"kind\":\"training\",\"batches\":-1,\"values\":{}}", T2_EFORMAT, "batches is negative");
+    refused("{\"type\":\"metrics\",\"kind\":\"training\",\"batches\":\"1\",\"values\":{}}", T2_EFORMAT,
+            "batches is not an integer");
+    refused("{\"type\":\"metrics\",\"kind\":\"training\",\"batches\":1,\"values\":{\"loss\":\"low\"}}", T2_EFORMAT,
+            "'loss', which is not a number");
+    refused("{\"type\":\"metrics\",\"kind\":\"training\",\"batches\":1,\"values\":[]}", T2_EFORMAT,
+            "values is not a map");
+    refused("{\"type\":\"metrics\",\"kind\":\"training\",\"batches\":1,\"values\":{},\"batches_per_s\":1}", T2_EFORMAT,
+            "samples_per_s is missing");
+    refused("{\"type\":\"checkpoint\",\"ext\":\".tar\",\"batches\":1,\"bytes\":1}", T2_EFORMAT, "uuid is missing");
+    refused("{\"type\":\"checkpoint\",\"uuid\":\"u\",\"ext\":\".tar\",\"batches\":1,\"bytes\":1,\"metric\":\"x\"}",
+            T2_EFORMAT, "metric is not a number");
+    refused("{\"type\":\"error\",\"where\":\"x\",\"batches\":0}", T2_EFORMAT, "message is missing");
+    refused("{\"type\":\"error\",\"where\":\"x\",\"message\":\"y\",\"batches\":0,\"fatal\":1}", T2_EFORMAT,
+            "fatal is not a boolean");
+    refused("{\"type\":\"done\"}", T2_EFORMAT, "done message: batches is missing");
+    refused("{\"type\":\"train\",\"length\":-5}", T2_EFORMAT, "length is negative");
+    refused("{\"type\":\"train\",\"length\":5,\"report_at\":[3,2]}", T2_EFORMAT, "ascending");
+    refused("{\"type\":\"train\",\"length\":5,\"report_at\":[1,\"2\"]}", T2_EFORMAT, "ascending");
+    refused("{\"type\":\"validated\"}", T2_EFORMAT, "new_best is missing");
+    refused("{\"type\":\"spec\",\"config_yaml\":\"a\",\"trial_object\":\"b\",\"hparams\":{},\"trial_id\":1,"
+            "\"experiment_id\":1,\"threads\":1,\"seed_hi\":1,\"seed_lo\":1}", T2_EFORMAT, "overrides is missing");
+    refused("{\"type\":\"spec\",\"config_yaml\":\"a\",\"trial_object\":\"b\",\"hparams\":{},\"trial_id\":1,"
+            "\"experiment_id\":1,\"threads\":1,\"seed_hi\":4294967296,\"seed_lo\":1,\"overrides\":[]}", T2_EFORMAT,
+            "seed_hi is over 32 bits");
+    refused("{\"type\":\"spec\",\"config_yaml\":\"a\",\"trial_object\":\"b\",\"hparams\":{},\"trial_id\":1,"
+            "\"experiment_id\":1,\"threads\":1,\"seed_hi\":1,\"seed_lo\":1,\"overrides\":[1]}", T2_EFORMAT,
+            "not a list of strings");
+    refused("{\"type\":\"spec\",\"config_yaml\":\"a\",\"trial_object\":\"b\",\"hparams\":[],\"trial_id\":1,"
+            "\"experiment_id\":1,\"threads\":1,\"seed_hi\":1,\"seed_lo\":1,\"overrides\":[]}", T2_EFORMAT,
+            "hparams is not a map");
+    /* Unknown fields are ignored; an optional field may be null. */
+    t2__msg m;
+    CHECK_OK(decode_text("{\"type\":\"done\",\"batches\":3,\"later\":[1,{}]}", &m));
+    CHECK(m.kind == T2__MSG_DONE && m.u.done.batches == 3);
+    t2__msg_free(&m);
+    CHECK_OK(decode_text("{\"type\":\"checkpoint\",\"uuid\":\"u\",\"ext\":\".tar\",\"batches\":1,\"bytes\":1,"
+                         "\"metric\":null}", &m));
+    CHECK(!m.u.checkpoint.has_metric);
+    t2__msg_free(&m);
+    /* A message that breaks its own rules is not encoded. */
+    t2__val *v = NULL;
+    t2__msg nouuid = {.kind = T2__MSG_CHECKPOINT, .u.checkpoint = {.ext = ".tar"}};
+    CHECK_RC(t2__msg_encode(&nouuid, &v), T2_EINVAL);
+    CHECK(v == NULL && strstr(t2_errmsg(), "without uuid"));
+    t2__msg neg = {.kind = T2__MSG_DONE, .u.done.batches = -1};
+    CHECK_RC(t2__msg_encode(&neg, &v), T2_EINVAL);
+    t2__msg none = {.kind = T2__MSG_KINDS};
+    CHECK_RC(t2__msg_encode(&none, &v), T2_EINVAL);
+    t2_clearerr();
+}
+
+static void over_a_channel(void)
+{
+    int sv[2];
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+    t2__msg done = {.kind = T2__MSG_DONE, .u.done.batches = 11}, m;
+    CHECK_OK(t2__msg_send(sv[0], &done));
+    CHECK_OK(t2__msg_recv(sv[1], &m));
+    CHECK(m.kind == T2__MSG_DONE && m.u.done.batches == 11);
+    t2__msg_free(&m);
+    /* A frame over the limit of a peer not yet trusted is refused before anything is allocated. */
+    t2__msg spec = {.kind = T2__MSG_CHALLENGE, .u.challenge.nonce = "0123456789012345678901234567890123456789"};
+    CHECK_OK(t2__msg_send(sv[0], &spec));
+    CHECK_RC(t2__msg_recv_by(sv[1], &m, 16, t2__now() + 1), T2_EFORMAT);
+    CHECK(strstr(t2_errmsg(), "too large"));
+    close(sv[0]);
+    close(sv[1]);
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+    /* Silence past the deadline, then a clean end. */
+    CHECK_RC(t2__msg_recv_by(sv[1], &m, 1024, t2__now() + 0.05), T2_EIO);
+    close(sv[0]);
+    CHECK_OK(t2__msg_recv(sv[1], &m));
+    CHECK(m.kind == T2__MSG_NONE);
+    close(sv[1]);
+    /* Garbage in a frame is a format error, not a crash. */
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+    const unsigned char junk[] = {5, 0, 0, 0, '{', '"', 't', 'y', 'p'};
+    CHECK(write(sv[0], junk, sizeof junk) == (ssize_t)sizeof junk);
+    CHECK_RC(t2__msg_recv(sv[1], &m), T2_EFORMAT);
+    close(sv[0]);
+    close(sv[1]);
+    t2_clearerr();
+}
+
+int main(void)
+{
+    runner_kinds();
+    controller_kinds();
+    bad_messages();
+    over_a_channel();
+    /* Every kind has a name, and decoding a name gives the kind back. */
+    for (int k = T2__MSG_NONE + 1; k < T2__MSG_KINDS; k++) CHECK(strlen(t2__msg_kind_name((t2__msg_kind)k)) > 0);
+    return check_report("test_protocol");
+}

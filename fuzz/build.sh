@@ -47,3 +47,7 @@ clang "${cfg_flags[@]}" "$src/fuzz/fuzz_protocol.c" "$src"/framework/protocol/*.
   "$src"/configs/value.c "$src"/configs/json.c "$src"/configs/keyidx.c "${common_src[@]}" "${cfg_libs[@]}" \
   -o "$out/fuzz_protocol"
 echo "built $out/fuzz_protocol; corpus in $src/fuzz/corpus/protocol"
+
+# The command line's argument parsing (getopt_long over each command's options).
+clang "${cfg_flags[@]}" "$src/fuzz/fuzz_cli.c" "$src/framework/cli/args.c" -o "$out/fuzz_cli"
+echo "built $out/fuzz_cli; corpus in $src/fuzz/corpus/cli"

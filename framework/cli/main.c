@@ -13,6 +13,7 @@
 #include "configs/config.h"
 #include "framework/common/blas_core.h"
 #include "framework/common/outfile.h"
+#include "framework/cli/args.h"
 #include "framework/cli/commands.h"
 #include "framework/cli/info.h"
 #include "framework/cli/lifecycle.h"
@@ -72,20 +73,7 @@ static const char *usage_text =
     "The store lives in --home, else $T2EXP_HOME, else $XDG_DATA_HOME/t2exp, else ~/.local/share/t2exp.\n"
     "Every command takes --help; t2exp --version prints the version.\n";
 
-typedef struct {
-    const char *home;
-    t2__store_format fmt;
-    const char *pos[4];
-    int npos;
-    const char **overrides;
-    int noverrides;
-    const char *kind;
-    const char *from_checkpoint;
-    int all;
-    long top;
-    int yes, detach;
-    t2__progress_mode progress;
-} args;
+typedef t2__cli_args args;
 
 static int usage_error(const char *cmd, const char *fmt, const char *arg)
 {
@@ -95,45 +83,24 @@ static int usage_error(const char *cmd, const char *fmt, const char *arg)
     return EXIT_USAGE;
 }
 
-/* Parses the options every command shares; positional arguments go to a->pos. */
-static int parse(const char *cmd, int argc, char **argv, args *a, int want_pos)
+/* A command's arguments (argv[0] is the first after its name), by its own options (args.h). */
+static int parse(const char *cmd, int argc, char **argv, args *a)
 {
-    for (int i = 0; i < argc; i++) {
-        const char *s = argv[i];
-        if (!strcmp(s, "--help") || !strcmp(s, "-h")) {
-            fputs(usage_text, stdout);
-            exit(0); /* the CLI is the one place allowed to end the process */
-        } else if (!strcmp(s, "--json")) a->fmt = T2__FMT_JSON;
-        else if (!strcmp(s, "--csv")) a->fmt = T2__FMT_CSV;
-        else if (!strcmp(s, "--plain")) a->progress = T2__PROGRESS_PLAIN;
-        else if (!strcmp(s, "--quiet")) a->progress = T2__PROGRESS_QUIET;
-        else if (!strcmp(s, "--all")) a->all = 1;
-        else if (!strcmp(s, "--yes") && !strcmp(cmd, "delete")) a->yes = 1;
-        else if (!strcmp(s, "--detach") && (!strcmp(cmd, "create") || !strcmp(cmd, "resume"))) a->detach = 1;
-        else if (!strcmp(s, "--lenient") && (!strcmp(cmd, "create") || !strcmp(cmd, "preview") ||
-                                             !strcmp(cmd, "resume") || !strcmp(cmd, "evaluate")))
-            t2__config_set_lenient(1); /* before any config is loaded; the rest of the process follows it */
-        else if (!strcmp(s, "--home") || !strcmp(s, "--config") || !strcmp(s, "--kind") || !strcmp(s, "--top") ||
-                 !strcmp(s, "--from-checkpoint")) {
-            if (i + 1 >= argc) return usage_error(cmd, "%s needs a value", s);
-            const char *v = argv[++i];
-            if (!strcmp(s, "--home")) a->home = v;
-            else if (!strcmp(s, "--kind")) a->kind = v;
-            else if (!strcmp(s, "--top")) a->top = atol(v);
-            else if (!strcmp(s, "--from-checkpoint")) a->from_checkpoint = v;
-            else a->overrides[a->noverrides++] = v;
-        } else if (s[0] == '-' && s[1]) {
-            return usage_error(cmd, "unknown option %s", s);
-        } else if (a->npos < 4) {
-            a->pos[a->npos++] = s;
-        } else {
-            return usage_error(cmd, "unexpected argument %s", s);
-        }
+    const t2__cli_command *c = t2__cli_find(cmd);
+    char err[600];
+    if (!c) return usage_error(NULL, "unknown command %s", cmd);
+    if (t2__cli_parse(c, argc + 1, argv - 1, a, err, sizeof err)) {
+        fprintf(stderr, "t2exp %s: %s\n(see t2exp %s --help)\n", cmd, err, cmd);
+        return EXIT_USAGE;
     }
-    /* want_pos < 0: between -want_pos - 1 and -want_pos arguments (one optional). */
-    if (want_pos < 0 ? a->npos < -want_pos - 1 || a->npos > -want_pos : a->npos != want_pos)
-        return usage_error(cmd, "expects %s", want_pos == 2 ? "CONFIG TRIAL.so" : want_pos == 1 ? "one argument"
-                                             : want_pos == 0 ? "no arguments" : "other arguments; see --help");
+    if (a->help) {
+        char opts[400];
+        t2__cli_options_text(c, opts, sizeof opts);
+        printf("usage: t2exp %s%s%s [OPTIONS]\noptions: %s\n\n", cmd, c->operands[0] ? " " : "", c->operands, opts);
+        fputs(usage_text, stdout);
+        exit(0); /* the CLI is the one place allowed to end the process */
+    }
+    if (a->lenient) t2__config_set_lenient(1); /* before any config is loaded; the rest of the process follows it */
     return 0;
 }
 
@@ -606,56 +573,55 @@ int main(int argc, char **argv)
     char **av = argv + i;
     int ex;
     if (!strcmp(cmd, "create")) {
-        if ((ex = parse(cmd, rest, av, &a, 2)) || (ex = export_home(&a, cmd))) return ex;
+        if ((ex = parse(cmd, rest, av, &a)) || (ex = export_home(&a, cmd))) return ex;
         return cmd_create(&a);
     }
     if (!strcmp(cmd, "info")) {
-        if ((ex = parse(cmd, rest, av, &a, 0))) return ex;
+        if ((ex = parse(cmd, rest, av, &a))) return ex;
         return t2__info_print(stdout, a.home, a.fmt == T2__FMT_JSON) ? EXIT_STORE : 0;
     }
     if (!strcmp(cmd, "preview")) {
-        if ((ex = parse(cmd, rest, av, &a, 1))) return ex;
+        if ((ex = parse(cmd, rest, av, &a))) return ex;
         return cmd_preview(&a);
     }
     if (!strcmp(cmd, "list")) {
-        if ((ex = parse(cmd, rest, av, &a, 0))) return ex;
+        if ((ex = parse(cmd, rest, av, &a))) return ex;
         return cmd_read(cmd, &a);
     }
     if (!strcmp(cmd, "resume")) {
-        if ((ex = parse(cmd, rest, av, &a, -2)) || (ex = export_home(&a, cmd))) return ex;
+        if ((ex = parse(cmd, rest, av, &a)) || (ex = export_home(&a, cmd))) return ex;
         return cmd_resume(&a);
     }
     if (!strcmp(cmd, "evaluate")) {
-        if ((ex = parse(cmd, rest, av, &a, -3)) || (a.npos < 2 && (ex = usage_error(cmd, "expects %s", "CHECKPOINT TRIAL.so [CONFIG]"))) ||
-            (ex = export_home(&a, cmd)))
+        if ((ex = parse(cmd, rest, av, &a)) || (ex = export_home(&a, cmd)))
             return ex;
         return cmd_evaluate(&a);
     }
     if (!strcmp(cmd, "pause") || !strcmp(cmd, "kill")) {
-        if ((ex = parse(cmd, rest, av, &a, 1))) return ex;
+        if ((ex = parse(cmd, rest, av, &a))) return ex;
         return cmd_stop(cmd, &a);
     }
     if (!strcmp(cmd, "activate")) {
         /* Determined's activate: resume, in the background. */
-        if ((ex = parse(cmd, rest, av, &a, 1)) || (ex = export_home(&a, cmd))) return ex;
+        if ((ex = parse(cmd, rest, av, &a)) || (ex = export_home(&a, cmd))) return ex;
         a.detach = 1;
         return cmd_resume(&a);
     }
     if (!strcmp(cmd, "follow")) {
-        if ((ex = parse(cmd, rest, av, &a, 1))) return ex;
+        if ((ex = parse(cmd, rest, av, &a))) return ex;
         return cmd_follow(&a);
     }
     if (!strcmp(cmd, "delete")) {
-        if ((ex = parse(cmd, rest, av, &a, 1))) return ex;
+        if ((ex = parse(cmd, rest, av, &a))) return ex;
         return cmd_delete(&a);
     }
     if (!strcmp(cmd, "export")) {
-        if ((ex = parse(cmd, rest, av, &a, 2))) return ex;
+        if ((ex = parse(cmd, rest, av, &a))) return ex;
         return cmd_export(&a);
     }
     if (!strcmp(cmd, "describe") || !strcmp(cmd, "trials") || !strcmp(cmd, "metrics") || !strcmp(cmd, "logs") ||
         !strcmp(cmd, "checkpoints")) {
-        if ((ex = parse(cmd, rest, av, &a, 1))) return ex;
+        if ((ex = parse(cmd, rest, av, &a))) return ex;
         return cmd_read(cmd, &a);
     }
     if (!strcmp(cmd, "pipeline") || !strcmp(cmd, "pipelines")) {

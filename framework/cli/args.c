@@ -1,0 +1,180 @@
+/* args.c — each command's options, and their parsing with getopt_long (see args.h). */
+#define _GNU_SOURCE /* getopt_long's argument permutation: options may follow the operands */
+#include "args.h"
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define READ_FMT (T2__OPT_JSON | T2__OPT_CSV | T2__OPT_HOME)
+#define RUN_OPTS (T2__OPT_CONFIG | T2__OPT_PLAIN | T2__OPT_QUIET | T2__OPT_DETACH | T2__OPT_LENIENT | T2__OPT_HOME)
+
+static const t2__cli_command COMMANDS[] = {
+    {"create", 2, 2, RUN_OPTS | T2__OPT_FROM_CHECKPOINT, "CONFIG TRIAL.so"},
+    {"resume", 1, 2, RUN_OPTS, "ID [TRIAL.so]"},
+    {"activate", 1, 1, T2__OPT_HOME, "EXP"},
+    {"pause", 1, 1, T2__OPT_HOME, "EXP"},
+    {"kill", 1, 1, T2__OPT_HOME, "EXP"},
+    {"follow", 1, 1, T2__OPT_HOME, "EXP"},
+    {"delete", 1, 1, T2__OPT_YES | T2__OPT_HOME, "EXP"},
+    {"list", 0, 0, READ_FMT, ""},
+    {"describe", 1, 1, READ_FMT | T2__OPT_TOP, "ID"},
+    {"trials", 1, 1, READ_FMT, "ID"},
+    {"metrics", 1, 1, READ_FMT | T2__OPT_KIND, "EXP|TRIAL"},
+    {"logs", 1, 1, T2__OPT_HOME, "TRIAL"},
+    {"preview", 1, 1, T2__OPT_JSON | T2__OPT_CONFIG | T2__OPT_LENIENT | T2__OPT_HOME, "CONFIG"},
+    {"checkpoints", 1, 1, READ_FMT | T2__OPT_ALL, "EXP|TRIAL"},
+    {"evaluate", 2, 3, T2__OPT_CONFIG | T2__OPT_LENIENT | T2__OPT_HOME, "CHECKPOINT TRIAL.so [CONFIG]"},
+    {"export", 2, 2, T2__OPT_HOME, "CHECKPOINT OUT.bin"},
+    {"info", 0, 0, T2__OPT_JSON | T2__OPT_HOME, ""},
+};
+
+/* Every option: its bit, getopt_long's entry (val = the bit's index + 256), how it reads. */
+static const struct {
+    unsigned bit;
+    const char *name;
+    int has_arg;
+    const char *value; /* its argument's name in messages */
+} OPTIONS[] = {
+    {T2__OPT_JSON, "json", no_argument, NULL},
+    {T2__OPT_CSV, "csv", no_argument, NULL},
+    {T2__OPT_PLAIN, "plain", no_argument, NULL},
+    {T2__OPT_QUIET, "quiet", no_argument, NULL},
+    {T2__OPT_ALL, "all", no_argument, NULL},
+    {T2__OPT_YES, "yes", no_argument, NULL},
+    {T2__OPT_DETACH, "detach", no_argument, NULL},
+    {T2__OPT_LENIENT, "lenient", no_argument, NULL},
+    {T2__OPT_HOME, "home", required_argument, "DIR"},
+    {T2__OPT_CONFIG, "config", required_argument, "KEY=VALUE"},
+    {T2__OPT_KIND, "kind", required_argument, "training|validation"},
+    {T2__OPT_TOP, "top", required_argument, "N"},
+    {T2__OPT_FROM_CHECKPOINT, "from-checkpoint", required_argument, "CHECKPOINT"},
+};
+#define NOPTIONS (sizeof OPTIONS / sizeof OPTIONS[0])
+
+const t2__cli_command *t2__cli_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
+        if (strcmp(COMMANDS[i].name, name) == 0) return &COMMANDS[i];
+    return NULL;
+}
+
+void t2__cli_options_text(const t2__cli_command *c, char *buf, size_t len)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < NOPTIONS && off < len; i++)
+        if (c->options & OPTIONS[i].bit) {
+            int n = snprintf(buf + off, len - off, "%s--%s%s%s", off ? " " : "", OPTIONS[i].name,
+                             OPTIONS[i].value ? " " : "", OPTIONS[i].value ? OPTIONS[i].value : "");
+            if (n < 0) break;
+            off += (size_t)n;
+        }
+    if (off == 0) snprintf(buf, len, "none");
+}
+
+/* Edit distance of two short strings (capped inputs), for "did you mean". */
+static size_t distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b), row[64];
+    if (la > 63 || lb > 63) return 99;
+    for (size_t j = 0; j <= lb; j++) row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t prev = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t cur = row[j], sub = prev + (a[i - 1] != b[j - 1]);
+            size_t best = row[j] + 1 < row[j - 1] + 1 ? row[j] + 1 : row[j - 1] + 1;
+            row[j] = sub < best ? sub : best;
+            prev = cur;
+        }
+    }
+    return row[lb];
+}
+
+static int unknown(const t2__cli_command *c, const char *arg, char *err, size_t errlen)
+{
+    char opts[300], word[64];
+    t2__cli_options_text(c, opts, sizeof opts);
+    snprintf(word, sizeof word, "%s", arg);
+    char *eq = strchr(word, '=');
+    if (eq) *eq = '\0';
+    const char *near = NULL;
+    size_t best = 3;
+    for (size_t i = 0; i < NOPTIONS; i++) {
+        size_t d = (c->options & OPTIONS[i].bit) && word[0] == '-' && word[1] == '-' ? distance(word + 2, OPTIONS[i].name) : 99;
+        if (d < best) best = d, near = OPTIONS[i].name;
+    }
+    int n = snprintf(err, errlen, "unknown option %.60s", word);
+    if (near && n > 0 && (size_t)n < errlen) n += snprintf(err + n, errlen - (size_t)n, " (did you mean --%s?)", near);
+    if (n > 0 && (size_t)n < errlen) snprintf(err + n, errlen - (size_t)n, "; %s takes: %s", c->name, opts);
+    return 2;
+}
+
+int t2__cli_parse(const t2__cli_command *c, int argc, char **argv, t2__cli_args *a, char *err, size_t errlen)
+{
+    struct option longopts[NOPTIONS + 2];
+    size_t n = 0;
+    for (size_t i = 0; i < NOPTIONS; i++)
+        if (c->options & OPTIONS[i].bit)
+            longopts[n++] = (struct option){OPTIONS[i].name, OPTIONS[i].has_arg, NULL, (int)(256 + i)};
+    longopts[n++] = (struct option){"help", no_argument, NULL, 'h'};
+    longopts[n] = (struct option){NULL, 0, NULL, 0};
+    err[0] = '\0';
+    opterr = 0;  /* our messages, not getopt's */
+    optind = 0;  /* glibc: start over, whatever an earlier parse left */
+    int ch;
+    while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        if (ch == 'h') {
+            a->help = 1;
+            return 0;
+        }
+        if (ch == '?' || ch == ':') {
+            const char *bad = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
+            if (ch == ':' || (optopt >= 256 && optopt < 256 + (int)NOPTIONS)) {
+                snprintf(err, errlen, "%.60s needs a value", bad);
+                return 2;
+            }
+            return unknown(c, bad, err, errlen);
+        }
+        unsigned bit = OPTIONS[ch - 256].bit;
+        switch (bit) {
+        case T2__OPT_JSON: a->fmt = T2__FMT_JSON; break;
+        case T2__OPT_CSV: a->fmt = T2__FMT_CSV; break;
+        case T2__OPT_PLAIN: a->progress = T2__PROGRESS_PLAIN; break;
+        case T2__OPT_QUIET: a->progress = T2__PROGRESS_QUIET; break;
+        case T2__OPT_ALL: a->all = 1; break;
+        case T2__OPT_YES: a->yes = 1; break;
+        case T2__OPT_DETACH: a->detach = 1; break;
+        case T2__OPT_LENIENT: a->lenient = 1; break;
+        case T2__OPT_HOME: a->home = optarg; break;
+        case T2__OPT_CONFIG: a->overrides[a->noverrides++] = optarg; break;
+        case T2__OPT_KIND: a->kind = optarg; break;
+        case T2__OPT_FROM_CHECKPOINT: a->from_checkpoint = optarg; break;
+        case T2__OPT_TOP: {
+            char *end;
+            errno = 0;
+            long v = strtol(optarg, &end, 10);
+            if (errno || end == optarg || *end || v < 0) {
+                snprintf(err, errlen, "--top needs a count, not '%.40s'", optarg);
+                return 2;
+            }
+            a->top = v;
+            break;
+        }
+        }
+    }
+    for (int i = optind; i < argc; i++) {
+        if (a->npos >= c->max_pos || a->npos >= 4) {
+            snprintf(err, errlen, "unexpected argument %.60s (expects %s)", argv[i], c->operands[0] ? c->operands : "none");
+            return 2;
+        }
+        a->pos[a->npos++] = argv[i];
+    }
+    if (a->npos < c->min_pos) {
+        snprintf(err, errlen, "expects %s", c->operands);
+        return 2;
+    }
+    return 0;
+}

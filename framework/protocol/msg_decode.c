@@ -59,14 +59,12 @@ static int flag(reader *r, const char *key)
 static double number(reader *r, const char *key, int required)
 {
     const t2__val *v = t2__val_map_get(r->m, key);
-    double d = NAN;
     if ((!v || v->kind == T2__VAL_NULL) && !required) return NAN;
-    if (!v || t2__val_as_double(v, &d) != T2_OK || (v->kind != T2__VAL_INT && v->kind != T2__VAL_DOUBLE)) {
-        t2_clearerr();
+    if (!v || (v->kind != T2__VAL_INT && v->kind != T2__VAL_DOUBLE)) {
         bad(r, key, v ? "is not a number" : "is missing");
         return NAN;
     }
-    return d;
+    return v->kind == T2__VAL_INT ? (double)v->i : v->d;
 }
 
 static void check_version(reader *r)

@@ -61,7 +61,8 @@ T2.lineChart = function (box, opts) {
     width: chartWidth(opts.perRow || 2),
     height: opts.height || 260,
     scales: {x: {time: !!opts.xTime}},
-    axes: [{label: opts.xLabel, stroke: "#444"}, {label: opts.yLabel, stroke: "#444", size: 60}],
+    axes: [{label: opts.xLabel, stroke: "#444"},
+           {label: opts.yLabel, stroke: "#444", size: 64, values: function (u, ticks) { return ticks.map(T2.num); }}],
     legend: {live: true},
     series: [{label: opts.xLabel}].concat(series.map(function (s, i) {
       return {

@@ -11,10 +11,23 @@ function endTime(t) {
   return s / 1000 + t.duration;
 }
 
-// The best searcher metric over time: each trial counts when it last reported (its end, or now).
-function bestSoFar(e, trials) {
-  var pts = trials.filter(function (t) { return t.best_validation !== null && endTime(t) !== null; })
-    .map(function (t) { return [endTime(t), t.best_validation]; });
+// The best searcher metric over time. From the validation rows themselves (each has its time)
+// when the experiment is small enough to fetch them all; on a big one, from the trials: each
+// counts its best validation at its end (a running one: now).
+T2.BEST_FROM_METRICS_MAX = 2000;  // trials
+
+function bestPoints(e, trials) {
+  if (e.trials > T2.BEST_FROM_METRICS_MAX) {
+    return Promise.resolve(trials.filter(function (t) { return t.best_validation !== null && endTime(t) !== null; })
+      .map(function (t) { return [endTime(t), t.best_validation]; }));
+  }
+  return T2.getJSON("/api/experiments/" + e.id + "/metrics?kind=validation").then(function (rows) {
+    return rows.filter(function (m) { return m.kind === "validation" && m.name === e.metric; })
+      .map(function (m) { return [Date.parse(m.time) / 1000, m.value]; });
+  });
+}
+
+function bestSoFar(e, pts) {
   pts.sort(function (a, b) { return a[0] - b[0]; });
   var xs = [], ys = [], best = null;
   pts.forEach(function (p) {
@@ -22,8 +35,8 @@ function bestSoFar(e, trials) {
     xs.push(p[0]); ys.push(best);
   });
   var box = T2.el("div", {id: "chart-best", class: "chart"});
-  T2.lineChart(box, {title: "best " + e.metric + " so far", xLabel: "time", yLabel: e.metric, xTime: true, step: true, perRow: 1, height: 220,
-                     series: [{label: "best " + e.metric, xs: xs, ys: ys}], empty: "No validation yet."});
+  T2.lineChart(box, {title: "best " + e.metric + " so far", xLabel: "time", yLabel: e.metric, xTime: true, step: true,
+                     perRow: 1, height: 220, series: [{label: "best " + e.metric, xs: xs, ys: ys}], empty: "No validation yet."});
   return box;
 }
 
@@ -154,15 +167,14 @@ function ashaRungs(e, trials) {
 
 // Resolves to the list of sections; fetches the picked trials' metrics (T2.MAX_CURVES at most).
 T2.experimentCharts = function (e, ranked, picked, hnames) {
-  return Promise.all(picked.map(function (t) {
+  return Promise.all([bestPoints(e, ranked)].concat(picked.map(function (t) {
     return T2.getJSON("/api/trials/" + t.id + "/metrics");
-  })).then(function (rows) {
+  }))).then(function (rows) {
+    var best = rows.shift();
     var perTrial = rows.map(groupMetrics);
     var out = [];
     var top = T2.section("Search", "search");
-    var grid = T2.el("div", {class: "grid"});
-    grid.appendChild(bestSoFar(e, ranked));
-    top.appendChild(grid);
+    top.appendChild(bestSoFar(e, best));
     out.push(top);
     out.push(learningCurves(picked, perTrial));
     out.push(scatters(e, ranked, hnames));

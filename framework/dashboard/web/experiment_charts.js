@@ -17,6 +17,12 @@ function endTime(t) {
 T2.BEST_FROM_METRICS_MAX = 2000;  // trials
 
 function bestPoints(e, trials) {
+  if (e.onlyTop) {
+    // Only the best trials are here, with no times: the record by trial number. Records set by
+    // trials outside them were worse than all of them, so the curve starts at the first one here.
+    return Promise.resolve(trials.filter(function (t) { return t.best_validation !== null; })
+      .map(function (t) { return [t.trial, t.best_validation]; }));
+  }
   if (e.trials > T2.BEST_FROM_METRICS_MAX) {
     return Promise.resolve(trials.filter(function (t) { return t.best_validation !== null && endTime(t) !== null; })
       .map(function (t) { return [endTime(t), t.best_validation]; }));
@@ -27,7 +33,7 @@ function bestPoints(e, trials) {
   });
 }
 
-function bestSoFar(e, pts) {
+function bestSoFar(e, pts, trials) {
   pts.sort(function (a, b) { return a[0] - b[0]; });
   var xs = [], ys = [], best = null;
   pts.forEach(function (p) {
@@ -35,7 +41,8 @@ function bestSoFar(e, pts) {
     xs.push(p[0]); ys.push(best);
   });
   var box = T2.el("div", {id: "chart-best", class: "chart"});
-  T2.lineChart(box, {title: "best " + e.metric + " so far", xLabel: "time", yLabel: e.metric, xTime: true, step: true,
+  T2.lineChart(box, {title: "best " + e.metric + " so far" + (e.onlyTop ? " (best " + trials + " trials)" : ""),
+                     xLabel: e.onlyTop ? "trial number" : "time", yLabel: e.metric, xTime: !e.onlyTop, step: true,
                      perRow: 1, height: 220, series: [{label: "best " + e.metric, xs: xs, ys: ys}], empty: "No validation yet."});
   return box;
 }
@@ -174,7 +181,7 @@ T2.experimentCharts = function (e, ranked, picked, hnames) {
     var perTrial = rows.map(groupMetrics);
     var out = [];
     var top = T2.section("Search", "search");
-    top.appendChild(bestSoFar(e, best));
+    top.appendChild(bestSoFar(e, best, ranked.length));
     out.push(top);
     out.push(learningCurves(picked, perTrial));
     out.push(scatters(e, ranked, hnames));

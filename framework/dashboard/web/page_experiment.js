@@ -143,20 +143,36 @@ function trialsTable(id, st, ranked, hnames, rerender) {
       T2.el("button", {type: "button", disabled: st.page >= pages - 1, onclick: function () { st.page++; rerender(); }}, "next ›")));
   }
   var sec = T2.section("Trials (" + rows.length + ")", "trials");
+  if (st.onlyTop) sec.appendChild(T2.el("p", {class: "muted", id: "only-top"}, "Showing the best " + rows.length + " of " +
+    st.onlyTop + " trials by the searcher metric (all of them: /api/experiments/" + id + "/trials or t2exp trials " + id + ")."));
   sec.appendChild(controls);
   sec.appendChild(T2.el("div", {class: "table-wrap"}, table));
   return sec;
 }
 
 // Loads everything the page shows, then swaps it in at once so a live refresh does not flicker.
+// Up to FULL_TRIALS_MAX trials the page has them all (/trials). Above, it works on the best
+// BIG_TOP from describe ?top=N, which the store reads off its metric index without touching the
+// rest: /trials of 100,000 trials is 24 MB of JSON, more than the 2 s the page may take.
+T2.FULL_TRIALS_MAX = 5000;
+T2.BIG_TOP = 2000;
+
+function loadTrials(id) {
+  var base = "/api/experiments/" + encodeURIComponent(id);
+  return T2.getJSON(base + "?top=" + T2.BIG_TOP).then(function (d) {
+    if (d.experiment.trials <= T2.FULL_TRIALS_MAX)
+      return T2.getJSON(base + "/trials").then(function (all) { return [d.experiment, all, false]; });
+    return [d.experiment, d.trials, true];
+  });
+}
+
 T2.pages.experiment = function (id, main, rerender) {
   var st = stateFor(id);
-  return Promise.all([
-    T2.getJSON("/api/experiments/" + encodeURIComponent(id) + "?top=1"),
-    T2.getJSON("/api/experiments/" + encodeURIComponent(id) + "/trials"),
-  ]).then(function (r) {
-    var e = r[0].experiment, trials = r[1];
+  return loadTrials(id).then(function (r) {
+    var e = r[0], trials = r[1];
+    e.onlyTop = r[2];
     var ranked = T2.rankTrials(trials, !!e.smaller_is_better);
+    st.onlyTop = e.onlyTop ? e.trials : 0;
     var hnames = T2.hparamNames(trials);
     T2.setCrumbs([["experiments", "#/"], ["experiment " + e.id + ": " + e.name, null]]);
     var top = T2.el("section", {class: "card", id: "experiment"},

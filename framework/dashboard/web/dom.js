@@ -97,6 +97,17 @@ T2.percent = function (p) {
   return Math.round(p * 100) + "%";
 };
 
+// A <dl> of "key value" facts; pairs whose value is empty are left out.
+T2.facts = function (pairs) {
+  var dl = T2.el("dl", {class: "facts"});
+  pairs.forEach(function (kv) {
+    var v = kv[1];
+    if (v === null || v === undefined || v === "" || (Array.isArray(v) && !v.length)) return;
+    dl.appendChild(T2.el("div", null, T2.el("dt", null, kv[0]), T2.el("dd", null, v)));
+  });
+  return dl;
+};
+
 T2.stateBadge = function (state) {
   var s = String(state || "");
   return T2.el("span", {class: "state state-" + s.toLowerCase().replace(/[^a-z_]/g, "")}, s);

@@ -44,22 +44,21 @@ T2.hparamNames = function (trials) {
 };
 
 function summary(e) {
-  var dl = T2.el("dl", {class: "facts"});
-  function fact(k, v) { if (v !== null && v !== undefined && v !== "") dl.appendChild(T2.el("div", null, T2.el("dt", null, k), T2.el("dd", null, v))); }
-  fact("state", T2.stateBadge(e.state));
-  fact("searcher", e.searcher);
-  fact("metric", e.metric + " (" + (e.smaller_is_better ? "smaller" : "larger") + " is better)");
-  fact("progress", T2.percent(e.progress));
-  fact("trials", e.trials);
-  fact("best", e.best_metric === null ? "" : T2.el("span", null, T2.num(e.best_metric) + " (trial ",
-       T2.el("a", {href: "#/trial/" + e.best_trial}, String(e.best_trial)), ")"));
-  fact("started", e.started ? e.started + " (" + T2.age(e.started) + ")" : "");
-  fact("duration", T2.duration(e.duration));
-  fact("description", e.description);
-  fact("labels", (e.labels || []).map(function (l) { return T2.el("span", {class: "label"}, typeof l === "string" ? l : JSON.stringify(l)); }));
-  fact("seed", e.seed);
-  fact("error", e.error);
-  return dl;
+  return T2.facts([
+    ["state", T2.stateBadge(e.state)],
+    ["searcher", e.searcher],
+    ["metric", e.metric + " (" + (e.smaller_is_better ? "smaller" : "larger") + " is better)"],
+    ["progress", T2.percent(e.progress)],
+    ["trials", e.trials],
+    ["best", e.best_metric === null ? null : T2.el("span", null, T2.num(e.best_metric) + " (trial ",
+      T2.el("a", {href: "#/trial/" + e.best_trial}, String(e.best_trial)), ")")],
+    ["started", e.started ? e.started + " (" + T2.age(e.started) + ")" : null],
+    ["duration", T2.duration(e.duration)],
+    ["description", e.description],
+    ["labels", (e.labels || []).map(function (l) { return T2.el("span", {class: "label"}, typeof l === "string" ? l : JSON.stringify(l)); })],
+    ["seed", e.seed],
+    ["error", e.error],
+  ]);
 }
 
 var COLUMNS = [

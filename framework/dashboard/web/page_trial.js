@@ -102,16 +102,16 @@ function metricCharts(rows) {
 function header(tid, info) {
   var h = T2.el("section", {class: "card", id: "trial"}, T2.el("h1", null, "Trial " + tid));
   if (!info) return h;
-  var dl = T2.el("dl", {class: "facts"});
-  function fact(k, v) { if (v !== null && v !== undefined && v !== "") dl.appendChild(T2.el("div", null, T2.el("dt", null, k), T2.el("dd", null, v))); }
-  fact("experiment", T2.el("a", {href: "#/experiment/" + info.experiment_id}, String(info.experiment_id)));
-  fact("number", info.experiment_id + "." + info.trial);
-  fact("state", T2.stateBadge(info.state));
-  fact("hparams", T2.hparamText(info.hparams));
-  fact("batches", info.batches);
-  fact("best validation", T2.num(info.best_validation));
-  fact("restarts", info.restarts);
-  fact("error", info.error);
+  var dl = T2.facts([
+    ["experiment", T2.el("a", {href: "#/experiment/" + info.experiment_id}, String(info.experiment_id))],
+    ["number", info.experiment_id + "." + info.trial],
+    ["state", T2.stateBadge(info.state)],
+    ["hparams", T2.hparamText(info.hparams)],
+    ["batches", info.batches],
+    ["best validation", T2.num(info.best_validation)],
+    ["restarts", info.restarts],
+    ["error", info.error],
+  ]);
   h.appendChild(dl);
   return h;
 }

@@ -171,6 +171,17 @@ try:
     print("running experiment %d: %d -> %s redraws; curve points now %s" %
           (RUNNING, renders, b.evaluate(MAIN + ".dataset.renders"), points))
     check_clean(b, "running experiment")
+
+    # ---- a running trial: its log tail follows the file ----
+    tid = sql("SELECT id FROM trials WHERE experiment_id=? AND state='RUNNING' ORDER BY id LIMIT 1", RUNNING)[0][0]
+    load(b, "/trial/%d" % tid, "the running trial")
+    b.wait_for('+document.getElementById("log").dataset.bytes > 0', what="the running trial's log")
+    size = int(b.evaluate('document.getElementById("log").dataset.bytes'))
+    b.wait_for('+document.getElementById("log").dataset.bytes > %d' % size, timeout=15, what="the log tail to grow")
+    grown = int(b.evaluate('document.getElementById("log").dataset.bytes'))
+    check_clean(b, "running trial", ["<script>window.__xss='running'</script>"])
+    b.screenshot(os.path.join(SHOTS, "dashboard-running-trial.png"))
+    print("running trial %d: log tail %d -> %d bytes" % (tid, size, grown))
 finally:
     b.close()
 

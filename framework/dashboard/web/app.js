@@ -97,6 +97,9 @@
   }
 
   window.addEventListener("hashchange", render);
-  T2.getJSON("/api/version").then(function (v) { latestVersion = v.data_version; }, function () {})
+  T2.getJSON("/api/version").then(function (v) {
+    latestVersion = v.data_version;
+    live.className = "live on";
+  }, function () {})
     .then(function () { render(); setTimeout(poll, POLL_MS); });
 })();

@@ -8,7 +8,7 @@ T2.LOG_KEEP = 262144;     // bytes kept on the page; older text is dropped from 
 T2.logState = {};
 
 function logFor(tid) {
-  if (!T2.logState[tid]) T2.logState[tid] = {text: "", next: null, busy: false, truncated: false};
+  if (!T2.logState[tid]) T2.logState[tid] = {text: "", next: null, busy: false, truncated: false, follow: true};
   return T2.logState[tid];
 }
 
@@ -32,13 +32,15 @@ T2.pollLog = function (tid) {
     if (r.text) {
       ls.text += r.text;
       if (ls.text.length > T2.LOG_KEEP) { ls.text = ls.text.slice(ls.text.length - T2.LOG_KEEP); ls.truncated = true; }
-      var pre = document.getElementById("log");
-      if (pre && pre.getAttribute("data-trial") === String(tid)) {
-        var follow = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;
+    }
+    var pre = document.getElementById("log");
+    if (pre && pre.getAttribute("data-trial") === String(tid)) {
+      if (r.text) {
         pre.textContent = ls.text;
         pre.setAttribute("data-bytes", ls.text.length);
-        if (follow) pre.scrollTop = pre.scrollHeight;
       }
+      // Stays at the newest line unless the reader scrolled up to read (ls.follow, set on scroll).
+      if (ls.follow) pre.scrollTop = pre.scrollHeight;
     }
   }).catch(function (err) {
     var pre = document.getElementById("log");
@@ -133,7 +135,8 @@ T2.pages.trial = function (tid) {
       frag.appendChild(checkpointsTable(r[2]));
       var ls = logFor(tid);
       var logSec = T2.section("Log (live tail)", "log-section");
-      var pre = T2.el("pre", {id: "log", class: "log", "data-trial": tid, "data-bytes": ls.text.length}, ls.text);
+      var pre = T2.el("pre", {id: "log", class: "log", "data-trial": tid, "data-bytes": ls.text.length,
+        onscroll: function () { ls.follow = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4; }}, ls.text);
       if (ls.truncated) logSec.appendChild(T2.el("p", {class: "muted"}, "Showing the end of the log."));
       logSec.appendChild(pre);
       frag.appendChild(logSec);

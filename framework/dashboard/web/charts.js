@@ -92,6 +92,13 @@ T2.scatterChart = function (box, opts) {
     series: [{label: opts.seriesLabel || "trials", xs: opts.xs, ys: opts.ys, color: opts.color}],
     empty: "No trial has a validation yet.",
   };
+  if (!cats && opts.xs.length) {
+    // Padded past the data: uPlot finds the visible points by searching x for the scale's ends,
+    // and with repeated xs at an end it would stop at the first of them and hide the rest.
+    var lo = Math.min.apply(null, opts.xs), hi = Math.max.apply(null, opts.xs);
+    var pad = hi > lo ? (hi - lo) * 0.05 : Math.abs(lo) * 0.1 || 1;
+    o.xRange = [lo - pad, hi + pad];
+  }
   if (cats) {
     o.xRange = [-0.5, cats.length - 0.5];
     o.xSplits = function () { return cats.map(function (_, i) { return i; }); };

@@ -86,8 +86,10 @@ function trialsTable(id, st, ranked, hnames, rerender) {
     .concat(COLUMNS.slice(4));
   var rows = ranked.slice();
   rows.sort(function (a, b) {
-    var c = compare(cellValue(a, st.sortKey), cellValue(b, st.sortKey));
-    return c ? (cellValue(a, st.sortKey) === null || cellValue(b, st.sortKey) === null ? c : c * st.sortDir) : a.rank - b.rank;
+    var va = cellValue(a, st.sortKey), vb = cellValue(b, st.sortKey);
+    var c = compare(va, vb);
+    // Empty cells (no validation yet, a missing hparam) stay last whichever the direction.
+    return c ? (va === null || va === undefined || vb === null || vb === undefined ? c : c * st.sortDir) : a.rank - b.rank;
   });
   var pages = Math.max(1, Math.ceil(rows.length / T2.TABLE_PAGE));
   if (st.page >= pages) st.page = pages - 1;

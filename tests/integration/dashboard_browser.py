@@ -117,10 +117,11 @@ try:
     b.screenshot(os.path.join(SHOTS, "dashboard-experiment-asha.png"))
 
     # Pick one more trial in the table: one more series, with its stored points.
-    renders = int(b.evaluate(MAIN + ".dataset.renders"))
+    # (A live redraw may be under way when the click lands: wait for the pick, not for any redraw.)
     extra = b.evaluate('(function () { var r = document.querySelector("#trials-table tbody tr:not(.picked)");'
                        ' r.querySelector("input").click(); return +r.dataset.trialId; })()')
-    b.wait_for("+%s.dataset.renders > %d" % (MAIN, renders), what="the redraw after picking a trial")
+    b.wait_for('document.getElementById("curves").dataset.picked.split(",").indexOf("%d") >= 0' % extra,
+               what="the curves of the picked trial %d" % extra)
     ids2, count2, points2 = curve_points(b)
     if extra not in ids2 or len(ids2) != len(ids) + 1:
         fail("experiment: picking trial %s gave picked %s (was %s)" % (extra, ids2, ids))

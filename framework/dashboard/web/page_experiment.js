@@ -158,14 +158,27 @@ function trialsTable(id, st, ranked, hnames, rerender) {
 T2.FULL_TRIALS_MAX = 5000;
 T2.BIG_TOP = 2000;
 
+// The experiment's trial count comes from the list (cheap at any size), which says how to load.
+// Big ones ask describe for its best BIG_TOP (?top=N); a server without that answers 400 and gets
+// the plain describe, which is complete but slow.
 function loadTrials(id) {
   var base = "/api/experiments/" + encodeURIComponent(id);
-  return T2.getJSON(base + "?top=" + T2.BIG_TOP).then(function (d) {
-    if (d.experiment.trials <= T2.FULL_TRIALS_MAX)
-      return T2.getJSON(base + "/trials").then(function (all) { return [d.experiment, all, false]; });
-    return [d.experiment, d.trials, true];
+  return T2.getJSON("/api/experiments").then(function (list) {
+    var row = list.filter(function (x) { return String(x.id) === String(id); })[0];
+    if (row && row.trials > T2.FULL_TRIALS_MAX) {
+      return T2.getJSON(base + "?top=" + T2.BIG_TOP).catch(function (err) {
+        if (err.status === 400) return T2.getJSON(base);
+        throw err;
+      }).then(function (d) { return [d.experiment, d.trials, d.trials.length < d.experiment.trials]; });
+    }
+    return Promise.all([T2.getJSON(base), T2.getJSON(base + "/trials")]).then(function (r) {
+      return [r[0].experiment, r[1], false];
+    });
   });
 }
+
+// Trial id -> its row and experiment, for the trial page's header (page_trial.js).
+T2.trialIndex = {};
 
 T2.pages.experiment = function (id, main, rerender) {
   var st = stateFor(id);
@@ -174,6 +187,7 @@ T2.pages.experiment = function (id, main, rerender) {
     e.onlyTop = r[2];
     var ranked = T2.rankTrials(trials, !!e.smaller_is_better);
     st.onlyTop = e.onlyTop ? e.trials : 0;
+    trials.forEach(function (t) { T2.trialIndex[t.id] = Object.assign({experiment_id: e.id, onlyTop: e.onlyTop}, t); });
     var hnames = T2.hparamNames(trials);
     T2.setCrumbs([["experiments", "#/"], ["experiment " + e.id + ": " + e.name, null]]);
     var top = T2.el("section", {class: "card", id: "experiment"},

@@ -3,7 +3,6 @@
 "use strict";
 
 T2.pages = T2.pages || {};
-T2.LOG_TAIL = 65536;      // bytes asked for first: the end of a long log, not all of it
 T2.LOG_KEEP = 262144;     // bytes kept on the page; older text is dropped from the top
 T2.logState = {};
 
@@ -12,30 +11,35 @@ function logFor(tid) {
   return T2.logState[tid];
 }
 
-// Fetches what the log gained since last time and appends it to the <pre> (as text).
+// Fetches what the log gained since last time and appends it to the <pre> (as text). Offsets
+// are the API's byte offsets, from 0: answers are capped, so a long log comes in several; up to
+// LOG_CATCHUP a poll, keeping the last LOG_KEEP characters.
+T2.LOG_CATCHUP = 64;
+
+function logChunk(tid, ls, left) {
+  var url = "/api/trials/" + encodeURIComponent(tid) + "/log?offset=" + (ls.next || 0);
+  return T2.getText(url).then(function (r) {
+    if (isNaN(r.next)) throw new T2.HttpError(0, "the log answer has no X-Next-Offset header");
+    var more = r.text.length > 0 && r.next > (ls.next || 0);
+    ls.next = r.next;
+    if (r.text) {
+      ls.text += r.text;
+      if (ls.text.length > T2.LOG_KEEP) { ls.text = ls.text.slice(ls.text.length - T2.LOG_KEEP); ls.truncated = true; }
+      ls.changed = true;
+    }
+    return more && left > 1 ? logChunk(tid, ls, left - 1) : null;
+  });
+}
+
 T2.pollLog = function (tid) {
   var ls = logFor(tid);
   if (ls.busy) return Promise.resolve();
   ls.busy = true;
-  var base = "/api/trials/" + encodeURIComponent(tid) + "/log?offset=";
-  var first = ls.next === null;
-  var req = first
-    ? T2.getText(base + (-T2.LOG_TAIL)).catch(function (err) {
-        if (err.status === 400) return T2.getText(base + "0");  // a server without tails
-        throw err;
-      })
-    : T2.getText(base + ls.next);
-  return req.then(function (r) {
-    if (first && r.text.length >= T2.LOG_TAIL) ls.truncated = true;
-    if (!isNaN(r.next)) ls.next = r.next; else if (ls.next === null) ls.next = r.text.length;
-    else ls.next += r.text.length;
-    if (r.text) {
-      ls.text += r.text;
-      if (ls.text.length > T2.LOG_KEEP) { ls.text = ls.text.slice(ls.text.length - T2.LOG_KEEP); ls.truncated = true; }
-    }
+  ls.changed = false;
+  return logChunk(tid, ls, T2.LOG_CATCHUP).then(function () {
     var pre = document.getElementById("log");
     if (pre && pre.getAttribute("data-trial") === String(tid)) {
-      if (r.text) {
+      if (ls.changed) {
         pre.textContent = ls.text;
         pre.setAttribute("data-bytes", ls.text.length);
       }
@@ -118,10 +122,24 @@ function header(tid, info) {
   return h;
 }
 
+// The trial's row (state, hparams, experiment): from its experiment's /trials when an
+// experiment page showed it before (T2.trialIndex), else from /api/trials/TID. Optional: the page
+// still shows metrics, checkpoints and log without it.
+function trialRow(tid) {
+  var known = T2.trialIndex[tid];
+  if (known && !known.onlyTop) {
+    return T2.getJSON("/api/experiments/" + known.experiment_id + "/trials").then(function (rows) {
+      var row = rows.filter(function (t) { return String(t.id) === String(tid); })[0];
+      return row ? Object.assign({experiment_id: known.experiment_id}, row) : known;
+    }, function () { return known; });
+  }
+  if (known) return Promise.resolve(known);
+  return T2.getJSON("/api/trials/" + encodeURIComponent(tid)).catch(function () { return null; });
+}
+
 T2.pages.trial = function (tid) {
   var enc = encodeURIComponent(tid);
-  // The trial's own row is optional: the page still shows metrics, checkpoints and log without it.
-  var info = T2.getJSON("/api/trials/" + enc).catch(function () { return null; });
+  var info = trialRow(tid);
   return Promise.all([info, T2.getJSON("/api/trials/" + enc + "/metrics"), T2.getJSON("/api/trials/" + enc + "/checkpoints")])
     .then(function (r) {
       var t = r[0] && (r[0].trial || r[0]);

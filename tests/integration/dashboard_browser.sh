@@ -56,7 +56,9 @@ wait_for "SELECT count(*) FROM metrics m JOIN trials t ON t.id = m.trial_id WHER
 
 url=
 for _ in $(seq 100); do
-  url=$(grep -oE 'http://127\.0\.0\.1:[0-9]+' "$WORK/dashboard.log" | head -n 1 || true)
+  port=$(grep -oE '127\.0\.0\.1:[0-9]+' "$WORK/dashboard.log" | head -n 1 | cut -d: -f2 || true)
+  [ -n "$port" ] || port=$(grep -oiE 'port:? [0-9]+' "$WORK/dashboard.log" | head -n 1 | grep -oE '[0-9]+' || true)
+  [ -n "$port" ] && [ "$port" != 0 ] && url="http://127.0.0.1:$port"
   [ -n "$url" ] && break
   if ! kill -0 "$dash" 2>/dev/null; then
     if grep -q "not built yet" "$WORK/dashboard.log"; then
@@ -66,7 +68,7 @@ for _ in $(seq 100); do
   fi
   sleep 0.05
 done
-[ -n "$url" ] || fail "t2exp dashboard printed no http://127.0.0.1:PORT URL: $(cat "$WORK/dashboard.log")"
+[ -n "$url" ] || fail "t2exp dashboard printed no 127.0.0.1:PORT address: $(cat "$WORK/dashboard.log")"
 
 python3 "$T2EXP_SOURCE/tests/integration/dashboard_browser.py" "$url/" "$T2EXP_HOME/t2exp.db" "$T2EXP_BUILD" 1 2 \
   || fail "the browser checks failed (screenshots in $T2EXP_BUILD/dashboard-*.png)"

@@ -60,6 +60,7 @@
     page(r).then(function (frag) {
       swap(frag, r);
       main.setAttribute("data-state", "ready");
+      if (window.performance && performance.mark) performance.mark("t2exp-ready");  // for bench/dashboard_render.sh
     }, function (err) {
       if (!(err instanceof T2.HttpError)) throw err;  // a bug: let it reach the console
       var box = T2.el("section", {class: "card error", id: "error"}, T2.el("h1", null, "Cannot show this page"), T2.el("p", null, err.message));

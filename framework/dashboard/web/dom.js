@@ -1,0 +1,123 @@
+// dom.js — the one way the dashboard puts data on the page, plus fetch and number formatting.
+//
+// Every string that comes from the store (experiment names, labels, hparam values, log lines,
+// config text) is user input. It reaches the DOM only as a text node or an attribute value set
+// with setAttribute, never through innerHTML, so markup in it shows as text and never runs.
+"use strict";
+var T2 = window.T2 || {};
+window.T2 = T2;
+
+// el("tag", {attr: value, onclick: fn}, child...): children are nodes, or anything else, which
+// becomes a text node. null/undefined children are skipped.
+T2.el = function (tag, attrs) {
+  var node = document.createElement(tag);
+  if (attrs) {
+    Object.keys(attrs).forEach(function (k) {
+      var v = attrs[k];
+      if (v === null || v === undefined || v === false) return;
+      if (typeof v === "function") node.addEventListener(k.replace(/^on/, ""), v);
+      else node.setAttribute(k, String(v));
+    });
+  }
+  for (var i = 2; i < arguments.length; i++) T2.append(node, arguments[i]);
+  return node;
+};
+
+T2.append = function (node, child) {
+  if (child === null || child === undefined) return;
+  if (Array.isArray(child)) { child.forEach(function (c) { T2.append(node, c); }); return; }
+  node.appendChild(child instanceof Node ? child : document.createTextNode(String(child)));
+};
+
+T2.clear = function (node) { while (node.firstChild) node.removeChild(node.firstChild); };
+
+T2.section = function (title, id) {
+  var s = T2.el("section", {id: id, class: "card"}, T2.el("h2", null, title));
+  return s;
+};
+
+// ---- fetching ------------------------------------------------------------------------------
+
+T2.HttpError = function (status, message) { this.status = status; this.message = message; };
+
+function errorFrom(r) {
+  return r.text().then(function (t) {
+    var msg = t;
+    try { msg = JSON.parse(t).error || t; } catch (e) { /* plain text error */ }
+    throw new T2.HttpError(r.status, r.status + " " + msg);
+  });
+}
+
+T2.getJSON = function (url) {
+  return fetch(url, {cache: "no-store"}).then(function (r) {
+    if (!r.ok) return errorFrom(r);
+    return r.json();
+  });
+};
+
+// Resolves {text, next} where next is the X-Next-Offset header (NaN when absent).
+T2.getText = function (url) {
+  return fetch(url, {cache: "no-store"}).then(function (r) {
+    if (!r.ok) return errorFrom(r);
+    return r.text().then(function (t) {
+      return {text: t, next: parseInt(r.headers.get("X-Next-Offset"), 10)};
+    });
+  });
+};
+
+// ---- formatting ----------------------------------------------------------------------------
+
+T2.num = function (v) {
+  if (v === null || v === undefined || v === "") return "";
+  if (typeof v !== "number") return String(v);
+  if (Number.isInteger(v)) return String(v);
+  var a = Math.abs(v);
+  if (a !== 0 && (a < 1e-3 || a >= 1e6)) return v.toExponential(3);
+  return String(Number(v.toPrecision(5)));
+};
+
+T2.duration = function (sec) {
+  if (typeof sec !== "number" || !(sec >= 0)) return "";
+  sec = Math.round(sec);
+  var h = Math.floor(sec / 3600), m = Math.floor(sec / 60) % 60, s = sec % 60;
+  if (h) return h + "h" + String(m).padStart(2, "0") + "m";
+  if (m) return m + "m" + String(s).padStart(2, "0") + "s";
+  return s + "s";
+};
+
+// Age of an ISO 8601 UTC time, as "5m ago".
+T2.age = function (iso) {
+  var t = Date.parse(iso);
+  if (isNaN(t)) return "";
+  return T2.duration(Math.max(0, (Date.now() - t) / 1000)) + " ago";
+};
+
+T2.percent = function (p) {
+  if (typeof p !== "number") return "";
+  return Math.round(p * 100) + "%";
+};
+
+// A <dl> of "key value" facts; pairs whose value is empty are left out.
+T2.facts = function (pairs) {
+  var dl = T2.el("dl", {class: "facts"});
+  pairs.forEach(function (kv) {
+    var v = kv[1];
+    if (v === null || v === undefined || v === "" || (Array.isArray(v) && !v.length)) return;
+    dl.appendChild(T2.el("div", null, T2.el("dt", null, kv[0]), T2.el("dd", null, v)));
+  });
+  return dl;
+};
+
+T2.stateBadge = function (state) {
+  var s = String(state || "");
+  return T2.el("span", {class: "state state-" + s.toLowerCase().replace(/[^a-z_]/g, "")}, s);
+};
+
+// hparams as "k=v, k=v" text (values may be any JSON, including user strings).
+T2.hparamText = function (h) {
+  if (!h || typeof h !== "object") return h === undefined ? "" : String(h);
+  return Object.keys(h).map(function (k) {
+    var v = h[k];
+    return k + "=" + (typeof v === "object" ? JSON.stringify(v) : T2.num(v));
+  }).join(", ");
+};

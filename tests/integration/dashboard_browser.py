@@ -1,0 +1,191 @@
+"""dashboard_browser.py URL DB SHOTS FINISHED RUNNING — the dashboard in a real headless Chromium.
+
+Run by dashboard_browser.sh against `t2exp dashboard` on a store with a finished ASHA experiment
+(FINISHED, whose name, description, labels, hparam values and log lines hold markup) and a running
+one (RUNNING). Checks, on every page, that it loads with no console error and that no stored
+markup ran (window.__xss stays unset) while it shows as text; the trials table's row count; one
+learning-curve series per picked trial with the stored point counts (also after picking one more
+trial in the table); and that the running experiment's page redraws with new data by itself.
+Screenshots go to SHOTS/dashboard-*.png. The expected figures come from the store itself (DB,
+opened read-only).
+"""
+import os
+import sqlite3
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cdp  # noqa: E402
+
+URL, DB, SHOTS, FINISHED, RUNNING = sys.argv[1:6]
+FINISHED, RUNNING = int(FINISHED), int(RUNNING)
+MAIN = 'document.getElementById("main")'
+failures = []
+
+
+def fail(msg):
+    failures.append(msg)
+    print("FAIL: " + msg, file=sys.stderr)
+
+
+def sql(q, *args):
+    con = sqlite3.connect("file:%s?mode=ro" % DB, uri=True)
+    try:
+        return con.execute(q, args).fetchall()
+    finally:
+        con.close()
+
+
+def load(b, route, what):
+    """Opens #route and waits until the page has drawn it (data-state ready)."""
+    b.navigate(URL + "#" + route)
+    b.wait_for('%s && %s.dataset.route === %r && %s.dataset.state === "ready"' % (MAIN, MAIN, route, MAIN),
+               timeout=30, what=what + " to load")
+    b.pump(0.3)
+
+
+def check_clean(b, page, markup=()):
+    errs = b.console_errors()
+    if errs:
+        fail("%s: console errors: %s" % (page, errs))
+    b.events.clear()
+    ran = b.evaluate("window.__xss === undefined ? null : String(window.__xss)")
+    if ran is not None:
+        fail("%s: stored markup ran (window.__xss = %r)" % (page, ran))
+    text = b.evaluate("document.body.textContent")
+    for m in markup:
+        if m not in text:
+            fail("%s: the stored string %r is not shown as text" % (page, m))
+    # No element came from stored markup: an <img src=x> or <script> inside <main> is a leak.
+    leaked = b.evaluate('%s.querySelectorAll("script, img, b[onmouseover]").length' % MAIN)
+    if leaked:
+        fail("%s: %d element(s) built from stored markup" % (page, leaked))
+
+
+def curve_points(b):
+    """{trial id: points} of the training-loss chart, and the picked ids, read from the DOM."""
+    picked = b.evaluate('document.getElementById("curves").dataset.picked')
+    box = 'document.querySelector("#curves [data-metric=\\"training/loss\\"]")'
+    count = b.evaluate(box + '.dataset.seriesCount')
+    labels = b.evaluate(box + '.dataset.series').split("\n")
+    points = [int(p) for p in b.evaluate(box + '.dataset.points').split(",")]
+    ids = [int(x) for x in picked.split(",")] if picked else []
+    return ids, int(count), dict(zip((int(lbl.split()[-1]) for lbl in labels), points))
+
+
+def check_curves(ids, count, points, page):
+    if count != len(ids):
+        fail("%s: %d learning-curve series for %d picked trials" % (page, count, len(ids)))
+    for tid in ids:
+        want = sql("SELECT count(*) FROM metrics WHERE trial_id=? AND kind='training' AND name='loss'", tid)[0][0]
+        if points.get(tid) != want:
+            fail("%s: trial %d's curve has %s points, the store has %d" % (page, tid, points.get(tid), want))
+
+
+b = cdp.Browser()
+try:
+    b.open_tab()
+    name = sql("SELECT name FROM experiments WHERE id=?", FINISHED)[0][0]
+    markup = [name, "<script>window.__xss='label'</script>", "<script>window.__xss='description'</script>"]
+
+    # ---- experiments list ----
+    load(b, "/", "the experiments list")
+    rows = b.evaluate('document.querySelectorAll("#experiments-table tbody tr").length')
+    want = sql("SELECT count(*) FROM experiments")[0][0]
+    if rows != want:
+        fail("list: %d rows, the store has %d experiments" % (rows, want))
+    check_clean(b, "list", [name])
+    b.screenshot(os.path.join(SHOTS, "dashboard-list.png"))
+    print("list: %d experiments" % rows)
+
+    # ---- the finished ASHA experiment ----
+    route = "/experiment/%d" % FINISHED
+    load(b, route, "the finished experiment")
+    rows = b.evaluate('document.querySelectorAll("#trials-table tbody tr").length')
+    want = sql("SELECT count(*) FROM trials WHERE experiment_id=?", FINISHED)[0][0]
+    if rows != want:
+        fail("experiment: %d table rows, the store has %d trials" % (rows, want))
+    ids, count, points = curve_points(b)
+    check_curves(ids, count, points, "experiment")
+    print("experiment %d: %d rows; %d curves with points %s" % (FINISHED, rows, count, points))
+    hparam = "<script>window.__xss='hparam'</script>"
+    check_clean(b, "experiment", markup + [hparam])
+    rungs = b.evaluate('document.getElementById("rungs-table") ? +document.getElementById("rungs-table").dataset.rungs : 0')
+    want = sql("SELECT count(DISTINCT batches_trained) FROM trials WHERE experiment_id=?", FINISHED)[0][0]
+    if rungs != want:
+        fail("experiment: %s ASHA rungs shown, trials stopped at %d lengths" % (rungs, want))
+    b.evaluate('document.getElementById("config").open = true')
+    b.screenshot(os.path.join(SHOTS, "dashboard-experiment-asha.png"))
+
+    # Pick one more trial in the table: one more series, with its stored points.
+    # (A live redraw may be under way when the click lands: wait for the pick, not for any redraw.)
+    extra = b.evaluate('(function () { var r = document.querySelector("#trials-table tbody tr:not(.picked)");'
+                       ' r.querySelector("input").click(); return +r.dataset.trialId; })()')
+    b.wait_for('document.getElementById("curves").dataset.picked.split(",").indexOf("%d") >= 0' % extra,
+               what="the curves of the picked trial %d" % extra)
+    ids2, count2, points2 = curve_points(b)
+    if extra not in ids2 or len(ids2) != len(ids) + 1:
+        fail("experiment: picking trial %s gave picked %s (was %s)" % (extra, ids2, ids))
+    check_curves(ids2, count2, points2, "experiment after picking")
+    print("picked trial %d: %d curves" % (extra, count2))
+
+    # Sorting: a click on the "best" header orders the rows by best validation.
+    b.evaluate('document.querySelector("#trials-table th[data-key=best_validation]").click()')
+    b.wait_for('document.querySelector("#trials-table th[data-key=best_validation]").textContent.indexOf("▲") > 0',
+               what="the sort by best")
+    order = b.evaluate('Array.from(document.querySelectorAll("#trials-table tbody tr")).map(function (r) { return +r.dataset.trialId; })')
+    want = [r[0] for r in sql("SELECT id FROM trials WHERE experiment_id=? ORDER BY best_validation IS NULL, best_validation, id", FINISHED)]
+    if order != want:
+        fail("experiment: sorted by best, rows are %s, want %s" % (order, want))
+    check_clean(b, "experiment after picking and sorting")
+
+    # ---- a trial page: curves, checkpoints, the log with markup in it ----
+    tid, tag = sql("SELECT id, json_extract(hparams, '$.tag') FROM trials WHERE experiment_id=? ORDER BY id LIMIT 1", FINISHED)[0]
+    load(b, "/trial/%d" % tid, "the trial page")
+    b.wait_for('+document.getElementById("log").dataset.bytes > 0', what="the trial's log")
+    log = b.evaluate('document.getElementById("log").textContent')
+    if ("tag " + tag) not in log:
+        fail("trial: the log does not show the line with tag %r as text" % tag)
+    charts = b.evaluate('document.querySelectorAll("#metrics .chart").length')
+    want = sql("SELECT count(DISTINCT kind || name) FROM metrics WHERE trial_id=? AND name NOT LIKE 't2exp.%'", tid)[0][0]
+    if charts != want:
+        fail("trial: %d metric charts, the store has %d metrics" % (charts, want))
+    check_clean(b, "trial", [tag])
+    b.screenshot(os.path.join(SHOTS, "dashboard-trial.png"))
+    print("trial %d: %d metric charts, %d log bytes" % (tid, charts, len(log)))
+
+    # ---- the running experiment: the page redraws by itself as metrics arrive ----
+    route = "/experiment/%d" % RUNNING
+    load(b, route, "the running experiment")
+    before = b.evaluate('document.getElementById("curves").textContent + "|" + '
+                        'document.querySelector("#curves [data-metric]") .dataset.points + "|" + '
+                        'document.getElementById("trials-table").textContent')
+    renders = int(b.evaluate(MAIN + ".dataset.renders"))
+    b.screenshot(os.path.join(SHOTS, "dashboard-running-before.png"))
+    b.wait_for("+%s.dataset.renders >= %d" % (MAIN, renders + 2), timeout=20, what="two live redraws")
+    after = b.evaluate('document.getElementById("curves").textContent + "|" + '
+                       'document.querySelector("#curves [data-metric]").dataset.points + "|" + '
+                       'document.getElementById("trials-table").textContent')
+    if after == before:
+        fail("running experiment: the page redrew but shows the same data")
+    ids, count, points = curve_points(b)
+    b.screenshot(os.path.join(SHOTS, "dashboard-running-after.png"))
+    print("running experiment %d: %d -> %s redraws; curve points now %s" %
+          (RUNNING, renders, b.evaluate(MAIN + ".dataset.renders"), points))
+    check_clean(b, "running experiment")
+
+    # ---- a running trial: its log tail follows the file ----
+    tid = sql("SELECT id FROM trials WHERE experiment_id=? AND state='RUNNING' ORDER BY id LIMIT 1", RUNNING)[0][0]
+    load(b, "/trial/%d" % tid, "the running trial")
+    b.wait_for('+document.getElementById("log").dataset.bytes > 0', what="the running trial's log")
+    size = int(b.evaluate('document.getElementById("log").dataset.bytes'))
+    b.wait_for('+document.getElementById("log").dataset.bytes > %d' % size, timeout=15, what="the log tail to grow")
+    grown = int(b.evaluate('document.getElementById("log").dataset.bytes'))
+    check_clean(b, "running trial", ["<script>window.__xss='running'</script>"])
+    b.screenshot(os.path.join(SHOTS, "dashboard-running-trial.png"))
+    print("running trial %d: log tail %d -> %d bytes" % (tid, size, grown))
+finally:
+    b.close()
+
+if failures:
+    sys.exit(1)
+print("dashboard_browser.py: ok")

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# The dashboard in a real headless Chromium (Debian's /usr/bin/chromium, driven over the DevTools
+# protocol by dashboard_browser.py): a finished ASHA experiment whose name, description, labels,
+# hparam values and log lines hold markup, and a running experiment. Every page loads with no
+# console error and runs none of the stored markup; the trials table has one row per trial; the
+# learning-curve chart has one series per picked trial with the stored point counts; the running
+# experiment's page changes by itself as metrics arrive. Screenshots: $T2EXP_BUILD/dashboard-*.png.
+source "$(dirname "$0")/common.bash"
+CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
+[ -x "$CHROMIUM" ] || { echo "dashboard_browser: skipped ($CHROMIUM missing; scripts/deps.sh installs chromium)"; exit 77; }
+command -v python3 >/dev/null || { echo "dashboard_browser: skipped (no python3)"; exit 77; }
+command -v "${CC:-cc}" >/dev/null || { echo "dashboard_browser: skipped (no C compiler)"; exit 77; }
+"${CC:-cc}" -std=c11 -Wall -Wextra -Werror -shared -fPIC -I "$T2EXP_SOURCE/framework/include" \
+  "$T2EXP_SOURCE/tests/integration/dashboard_trial.c" -o "$WORK/dash.so"
+
+# Experiment 1: finished ASHA, markup in every user string (each would set window.__xss if it ran).
+cat > "$WORK/asha.yaml" <<'Y'
+name: "asha <script>window.__xss='name'</script><img src=x onerror=\"window.__xss='img'\">"
+description: "<script>window.__xss='description'</script>"
+labels: ["<script>window.__xss='label'</script>", "<b onmouseover=\"window.__xss='b'\">bold</b>"]
+hyperparameters:
+  global_batch_size: 1
+  x: {type: double, minval: -2, maxval: 4}
+  tag: {type: categorical, vals: ["<script>window.__xss='hparam'</script>", "<img src=x onerror=\"window.__xss='hp-img'\">"]}
+searcher: {name: adaptive_asha, metric: loss, max_length: {batches: 32}, max_trials: 12, max_rungs: 3, divisor: 4,
+           max_concurrent_trials: 2}
+min_validation_period: {batches: 2}
+scheduling_unit: 2
+reproducibility: {experiment_seed: 5}
+Y
+expect_exit 0 "$T2EXP" create "$WORK/asha.yaml" "$WORK/dash.so" --quiet
+[ "$(sql "SELECT state FROM experiments WHERE id=1")" = COMPLETED ] || fail "the ASHA experiment did not complete"
+
+# Experiment 2: two trials of 50 ms batches, running while the browser watches (killed at the end).
+cat > "$WORK/running.yaml" <<'Y'
+name: running_random
+hyperparameters: {global_batch_size: 1, x: {type: double, minval: -2, maxval: 4}, sleep_ms: 50,
+                  tag: "<script>window.__xss='running'</script>"}
+searcher: {name: random, metric: loss, max_length: {batches: 2000}, max_trials: 2, max_concurrent_trials: 2}
+min_validation_period: {batches: 4}
+scheduling_unit: 2
+reproducibility: {experiment_seed: 9}
+Y
+"$T2EXP" create "$WORK/running.yaml" "$WORK/dash.so" --quiet > "$WORK/running.log" 2>&1 &
+running=$!
+"$T2EXP" dashboard --port 0 > "$WORK/dashboard.log" 2>&1 &
+dash=$!
+cleanup() {
+  kill "$dash" 2>/dev/null || true
+  "$T2EXP" kill 2 >/dev/null 2>&1 || true
+  wait "$running" 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+wait_for "SELECT count(*) FROM metrics m JOIN trials t ON t.id = m.trial_id WHERE t.experiment_id = 2 AND m.kind = 'validation'"
+
+url=
+for _ in $(seq 100); do
+  port=$(grep -oE '127\.0\.0\.1:[0-9]+' "$WORK/dashboard.log" | head -n 1 | cut -d: -f2 || true)
+  [ -n "$port" ] || port=$(grep -oiE 'port:? [0-9]+' "$WORK/dashboard.log" | head -n 1 | grep -oE '[0-9]+' || true)
+  [ -n "$port" ] && [ "$port" != 0 ] && url="http://127.0.0.1:$port"
+  [ -n "$url" ] && break
+  if ! kill -0 "$dash" 2>/dev/null; then
+    if grep -q "not built yet" "$WORK/dashboard.log"; then
+      echo "dashboard_browser: skipped (t2exp dashboard is not built yet)"; exit 77
+    fi
+    fail "t2exp dashboard exited: $(cat "$WORK/dashboard.log")"
+  fi
+  sleep 0.05
+done
+[ -n "$url" ] || fail "t2exp dashboard printed no 127.0.0.1:PORT address: $(cat "$WORK/dashboard.log")"
+
+python3 "$T2EXP_SOURCE/tests/integration/dashboard_browser.py" "$url/" "$T2EXP_HOME/t2exp.db" "$T2EXP_BUILD" 1 2 \
+  || fail "the browser checks failed (screenshots in $T2EXP_BUILD/dashboard-*.png)"
+kill -0 "$dash" || fail "the dashboard died during the test"
+[ "$(sql "SELECT state FROM experiments WHERE id=2")" = ACTIVE ] || fail "the running experiment stopped during the test"
+echo "dashboard_browser: ok (screenshots: $T2EXP_BUILD/dashboard-*.png)"

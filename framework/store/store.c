@@ -557,3 +557,15 @@ int t2__store_query_text(t2__store *st, const char *sql, char *buf, size_t len)
     sqlite3_finalize(s);
     return rc;
 }
+
+int t2__store_data_version(t2__store *st, int64_t *version)
+{
+    sqlite3_stmt *s = NULL;
+    int rc = sqlite3_prepare_v2(st->db, "PRAGMA data_version", -1, &s, NULL);
+    if (rc == SQLITE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
+        *version = sqlite3_column_int64(s, 0);
+        rc = SQLITE_OK;
+    }
+    sqlite3_finalize(s);
+    return rc == SQLITE_OK ? T2_OK : t2__store_err(st, rc, "PRAGMA data_version");
+}

@@ -231,6 +231,9 @@ int t2__store_set_trial_blas(t2__store *st, int64_t trial_id, const char *blas);
 /* Records where the trial runs now: "host:slots[,host:slots...]" on resources.hostfile's pool.
  * T2_ENOTFOUND if no such trial. */
 int t2__store_set_trial_hosts(t2__store *st, int64_t trial_id, const char *hosts);
+/* A number that changes whenever another connection commits to the store (SQLite's
+ * PRAGMA data_version on this connection): what a reader polls to learn that there is news. */
+int t2__store_data_version(t2__store *st, int64_t *version);
 
 /* T2_ENOTFOUND if there is no such trial. */
 int t2__store_update_trial(t2__store *st, int64_t trial_id, const t2__trial_update *u);

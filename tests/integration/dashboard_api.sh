@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# t2exp dashboard's HTTP side: every /api answer equals the CLI's --json for the same question; it
+# binds to loopback and says so; it is read-only (writes refused, the store opened read-only); no
+# path escapes the compiled-in pages, encoded or not; a silent client, garbage and a storm of 1,000
+# requests leave it serving, and an experiment running meanwhile completes normally.
+source "$(dirname "$0")/common.bash"
+command -v curl >/dev/null || { echo "dashboard_api: skipped (no curl)"; exit 77; }
+cat > "$WORK/asha.yaml" <<'Y'
+name: asha_api
+hyperparameters: {global_batch_size: 1, x: {type: double, minval: -2, maxval: 4}, y: -2}
+searcher: {name: adaptive_asha, metric: loss, max_length: {batches: 16}, max_trials: 6, max_rungs: 2, divisor: 4}
+min_validation_period: {batches: 4}
+reproducibility: {experiment_seed: 3}
+Y
+expect_exit 0 "$T2EXP" create "$WORK/asha.yaml" "$TRIALS/quadratic.so" --quiet
+cat > "$WORK/run.yaml" <<'Y'
+name: running
+hyperparameters: {global_batch_size: 1, x: 1, y: -2, sleep_ms: 5}
+searcher: {name: single, metric: loss, max_length: {batches: 800}}
+min_validation_period: {batches: 100}
+Y
+running=
+"$T2EXP" dashboard --port 0 > "$WORK/dash.log" 2>&1 &
+dash=$!
+trap 'kill $dash 2>/dev/null || true; [ -z "$running" ] || kill $running 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$WORK"' EXIT
+port=
+for _ in $(seq 100); do
+  port=$(grep -oE '127\.0\.0\.1:[0-9]+' "$WORK/dash.log" | head -n 1 | cut -d: -f2 || true)
+  [ -n "$port" ] && break
+  kill -0 $dash 2>/dev/null || fail "the dashboard exited: $(cat "$WORK/dash.log")"
+  sleep 0.05
+done
+[ -n "$port" ] || fail "no address printed: $(cat "$WORK/dash.log")"
+expect_in "$(cat "$WORK/dash.log")" "this machine only"
+base="http://127.0.0.1:$port"
+get() { curl -s --max-time 10 "$base$1"; }
+code() { curl -s -o /dev/null --max-time 10 -w '%{http_code}' "$@"; }
+
+# The same bytes as the CLI.
+same() { # URL CLI-ARGS...
+  local url=$1; shift
+  [ "$(get "$url")" = "$("$T2EXP" "$@" --json)" ] || fail "$url differs from t2exp $* --json"
+}
+same /api/experiments list
+same /api/experiments/1 describe 1
+same "/api/experiments/1?top=2" describe 1 --top 2
+same /api/experiments/1/trials trials 1
+same /api/experiments/1/metrics metrics 1
+same "/api/experiments/1/metrics?kind=validation" metrics 1 --kind validation
+same /api/trials/1.0/metrics metrics 1.0
+same /api/trials/1/checkpoints checkpoints 1.0
+[ "$(get /api/experiments/1/config)" = "$(sql "SELECT config_yaml FROM experiments WHERE id = 1")" ] || fail "config differs"
+echo "dashboard_api: /api answers equal the CLI's --json"
+
+# Errors are JSON with a reason; bad arguments 400, unknown things 404.
+[ "$(code "$base/api/experiments/99")" = 404 ] || fail "unknown experiment not 404"
+[ "$(code "$base/api/trials/1.99")" = 404 ] || fail "unknown trial not 404"
+[ "$(code "$base/api/experiments/1/metrics?kind=bogus")" = 400 ] || fail "bad kind not 400"
+[ "$(code "$base/api/nothing")" = 404 ] || fail "unknown endpoint not 404"
+expect_in "$(get /api/experiments/99)" '"error"'
+
+# Read-only: no method but GET/HEAD, and the store is opened read-only (a write through its
+# connection would fail; nothing here writes, and the file's rows are unchanged by all of this).
+before=$(sql "SELECT count(*) FROM metrics WHERE trial_id IN (SELECT id FROM trials WHERE experiment_id = 1)")
+[ "$(code -X POST "$base/api/experiments")" = 405 ] || fail "POST not refused"
+[ "$(code -X DELETE "$base/api/experiments/1")" = 405 ] || fail "DELETE not refused"
+# The process holds the database file open read-only (O_RDONLY in its descriptor's flags).
+dbfd=
+for f in /proc/$dash/fd/*; do [ "$(readlink "$f")" = "$T2EXP_HOME/t2exp.db" ] && dbfd=${f##*/}; done
+[ -n "$dbfd" ] || fail "the dashboard has no descriptor on the store"
+flags=$(awk '/^flags:/ { print $2 }' "/proc/$dash/fdinfo/$dbfd")
+[ $(( 8#$flags & 3 )) = 0 ] || fail "the store is open for writing (flags $flags)"
+[ "$before" = "$(sql "SELECT count(*) FROM metrics WHERE trial_id IN (SELECT id FROM trials WHERE experiment_id = 1)")" ] \
+  || fail "the finished experiment's rows changed"
+
+# No path escapes: plain, dot-dot, encoded, doubled slashes, the store's own file name.
+for p in "/static/../t2exp.db" "/static/..%2f..%2fetc%2fpasswd" "/static/%2e%2e/%2e%2e/etc/passwd" "//etc/passwd" \
+         "/static//etc/passwd" "/static/vendor/../../../../etc/passwd" "/t2exp.db" "/static/%00index.html"; do
+  c=$(curl -s --path-as-is -o "$WORK/body" --max-time 10 -w '%{http_code}' "$base$p")
+  [ "$c" = 404 ] || [ "$c" = 400 ] || fail "$p answered $c"
+  ! grep -q 'root:' "$WORK/body" || fail "$p served /etc/passwd"
+done
+echo "dashboard_api: read-only, no path traversal"
+
+# A client that connects and says nothing, and one that sends garbage, do not stall the others.
+exec 7<>"/dev/tcp/127.0.0.1/$port"
+exec 8<>"/dev/tcp/127.0.0.1/$port"
+printf '\x00\xff\x13GARBAGE\r\n\r\n%.0s' {1..50} >&8 || true
+t0=$(date +%s%N)
+[ "$(code "$base/api/version")" = 200 ] || fail "a silent client stalled the dashboard"
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+echo "dashboard_api: answered in $ms ms beside a silent and a garbage client"
+[ "$ms" -lt 5000 ] || fail "an answer took $ms ms beside a silent client"
+exec 7>&- 8>&-
+
+"$T2EXP" create "$WORK/run.yaml" "$TRIALS/quadratic.so" --quiet > "$WORK/run.log" 2>&1 &
+running=$!
+wait_for "SELECT count(*) FROM trials WHERE experiment_id = 2 AND state = 'RUNNING'"
+# A storm of 1,000 requests while an experiment runs: all answered, the dashboard still serving,
+# and the experiment completes as it would have.
+urls=(/api/version /api/experiments /api/experiments/2 /api/experiments/2/trials "/api/trials/2.0/log?offset=0" /)
+printf '%s\n' $(for i in $(seq 1000); do echo "$base${urls[i % ${#urls[@]}]}"; done) > "$WORK/urls"
+ok=$(xargs -P 8 -I{} curl -s -o /dev/null --max-time 30 -w '%{http_code}\n' {} < "$WORK/urls" | grep -c '^200$' || true)
+echo "dashboard_api: storm: $ok of 1000 answered 200"
+[ "$ok" = 1000 ] || fail "only $ok of 1000 requests answered 200"
+kill -0 $dash || fail "the dashboard died in the storm"
+[ "$(code "$base/api/version")" = 200 ] || fail "the dashboard stopped serving after the storm"
+wait $running || fail "the running experiment failed during the storm: $(cat "$WORK/run.log")"
+[ "$(sql "SELECT state FROM experiments WHERE id = 2")" = COMPLETED ] || fail "experiment 2 not COMPLETED"
+[ "$(sql "SELECT batches_trained FROM trials WHERE experiment_id = 2")" = 800 ] || fail "experiment 2 did not train 800 batches"
+
+# Live: the data version moved while the experiment wrote.
+v=$(get /api/version)
+expect_in "$v" '"data_version":'
+
+# Usage errors.
+expect_exit 2 "$T2EXP" dashboard --bind not-an-address
+expect_exit 2 "$T2EXP" dashboard --port 70000
+expect_exit 2 "$T2EXP" dashboard --jsno
+expect_in "$OUT" "dashboard takes: --port N --bind ADDR"
+kill $dash
+wait $dash 2>/dev/null || true
+expect_in "$(cat "$WORK/dash.log")" "stopped"
+echo "dashboard_api: ok"

@@ -158,7 +158,9 @@ int main(int argc, char **argv)
     printf("median of %d on %d trials: open+list+close %.2f ms, list %.2f ms, list --json %.2f ms,"
            " describe %.2f ms, describe --json %.2f ms\n", RUNS, ntrials, open_list, list,
            list_json, desc, desc_json);
-    nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+    /* STORE_QUERY_KEEP=1: the big store stays for other benchmarks (bench/run_dashboard.sh). */
+    if (getenv("STORE_QUERY_KEEP")) printf("kept store: %s (experiment %lld has the %d trials)\n", home, (long long)big, ntrials);
+    else nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
     printf("store_query: ratio=%.1f batched_trials_per_s=%.0f one_by_one_trials_per_s=%.0f"
            " trials=%d open_list_close_ms=%.2f list_ms=%.2f describe_ms=%.2f describe_json_ms=%.2f\n",
            batched / single, batched, single, ntrials, open_list, list, desc, desc_json);

@@ -91,6 +91,12 @@ int t2__ctl_pump(t2__ctl *c);
 void t2__ctl_stop_all(t2__ctl *c);
 void t2__ctl_kill_all_quietly(t2__ctl *c);
 
+/* pool_use.c: a trial on the hostfile's pool */
+int t2__ctl_take_slots(t2__ctl *c, t2__ctl_trial *t, int slots, char *path, size_t len);
+void t2__ctl_release_slots(t2__ctl *c, t2__ctl_trial *t);
+int t2__ctl_record_hosts(t2__ctl *c, t2__ctl_trial *t);
+int t2__ctl_check_hosts(t2__ctl *c, t2__ctl_trial *t);
+
 /* reports.c */
 int t2__ctl_on_message(t2__ctl *c, t2__ctl_trial *t, const t2__msg *m);
 /* Stops a trial that sent what the protocol does not allow (why says what); it errors, no restart. */

@@ -19,51 +19,7 @@
 #include "trial_proc.h"
 #include "internal.h"
 
-/* Gives a distributed trial its slots from the hostfile's pool, written as a hostfile of its own
- * beside its log. */
-static int take_slots(t2__ctl *c, t2__ctl_trial *t, int slots, char *path, size_t len)
-{
-    t->host_slots = calloc((size_t)c->pool.nhosts, sizeof *t->host_slots);
-    if (!t->host_slots) return t2_seterr(T2_ENOMEM, "controller: out of memory");
-    int rc = t2__pool_pick(&c->pool, slots, t->host_slots);
-    if (!rc) {
-        snprintf(path, len, "%s.hosts", t->log_path);
-        t2__pool_hold(&c->pool, t->host_slots, +1);
-        if ((rc = t2__pool_write_hostfile(&c->pool, t->host_slots, path))) t2__pool_hold(&c->pool, t->host_slots, -1);
-    }
-    if (rc) {
-        free(t->host_slots);
-        t->host_slots = NULL;
-    }
-    return rc;
-}
-
 static int settle(t2__ctl *c, t2__ctl_trial *t, int status);
-static int check_hosts(t2__ctl *c, t2__ctl_trial *t);
-
-static void release_slots(t2__ctl *c, t2__ctl_trial *t)
-{
-    t2__pool_hold(&c->pool, t->host_slots, -1);
-    free(t->host_slots);
-    t->host_slots = NULL;
-}
-
-/* Records where a trial on the pool runs: "host:slots,..." in the pool's order (mpirun fills a
- * hostfile in order, so rank 0 is on the first). */
-static int record_hosts(t2__ctl *c, t2__ctl_trial *t)
-{
-    size_t len = 1;
-    for (int h = 0; h < c->pool.nhosts; h++)
-        if (t->host_slots[h]) len += strlen(c->pool.hosts[h].name) + 16;
-    char *s = malloc(len), *p = s;
-    if (!s) return t2_seterr(T2_ENOMEM, "controller: out of memory");
-    *p = '\0';
-    for (int h = 0; h < c->pool.nhosts; h++)
-        if (t->host_slots[h]) p += sprintf(p, "%s%s:%d", p == s ? "" : ",", c->pool.hosts[h].name, t->host_slots[h]);
-    int rc = t2__store_set_trial_hosts(c->st, t->id, s);
-    free(s);
-    return rc;
-}
 
 /* A trial on slots_per_trial ranks through mpirun (on the hostfile's pool, if there is one); rank
  * 0 calls back to the controller. */
@@ -99,7 +55,7 @@ static int start_distributed(t2__ctl *c, t2__ctl_trial *t, const t2__runner_args
                                .ckpt_dir = a->ckpt_dir, .restore_path = a->restore_path,
                                .warm_start = a->warm_start}};
     char hostfile[PATH_MAX + 16];
-    if (c->pool.nhosts > 0 && (rc = take_slots(c, t, slots, hostfile, sizeof hostfile))) return rc;
+    if (c->pool.nhosts > 0 && (rc = t2__ctl_take_slots(c, t, slots, hostfile, sizeof hostfile))) return rc;
     t2__mpi_launch l = {.slots = slots, .hostfile = c->pool.nhosts > 0 ? hostfile : NULL, .self_exe = c->self_exe,
                         .listen_fd = c->listen_fd, .connect_addr = c->connect_addr, .trial_id = t->id,
                         .log_path = t->log_path, .spec = &spec, .close_fds = fds, .nclose = n,
@@ -111,11 +67,11 @@ static int start_distributed(t2__ctl *c, t2__ctl_trial *t, const t2__runner_args
         free(t->error);
         t->error = strdup(t2_errmsg());
         t2_clearerr();
-        int rc2 = t->host_slots && !t2__ctl_interrupted ? check_hosts(c, t) : T2_OK;
+        int rc2 = t->host_slots && !t2__ctl_interrupted ? t2__ctl_check_hosts(c, t) : T2_OK;
         if (rc2) rc = rc2;
     }
-    if (rc) release_slots(c, t);
-    else if (t->host_slots) rc = record_hosts(c, t);
+    if (rc) t2__ctl_release_slots(c, t);
+    else if (t->host_slots) rc = t2__ctl_record_hosts(c, t);
     return rc;
 }
 
@@ -219,32 +175,6 @@ static int feed(t2__ctl *c, t2__ctl_trial *t)
     return rc;
 }
 
-/* After a trial on the pool failed: any of its hosts that no longer answers leaves the pool, the
- * trial's error says so, and the pool is sized again (an error if no trial fits any more). */
-static int check_hosts(t2__ctl *c, t2__ctl_trial *t)
-{
-    int lost = 0;
-    for (int h = 0; h < c->pool.nhosts; h++) {
-        if (!t->host_slots[h] || c->pool.hosts[h].dead) continue;
-        char why[200] = "";
-        int alive = t2__host_probe(c->pool.hosts[h].name, 15.0, why, sizeof why);
-        if (alive < 0) return alive;
-        if (alive) continue;
-        lost = 1;
-        t2__pool_kill(&c->pool, h);
-        char msg[1700];
-        snprintf(msg, sizeof msg, "host %s is unreachable (%s): its %d slot(s) left the pool%s%.1200s",
-                 c->pool.hosts[h].name, why, c->pool.hosts[h].slots, t->error ? "; " : "", t->error ? t->error : "");
-        t2__progress_event(&c->prog, "trial %lld: %s", (long long)t->id, msg);
-        free(t->error);
-        t->error = strdup(msg);
-    }
-    if (!lost || !(lost = t2__ctl_plan(c))) return T2_OK;
-    char why[600];
-    snprintf(why, sizeof why, "%s", t2_errmsg());
-    return t2_seterr(lost, "resources.hostfile: too few hosts left: %s", why);
-}
-
 /* The runner's channel closed: reap the process and decide the trial's fate. */
 static int on_exit(t2__ctl *c, t2__ctl_trial *t)
 {
@@ -254,8 +184,8 @@ static int on_exit(t2__ctl *c, t2__ctl_trial *t)
     while (waitpid(t->pid, &status, 0) < 0 && errno == EINTR) {
     }
     int clean = WIFEXITED(status) && WEXITSTATUS(status) == 0 && t->exit_sent && !t->error;
-    if (!clean && t->host_slots && !t2__ctl_interrupted) rc = check_hosts(c, t);
-    release_slots(c, t);
+    if (!clean && t->host_slots && !t2__ctl_interrupted) rc = t2__ctl_check_hosts(c, t);
+    t2__ctl_release_slots(c, t);
     int rc2 = settle(c, t, status);
     return rc ? rc : rc2;
 }

@@ -164,6 +164,7 @@ static int add_host(parser *p, const char *name, size_t n, int slots, int max_sl
     h->slots = slots;
     h->max_slots = max_slots;
     h->used = 0;
+    h->dead = 0;
     *at = p->n++;
     return T2_OK;
 }

@@ -1,0 +1,79 @@
+/* pool_use.c — a trial's use of the hostfile's slot pool: the slots it takes (as a hostfile of its
+ * own), where it ran (recorded in the store), the slots it gives back, and, after it failed, which
+ * of its hosts still answer (a dead one leaves the pool). */
+#define _XOPEN_SOURCE 700
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ctl.h"
+#include "internal.h"
+
+/* Gives a distributed trial its slots from the hostfile's pool, written as a hostfile of its own
+ * beside its log. */
+int t2__ctl_take_slots(t2__ctl *c, t2__ctl_trial *t, int slots, char *path, size_t len)
+{
+    t->host_slots = calloc((size_t)c->pool.nhosts, sizeof *t->host_slots);
+    if (!t->host_slots) return t2_seterr(T2_ENOMEM, "controller: out of memory");
+    int rc = t2__pool_pick(&c->pool, slots, t->host_slots);
+    if (!rc) {
+        snprintf(path, len, "%s.hosts", t->log_path);
+        t2__pool_hold(&c->pool, t->host_slots, +1);
+        if ((rc = t2__pool_write_hostfile(&c->pool, t->host_slots, path))) t2__pool_hold(&c->pool, t->host_slots, -1);
+    }
+    if (rc) {
+        free(t->host_slots);
+        t->host_slots = NULL;
+    }
+    return rc;
+}
+
+void t2__ctl_release_slots(t2__ctl *c, t2__ctl_trial *t)
+{
+    t2__pool_hold(&c->pool, t->host_slots, -1);
+    free(t->host_slots);
+    t->host_slots = NULL;
+}
+
+/* Records where a trial on the pool runs: "host:slots,..." in the pool's order (mpirun fills a
+ * hostfile in order, so rank 0 is on the first). */
+int t2__ctl_record_hosts(t2__ctl *c, t2__ctl_trial *t)
+{
+    size_t len = 1;
+    for (int h = 0; h < c->pool.nhosts; h++)
+        if (t->host_slots[h]) len += strlen(c->pool.hosts[h].name) + 16;
+    char *s = malloc(len), *p = s;
+    if (!s) return t2_seterr(T2_ENOMEM, "controller: out of memory");
+    *p = '\0';
+    for (int h = 0; h < c->pool.nhosts; h++)
+        if (t->host_slots[h]) p += sprintf(p, "%s%s:%d", p == s ? "" : ",", c->pool.hosts[h].name, t->host_slots[h]);
+    int rc = t2__store_set_trial_hosts(c->st, t->id, s);
+    free(s);
+    return rc;
+}
+
+/* After a trial on the pool failed: any of its hosts that no longer answers leaves the pool, the
+ * trial's error says so, and the pool is sized again (an error if no trial fits any more). */
+int t2__ctl_check_hosts(t2__ctl *c, t2__ctl_trial *t)
+{
+    int lost = 0;
+    for (int h = 0; h < c->pool.nhosts; h++) {
+        if (!t->host_slots[h] || c->pool.hosts[h].dead) continue;
+        char why[200] = "";
+        int alive = t2__host_probe(c->pool.hosts[h].name, 15.0, why, sizeof why);
+        if (alive < 0) return alive;
+        if (alive) continue;
+        lost = 1;
+        t2__pool_kill(&c->pool, h);
+        char msg[1700];
+        snprintf(msg, sizeof msg, "host %s is unreachable (%s): its %d slot(s) left the pool%s%.1200s",
+                 c->pool.hosts[h].name, why, c->pool.hosts[h].slots, t->error ? "; " : "", t->error ? t->error : "");
+        t2__progress_event(&c->prog, "trial %lld: %s", (long long)t->id, msg);
+        free(t->error);
+        t->error = strdup(msg);
+    }
+    if (!lost || !(lost = t2__ctl_plan(c))) return T2_OK;
+    char why[600];
+    snprintf(why, sizeof why, "%s", t2_errmsg());
+    return t2_seterr(lost, "resources.hostfile: too few hosts left: %s", why);
+}
+

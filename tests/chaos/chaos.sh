@@ -201,8 +201,19 @@ done
 
 store_ok
 # Nothing left behind: processes, temporary files, checkpoints the store does not know.
-pgrep -f "$TRIALS/" >/dev/null && fail "trial processes left: $(pgrep -af "$TRIALS/")"
-pgrep -f "run-trial" >/dev/null && fail "ranks left: $(pgrep -af run-trial)"
+# Only this test's processes (its T2EXP_HOME in their environment): tests running beside it in the
+# same build (ctest -j) start trials and ranks of their own.
+ours() {
+  local p
+  for p in $(pgrep -f "$1" || true); do
+    tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -qxF "T2EXP_HOME=$T2EXP_HOME" && ps -o pid=,args= -p "$p"
+  done
+  return 0
+}
+left=$(ours "$TRIALS/")
+[ -z "$left" ] || fail "trial processes left: $left"
+left=$(ours "run-trial")
+[ -z "$left" ] || fail "ranks left: $left"
 tmp=$(find "$T2EXP_HOME" -name '*.tmp-*' | head -5)
 [ -z "$tmp" ] || fail "temporary files left: $tmp"
 listed=$(sql "SELECT path FROM checkpoints WHERE state='ACTIVE'" | sort)

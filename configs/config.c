@@ -263,6 +263,39 @@ static int top_level(t2__config *cfg, const t2__ynode *root)
 
 /* ---------- overrides ---------- */
 
+static int is_length_unit(const char *k)
+{
+    return !strcmp(k, "batches") || !strcmp(k, "records") || !strcmp(k, "epochs");
+}
+
+/* A length holds exactly one unit, so "--config searcher.max_length.batches=60" on a stored
+ * {epochs: 1} means "60 batches instead", as in Determined, not a second unit beside the first
+ * (which the validator would refuse). When map is such a length: another unit replaces its entry
+ * (taking value; returns 1), a key that is no unit is refused here, at the override, with the
+ * unit it resembles (-1, value freed). Otherwise 0: t2__ymap_set's case. Under hyperparameters a
+ * map is the user's own, never a length. src names the override. */
+static int replace_length_unit(t2__ynode *map, const char *key, t2__ymark m, t2__ynode *value, int in_hparams,
+                               const char *src)
+{
+    if (in_hparams || map->n != 1 || !is_length_unit(map->keys[0]) || !strcmp(map->keys[0], key)) return 0;
+    if (!is_length_unit(key)) {
+        static const char *const units[] = {"batches", "records", "epochs", NULL};
+        const char *near = t2__cfg_closest(key, units);
+        t2_seterr(T2_EINVAL, "%s: '%s' is not a length unit (expected batches, records or epochs%s%s%s)", src, key,
+                  near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+        t2__yfree(value);
+        return -1;
+    }
+    char *k = strdup(key);
+    if (!k) return 0; /* t2__ymap_set then reports the shortage, or the validator the two units */
+    free(map->keys[0]);
+    t2__yfree(map->items[0]);
+    map->keys[0] = k;
+    map->items[0] = value;
+    map->key_marks[0] = m;
+    return 1; /* one key: below T2__KEYIDX_MIN, so there is no index to update */
+}
+
 /* Applies one "a.b.c=VALUE" to the tree. src names the override in messages and must outlive the tree. */
 static int apply_override(t2__ynode *root, const char *ov, const char *src)
 {
@@ -312,7 +345,11 @@ static int apply_override(t2__ynode *root, const char *ov, const char *src)
             t2__yfree(value);
             return t2_seterr(T2_EINVAL, "%s: bad key (empty segment or more than %d levels)", src, OVERRIDE_MAX_DEPTH);
         }
-        if (!dot) return t2__ymap_set(at, seg, m, value);
+        if (!dot) {
+            int r = depth > 0 ? replace_length_unit(at, seg, m, value, strcmp(key, "hyperparameters") == 0, src) : 0;
+            if (r) return r > 0 ? T2_OK : T2_EINVAL;
+            return t2__ymap_set(at, seg, m, value);
+        }
         t2__ynode *next = t2__ymap_get(at, seg, NULL);
         if (next && t2__ynull(next)) next = NULL; /* `searcher:` left empty: fill it */
         if (!next) {

@@ -205,10 +205,7 @@ store_ok
 # same build (ctest -j) start trials and ranks of their own.
 ours() {
   local p
-  for p in $(pgrep -f "$1" || true); do
-    tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -qxF "T2EXP_HOME=$T2EXP_HOME" && ps -o pid=,args= -p "$p"
-  done
-  return 0
+  for p in $(own_pids "$1"); do ps -o pid=,args= -p "$p" || true; done
 }
 left=$(ours "$TRIALS/")
 [ -z "$left" ] || fail "trial processes left: $left"

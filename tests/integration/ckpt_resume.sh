@@ -13,7 +13,7 @@ ctl=$!
 wait_for "SELECT count(*) FROM checkpoints c JOIN trials t ON t.id = c.trial_id WHERE t.experiment_id = 2 AND c.batches >= 100"
 kill -KILL "$ctl"
 wait "$ctl" 2>/dev/null || true
-for _ in $(seq 100); do pgrep -f "fashion_mnist_mlp.so" >/dev/null || break; sleep 0.05; done
+for _ in $(seq 100); do [ -n "$(own_pids fashion_mnist_mlp.so)" ] || break; sleep 0.05; done
 [ "$(sql "SELECT state FROM experiments WHERE id=2")" = ACTIVE ] || fail "a killed controller leaves the experiment ACTIVE"
 
 expect_exit 0 "$T2EXP" resume 2 --plain

@@ -19,7 +19,7 @@ create_in_home2_killed() {
   T2EXP_HOME=$H2 wait_for "$2"
   kill -KILL "$ctl"
   wait "$ctl" 2>/dev/null || true
-  for _ in $(seq 100); do pgrep -f "fashion_mnist_mlp.so" >/dev/null || break; sleep 0.05; done
+  for _ in $(seq 100); do [ -n "$(own_pids fashion_mnist_mlp.so)" ] || break; sleep 0.05; done
 }
 
 # Home 1: a completed experiment 1 with its final checkpoint.

@@ -26,7 +26,7 @@ kill_after_start() {
   wait_for "SELECT batches_trained >= 10 FROM trials WHERE experiment_id = $1"
   kill -KILL "$ctl"
   wait "$ctl" 2>/dev/null || true
-  for _ in $(seq 100); do pgrep -f "quadratic.so" >/dev/null || break; sleep 0.05; done
+  for _ in $(seq 100); do [ -n "$(own_pids quadratic.so)" ] || break; sleep 0.05; done
 }
 
 kill_after_start 1

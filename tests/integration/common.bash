@@ -29,6 +29,34 @@ $1"; }
 # sql QUERY — one value from the store.
 sql() { sqlite3 "$T2EXP_HOME/t2exp.db" "$1"; }
 
+# own_pids PATTERN — the pids of processes whose command line matches PATTERN (pgrep -f) and that
+# belong to this test: its T2EXP_HOME in their environment. Tests run side by side (ctest -j2), and
+# their trials and ranks look alike on a command line.
+own_pids() {
+  local p
+  for p in $(pgrep -f "$1" || true); do
+    tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -qxF "T2EXP_HOME=$T2EXP_HOME" && echo "$p"
+  done
+  return 0
+}
+
+# start_dashboard [PROGRAM] — starts PROGRAM (default $T2EXP) dashboard --port 0 in the background,
+# its output in $WORK/dash.log; sets DASH (its pid) and PORT (the port it printed), or fails.
+# The caller's EXIT trap should kill $DASH.
+start_dashboard() {
+  "${1:-$T2EXP}" dashboard --port 0 > "$WORK/dash.log" 2>&1 &
+  DASH=$!
+  PORT=
+  for _ in $(seq 100); do
+    PORT=$(grep -oE '127\.0\.0\.1:[0-9]+' "$WORK/dash.log" | head -n 1 | cut -d: -f2 || true)
+    [ -n "$PORT" ] && return 0
+    kill -0 "$DASH" 2>/dev/null || fail "the dashboard exited: $(cat "$WORK/dash.log")"
+    sleep 0.05
+  done
+  kill "$DASH" 2>/dev/null || true
+  fail "the dashboard printed no address: $(cat "$WORK/dash.log")"
+}
+
 store_ok() { [ "$(sql 'PRAGMA integrity_check')" = "ok" ] || fail "store integrity check failed"; }
 
 # json EXPR — evaluates an SQLite JSON expression over $OUT, available as column j.

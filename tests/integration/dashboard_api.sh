@@ -20,17 +20,9 @@ searcher: {name: single, metric: loss, max_length: {batches: 800}}
 min_validation_period: {batches: 100}
 Y
 running=
-"$T2EXP" dashboard --port 0 > "$WORK/dash.log" 2>&1 &
-dash=$!
+start_dashboard
+dash=$DASH port=$PORT
 trap 'kill $dash 2>/dev/null || true; [ -z "$running" ] || kill $running 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$WORK"' EXIT
-port=
-for _ in $(seq 100); do
-  port=$(grep -oE '127\.0\.0\.1:[0-9]+' "$WORK/dash.log" | head -n 1 | cut -d: -f2 || true)
-  [ -n "$port" ] && break
-  kill -0 $dash 2>/dev/null || fail "the dashboard exited: $(cat "$WORK/dash.log")"
-  sleep 0.05
-done
-[ -n "$port" ] || fail "no address printed: $(cat "$WORK/dash.log")"
 expect_in "$(cat "$WORK/dash.log")" "this machine only"
 base="http://127.0.0.1:$port"
 get() { curl -s --max-time 10 "$base$1"; }

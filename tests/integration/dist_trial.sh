@@ -23,7 +23,7 @@ grep -q "mpirun\|rank" "$T2EXP_HOME/experiments/1/trial-1.log" || true
 "$T2EXP" create "$WORK/c.yaml" "$TRIALS/fashion_mnist_mlp.so" --plain > "$WORK/create2.log" 2>&1 &
 ctl=$!
 wait_for "SELECT count(*) FROM checkpoints c JOIN trials t ON t.id=c.trial_id WHERE t.experiment_id=2 AND c.batches >= 100"
-rank=$(pgrep -f "run-trial --connect .* --trial $(sql "SELECT id FROM trials WHERE experiment_id=2")" | tail -n 1)
+rank=$(own_pids "run-trial --connect .* --trial $(sql "SELECT id FROM trials WHERE experiment_id=2")" | tail -n 1)
 [ -n "$rank" ] || fail "no rank process found"
 kill -KILL "$rank"
 wait "$ctl" || fail "the experiment failed after a rank was killed: $(cat "$WORK/create2.log")"

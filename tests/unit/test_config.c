@@ -684,6 +684,32 @@ static void test_overrides(void)
     cfg = NULL;
     CHECK_RC(t2__config_load_string(MINIMAL, "const.yaml", nul, 1, &cfg), T2_EINVAL);
     CHECK_RC(t2__config_load_string(MINIMAL, "const.yaml", NULL, 1, &cfg), T2_EINVAL);
+
+    /* A length holds one unit: another unit given by --config replaces it (any length, not only
+     * max_length), the same unit sets it; a map of the user's own under hyperparameters is never
+     * taken for a length. */
+    const char *units[] = {"searcher.max_length.epochs=2", "min_validation_period.records=640",
+                           "min_checkpoint_period.batches=10", "min_checkpoint_period.epochs=1",
+                           "hyperparameters.sched.epochs=3", "hyperparameters.sched.batches=4"};
+    cfg = NULL;
+    CHECK_OK(t2__config_load_string(MINIMAL "records_per_epoch: 6400\nmin_validation_period: {batches: 5}\n",
+                                    "const.yaml", units, 6, &cfg));
+    if (cfg) {
+        CHECK(cfg->searcher.max_length.unit == T2__UNIT_EPOCHS && cfg->searcher.max_length.n == 2);
+        CHECK(cfg->min_validation_period.unit == T2__UNIT_RECORDS && cfg->min_validation_period.n == 640);
+        CHECK(cfg->min_checkpoint_period.unit == T2__UNIT_EPOCHS && cfg->min_checkpoint_period.n == 1);
+        CHECK(!t2__val_lookup(cfg->tree, "searcher.max_length.batches"));
+        const t2__val *e = t2__val_lookup(cfg->tree, "hyperparameters.sched.epochs");
+        const t2__val *b = t2__val_lookup(cfg->tree, "hyperparameters.sched.batches");
+        CHECK(e && e->i == 3 && b && b->i == 4);
+        t2__config_free(cfg);
+    }
+    /* A unit that is no unit is still an error at the override, with the unit it resembles. */
+    const char *typo[] = {"searcher.max_length.epoch=2"};
+    cfg = NULL;
+    CHECK_RC(t2__config_load_string(MINIMAL, "const.yaml", typo, 1, &cfg), T2_EINVAL);
+    CHECK_STR(t2_errmsg(), "--config searcher.max_length.epoch=2: 'epoch' is not a length unit (expected "
+                           "batches, records or epochs; did you mean 'epochs'?)");
 }
 
 /* ---------- files ---------- */

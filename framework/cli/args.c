@@ -60,6 +60,18 @@ const t2__cli_command *t2__cli_find(const char *name)
     return NULL;
 }
 
+const t2__cli_command *t2__cli_command_at(size_t i)
+{
+    return i < sizeof COMMANDS / sizeof COMMANDS[0] ? &COMMANDS[i] : NULL;
+}
+
+const char *t2__cli_option_at(const t2__cli_command *c, size_t i)
+{
+    for (size_t k = 0; k < NOPTIONS; k++)
+        if ((c->options & OPTIONS[k].bit) && i-- == 0) return OPTIONS[k].name;
+    return NULL;
+}
+
 void t2__cli_options_text(const t2__cli_command *c, char *buf, size_t len)
 {
     size_t off = 0;

@@ -51,6 +51,10 @@ typedef struct t2__cli_args {
 
 /* The command named name, or NULL. */
 const t2__cli_command *t2__cli_find(const char *name);
+/* The i-th command of the table (from 0), or NULL past the last: for help and completion. */
+const t2__cli_command *t2__cli_command_at(size_t i);
+/* The long name of the i-th option c takes (from 0, without "--"), or NULL past the last. */
+const char *t2__cli_option_at(const t2__cli_command *c, size_t i);
 /* The command's options as text ("--json --csv --home DIR"), into buf. */
 void t2__cli_options_text(const t2__cli_command *c, char *buf, size_t len);
 

@@ -23,4 +23,10 @@ typedef struct t2__command {
 extern const t2__command t2__command_dashboard; /* framework/dashboard/ */
 extern const t2__command t2__command_init;      /* framework/init/ */
 
+/* `t2exp __complete WHAT [ARG]` (complete.c), what the bash completion (framework/cli/t2exp.bash) asks:
+ * "commands", "options CMD", "ids [PREFIX]" (experiment ids; with PREFIX "EXP." that experiment's
+ * trials as EXP.N). One word per line; nothing for what it does not know; never an error.
+ * outside: the commands above, NULL-terminated. */
+int t2__cli_complete(const char *home, int argc, char **argv, const t2__command *const *outside);
+
 #endif

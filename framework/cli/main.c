@@ -511,6 +511,9 @@ static int cmd_read(const char *cmd, const args *a)
     return ex;
 }
 
+/* The commands that live outside this file (commands.h). */
+static const t2__command *const OUTSIDE[] = {&t2__command_dashboard, &t2__command_init, NULL};
+
 int main(int argc, char **argv)
 {
     if (argc == 2 && !strcmp(argv[1], T2__BLAS_PROBE_ARG)) return t2__blas_probe_main();
@@ -630,8 +633,8 @@ int main(int argc, char **argv)
         if ((ex = export_home(&a, cmd))) return ex;
         return !strcmp(cmd, "pipeline") ? t2__cli_pipeline(rest, av, a.home) : t2__cli_pipelines(rest, av, a.home);
     }
-    static const t2__command *const outside[] = {&t2__command_dashboard, &t2__command_init};
-    for (size_t k = 0; k < sizeof outside / sizeof *outside; k++)
-        if (!strcmp(cmd, outside[k]->name)) return outside[k]->run(a.home, rest + 1, av - 1);
+    if (!strcmp(cmd, "__complete")) return t2__cli_complete(a.home, rest, av, OUTSIDE);
+    for (size_t k = 0; OUTSIDE[k]; k++)
+        if (!strcmp(cmd, OUTSIDE[k]->name)) return OUTSIDE[k]->run(a.home, rest + 1, av - 1);
     return usage_error(NULL, "unknown command %s", cmd);
 }

@@ -109,7 +109,7 @@ static int run(const char *home, int argc, char **argv)
     opterr = 0;
     optind = 0;
     int ch;
-    while ((ch = getopt_long(argc, argv, "h", OPTIONS, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, ":h", OPTIONS, NULL)) != -1) { /* ':': a missing value is ':' */
         char *end;
         if (ch == 'h') {
             printf("usage: t2exp dashboard [--port N] [--bind ADDR]\n"
@@ -123,6 +123,10 @@ static int run(const char *home, int argc, char **argv)
                 return usage("--port needs a port number, 0 to 65535");
         } else if (ch == 'b') {
             bind = optarg;
+        } else if (ch == ':') {
+            char why[160];
+            snprintf(why, sizeof why, "%.60s needs a value", argv[optind - 1]);
+            return usage(why);
         } else {
             char why[160];
             snprintf(why, sizeof why, "unknown option %.60s; dashboard takes: --port N --bind ADDR",

@@ -310,6 +310,9 @@ int t2__store_get_trial(t2__store *st, int64_t trial_id, t2__trial_row *out);
 void t2__trial_row_free(t2__trial_row *r);
 void t2__trial_rows_free(t2__trial_row *rows, size_t n);
 
+/* Every experiment's id, ascending, into a malloc'd array (*ids NULL when none). */
+int t2__store_experiment_ids(t2__store *st, int64_t **ids, size_t *n);
+
 /* Trial id of "experiment.ordinal"; T2_ENOTFOUND if absent. */
 int t2__store_trial_id(t2__store *st, int64_t experiment_id, int64_t ordinal, int64_t *trial_id);
 

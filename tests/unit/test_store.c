@@ -149,7 +149,7 @@ static void test_migrate_v1(void)
                                     "ALTER TABLE experiments DROP COLUMN controller_pid;"
                                     "ALTER TABLE experiments DROP COLUMN controller_token;"
                                     "DROP TABLE stage_runs; DROP TABLE pipeline_runs;"
-                                    "ALTER TABLE trials DROP COLUMN blas;"
+                                    "DROP INDEX trials_by_blas; ALTER TABLE trials DROP COLUMN blas;"
                                     "ALTER TABLE trials DROP COLUMN hosts;"
                                     "PRAGMA user_version = 1;"));
     CHECK_OK(t2__store_exec_sql(st, "INSERT INTO experiments (name, config_yaml, searcher_name, metric,"

@@ -21,5 +21,6 @@ typedef struct t2__command {
 } t2__command;
 
 extern const t2__command t2__command_dashboard; /* framework/dashboard/ */
+extern const t2__command t2__command_plot;      /* framework/plot/ */
 
 #endif

@@ -65,6 +65,8 @@ static const char *usage_text =
     "  pipelines [--json|--csv]                    pipeline runs; pipelines describe RUN: its stages\n"
     "  info [--json]                               CPU, BLAS core and why, library versions, store path\n"
     "  dashboard [--port N] [--bind ADDR]          a read-only web UI over the store (127.0.0.1:8080)\n"
+    "  plot EXP --out DIR [--format svg|png] [--top N]\n"
+    "                                              learning curves, best so far, hparams as SVG/PNG files\n"
     "\n"
     "create, preview, resume and evaluate take --lenient: unknown config keys are warnings, not errors.\n"
     "EXP is an experiment id; TRIAL is EXP.N (the experiment's N-th trial, from 0) or a trial id\n"
@@ -629,7 +631,7 @@ int main(int argc, char **argv)
         if ((ex = export_home(&a, cmd))) return ex;
         return !strcmp(cmd, "pipeline") ? t2__cli_pipeline(rest, av, a.home) : t2__cli_pipelines(rest, av, a.home);
     }
-    static const t2__command *const outside[] = {&t2__command_dashboard};
+    static const t2__command *const outside[] = {&t2__command_dashboard, &t2__command_plot};
     for (size_t k = 0; k < sizeof outside / sizeof *outside; k++)
         if (!strcmp(cmd, outside[k]->name)) return outside[k]->run(a.home, rest + 1, av - 1);
     return usage_error(NULL, "unknown command %s", cmd);

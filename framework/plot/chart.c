@@ -14,7 +14,8 @@
 
 #define PI 3.14159265358979323846
 
-enum { PANEL_W = 520, PANEL_H = 360, ML = 76, MR = 24, MT = 34, MB = 50, TITLE_H = 44, LEGEND_ROW = 20, COLS = 3 };
+/* PAD: room inside the frame, so points at the ends of the axes are not cut by it. */
+enum { PANEL_W = 520, PANEL_H = 360, ML = 76, MR = 24, MT = 34, MB = 50, PAD = 8, TITLE_H = 44, LEGEND_ROW = 20, COLS = 3 };
 
 /* Tableau's ten colours less its grey, which the axes' greys could be taken for; navy instead. */
 static const unsigned PALETTE[T2__PALETTE_SIZE] = {0x1f77b4, 0xff7f0e, 0x2ca02c, 0xd62728, 0x9467bd,
@@ -122,38 +123,38 @@ static void draw_axes(cairo_t *cr, const t2__panel *p, const axis *ax, const axi
         if (t > ax->hi + ax->step * 1e-9) break;
         double px = x0 + (t - ax->lo) / (ax->hi - ax->lo) * w;
         cairo_set_source_rgb(cr, 0.88, 0.88, 0.88);
-        cairo_move_to(cr, px, y0), cairo_line_to(cr, px, y0 + h), cairo_stroke(cr);
+        cairo_move_to(cr, px, y0 - PAD), cairo_line_to(cr, px, y0 + h + PAD), cairo_stroke(cr);
         cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
         tick_label(buf, sizeof buf, ax, t);
-        text_at(cr, buf, px, y0 + h + 6, 0.5, 0);
+        text_at(cr, buf, px, y0 + h + PAD + 5, 0.5, 0);
     }
     for (int k = 0; k <= 1000; k++) {
         double t = ay->lo + k * ay->step;
         if (t > ay->hi + ay->step * 1e-9) break;
         double py = y0 + h - (t - ay->lo) / (ay->hi - ay->lo) * h;
         cairo_set_source_rgb(cr, 0.88, 0.88, 0.88);
-        cairo_move_to(cr, x0, py), cairo_line_to(cr, x0 + w, py), cairo_stroke(cr);
+        cairo_move_to(cr, x0 - PAD, py), cairo_line_to(cr, x0 + w + PAD, py), cairo_stroke(cr);
         cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
         tick_label(buf, sizeof buf, ay, t);
-        text_at(cr, buf, x0 - 6, py, 1, 0.5);
+        text_at(cr, buf, x0 - PAD - 5, py, 1, 0.5);
     }
     cairo_set_source_rgb(cr, 0, 0, 0);
-    cairo_rectangle(cr, x0, y0, w, h), cairo_stroke(cr);
+    cairo_rectangle(cr, x0 - PAD, y0 - PAD, w + 2 * PAD, h + 2 * PAD), cairo_stroke(cr);
     cairo_set_font_size(cr, 13);
-    text_at(cr, p->xlabel, x0 + w / 2, y0 + h + 26, 0.5, 0);
+    text_at(cr, p->xlabel, x0 + w / 2, y0 + h + PAD + 24, 0.5, 0);
     cairo_save(cr);
     cairo_translate(cr, x0 - 60, y0 + h / 2);
     cairo_rotate(cr, -PI / 2);
     text_at(cr, p->ylabel, 0, 0, 0.5, 0);
     cairo_restore(cr);
-    if (p->title) text_at(cr, p->title, x0 + w / 2, y0 - 10, 0.5, 1);
+    if (p->title) text_at(cr, p->title, x0 + w / 2, y0 - PAD - 8, 0.5, 1);
 }
 
 /* One series. Its line is one path in which every plotted point adds exactly one segment: the
  * first point of a run a zero-length one, each later point a subpath from the point before it.
  * cairo merges consecutive collinear segments of one subpath (a flat curve would collapse to a
  * single segment), never segments of different subpaths; so in the SVG a series with n plottable
- * points is one <path> with n L commands, which is what the tests count. */
+ * points is one <path> with n L commands (a step line: 2n - 1), which is what the tests count. */
 static void draw_series(cairo_t *cr, const t2__series *s, const axis *ax, const axis *ay, double x0, double y0,
                         double w, double h)
 {
@@ -169,7 +170,8 @@ static void draw_series(cairo_t *cr, const t2__series *s, const axis *ax, const 
             }
             double px = x0 + ux * w, py = y0 + h - uy * h;
             if (!open) cairo_move_to(cr, px, py);
-            else if (s->style & T2__SERIES_STEP) cairo_move_to(cr, lastx, lasty), cairo_line_to(cr, px, lasty);
+            else if (s->style & T2__SERIES_STEP) /* across, then a subpath up or down (kept when zero-long) */
+                cairo_move_to(cr, lastx, lasty), cairo_line_to(cr, px, lasty), cairo_move_to(cr, px, lasty);
             else cairo_move_to(cr, lastx, lasty);
             cairo_line_to(cr, px, py);
             open = 1, lastx = px, lasty = py;
@@ -199,18 +201,22 @@ static void draw(cairo_t *cr, const t2__figure *f, int width, int height, int co
     cairo_paint(cr);
     cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
     cairo_set_source_rgb(cr, 0, 0, 0);
+    cairo_text_extents_t e;
     cairo_set_font_size(cr, 16);
+    cairo_text_extents(cr, f->title, &e);
+    if (e.width > width - 20) cairo_set_font_size(cr, 16 * (width - 20) / e.width); /* a long title fits */
     text_at(cr, f->title, width / 2.0, TITLE_H / 2.0, 0.5, 0.5);
     for (size_t i = 0; i < f->np; i++) {
         const t2__panel *p = &f->p[i];
         double x0 = (double)(i % (size_t)cols) * PANEL_W + ML, y0 = TITLE_H + (double)(i / (size_t)cols) * PANEL_H + MT;
         double w = PANEL_W - ML - MR, h = PANEL_H - MT - MB;
+        x0 += PAD, y0 += PAD, w -= 2 * PAD, h -= 2 * PAD;
         axis ax = {.log = p->xlog}, ay = {0};
         axis_fit(&ax, p, 1);
         axis_fit(&ay, p, 0);
         draw_axes(cr, p, &ax, &ay, x0, y0, w, h);
         cairo_save(cr);
-        cairo_rectangle(cr, x0 - 4, y0 - 4, w + 8, h + 8); /* points on the frame stay whole */
+        cairo_rectangle(cr, x0 - PAD, y0 - PAD, w + 2 * PAD, h + 2 * PAD);
         cairo_clip(cr);
         for (size_t s = 0; s < p->ns; s++) draw_series(cr, &p->s[s], &ax, &ay, x0, y0, w, h);
         cairo_restore(cr);

@@ -98,12 +98,39 @@ static double to_unit(const axis *a, double v)
     return (v - a->lo) / (a->hi - a->lo);
 }
 
+/* The length of the valid UTF-8 sequence at s (1 to 4), or 0 if the bytes there are not one. */
+static size_t utf8_len(const unsigned char *s)
+{
+    if (s[0] < 0x80) return 1;
+    size_t n = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 && s[0] < 0xe0 ? 2 : 0;
+    for (size_t i = 1; i < n; i++)
+        if ((s[i] & 0xc0) != 0x80) return 0;
+    if (n == 3 && ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0))) return 0; /* overlong, surrogate */
+    if (n == 4 && ((s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))) return 0;
+    return n;
+}
+
+/* A copy of s that cairo and XML accept: invalid UTF-8 (a name cut inside a character by a
+ * length limit, say) becomes '?', since cairo refuses to draw any text with it. */
+static void clean_text(const char *s, char *buf, size_t cap)
+{
+    size_t o = 0;
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p && o + 5 < cap;) {
+        size_t n = utf8_len(p);
+        if (n == 0) buf[o++] = '?', p++;
+        else memcpy(buf + o, p, n), o += n, p += n;
+    }
+    buf[o] = '\0';
+}
+
 static void text_at(cairo_t *cr, const char *s, double x, double y, double ax, double ay)
 {
+    char buf[512];
     cairo_text_extents_t e;
-    cairo_text_extents(cr, s, &e);
+    clean_text(s, buf, sizeof buf);
+    cairo_text_extents(cr, buf, &e);
     cairo_move_to(cr, x - e.width * ax - e.x_bearing, y - e.height * ay - e.y_bearing);
-    cairo_show_text(cr, s);
+    cairo_show_text(cr, buf);
 }
 
 static void tick_label(char *buf, size_t len, const axis *a, double t)
@@ -202,10 +229,12 @@ static void draw(cairo_t *cr, const t2__figure *f, int width, int height, int co
     cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
     cairo_set_source_rgb(cr, 0, 0, 0);
     cairo_text_extents_t e;
+    char title[512];
+    clean_text(f->title, title, sizeof title);
     cairo_set_font_size(cr, 16);
-    cairo_text_extents(cr, f->title, &e);
+    cairo_text_extents(cr, title, &e);
     if (e.width > width - 20) cairo_set_font_size(cr, 16 * (width - 20) / e.width); /* a long title fits */
-    text_at(cr, f->title, width / 2.0, TITLE_H / 2.0, 0.5, 0.5);
+    text_at(cr, title, width / 2.0, TITLE_H / 2.0, 0.5, 0.5);
     for (size_t i = 0; i < f->np; i++) {
         const t2__panel *p = &f->p[i];
         double x0 = (double)(i % (size_t)cols) * PANEL_W + ML, y0 = TITLE_H + (double)(i / (size_t)cols) * PANEL_H + MT;
@@ -232,10 +261,12 @@ static void draw(cairo_t *cr, const t2__figure *f, int width, int height, int co
 }
 
 /* XML text: & < > " ' escaped; control characters other than tab and newline dropped (XML 1.0
- * cannot hold them). */
-static void xml_put(FILE *o, const char *s)
+ * cannot hold them); invalid UTF-8 as in text_at. */
+static void xml_put(FILE *o, const char *text)
 {
-    for (; s && *s; s++) {
+    char buf[512];
+    clean_text(text, buf, sizeof buf);
+    for (const char *s = buf; *s; s++) {
         unsigned char c = (unsigned char)*s;
         if (c == '&') fputs("&amp;", o);
         else if (c == '<') fputs("&lt;", o);

@@ -22,8 +22,8 @@ static int learning_curves(const t2__plot_data *d, int png, char **buf, size_t *
         legend[i] = t->label;
     }
     char title[200];
-    snprintf(title, sizeof title, "experiment %lld (%.60s): learning curves of the top %zu trials",
-             (long long)d->experiment_id, d->name ? d->name : "", d->ntop);
+    snprintf(title, sizeof title, "experiment %lld (%.60s): learning curves of the top %zu trial%s",
+             (long long)d->experiment_id, d->name ? d->name : "", d->ntop, d->ntop == 1 ? "" : "s");
     /* Training first when there is a training metric; the validation panel always. */
     t2__panel p[2] = {
         {"training", "batches", d->train_metric, 0, s, d->ntop},

@@ -61,7 +61,8 @@ static double num(const t2__val *row, const char *key)
 }
 
 /* The ranking of `t2exp describe` (store_query.c's RANKED): trials with a validation by their
- * best one in the metric's direction, ties by id the same way, then the others by id. */
+ * best one in the metric's direction, ties by id the same way, then the others by id. C11's qsort
+ * has no context argument, hence the file-level direction (plot runs once per process). */
 static int smaller_first;
 static int rank_cmp(const void *pa, const void *pb)
 {
@@ -188,7 +189,8 @@ int t2__plot_load(t2__store *st, int64_t id, long top, t2__plot_data *d)
     for (size_t i = 0; !rc && i < n; i++) {
         order[i] = &rows[i];
         /* An unreadable hparams text only costs that trial its hparam points. */
-        if (t2__val_from_json(rows[i].hparams_json, strlen(rows[i].hparams_json), &hp[i], NULL)) t2_clearerr();
+        if (rows[i].hparams_json && t2__val_from_json(rows[i].hparams_json, strlen(rows[i].hparams_json), &hp[i], NULL))
+            t2_clearerr();
     }
     if (!rc) {
         smaller_first = d->smaller_is_better;

@@ -135,6 +135,26 @@ expect_in "$OUT" "hparams.svg"
 [ -d "$WORK/blocked/hparams.svg" ] || fail "the directory in the way was replaced"
 python3 -c 'import sys, xml.dom.minidom; [xml.dom.minidom.parse(f) for f in sys.argv[1:]]' \
   "$WORK/blocked/learning_curves.svg" "$WORK/blocked/best_so_far.svg" || fail "a file written before the failure is not whole"
+# Markup and non-ASCII in names are escaped in the title and desc (the SVG stays valid XML), and a
+# name cut inside a character by the title's length limit still draws (cairo refuses bad UTF-8).
+cat > "$WORK/odd.yaml" <<'Y'
+name: "a<b & c>'d\" xéééééééééééééééééééééééééééééééééééééééééééééé"
+hyperparameters: {global_batch_size: 1, x: {type: double, minval: -5, maxval: 5, count: 2}, "<k&>": {type: categorical, vals: [1, 1000]}, y: 0}
+searcher: {name: grid, metric: loss, max_length: {batches: 2}}
+Y
+expect_exit 0 "$T2EXP" create "$WORK/odd.yaml" "$TRIALS/quadratic.so" --quiet
+expect_exit 0 "$T2EXP" plot 3 --out "$WORK/odd"
+python3 - "$WORK/odd" <<'PY' || fail "markup in names broke the SVGs"
+import sys, xml.dom.minidom
+for name in ("learning_curves", "best_so_far", "hparams"):
+    doc = xml.dom.minidom.parse(f"{sys.argv[1]}/{name}.svg")
+    get = lambda tag: "".join(t.data for t in doc.getElementsByTagName(tag)[0].childNodes)
+    assert "(a<b & c>'d\" xé" in get("title"), get("title")
+    assert "?)" in get("title"), "the cut character should show as ?: " + get("title")
+    if name == "learning_curves": assert "trial 0 (x=5, <k&>=1000)" in get("desc"), get("desc")
+    if name == "hparams": assert "x axis: x, <k&>;" in get("desc"), get("desc")
+PY
+
 # The store was only read.
 store_ok
 echo "plot: ok"

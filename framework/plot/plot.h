@@ -83,7 +83,8 @@ int t2__chart_render(const t2__figure *f, int png, char **buf, size_t *len);
 
 /* ---- figures.c ---- */
 
-/* The three files' figures, rendered; names[i] ("learning_curves") and bufs[i] for i < 3. */
+/* The three files' figures, rendered; names[i] ("learning_curves") and bufs[i] for i < 3. Once per
+ * process: it frees cairo's and fontconfig's global font caches when done. */
 #define T2__PLOT_FILES 3
 extern const char *const t2__plot_names[T2__PLOT_FILES];
 int t2__plot_render_all(const t2__plot_data *d, int png, char *bufs[T2__PLOT_FILES], size_t lens[T2__PLOT_FILES]);

@@ -122,7 +122,8 @@ static int run(const char *home, int argc, char **argv)
     opterr = 0;
     optind = 0;
     int ch;
-    while ((ch = getopt_long(argc, argv, "h", OPTIONS, NULL)) != -1) {
+    /* A leading ':' in the option string tells a missing value (':') from an unknown option ('?'). */
+    while ((ch = getopt_long(argc, argv, ":h", OPTIONS, NULL)) != -1) {
         char why[200];
         if (ch == 'h') {
             help();
@@ -137,8 +138,8 @@ static int run(const char *home, int argc, char **argv)
                 return usage(why);
             }
         } else {
-            snprintf(why, sizeof why, "unknown option or missing value: %.60s; plot takes --out DIR --format svg|png --top N",
-                     argv[optind - 1]);
+            snprintf(why, sizeof why, "%s %.60s; plot takes --out DIR --format svg|png --top N",
+                     ch == ':' ? "a value is missing after" : "unknown option", argv[optind - 1]);
             return usage(why);
         }
     }

@@ -104,6 +104,10 @@ expect_exit 2 "$T2EXP" plot 99 --out "$WORK/x"
 expect_in "$OUT" "no experiment 99"
 expect_exit 2 "$T2EXP" plot 1
 expect_in "$OUT" "--out"
+expect_exit 2 "$T2EXP" plot 1 --out "$WORK/x" --frob
+expect_in "$OUT" "unknown option --frob"
+expect_exit 2 "$T2EXP" plot 1 --out "$WORK/x" --top
+expect_in "$OUT" "a value is missing after --top"
 expect_exit 2 "$T2EXP" plot one --out "$WORK/x"
 expect_in "$OUT" "not an experiment id"
 [ ! -e "$WORK/x" ] || fail "a refused plot made its --out directory"

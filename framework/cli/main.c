@@ -65,6 +65,8 @@ static const char *usage_text =
     "  pipelines [--json|--csv]                    pipeline runs; pipelines describe RUN: its stages\n"
     "  info [--json]                               CPU, BLAS core and why, library versions, store path\n"
     "  dashboard [--port N] [--bind ADDR]          a read-only web UI over the store (127.0.0.1:8080)\n"
+    "  plot EXP --out DIR [--format svg|png] [--top N]\n"
+    "                                              learning curves, best so far, hparams as SVG/PNG files\n"
     "  init NAME                                   write a ready trial project into NAME/\n"
     "\n"
     "create, preview, resume and evaluate take --lenient: unknown config keys are warnings, not errors.\n"
@@ -512,7 +514,7 @@ static int cmd_read(const char *cmd, const args *a)
 }
 
 /* The commands that live outside this file (commands.h). */
-static const t2__command *const OUTSIDE[] = {&t2__command_dashboard, &t2__command_init, NULL};
+static const t2__command *const OUTSIDE[] = {&t2__command_dashboard, &t2__command_init, &t2__command_plot, NULL};
 
 int main(int argc, char **argv)
 {

@@ -31,7 +31,8 @@ _t2exp_complete() {
     return 0
   fi
   case $prev in
-    --home) COMPREPLY=($(compgen -d -- "$cur")); return 0 ;;
+    --home | --out) COMPREPLY=($(compgen -d -- "$cur")); return 0 ;;
+    --format) COMPREPLY=($(compgen -W "svg png" -- "$cur")); return 0 ;;
     --from-checkpoint) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
     --kind) COMPREPLY=($(compgen -W "training validation" -- "$cur")); return 0 ;;
     --config | --top | --port | --bind | --jobs | --force) return 0 ;;
@@ -45,7 +46,8 @@ _t2exp_complete() {
   for ((i = cmdpos + 1; i < COMP_CWORD; i++)); do
     w=${COMP_WORDS[i]}
     case $w in
-      --home | --config | --kind | --top | --from-checkpoint | --port | --bind | --jobs | --force) i=$((i + 1)) ;;
+      --home | --config | --kind | --top | --from-checkpoint | --port | --bind | --jobs | --force | --out | --format)
+        i=$((i + 1)) ;;
       -*) ;;
       *) n=$((n + 1)) ;;
     esac
@@ -58,7 +60,7 @@ _t2exp_complete() {
       if [ $n -eq 0 ]; then COMPREPLY=($(compgen -W "$("$prog" __complete subcommands pipeline)" -- "$cur")); else files=1; fi ;;
     pipelines) [ $n -eq 0 ] && COMPREPLY=($(compgen -W "$("$prog" __complete subcommands pipelines)" -- "$cur")) ;;
     resume) if [ $n -eq 0 ]; then ids=1; else files=1; fi ;;
-    activate | pause | kill | follow | delete | describe | trials | metrics | logs | checkpoints)
+    activate | pause | kill | follow | delete | describe | trials | metrics | logs | checkpoints | plot)
       [ $n -eq 0 ] && ids=1 ;;
   esac
   if [ $ids = 1 ]; then

@@ -27,12 +27,12 @@ complete_words() {
 cd "$WORK/files"
 got=$(complete_words t2exp "")
 [ "$got" != NOT-LOADED ] || fail "bash-completion did not find t2exp's completion under $prefix/share"
-for c in create resume describe metrics logs dashboard init pipeline info; do
+for c in create resume describe metrics logs dashboard init plot pipeline info; do
   grep -qx "$c" <<<"$got" || fail "command $c not offered: $got"
 done
 [ "$(complete_words t2exp de)" = "$(printf 'delete\ndescribe')" ] || fail "t2exp de<TAB>: $(complete_words t2exp de)"
 # Every command's options: each offered option is one the command accepts (not "unknown option").
-for c in create resume describe trials metrics checkpoints list preview evaluate export delete dashboard init; do
+for c in create resume describe trials metrics checkpoints list preview evaluate export delete dashboard init plot; do
   opts=$(complete_words t2exp "$c" --)
   [ -n "$opts" ] || fail "no options offered for $c"
   for o in $opts; do
@@ -56,6 +56,9 @@ grep -qx "2.0" <<<"$(complete_words t2exp logs 2.)" || fail "2.0 not offered"
 # Files and option values.
 [ "$(complete_words t2exp create con)" = "const.yaml" ] || fail "create's file: $(complete_words t2exp create con)"
 [ "$(complete_words t2exp metrics 1 --kind v)" = validation ] || fail "--kind value"
+[ "$(complete_words t2exp plot 1 --format "")" = "$(printf 'png\nsvg')" ] || fail "--format values"
+[ "$(complete_words t2exp plot --out s)" = sub ] || fail "--out's directory"
+[ "$(complete_words t2exp plot "")" = "$(printf '1\n2')" ] || fail "plot's ids"
 [ "$(complete_words t2exp init s)" = sub ] || fail "init's directory"
 [ "$(complete_words t2exp pipeline "")" = "$(printf 'run\nstatus')" ] || fail "pipeline's sub-commands"
 echo "bash_completion: ok"

@@ -1,0 +1,247 @@
+/* plot_data.c — what `t2exp plot` draws, read from the store through its own functions: the
+ * experiment and trial rows, and metric rows as the store's JSON printer writes them (the same
+ * path as the CLI's --json and the dashboard), so the plot never sees a different store than they do. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "configs/value.h"
+#include "internal.h"
+#include "plot.h"
+
+int t2__plot_xy_add(t2__plot_xy *p, double x, double y)
+{
+    if (p->n == p->cap) {
+        size_t cap = p->cap ? p->cap * 2 : 16;
+        double *nx = realloc(p->x, cap * sizeof *nx);
+        if (!nx) return t2_seterr(T2_ENOMEM, "plot: out of memory");
+        p->x = nx;
+        double *ny = realloc(p->y, cap * sizeof *ny);
+        if (!ny) return t2_seterr(T2_ENOMEM, "plot: out of memory");
+        p->y = ny;
+        p->cap = cap;
+    }
+    p->x[p->n] = x;
+    p->y[p->n++] = y;
+    return T2_OK;
+}
+
+void t2__plot_xy_free(t2__plot_xy *p)
+{
+    free(p->x);
+    free(p->y);
+    memset(p, 0, sizeof *p);
+}
+
+/* One SELECT's rows as a JSON list of maps, from the store's printer. */
+static int query(t2__store *st, const char *sql, const t2__store_param *p, size_t np, t2__val **rows)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return t2_seterr(T2_ENOMEM, "plot: out of memory");
+    int rc = t2__store_print_query(st, sql, p, np, NULL, T2__FMT_JSON, f);
+    if (fclose(f) != 0 && !rc) rc = t2_seterr(T2_ENOMEM, "plot: out of memory");
+    if (!rc) rc = t2__val_from_json(buf, len, rows, NULL);
+    free(buf);
+    if (!rc && (*rows)->kind != T2__VAL_LIST) {
+        t2__val_free(*rows);
+        *rows = NULL;
+        rc = t2_seterr(T2_EFORMAT, "plot: the store's answer is not a list");
+    }
+    return rc;
+}
+
+/* row[key] as a number; NAN when absent or null (a NaN metric is stored as NULL). */
+static double num(const t2__val *row, const char *key)
+{
+    double d;
+    return t2__val_as_double(t2__val_map_get(row, key), &d) ? NAN : d;
+}
+
+/* The ranking of `t2exp describe` (store_query.c's RANKED): trials with a validation by their
+ * best one in the metric's direction, ties by id the same way, then the others by id. C11's qsort
+ * has no context argument, hence the file-level direction (plot runs once per process). */
+static int smaller_first;
+static int rank_cmp(const void *pa, const void *pb)
+{
+    const t2__trial_row *a = *(t2__trial_row *const *)pa, *b = *(t2__trial_row *const *)pb;
+    int na = isnan(a->best_validation), nb = isnan(b->best_validation);
+    if (na != nb) return na - nb;
+    int dir = na || smaller_first ? 1 : -1;
+    if (!na && a->best_validation != b->best_validation) return a->best_validation < b->best_validation ? -dir : dir;
+    return a->id < b->id ? -dir : a->id > b->id ? dir : 0;
+}
+
+/* The numeric top-level hparams whose values differ between trials, first seen first. */
+static int pick_hparams(t2__plot_data *d, t2__val *const *hp, size_t n)
+{
+    for (size_t i = 0; i < n && d->nhp < T2__PLOT_MAX_HPARAMS; i++) {
+        if (!hp[i] || hp[i]->kind != T2__VAL_MAP) continue;
+        for (size_t k = 0; k < hp[i]->n && d->nhp < T2__PLOT_MAX_HPARAMS; k++) {
+            const char *key = hp[i]->keys[k];
+            double v0, v;
+            int seen = 0, varies = 0;
+            for (size_t h = 0; h < d->nhp; h++) seen |= !strcmp(d->hp_name[h], key);
+            if (seen || t2__val_as_double(hp[i]->items[k], &v0)) continue;
+            for (size_t j = 0; j < n && !varies; j++)
+                varies = !t2__val_as_double(t2__val_map_get(hp[j], key), &v) && v != v0;
+            if (!varies) continue;
+            if (!(d->hp_name[d->nhp++] = strdup(key))) return t2_seterr(T2_ENOMEM, "plot: out of memory");
+        }
+    }
+    return T2_OK;
+}
+
+/* "trial 3 (x=0, y=-2.5)": the ordinal and up to three of the plotted hparams. */
+static int label(const t2__plot_data *d, const t2__trial_row *t, const t2__val *hp, char **out)
+{
+    char buf[160];
+    int len = snprintf(buf, sizeof buf, "trial %lld", (long long)t->ordinal);
+    for (size_t h = 0; h < d->nhp && h < 3; h++) {
+        double v;
+        if (t2__val_as_double(t2__val_map_get(hp, d->hp_name[h]), &v)) continue;
+        len += snprintf(buf + len, sizeof buf - (size_t)len, "%s%.40s=%g", h ? ", " : " (", d->hp_name[h], v);
+        if ((size_t)len >= sizeof buf - 2) break;
+    }
+    if (d->nhp && (size_t)len < sizeof buf - 2) snprintf(buf + len, sizeof buf - (size_t)len, ")");
+    if (!(*out = strdup(buf))) return t2_seterr(T2_ENOMEM, "plot: out of memory");
+    return T2_OK;
+}
+
+static const char SQL_TRAIN_NAME[] =
+    "SELECT name FROM metrics WHERE trial_id = :t AND kind = 'training' GROUP BY name"
+    " ORDER BY name = 'loss' DESC, name = :metric DESC, name LIMIT 1";
+static const char SQL_CURVES[] =
+    "SELECT kind, batches, value FROM metrics WHERE trial_id = :t AND ((kind = 'training' AND name = :train)"
+    " OR (kind = 'validation' AND name = :metric)) ORDER BY kind, batches";
+static const char SQL_VALIDATIONS[] =
+    "SELECT m.value FROM metrics m JOIN trials t ON t.id = m.trial_id WHERE t.experiment_id = :exp"
+    " AND m.kind = 'validation' AND m.name = :metric AND m.value IS NOT NULL ORDER BY m.time, m.trial_id, m.batches";
+
+static int curves(t2__store *st, t2__plot_data *d, t2__plot_trial *t)
+{
+    t2__store_param p[] = {{.name = ":t", .type = T2__P_INT, .i = t->id},
+                           {.name = ":metric", .type = T2__P_TEXT, .s = d->metric},
+                           {.name = ":train", .type = T2__P_TEXT, .s = d->train_metric ? d->train_metric : ""}};
+    t2__val *rows = NULL;
+    int rc = query(st, SQL_CURVES, p, 3, &rows);
+    for (size_t i = 0; !rc && i < rows->n; i++) {
+        const t2__val *k = t2__val_map_get(rows->items[i], "kind");
+        double y = num(rows->items[i], "value");
+        if (isnan(y)) continue; /* a NaN report: a gap in the line, not a point */
+        int train = k && k->kind == T2__VAL_STRING && !strcmp(k->s, "training");
+        rc = t2__plot_xy_add(train ? &t->train : &t->valid, num(rows->items[i], "batches"), y);
+    }
+    t2__val_free(rows);
+    return rc;
+}
+
+static int best_so_far(t2__store *st, t2__plot_data *d)
+{
+    t2__store_param p[] = {{.name = ":exp", .type = T2__P_INT, .i = d->experiment_id},
+                           {.name = ":metric", .type = T2__P_TEXT, .s = d->metric}};
+    t2__val *rows = NULL;
+    int rc = query(st, SQL_VALIDATIONS, p, 2, &rows);
+    double best = NAN;
+    for (size_t i = 0; !rc && i < rows->n; i++) {
+        double v = num(rows->items[i], "value");
+        if (isnan(best) || (d->smaller_is_better ? v < best : v > best)) best = v;
+        rc = t2__plot_xy_add(&d->all, (double)(i + 1), v);
+        if (!rc) rc = t2__plot_xy_add(&d->best, (double)(i + 1), best);
+    }
+    t2__val_free(rows);
+    return rc;
+}
+
+static int train_name(t2__store *st, t2__plot_data *d)
+{
+    t2__store_param p[] = {{.name = ":t", .type = T2__P_INT, .i = d->top[0].id},
+                           {.name = ":metric", .type = T2__P_TEXT, .s = d->metric}};
+    t2__val *rows = NULL;
+    int rc = query(st, SQL_TRAIN_NAME, p, 2, &rows);
+    const t2__val *name = !rc && rows->n ? t2__val_map_get(rows->items[0], "name") : NULL;
+    if (name && name->kind == T2__VAL_STRING && !(d->train_metric = strdup(name->s)))
+        rc = t2_seterr(T2_ENOMEM, "plot: out of memory");
+    t2__val_free(rows);
+    return rc;
+}
+
+int t2__plot_load(t2__store *st, int64_t id, long top, t2__plot_data *d)
+{
+    memset(d, 0, sizeof *d);
+    d->experiment_id = id;
+    t2__experiment_row e;
+    memset(&e, 0, sizeof e);
+    t2__trial_row *rows = NULL, **order = NULL;
+    t2__val **hp = NULL;
+    size_t n = 0;
+    int rc = t2__store_get_experiment(st, id, &e);
+    if (!rc) {
+        d->smaller_is_better = e.smaller_is_better;
+        d->metric = e.metric, e.metric = NULL;
+        d->name = e.name, e.name = NULL;
+        rc = t2__store_list_trials(st, id, &rows, &n);
+    }
+    if (!rc && n && (!(order = calloc(n, sizeof *order)) || !(hp = calloc(n, sizeof *hp))))
+        rc = t2_seterr(T2_ENOMEM, "plot: out of memory");
+    for (size_t i = 0; !rc && i < n; i++) {
+        order[i] = &rows[i];
+        /* An unreadable hparams text only costs that trial its hparam points. */
+        if (rows[i].hparams_json && t2__val_from_json(rows[i].hparams_json, strlen(rows[i].hparams_json), &hp[i], NULL))
+            t2_clearerr();
+    }
+    if (!rc) {
+        smaller_first = d->smaller_is_better;
+        if (n) qsort(order, n, sizeof *order, rank_cmp);
+        rc = pick_hparams(d, hp, n);
+    }
+    for (size_t i = 0; !rc && i < n; i++) {
+        double v;
+        if (isnan(rows[i].best_validation)) continue;
+        for (size_t h = 0; !rc && h < d->nhp; h++)
+            if (!t2__val_as_double(t2__val_map_get(hp[i], d->hp_name[h]), &v))
+                rc = t2__plot_xy_add(&d->hp[h], v, rows[i].best_validation);
+    }
+    d->ntop = (size_t)top < n ? (size_t)top : n;
+    if (!rc && d->ntop && !(d->top = calloc(d->ntop, sizeof *d->top))) rc = t2_seterr(T2_ENOMEM, "plot: out of memory");
+    for (size_t i = 0; !rc && i < d->ntop; i++) d->top[i].id = order[i]->id, d->top[i].ordinal = order[i]->ordinal;
+    if (!rc && d->ntop) rc = train_name(st, d);
+    for (size_t i = 0; !rc && i < d->ntop; i++) {
+        rc = label(d, order[i], hp[order[i] - rows], &d->top[i].label);
+        if (!rc) rc = curves(st, d, &d->top[i]);
+    }
+    if (!rc) rc = best_so_far(st, d);
+    size_t points = d->all.n;
+    for (size_t i = 0; i < d->ntop; i++) points += d->top[i].train.n + d->top[i].valid.n;
+    if (!rc && points == 0)
+        rc = t2_seterr(T2_ESTATE, "experiment %lld has no metrics yet: nothing to plot", (long long)id);
+    for (size_t i = 0; i < n && hp; i++) t2__val_free(hp[i]);
+    free(hp);
+    free(order);
+    t2__trial_rows_free(rows, n);
+    t2__experiment_row_free(&e);
+    if (rc) t2__plot_data_free(d);
+    return rc;
+}
+
+void t2__plot_data_free(t2__plot_data *d)
+{
+    for (size_t i = 0; d->top && i < d->ntop; i++) {
+        free(d->top[i].label);
+        t2__plot_xy_free(&d->top[i].train);
+        t2__plot_xy_free(&d->top[i].valid);
+    }
+    free(d->top);
+    for (size_t h = 0; h < d->nhp; h++) {
+        free(d->hp_name[h]);
+        t2__plot_xy_free(&d->hp[h]);
+    }
+    t2__plot_xy_free(&d->best);
+    t2__plot_xy_free(&d->all);
+    free(d->name);
+    free(d->metric);
+    free(d->train_metric);
+    memset(d, 0, sizeof *d);
+}

@@ -360,9 +360,11 @@ static int restore_row(tpe *t, int64_t r, const t2__val *row)
     return T2_OK;
 }
 
+/* Builds the trials into fresh arrays and swaps them in only when every row is good, so that a
+ * refused state leaves the searcher as it was. */
 static int restore(t2__searcher *s, const t2__val *state)
 {
-    tpe *t = TPE(s);
+    tpe *t = TPE(s), fresh = *t;
     const t2__val *list;
     int64_t invalid;
     int rc;
@@ -371,9 +373,24 @@ static int restore(t2__searcher *s, const t2__val *state)
         return rc;
     if ((int64_t)list->n != s->next_request)
         return t2_seterr(T2_EFORMAT, "searcher state: state.trials must have one entry per requested trial");
-    if ((rc = reserve(t, list->n + 1))) return rc;
-    for (size_t r = 0; r < list->n; r++)
-        if ((rc = restore_row(t, (int64_t)r, list->items[r]))) return rc;
+    fresh.state = NULL;
+    fresh.loss = fresh.x = NULL;
+    fresh.cap = 0;
+    rc = reserve(&fresh, list->n + 1);
+    for (size_t r = 0; !rc && r < list->n; r++) rc = restore_row(&fresh, (int64_t)r, list->items[r]);
+    if (rc) {
+        free(fresh.state);
+        free(fresh.loss);
+        free(fresh.x);
+        return rc;
+    }
+    free(t->state);
+    free(t->loss);
+    free(t->x);
+    t->state = fresh.state;
+    t->loss = fresh.loss;
+    t->x = fresh.x;
+    t->cap = fresh.cap;
     t->invalid = invalid;
     return T2_OK;
 }

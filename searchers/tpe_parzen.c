@@ -22,6 +22,7 @@ typedef struct pe {
     size_t nk;
     double *logw;  /* nk mixture log weights */
     double *mu, *sigma; /* np * nk, numeric parameters */
+    double *lognorm;    /* np * nk: log of the kernel's mass inside the range (its truncation) */
     double *logp;  /* categorical: per parameter at offset cat_off[j], nk * nchoices log probabilities */
     size_t *cat_off;
 } pe;
@@ -31,6 +32,7 @@ static void pe_free(pe *e)
     free(e->logw);
     free(e->mu);
     free(e->sigma);
+    free(e->lognorm);
     free(e->logp);
     free(e->cat_off);
 }
@@ -74,6 +76,19 @@ static void univariate_sigmas(const double *mus, size_t n, double low, double hi
     }
 }
 
+/* log(Phi(zb) - Phi(za)) for za < zb, accurate in both tails; far out (where it underflows) the
+ * density at the middle times the width, which is what the mass tends to. */
+static double log_mass(double za, double zb)
+{
+    double mass;
+    if (za > 0) mass = 0.5 * (erfc(za * SQRT1_2) - erfc(zb * SQRT1_2));
+    else if (zb < 0) mass = 0.5 * (erfc(-zb * SQRT1_2) - erfc(-za * SQRT1_2));
+    else mass = 1.0 - 0.5 * erfc(zb * SQRT1_2) - 0.5 * erfc(-za * SQRT1_2);
+    if (mass > 1e-300) return log(mass);
+    double zm = 0.5 * (za + zb);
+    return -0.5 * zm * zm - LOG_SQRT_2PI + log(zb - za);
+}
+
 static int pe_fit(pe *e, const t2__tpe_model *m, const double *const *obs, size_t n)
 {
     size_t np = m->np, nk = n + 1, ncat = 0;
@@ -84,10 +99,11 @@ static int pe_fit(pe *e, const t2__tpe_model *m, const double *const *obs, size_
     e->logw = malloc(nk * sizeof *e->logw);
     e->mu = malloc((np ? np : 1) * nk * sizeof *e->mu);
     e->sigma = malloc((np ? np : 1) * nk * sizeof *e->sigma);
+    e->lognorm = malloc((np ? np : 1) * nk * sizeof *e->lognorm);
     e->logp = malloc((ncat ? ncat : 1) * nk * sizeof *e->logp);
     e->cat_off = malloc((np ? np : 1) * sizeof *e->cat_off);
     idxval *tmp = malloc(nk * sizeof *tmp);
-    if (!e->logw || !e->mu || !e->sigma || !e->logp || !e->cat_off || !tmp) {
+    if (!e->logw || !e->mu || !e->sigma || !e->lognorm || !e->logp || !e->cat_off || !tmp) {
         free(tmp);
         pe_free(e);
         return t2_seterr(T2_ENOMEM, "tpe: out of memory");
@@ -125,22 +141,11 @@ static int pe_fit(pe *e, const t2__tpe_model *m, const double *const *obs, size_
         for (size_t k = 0; k < n; k++) sg[k] = fmin(fmax(sg[k], minsig), range);
         mu[n] = 0.5 * (p->low + p->high);
         sg[n] = range;
+        for (size_t k = 0; range > 0 && k < nk; k++)
+            e->lognorm[j * nk + k] = log_mass((p->low - mu[k]) / sg[k], (p->high - mu[k]) / sg[k]);
     }
     free(tmp);
     return T2_OK;
-}
-
-/* log(Phi(zb) - Phi(za)) for za < zb, accurate in both tails; far out (where it underflows) the
- * density at the middle times the width, which is what the mass tends to. */
-static double log_mass(double za, double zb)
-{
-    double mass;
-    if (za > 0) mass = 0.5 * (erfc(za * SQRT1_2) - erfc(zb * SQRT1_2));
-    else if (zb < 0) mass = 0.5 * (erfc(-zb * SQRT1_2) - erfc(-za * SQRT1_2));
-    else mass = 1.0 - 0.5 * erfc(zb * SQRT1_2) - 0.5 * erfc(-za * SQRT1_2);
-    if (mass > 1e-300) return log(mass);
-    double zm = 0.5 * (za + zb);
-    return -0.5 * zm * zm - LOG_SQRT_2PI + log(zb - za);
 }
 
 /* log of kernel k of parameter j at value v. */
@@ -148,8 +153,7 @@ static double kernel_log(const pe *e, const t2__tpe_param *p, size_t j, size_t k
 {
     if (p->kind == T2__HP_CATEGORICAL) return e->logp[e->cat_off[j] + k * (size_t)p->nchoices + (size_t)v];
     if (!(p->high > p->low)) return 0.0; /* minval == maxval: a constant, every kernel agrees */
-    double mu = e->mu[j * e->nk + k], s = e->sigma[j * e->nk + k];
-    double norm = log_mass((p->low - mu) / s, (p->high - mu) / s);
+    double mu = e->mu[j * e->nk + k], s = e->sigma[j * e->nk + k], norm = e->lognorm[j * e->nk + k];
     if (p->kind == T2__HP_INT) return log_mass((v - 0.5 - mu) / s, (v + 0.5 - mu) / s) - norm;
     double z = (v - mu) / s;
     return -0.5 * z * z - log(s) - LOG_SQRT_2PI - norm;

@@ -217,6 +217,18 @@ static void test_resume(void)
             if (trials && trials->n > 2) t2__val_list_append(trials->items[1], t2__val_int(1));
             CHECK_OK(t2__searcher_create(cfg, 21, &other));
             CHECK_RC(t2__searcher_restore(other, st), T2_EFORMAT);
+            /* ... and leaves a searcher that had a good state as it was. */
+            t2__val *good = NULL, *after = NULL;
+            char *json = NULL;
+            CHECK_OK(t2__val_from_json(r.ev[r.nev - 1].state, strlen(r.ev[r.nev - 1].state), &good, NULL));
+            CHECK_OK(t2__searcher_restore(other, good));
+            CHECK_RC(t2__searcher_restore(other, st), T2_EFORMAT);
+            CHECK_OK(t2__searcher_snapshot(other, &after));
+            CHECK_OK(t2__val_to_json(after, &json, NULL));
+            CHECK_STR(json, r.ev[r.nev - 1].state);
+            free(json);
+            t2__val_free(after);
+            t2__val_free(good);
             t2__searcher_free(other);
             t2__val_free(st);
         }

@@ -149,7 +149,11 @@ static int hparams_of(const t2__hparam *root, const tpe *t, const double *x, t2_
             vals[k] = h->vals->items[(size_t)d];
             continue;
         }
-        owned[k] = h->kind == T2__HP_INT ? t2__val_int((int64_t)d)
+        /* An int's point is a whole number in [imin, imax] already; the ends are taken as they are
+         * because (double)imax may not convert back into int64. */
+        owned[k] = h->kind == T2__HP_INT ? t2__val_int(d <= (double)h->imin   ? h->imin
+                                                       : d >= (double)h->imax ? h->imax
+                                                                              : (int64_t)d)
                    : h->kind == T2__HP_LOG ? t2__val_double(pow(h->base, d)) : t2__val_double(d);
         if (!(vals[k] = owned[k])) rc = T2_ENOMEM;
     }

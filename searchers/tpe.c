@@ -192,42 +192,35 @@ static int cmp_id(const void *a, const void *b)
 /* The point for request rid from the model: split, fit, choose (into x). */
 static int model_point(const t2__searcher *s, tpe *t, int64_t rid, double *x)
 {
-    size_t n = (size_t)rid, ndone = 0, npend = 0, np = t->model.np;
-    int64_t *done = malloc((n ? n : 1) * sizeof *done), *tmp = malloc((n ? n : 1) * sizeof *tmp);
-    const double **below = malloc((n ? n : 1) * sizeof *below), **above = malloc((n ? n : 1) * sizeof *above);
-    int rc = done && tmp && below && above ? T2_OK : t2_seterr(T2_ENOMEM, "searcher: out of memory");
-    for (size_t r = 0; !rc && r < n; r++) {
-        if (t->state[r] == DONE) done[ndone++] = (int64_t)r;
-        else if (t->state[r] == PENDING) tmp[npend++] = (int64_t)r; /* the constant liar's "worst" trials */
+    size_t n = (size_t)rid ? (size_t)rid : 1, ndone = 0, na = 0, np = t->model.np;
+    int64_t *ids = malloc(3 * n * sizeof *ids), *done = ids, *above_ids = ids + n, *tmp = ids + 2 * n;
+    const double **pts = malloc(2 * n * sizeof *pts), **below = pts, **above = pts ? pts + n : NULL;
+    if (!ids || !pts) {
+        free(ids);
+        free(pts);
+        return t2_seterr(T2_ENOMEM, "searcher: out of memory");
     }
-    if (!rc) {
-        /* Optuna's gamma over every trial in the split, running ones included. */
-        size_t nbelow = (size_t)ceil(s->cfg->searcher.tpe.gamma * (double)(ndone + npend));
-        if (nbelow > 25) nbelow = 25;
-        if (nbelow > ndone) nbelow = ndone;
-        if (nbelow < 1) nbelow = 1;
-        int64_t *above_ids = malloc((ndone + npend ? ndone + npend : 1) * sizeof *above_ids);
-        if (!above_ids) rc = t2_seterr(T2_ENOMEM, "searcher: out of memory");
-        else {
-            size_t na = 0;
-            for (size_t k = 0; k < npend; k++) above_ids[na++] = tmp[k];
-            sort_by_loss(t->loss, done, tmp, ndone);
-            for (size_t k = nbelow; k < ndone; k++) above_ids[na++] = done[k];
-            /* Each group in request order: the weights favour newer trials once a group is large. */
-            qsort(done, nbelow, sizeof *done, cmp_id);
-            qsort(above_ids, na, sizeof *above_ids, cmp_id);
-            for (size_t k = 0; k < nbelow; k++) below[k] = t->x + (size_t)done[k] * np;
-            for (size_t k = 0; k < na; k++) above[k] = t->x + (size_t)above_ids[k] * np;
-            t2_rng rng;
-            t2_rng_seed(&rng, t2_hash64(t2__trial_seed(s->seed, rid) ^ UINT64_C(0x7470652d70617273)));
-            rc = t2__tpe_suggest(&t->model, below, nbelow, above, na, &rng, x);
-            free(above_ids);
-        }
+    for (int64_t r = 0; r < rid; r++) {
+        if (t->state[r] == DONE) done[ndone++] = r;
+        else if (t->state[r] == PENDING) above_ids[na++] = r; /* the constant liar: worse than any result */
     }
-    free(done);
-    free(tmp);
-    free(below);
-    free(above);
+    /* Optuna's gamma over every trial in the split, running ones included. */
+    size_t nbelow = (size_t)ceil(s->cfg->searcher.tpe.gamma * (double)(ndone + na));
+    if (nbelow > 25) nbelow = 25;
+    if (nbelow > ndone) nbelow = ndone;
+    if (nbelow < 1) nbelow = 1;
+    sort_by_loss(t->loss, done, tmp, ndone);
+    for (size_t k = nbelow; k < ndone; k++) above_ids[na++] = done[k];
+    /* Each group in request order: the weights favour newer trials once a group is large. */
+    qsort(done, nbelow, sizeof *done, cmp_id);
+    qsort(above_ids, na, sizeof *above_ids, cmp_id);
+    for (size_t k = 0; k < nbelow; k++) below[k] = t->x + (size_t)done[k] * np;
+    for (size_t k = 0; k < na; k++) above[k] = t->x + (size_t)above_ids[k] * np;
+    t2_rng rng;
+    t2_rng_seed(&rng, t2_hash64(t2__trial_seed(s->seed, rid) ^ UINT64_C(0x7470652d70617273)));
+    int rc = t2__tpe_suggest(&t->model, below, nbelow, above, na, &rng, x);
+    free(ids);
+    free(pts);
     return rc;
 }
 

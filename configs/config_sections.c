@@ -152,8 +152,8 @@ static int tpe_fraction(const t2__ynode *v, const char *path, int is_gamma, doub
     double d = *out;
     int rc = t2__get_number(v, path, &d);
     if (!rc && !(d > 0 && (is_gamma ? d <= 1 : isfinite(d))))
-        rc = t2__cfg_err(&v->mark, path, is_gamma ? "expected a number in (0, 1], got %s" : "expected a positive number, got %s",
-                         v->text);
+        rc = t2__cfg_err(&v->mark, path,
+                         is_gamma ? "expected a number in (0, 1], got %s" : "expected a positive number, got %s", v->text);
     *out = d;
     return rc;
 }

@@ -348,10 +348,14 @@ static int restore_row(tpe *t, int64_t r, const t2__val *row)
         const t2__tpe_param *p = &t->params[j];
         int rc = t2__state_num(row->items[2 + j], "a trial's point", &d);
         if (rc) return rc;
+        int whole = p->kind == T2__HP_INT || p->kind == T2__HP_CATEGORICAL;
         double lo = p->kind == T2__HP_CATEGORICAL ? 0 : p->kind == T2__HP_INT ? (double)p->imin : p->low;
-        double hi = p->kind == T2__HP_CATEGORICAL ? (double)(p->nchoices - 1) : p->kind == T2__HP_INT ? (double)p->imax : p->high;
-        if (d < lo || d > hi || (p->kind != T2__HP_DOUBLE && p->kind != T2__HP_LOG && d != floor(d)))
-            return t2_seterr(T2_EFORMAT, "searcher state: state.trials[%" PRId64 "] has a point outside the search space", r);
+        double hi = p->kind == T2__HP_CATEGORICAL ? (double)(p->nchoices - 1)
+                    : p->kind == T2__HP_INT       ? (double)p->imax
+                                                  : p->high;
+        if (d < lo || d > hi || (whole && d != floor(d)))
+            return t2_seterr(T2_EFORMAT, "searcher state: state.trials[%" PRId64 "] has a point outside the search space",
+                             r);
         t->x[(size_t)r * np + j] = d;
     }
     return T2_OK;

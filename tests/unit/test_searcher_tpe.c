@@ -15,8 +15,9 @@ static const char MIXED_HP[] = "  lr: {type: log, minval: -4, maxval: -1}\n"
 
 /* ---------- a pretend controller that scores each trial by its hparams ---------- */
 
-/* f(x, y) = (x - 1.5)^2 + (y + 2)^2 + 0.1 * [act != gelu] (when present), plus the int and log
- * hparams pulled towards 32 and 1e-2 so every kind of hparam matters. */
+/* f(x, y) = (x - 1.5)^2 + (y + 2)^2 where present, plus, for MIXED_HP, 0.5 unless act is gelu (about
+ * what units and lr cost a typical draw) and units and lr pulled towards 32 and 1e-2, so that every
+ * kind of hparam matters. */
 static double objective(const t2__val *hp)
 {
     double x = 0, y = 0, v = 0, f = 0;
@@ -25,8 +26,30 @@ static double objective(const t2__val *hp)
     if (!t2__val_as_double(t2__val_map_get(hp, "y"), &y)) f += (y + 2) * (y + 2);
     if (!t2__val_as_double(t2__val_map_get(hp, "units"), &v)) f += fabs(v - 32) / 32;
     if (!t2__val_as_double(t2__val_map_get(hp, "lr"), &v)) f += fabs(log10(v) + 2);
-    if ((a = t2__val_map_get(hp, "act")) && a->kind == T2__VAL_STRING && strcmp(a->s, "gelu") != 0) f += 0.1;
+    if ((a = t2__val_map_get(hp, "act")) && a->kind == T2__VAL_STRING && strcmp(a->s, "gelu") != 0) f += 0.5;
     return f;
+}
+
+/* Every CREATE's hparams lie in MIXED_HP's space (when they have its keys); how many of the trials
+ * from request 10 on chose act: gelu (the categorical the objective prefers). */
+static int64_t gelu_late, late;
+
+static void check_in_space(const t2__search_op *op)
+{
+    const t2__val *u = t2__val_map_get(op->hparams, "units"), *lr = t2__val_map_get(op->hparams, "lr");
+    const t2__val *d = t2__val_map_get(op->hparams, "drop"), *a = t2__val_map_get(op->hparams, "act");
+    if (!u) return;
+    CHECK(u->kind == T2__VAL_INT && u->i >= 4 && u->i <= 64);
+    CHECK(lr && lr->kind == T2__VAL_DOUBLE && lr->d >= 1e-4 * (1 - 1e-12) && lr->d <= 1e-1 * (1 + 1e-12));
+    CHECK(d && d->kind == T2__VAL_DOUBLE && d->d >= 0 && d->d <= 0.5);
+    CHECK(a && a->kind == T2__VAL_STRING &&
+          (!strcmp(a->s, "relu") || !strcmp(a->s, "tanh") || !strcmp(a->s, "gelu")));
+    const t2__val *f = t2__val_map_get(op->hparams, "fixed");
+    CHECK(f && f->kind == T2__VAL_INT && f->i == 3);
+    if (op->request_id >= 10 && a && a->kind == T2__VAL_STRING) {
+        late++;
+        gelu_late += !strcmp(a->s, "gelu");
+    }
 }
 
 /* Runs the search to SHUTDOWN answering ops first in, first out (so up to max_concurrent_trials
@@ -50,6 +73,7 @@ static double run_search(const t2__config *cfg, uint64_t seed, char **creates)
         switch (op.kind) {
         case T2__OP_CREATE:
             CHECK(op.request_id < 4096);
+            check_in_space(&op);
             metric[op.request_id] = objective(op.hparams);
             if (metric[op.request_id] < best) best = metric[op.request_id];
             if (text) {
@@ -276,6 +300,28 @@ static void test_beats_random(void)
     CHECK(med[3] < med[0]);
 }
 
+/* Every kind of hparam is in the space, and the model learns the categorical the objective prefers
+ * (a third of random draws would pick it). */
+static void test_mixed_space(void)
+{
+    const char *sc[] = {"name: random, metric: loss, max_length: {batches: 1}, max_trials: 60",
+                        "name: tpe, metric: loss, max_length: {batches: 1}, max_trials: 60, max_concurrent_trials: 1",
+                        "name: tpe, metric: loss, max_length: {batches: 1}, max_trials: 60, max_concurrent_trials: 1, "
+                        "multivariate: true"};
+    double share[3];
+    for (int v = 0; v < 3; v++) {
+        t2__config *cfg = load_cfg(sc[v], MIXED_HP);
+        if (!cfg) return;
+        gelu_late = late = 0;
+        for (uint64_t seed = 1; seed <= 5; seed++) run_search(cfg, seed, NULL);
+        share[v] = late ? (double)gelu_late / (double)late : 0;
+        printf("mixed space, trials 10..59 of 5 seeds choosing act: gelu: %s %.2f\n",
+               v == 0 ? "random" : v == 1 ? "tpe" : "tpe-mv", share[v]);
+        t2__config_free(cfg);
+    }
+    CHECK(share[1] > 0.5 && share[2] > 0.5 && share[0] < 0.45);
+}
+
 /* ---------- preview ---------- */
 
 static void test_preview(void)
@@ -299,6 +345,7 @@ int main(void)
     test_determinism();
     test_resume();
     test_beats_random();
+    test_mixed_space();
     test_preview();
     return check_report("test_searcher_tpe");
 }

@@ -26,6 +26,7 @@ const char *t2__searcher_name(t2__searcher_kind k)
     case T2__SEARCH_GRID: return "grid";
     case T2__SEARCH_RANDOM: return "random";
     case T2__SEARCH_ADAPTIVE_ASHA: return "adaptive_asha";
+    case T2__SEARCH_TPE: return "tpe";
     }
     return "?";
 }
@@ -107,6 +108,10 @@ static void set_defaults(t2__config *cfg)
     cfg->searcher.max_rungs = 5;
     cfg->searcher.max_concurrent_trials = 16; /* Determined's default; ASHA splits it between brackets */
     cfg->searcher.stop_once = 1;              /* current Determined always stops once */
+    cfg->searcher.tpe.n_startup_trials = 10;  /* Optuna's TPESampler defaults */
+    cfg->searcher.tpe.n_ei_candidates = 24;
+    cfg->searcher.tpe.gamma = 0.1;
+    cfg->searcher.tpe.prior_weight = 1.0;
     cfg->scheduling_unit = 100;
     cfg->checkpoint_policy = T2__CKPT_BEST;
     cfg->resources.slots_per_trial = 1;

@@ -46,6 +46,7 @@ typedef enum t2__searcher_kind {
     T2__SEARCH_GRID,
     T2__SEARCH_RANDOM,
     T2__SEARCH_ADAPTIVE_ASHA,
+    T2__SEARCH_TPE,
 } t2__searcher_kind;
 
 typedef enum t2__asha_mode { T2__ASHA_AGGRESSIVE, T2__ASHA_STANDARD, T2__ASHA_CONSERVATIVE } t2__asha_mode;
@@ -70,6 +71,13 @@ typedef struct t2__searcher_config {
     char *source_checkpoint;       /* warm start: a checkpoint path/uuid (source_checkpoint_uuid too), or NULL */
     int64_t source_trial_id;       /* warm start from a trial's latest checkpoint; 0 = none */
     int source_checkpoint_optimizer; /* the warm start also takes the optimizer state; default 0 */
+    struct {                       /* tpe (Optuna's TPESampler defaults) */
+        int64_t n_startup_trials;  /* >= 1, default 10: random draws until this many results */
+        int64_t n_ei_candidates;   /* >= 1, default 24 */
+        double gamma;              /* (0, 1], default 0.1: n_below = min(ceil(gamma * n), 25) */
+        double prior_weight;       /* > 0, default 1 */
+        int multivariate;          /* default 0: one estimator per hyperparameter */
+    } tpe;
 } t2__searcher_config;
 
 typedef struct t2__config {
@@ -174,7 +182,7 @@ const char *const *t2__config_warnings(const t2__config *cfg, size_t *n);
 int t2__config_batch_sizes(const t2__config *cfg, const t2__val *hparams, int64_t *global, int64_t *per_slot);
 
 const char *t2__unit_name(t2__unit u);                /* "batches", "records", "epochs" */
-const char *t2__searcher_name(t2__searcher_kind k);   /* "single", "grid", "random", "adaptive_asha" */
+const char *t2__searcher_name(t2__searcher_kind k);   /* "single", "grid", "random", "adaptive_asha", "tpe" */
 const char *t2__asha_mode_name(t2__asha_mode m);      /* "aggressive", "standard", "conservative" */
 
 #endif

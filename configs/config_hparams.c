@@ -298,6 +298,21 @@ static int check_grid(t2__config *cfg, const t2__ynode *hp, const t2__ymark *kma
     return T2_OK;
 }
 
+/* tpe models a flat list of hyperparameters (one estimator each, or one joint kernel per trial);
+ * a group of nested ones is refused at its key rather than silently flattened. */
+static int check_tpe(const t2__config *cfg, const t2__ynode *hp, const t2__ymark *kmark)
+{
+    char full[T2__PATH_MAX];
+    for (size_t k = 0; k < cfg->hparams->nchildren; k++) {
+        const t2__hparam *h = &cfg->hparams->children[k];
+        if (h->kind != T2__HP_NESTED) continue;
+        const t2__ynode *at = ynode_at(hp, h->path);
+        t2__path_join(full, sizeof full, "hyperparameters", h->path);
+        return t2__cfg_err(at ? &at->mark : kmark, full, "tpe does not support nested hyperparameters yet");
+    }
+    return T2_OK;
+}
+
 /* A batch size that does not divide by the slots is rounded as Determined rounds it (each slot
  * takes the floor; t2__config_batch_sizes), with a warning; fewer records than slots is an error. */
 static int batch_value(t2__config *cfg, const t2__val *v, const t2__ynode *at, const char *path, int64_t slots)
@@ -378,5 +393,6 @@ int t2__cfg_hparams_check(t2__config *cfg, const t2__ynode *n, const t2__ymark *
     int rc;
     if ((rc = t2__cfg_collect(cfg, check_batch(cfg, n, kmark)))) return rc;
     if (cfg->searcher.name == T2__SEARCH_GRID && (rc = check_grid(cfg, n, kmark))) return rc;
+    if (cfg->searcher.name == T2__SEARCH_TPE && (rc = check_tpe(cfg, n, kmark))) return rc;
     return T2_OK;
 }

@@ -3,6 +3,7 @@
  * order a user reads the file. */
 #define _POSIX_C_SOURCE 200809L /* strdup */
 #include <arpa/inet.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,7 @@
 
 /* ---------- searcher ---------- */
 
-enum { APPLIES_SINGLE = 1, APPLIES_GRID = 2, APPLIES_RANDOM = 4, APPLIES_ASHA = 8, APPLIES_ALL = 15 };
+enum { APPLIES_SINGLE = 1, APPLIES_GRID = 2, APPLIES_RANDOM = 4, APPLIES_ASHA = 8, APPLIES_TPE = 16, APPLIES_ALL = 31 };
 
 static const struct {
     const char *key;
@@ -28,13 +29,18 @@ static const struct {
     {"source_checkpoint_uuid", APPLIES_ALL},
     {"source_trial_id", APPLIES_ALL},
     {"source_checkpoint_optimizer", APPLIES_ALL},
-    {"max_trials", APPLIES_RANDOM | APPLIES_ASHA},
-    {"max_concurrent_trials", APPLIES_GRID | APPLIES_RANDOM | APPLIES_ASHA},
+    {"max_trials", APPLIES_RANDOM | APPLIES_ASHA | APPLIES_TPE},
+    {"max_concurrent_trials", APPLIES_GRID | APPLIES_RANDOM | APPLIES_ASHA | APPLIES_TPE},
     {"mode", APPLIES_ASHA},
     {"divisor", APPLIES_ASHA},
     {"max_rungs", APPLIES_ASHA},
     {"stop_once", APPLIES_ASHA},
     {"bracket_rungs", APPLIES_ASHA},
+    {"n_startup_trials", APPLIES_TPE},
+    {"n_ei_candidates", APPLIES_TPE},
+    {"gamma", APPLIES_TPE},
+    {"prior_weight", APPLIES_TPE},
+    {"multivariate", APPLIES_TPE},
     {"time_metric", APPLIES_ALL},
     {"max_time", APPLIES_ALL},
 };
@@ -85,16 +91,16 @@ static const char *const UNSUPPORTED_SEARCHERS[] = {"custom", "pbt", "adaptive",
 
 static int searcher_name(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark)
 {
-    static const char *const names[] = {"single", "grid", "random", "adaptive_asha", NULL};
+    static const char *const names[] = {"single", "grid", "random", "adaptive_asha", "tpe", NULL};
     const t2__ynode *v = t2__ymap_get(n, "name", NULL);
     if (!v) return t2__cfg_missing(kmark, "searcher", "name");
-    if (t2__ynull(v)) return t2__cfg_err(&v->mark, "searcher.name", "expected one of single, grid, random or adaptive_asha, got null");
+    if (t2__ynull(v)) return t2__cfg_err(&v->mark, "searcher.name", "expected one of single, grid, random, adaptive_asha or tpe, got null");
     if (v->kind == T2__Y_SCALAR)
         for (int k = 0; UNSUPPORTED_SEARCHERS[k]; k++)
             if (strcmp(v->text, UNSUPPORTED_SEARCHERS[k]) == 0)
                 return t2__cfg_err(&v->mark, "searcher.name",
-                                   "the \"%s\" searcher is not supported by t2exp (use single, grid, random or "
-                                   "adaptive_asha)",
+                                   "the \"%s\" searcher is not supported by t2exp (use single, grid, random, "
+                                   "adaptive_asha or tpe)",
                                    v->text);
     int kind = 0;
     int rc = t2__get_enum(v, "searcher.name", names, &kind);
@@ -128,6 +134,28 @@ static int int_list(const t2__ynode *v, const char *path, int64_t **out, size_t 
     *out = a;
     *n = v->n;
     return T2_OK;
+}
+
+/* tpe's counts: at least 1, and a bound so that a typo cannot make every trial draw billions of
+ * candidates. */
+static int tpe_count(const t2__ynode *v, const char *path, int64_t *out)
+{
+    int rc = t2__get_int(v, path, 1, out);
+    if (!rc && *out > T2__MAX_TRIALS)
+        rc = t2__cfg_err(&v->mark, path, "expected at most %d, got %lld", T2__MAX_TRIALS, (long long)*out);
+    return rc;
+}
+
+/* gamma in (0, 1]; prior_weight > 0 (finite). */
+static int tpe_fraction(const t2__ynode *v, const char *path, int is_gamma, double *out)
+{
+    double d = *out;
+    int rc = t2__get_number(v, path, &d);
+    if (!rc && !(d > 0 && (is_gamma ? d <= 1 : isfinite(d))))
+        rc = t2__cfg_err(&v->mark, path,
+                         is_gamma ? "expected a number in (0, 1], got %s" : "expected a positive number, got %s", v->text);
+    *out = d;
+    return rc;
 }
 
 int t2__cfg_searcher(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark)
@@ -205,6 +233,12 @@ int t2__cfg_searcher(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark
             rc = t2__get_bool(v, path, &s->stop_once);
         } else if (KEY_IS("bracket_rungs")) {
             rc = int_list(v, path, &s->bracket_rungs, &s->nbracket_rungs);
+        } else if (KEY_IS("n_startup_trials") || KEY_IS("n_ei_candidates")) {
+            rc = tpe_count(v, path, KEY_IS("n_startup_trials") ? &s->tpe.n_startup_trials : &s->tpe.n_ei_candidates);
+        } else if (KEY_IS("gamma") || KEY_IS("prior_weight")) {
+            rc = tpe_fraction(v, path, KEY_IS("gamma"), KEY_IS("gamma") ? &s->tpe.gamma : &s->tpe.prior_weight);
+        } else if (KEY_IS("multivariate")) {
+            rc = t2__get_bool(v, path, &s->tpe.multivariate);
         } else if (KEY_IS("source_checkpoint") || KEY_IS("source_checkpoint_uuid")) {
             rc = t2__get_string(v, path, &s->source_checkpoint);
         } else if (KEY_IS("source_checkpoint_optimizer")) {
@@ -224,7 +258,8 @@ int t2__cfg_searcher(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark
                                 CORE_API_NOTE("the training length"));
         if ((rc = t2__cfg_collect(cfg, rc))) return rc;
     }
-    if ((s->name == T2__SEARCH_RANDOM || s->name == T2__SEARCH_ADAPTIVE_ASHA) && !have_trials &&
+    if ((s->name == T2__SEARCH_RANDOM || s->name == T2__SEARCH_ADAPTIVE_ASHA || s->name == T2__SEARCH_TPE) &&
+        !have_trials &&
         (rc = t2__cfg_collect(cfg, t2__cfg_missing_in(n, kmark, "searcher", "max_trials", NULL))))
         return rc;
     return T2_OK;

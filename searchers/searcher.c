@@ -230,6 +230,7 @@ int t2__searcher_create(const t2__config *cfg, uint64_t experiment_seed, t2__sea
     case T2__SEARCH_GRID: vt = &t2__grid_vt; break;
     case T2__SEARCH_RANDOM: vt = &t2__random_vt; break;
     case T2__SEARCH_ADAPTIVE_ASHA: vt = &t2__asha_vt; break;
+    case T2__SEARCH_TPE: vt = &t2__tpe_vt; break;
     }
     if (!vt) return t2_seterr(T2_EINVAL, "searcher.name: unknown searcher %d", (int)cfg->searcher.name);
     if (cfg->searcher.max_length.n < 1)

@@ -1,6 +1,6 @@
 /* searcher.h — the searcher interface (internal): events in, operations out.
  *
- * Every searcher (single, grid, random, adaptive_asha) is driven the same way by the controller:
+ * Every searcher (single, grid, random, adaptive_asha, tpe) is driven the same way by the controller:
  * it is told that the experiment started, that a trial it asked for exists, that a trial finished
  * a validation (metric, length trained), and that a trial exited or failed; it answers each event
  * by appending operations to an op list: create a trial with these hparams and seed, train trial R
@@ -74,7 +74,7 @@ int t2__searcher_on_validation(t2__searcher *s, int64_t request_id, double metri
  * result of its rung, like a failure). */
 int t2__searcher_on_trial_exited(t2__searcher *s, int64_t request_id, t2__ops *ops);
 /* The trial failed for good (restarts exhausted). invalid_hparams: the trial said its hparams are
- * unusable, so random/ASHA draw a replacement; a failed trial never stalls the search. */
+ * unusable, so random/ASHA/TPE draw a replacement; a failed trial never stalls the search. */
 int t2__searcher_on_trial_failed(t2__searcher *s, int64_t request_id, int invalid_hparams, t2__ops *ops);
 
 /* Fraction of the search done, 0..1 (for progress bars and the store). */

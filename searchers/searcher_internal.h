@@ -56,7 +56,7 @@ struct t2__searcher {
     int started, shutdown;
 };
 
-extern const t2__searcher_vt t2__single_vt, t2__grid_vt, t2__random_vt, t2__asha_vt;
+extern const t2__searcher_vt t2__single_vt, t2__grid_vt, t2__random_vt, t2__asha_vt, t2__tpe_vt;
 
 /* The seed a trial gets: a hash of the experiment seed and its request id, so that a trial's
  * seed does not depend on when it was created or on which other trials failed. */

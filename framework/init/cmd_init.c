@@ -48,7 +48,7 @@ static const char README[] =
     "\n"
     "The data comes from the Debian package `dataset-fashion-mnist`. `t2exp describe ID`,\n"
     "`t2exp metrics ID` and `t2exp plot ID --out plots` show the results in a terminal or as files.\n"
-    "To search instead of training once, give `searcher` another `name` (grid, random, adaptive_asha)\n"
+    "To search instead of training once, give `searcher` another `name` (grid, random, adaptive_asha, tpe)\n"
     "and the hyperparameters ranges, e.g. `hidden: {type: int, minval: 64, maxval: 512}`.\n";
 
 static int usage(const char *why)

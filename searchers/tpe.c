@@ -1,0 +1,403 @@
+/* tpe.c — searcher.name: tpe, the Tree-structured Parzen Estimator with Optuna's semantics and
+ * defaults. Every trial trains to max_length (no early stopping) and its metric at max_length is one
+ * observation. The first n_startup_trials results come from random draws (the random searcher's,
+ * request for request); after that each new trial splits the results into the best
+ * n_below = min(ceil(gamma * n), 25) and the rest, fits a Parzen estimator to each (tpe_parzen.c)
+ * and takes the best of n_ei_candidates draws from the good one by l(x)/g(x).
+ *
+ * Trials are requested as places free up: at most max_concurrent_trials at once (16 when it is 0:
+ * this searcher cannot see the slot pool, and every trial asked for early is one chosen knowing
+ * less). Trials still running when a new one is chosen count, with their hparams, as results worse
+ * than any observed (Optuna's constant_liar), so concurrent trials spread out instead of piling onto
+ * the same point.
+ *
+ * Determinism: the draws for request R come from an rng seeded from the experiment seed and R (as
+ * every searcher's do), so the state is just the trials' points and results: a restored searcher
+ * makes the same choices as the original given the same events. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "searcher_internal.h"
+#include "tpe.h"
+#include "t2exp/error.h"
+
+enum { PENDING = 0, DONE = 1, GONE = 2 }; /* running; has its result; ended without one */
+
+typedef struct tpe {
+    t2__tpe_model model;
+    t2__tpe_param *params;    /* np searchable leaves */
+    const t2__hparam **leaves; /* all leaves (const too), in leaf order */
+    size_t nleaves;
+    int64_t limit;   /* trials asked for at once */
+    int64_t invalid; /* trials that reported invalid hparams: replaced, not counted */
+    /* per request id */
+    signed char *state;
+    double *loss;    /* DONE: the metric as a loss (smaller is better; +inf for NaN/inf) */
+    double *x;       /* np per trial */
+    size_t cap;
+} tpe;
+
+#define TPE(s) ((tpe *)(s)->impl)
+
+static void destroy(t2__searcher *s)
+{
+    tpe *t = TPE(s);
+    if (!t) return;
+    free(t->params);
+    free(t->leaves);
+    free(t->state);
+    free(t->loss);
+    free(t->x);
+    free(t);
+    s->impl = NULL;
+}
+
+static int reserve(tpe *t, size_t n)
+{
+    if (n <= t->cap) return T2_OK;
+    size_t cap = t->cap ? t->cap : 16, np = t->model.np ? t->model.np : 1;
+    while (cap < n) cap *= 2;
+    signed char *st = realloc(t->state, cap);
+    if (st) t->state = st;
+    double *loss = st ? realloc(t->loss, cap * sizeof *loss) : NULL;
+    if (loss) t->loss = loss;
+    double *x = loss ? realloc(t->x, cap * np * sizeof *x) : NULL;
+    if (!x) return t2_seterr(T2_ENOMEM, "searcher: out of memory");
+    t->x = x;
+    t->cap = cap;
+    return T2_OK;
+}
+
+static int init(t2__searcher *s)
+{
+    const t2__searcher_config *c = &s->cfg->searcher;
+    if (c->max_trials < 1 || c->max_trials > T2__MAX_TRIALS)
+        return t2_seterr(T2_EINVAL, "searcher.max_trials: the tpe searcher needs max_trials in [1, %d], got %" PRId64,
+                         T2__MAX_TRIALS, c->max_trials);
+    if (c->tpe.n_startup_trials < 1)
+        return t2_seterr(T2_EINVAL, "searcher.n_startup_trials: expected a positive integer, got %" PRId64,
+                         c->tpe.n_startup_trials);
+    if (c->tpe.n_ei_candidates < 1 || !(c->tpe.gamma > 0 && c->tpe.gamma <= 1) || !(c->tpe.prior_weight > 0))
+        return t2_seterr(T2_EINVAL, "searcher: tpe needs n_ei_candidates >= 1, gamma in (0, 1], prior_weight > 0");
+    tpe *t = calloc(1, sizeof *t);
+    if (!t) return t2_seterr(T2_ENOMEM, "searcher: out of memory");
+    s->impl = t;
+    t->nleaves = t2__hparam_leaves(s->cfg->hparams, NULL, 0);
+    t->leaves = calloc(t->nleaves ? t->nleaves : 1, sizeof *t->leaves);
+    t->params = calloc(t->nleaves ? t->nleaves : 1, sizeof *t->params);
+    if (!t->leaves || !t->params) return t2_seterr(T2_ENOMEM, "searcher: out of memory");
+    t2__hparam_leaves(s->cfg->hparams, t->leaves, t->nleaves);
+    size_t np = 0;
+    for (size_t k = 0; k < t->nleaves; k++) {
+        const t2__hparam *h = t->leaves[k];
+        if (strchr(h->path, '.'))
+            return t2_seterr(T2_EINVAL, "hyperparameters.%.*s: tpe does not support nested hyperparameters yet",
+                             (int)(strchr(h->path, '.') - h->path), h->path);
+        if (!t2__hparam_searchable(h)) continue;
+        t2__tpe_param *p = &t->params[np++];
+        p->kind = h->kind;
+        if (h->kind == T2__HP_INT) {
+            p->imin = h->imin;
+            p->imax = h->imax;
+            p->low = (double)h->imin - 0.5;
+            p->high = (double)h->imax + 0.5;
+        } else if (h->kind == T2__HP_CATEGORICAL) {
+            p->nchoices = (int64_t)h->vals->n;
+        } else {
+            p->low = h->minval;
+            p->high = h->maxval;
+        }
+    }
+    t->model = (t2__tpe_model){.p = t->params, .np = np, .prior_weight = c->tpe.prior_weight,
+                               .n_candidates = c->tpe.n_ei_candidates, .multivariate = c->tpe.multivariate};
+    t->limit = c->max_concurrent_trials > 0 ? c->max_concurrent_trials : 16;
+    return T2_OK;
+}
+
+/* A random draw's hparams as a point (log values back to exponents, categoricals to indices). */
+static void point_of(const tpe *t, const t2__val *hp, double *x)
+{
+    size_t j = 0;
+    for (size_t k = 0; k < t->nleaves; k++) {
+        const t2__hparam *h = t->leaves[k];
+        if (!t2__hparam_searchable(h)) continue;
+        const t2__val *v = t2__val_lookup(hp, h->path);
+        double d = 0;
+        if (h->kind == T2__HP_CATEGORICAL) {
+            for (size_t q = 0; q < h->vals->n; q++)
+                if (t2__val_equal(h->vals->items[q], v)) d = (double)q;
+        } else if (v && !t2__val_as_double(v, &d) && h->kind == T2__HP_LOG) {
+            d = fmin(fmax(log(d) / log(h->base), h->minval), h->maxval);
+        }
+        x[j++] = d;
+    }
+}
+
+/* The hparams map of a point. */
+static int hparams_of(const t2__hparam *root, const tpe *t, const double *x, t2__val **out)
+{
+    const t2__val **vals = calloc(t->nleaves ? t->nleaves : 1, sizeof *vals);
+    t2__val **owned = calloc(t->nleaves ? t->nleaves : 1, sizeof *owned);
+    int rc = vals && owned ? T2_OK : T2_ENOMEM;
+    size_t j = 0;
+    for (size_t k = 0; !rc && k < t->nleaves; k++) {
+        const t2__hparam *h = t->leaves[k];
+        if (!t2__hparam_searchable(h)) continue;
+        double d = x[j++];
+        if (h->kind == T2__HP_CATEGORICAL) {
+            vals[k] = h->vals->items[(size_t)d];
+            continue;
+        }
+        /* An int's point is a whole number in [imin, imax] already; the ends are taken as they are
+         * because (double)imax may not convert back into int64. */
+        owned[k] = h->kind == T2__HP_INT ? t2__val_int(d <= (double)h->imin   ? h->imin
+                                                       : d >= (double)h->imax ? h->imax
+                                                                              : (int64_t)d)
+                   : h->kind == T2__HP_LOG ? t2__val_double(pow(h->base, d)) : t2__val_double(d);
+        if (!(vals[k] = owned[k])) rc = T2_ENOMEM;
+    }
+    if (!rc) rc = t2__hparam_build(root, vals, out);
+    for (size_t k = 0; owned && k < t->nleaves; k++) t2__val_free(owned[k]);
+    free(owned);
+    free(vals);
+    if (rc == T2_ENOMEM) return t2_seterr(T2_ENOMEM, "searcher: out of memory");
+    return rc;
+}
+
+/* Sorting request ids by (loss, id) without qsort_r: a small merge sort keeps it portable. */
+static void sort_by_loss(const double *loss, int64_t *ids, int64_t *tmp, size_t n)
+{
+    if (n < 2) return;
+    size_t h = n / 2;
+    sort_by_loss(loss, ids, tmp, h);
+    sort_by_loss(loss, ids + h, tmp, n - h);
+    size_t a = 0, b = h, o = 0;
+    while (a < h && b < n) {
+        int64_t x = ids[a], y = ids[b];
+        if (loss[y] < loss[x] || (loss[y] == loss[x] && y < x)) tmp[o++] = ids[b++];
+        else tmp[o++] = ids[a++];
+    }
+    while (a < h) tmp[o++] = ids[a++];
+    while (b < n) tmp[o++] = ids[b++];
+    memcpy(ids, tmp, n * sizeof *ids);
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The point for request rid from the model: split, fit, choose (into x). */
+static int model_point(const t2__searcher *s, tpe *t, int64_t rid, double *x)
+{
+    size_t n = (size_t)rid ? (size_t)rid : 1, ndone = 0, na = 0, np = t->model.np;
+    int64_t *ids = malloc(3 * n * sizeof *ids), *done = ids, *above_ids = ids + n, *tmp = ids + 2 * n;
+    const double **pts = malloc(2 * n * sizeof *pts), **below = pts, **above = pts ? pts + n : NULL;
+    if (!ids || !pts) {
+        free(ids);
+        free(pts);
+        return t2_seterr(T2_ENOMEM, "searcher: out of memory");
+    }
+    for (int64_t r = 0; r < rid; r++) {
+        if (t->state[r] == DONE) done[ndone++] = r;
+        else if (t->state[r] == PENDING) above_ids[na++] = r; /* the constant liar: worse than any result */
+    }
+    /* Optuna's gamma over every trial in the split, running ones included. */
+    size_t nbelow = (size_t)ceil(s->cfg->searcher.tpe.gamma * (double)(ndone + na));
+    if (nbelow > 25) nbelow = 25;
+    if (nbelow > ndone) nbelow = ndone;
+    if (nbelow < 1) nbelow = 1;
+    sort_by_loss(t->loss, done, tmp, ndone);
+    for (size_t k = nbelow; k < ndone; k++) above_ids[na++] = done[k];
+    /* Each group in request order: the weights favour newer trials once a group is large. */
+    qsort(done, nbelow, sizeof *done, cmp_id);
+    qsort(above_ids, na, sizeof *above_ids, cmp_id);
+    for (size_t k = 0; k < nbelow; k++) below[k] = t->x + (size_t)done[k] * np;
+    for (size_t k = 0; k < na; k++) above[k] = t->x + (size_t)above_ids[k] * np;
+    t2_rng rng;
+    t2_rng_seed(&rng, t2_hash64(t2__trial_seed(s->seed, rid) ^ UINT64_C(0x7470652d70617273)));
+    int rc = t2__tpe_suggest(&t->model, below, nbelow, above, na, &rng, x);
+    free(ids);
+    free(pts);
+    return rc;
+}
+
+/* Requests the next trial: a random draw until n_startup_trials results exist, the model after. */
+static int next_trial(t2__searcher *s, t2__ops *ops)
+{
+    tpe *t = TPE(s);
+    int64_t rid = s->next_request, ndone = 0;
+    size_t np = t->model.np;
+    int rc = reserve(t, (size_t)rid + 1);
+    if (rc) return rc;
+    double *x = t->x + (size_t)rid * np;
+    t2__val *hp = NULL;
+    for (int64_t r = 0; r < rid; r++) ndone += t->state[r] == DONE;
+    if (ndone < s->cfg->searcher.tpe.n_startup_trials) {
+        if (!(rc = t2__searcher_sample(s, rid, &hp))) point_of(t, hp, x);
+    } else if (!(rc = model_point(s, t, rid, x))) {
+        rc = hparams_of(s->cfg->hparams, t, x, &hp);
+    }
+    if (rc) return rc;
+    t->state[rid] = PENDING;
+    t->loss[rid] = 0;
+    return t2__searcher_new_trial(s, hp, s->cfg->searcher.max_length.n, ops, NULL);
+}
+
+/* Requests trials while places are free and the plan is not used up. `ending`: the trial whose
+ * exit is being handled (not yet in s->ended), or -1. */
+static int fill(t2__searcher *s, int ending, t2__ops *ops)
+{
+    tpe *t = TPE(s);
+    int64_t target = s->cfg->searcher.max_trials + t->invalid;
+    int rc = T2_OK;
+    while (!rc && s->next_request < target && s->next_request - t2__idset_count(&s->ended) - ending < t->limit)
+        rc = next_trial(s, ops);
+    return rc;
+}
+
+static int start(t2__searcher *s, t2__ops *ops)
+{
+    return fill(s, 0, ops);
+}
+
+static int validation(t2__searcher *s, int64_t request_id, double metric, int64_t length, t2__ops *ops)
+{
+    tpe *t = TPE(s);
+    if (length < s->cfg->searcher.max_length.n || t->state[request_id] != PENDING) return T2_OK;
+    int rc = t2__ops_close(ops, request_id);
+    if (rc) return rc;
+    double loss = s->cfg->searcher.smaller_is_better ? metric : -metric;
+    t->loss[request_id] = isfinite(loss) ? loss : INFINITY; /* NaN (or inf) is the worst result */
+    t->state[request_id] = DONE;
+    return T2_OK;
+}
+
+static int exited(t2__searcher *s, int64_t request_id, t2__ops *ops)
+{
+    tpe *t = TPE(s);
+    if (t->state[request_id] == PENDING) t->state[request_id] = GONE; /* stopped before max_length */
+    return fill(s, 1, ops);
+}
+
+static int failed(t2__searcher *s, int64_t request_id, int invalid_hparams, t2__ops *ops)
+{
+    tpe *t = TPE(s);
+    if (t->state[request_id] == PENDING) t->state[request_id] = GONE;
+    if (invalid_hparams) t->invalid++; /* a replacement is drawn: it does not count against max_trials */
+    return fill(s, 1, ops);
+}
+
+static double progress(const t2__searcher *s)
+{
+    int64_t done = t2__idset_count(&s->ended) - TPE(s)->invalid;
+    return (double)done / (double)s->cfg->searcher.max_trials;
+}
+
+static int64_t total(const t2__searcher *s)
+{
+    return s->cfg->searcher.max_trials;
+}
+
+/* {"invalid": N, "trials": [[state, loss or null, x...], ...]} by request id. */
+static int snapshot(const t2__searcher *s, t2__val **out)
+{
+    const tpe *t = TPE(s);
+    size_t np = t->model.np;
+    t2__val *m = t2__val_map(), *list = t2__val_list();
+    int rc = m && list ? T2_OK : T2_ENOMEM;
+    for (int64_t r = 0; !rc && r < s->next_request; r++) {
+        t2__val *row = t2__val_list();
+        if (!row) rc = T2_ENOMEM;
+        if (!rc) rc = t2__val_list_append(row, t2__val_int(t->state[r]));
+        if (!rc) rc = t2__val_list_append(row, t->state[r] == DONE && isfinite(t->loss[r]) ? t2__val_double(t->loss[r])
+                                                                                           : t2__val_null());
+        for (size_t j = 0; !rc && j < np; j++) rc = t2__val_list_append(row, t2__val_double(t->x[(size_t)r * np + j]));
+        if (rc) t2__val_free(row);
+        else rc = t2__val_list_append(list, row);
+    }
+    if (!rc) rc = t2__val_map_set(m, "invalid", t2__val_int(t->invalid));
+    if (!rc) {
+        rc = t2__val_map_set(m, "trials", list);
+        list = NULL;
+    }
+    t2__val_free(list);
+    if (rc) {
+        t2__val_free(m);
+        return t2_seterr(T2_ENOMEM, "searcher: out of memory");
+    }
+    *out = m;
+    return T2_OK;
+}
+
+/* One row of the snapshot, checked against the search space. */
+static int restore_row(tpe *t, int64_t r, const t2__val *row)
+{
+    size_t np = t->model.np;
+    double d;
+    if (row->kind != T2__VAL_LIST || row->n != np + 2 || row->items[0]->kind != T2__VAL_INT ||
+        row->items[0]->i < PENDING || row->items[0]->i > GONE)
+        return t2_seterr(T2_EFORMAT, "searcher state: state.trials[%" PRId64 "] must be [state, loss, point...]", r);
+    t->state[r] = (signed char)row->items[0]->i;
+    t->loss[r] = INFINITY;
+    if (row->items[1]->kind != T2__VAL_NULL && t2__state_num(row->items[1], "a trial's loss", &t->loss[r]))
+        return T2_EFORMAT;
+    for (size_t j = 0; j < np; j++) {
+        const t2__tpe_param *p = &t->params[j];
+        int rc = t2__state_num(row->items[2 + j], "a trial's point", &d);
+        if (rc) return rc;
+        int whole = p->kind == T2__HP_INT || p->kind == T2__HP_CATEGORICAL;
+        double lo = p->kind == T2__HP_CATEGORICAL ? 0 : p->kind == T2__HP_INT ? (double)p->imin : p->low;
+        double hi = p->kind == T2__HP_CATEGORICAL ? (double)(p->nchoices - 1)
+                    : p->kind == T2__HP_INT       ? (double)p->imax
+                                                  : p->high;
+        if (d < lo || d > hi || (whole && d != floor(d)))
+            return t2_seterr(T2_EFORMAT, "searcher state: state.trials[%" PRId64 "] has a point outside the search space",
+                             r);
+        t->x[(size_t)r * np + j] = d;
+    }
+    return T2_OK;
+}
+
+/* Builds the trials into fresh arrays and swaps them in only when every row is good, so that a
+ * refused state leaves the searcher as it was. */
+static int restore(t2__searcher *s, const t2__val *state)
+{
+    tpe *t = TPE(s), fresh = *t;
+    const t2__val *list;
+    int64_t invalid;
+    int rc;
+    if ((rc = t2__state_int(state, "invalid", 0, s->next_request, "state", &invalid)) ||
+        (rc = t2__state_list(state, "trials", "state", &list)))
+        return rc;
+    if ((int64_t)list->n != s->next_request)
+        return t2_seterr(T2_EFORMAT, "searcher state: state.trials must have one entry per requested trial");
+    fresh.state = NULL;
+    fresh.loss = fresh.x = NULL;
+    fresh.cap = 0;
+    rc = reserve(&fresh, list->n + 1);
+    for (size_t r = 0; !rc && r < list->n; r++) rc = restore_row(&fresh, (int64_t)r, list->items[r]);
+    if (rc) {
+        free(fresh.state);
+        free(fresh.loss);
+        free(fresh.x);
+        return rc;
+    }
+    free(t->state);
+    free(t->loss);
+    free(t->x);
+    t->state = fresh.state;
+    t->loss = fresh.loss;
+    t->x = fresh.x;
+    t->cap = fresh.cap;
+    t->invalid = invalid;
+    return T2_OK;
+}
+
+const t2__searcher_vt t2__tpe_vt = {
+    .name = "tpe", .init = init, .destroy = destroy, .start = start, .validation = validation,
+    .exited = exited, .failed = failed, .progress = progress, .total = total, .snapshot = snapshot,
+    .restore = restore,
+};

@@ -163,6 +163,28 @@ static void feed_and_exit(void)
     t.error = NULL;
     f.exited_ok = 0;
     CHECK(t2__sched_exit(&t, &f) == T2__EXIT_STOPPED);
+
+    /* Closed after its last op was done (checkpointed), then killed before it left: completed,
+     * not restarted with no work (it would stay QUEUED in a finished experiment), whether or not
+     * the exit was sent or the experiment stops. Busy or failed, it is restarted as before. */
+    memset(&t, 0, sizeof t);
+    f = (t2__exit_facts){.exited_ok = 0, .max_restarts = 2};
+    t.closing = 1;
+    t.sent = t.pending = -1;
+    CHECK(t2__sched_exit(&t, &f) == T2__EXIT_COMPLETED);
+    t.exit_sent = 1;
+    CHECK(t2__sched_exit(&t, &f) == T2__EXIT_COMPLETED);
+    f.interrupted = 1;
+    CHECK(t2__sched_exit(&t, &f) == T2__EXIT_COMPLETED);
+    f.interrupted = 0;
+    t.sent = 64;
+    CHECK(t2__sched_exit(&t, &f) == T2__EXIT_RESTART);
+    t.sent = -1;
+    t.error = err;
+    CHECK(t2__sched_exit(&t, &f) == T2__EXIT_RESTART);
+    t.error = NULL;
+    t.closing = 0; /* idle, not closed: the searcher has not decided; it waits QUEUED for work */
+    CHECK(t2__sched_exit(&t, &f) == T2__EXIT_RESTART);
 }
 
 static void pool(void)

@@ -51,6 +51,9 @@ typedef enum t2__searcher_kind {
 
 typedef enum t2__asha_mode { T2__ASHA_AGGRESSIVE, T2__ASHA_STANDARD, T2__ASHA_CONSERVATIVE } t2__asha_mode;
 
+/* adaptive_asha's sampler: where each new trial's hparams come from. */
+typedef enum t2__sampler_kind { T2__SAMPLER_RANDOM, T2__SAMPLER_TPE } t2__sampler_kind;
+
 typedef enum t2__clip_kind { T2__CLIP_NONE, T2__CLIP_NORM, T2__CLIP_VALUE } t2__clip_kind;
 
 typedef enum t2__ckpt_policy { T2__CKPT_BEST, T2__CKPT_ALL, T2__CKPT_NONE } t2__ckpt_policy;
@@ -66,12 +69,13 @@ typedef struct t2__searcher_config {
     double divisor;                /* adaptive_asha; > 1, default 4 */
     int64_t max_rungs;             /* adaptive_asha; >= 1, default 5 */
     int stop_once;                 /* adaptive_asha; default 1; 0: pause and promote */
+    t2__sampler_kind sampler;      /* adaptive_asha; default random; tpe also takes the tpe keys */
     int64_t *bracket_rungs;        /* adaptive_asha; optional list of positive ints (NULL, 0 if absent) */
     size_t nbracket_rungs;
     char *source_checkpoint;       /* warm start: a checkpoint path/uuid (source_checkpoint_uuid too), or NULL */
     int64_t source_trial_id;       /* warm start from a trial's latest checkpoint; 0 = none */
     int source_checkpoint_optimizer; /* the warm start also takes the optimizer state; default 0 */
-    struct {                       /* tpe (Optuna's TPESampler defaults) */
+    struct {                       /* tpe, and adaptive_asha with sampler tpe (Optuna's TPESampler defaults) */
         int64_t n_startup_trials;  /* >= 1, default 10: random draws until this many results */
         int64_t n_ei_candidates;   /* >= 1, default 24 */
         double gamma;              /* (0, 1], default 0.1: n_below = min(ceil(gamma * n), 25) */

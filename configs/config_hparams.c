@@ -393,6 +393,9 @@ int t2__cfg_hparams_check(t2__config *cfg, const t2__ynode *n, const t2__ymark *
     int rc;
     if ((rc = t2__cfg_collect(cfg, check_batch(cfg, n, kmark)))) return rc;
     if (cfg->searcher.name == T2__SEARCH_GRID && (rc = check_grid(cfg, n, kmark))) return rc;
-    if (cfg->searcher.name == T2__SEARCH_TPE && (rc = check_tpe(cfg, n, kmark))) return rc;
+    if ((cfg->searcher.name == T2__SEARCH_TPE ||
+         (cfg->searcher.name == T2__SEARCH_ADAPTIVE_ASHA && cfg->searcher.sampler == T2__SAMPLER_TPE)) &&
+        (rc = check_tpe(cfg, n, kmark)))
+        return rc;
     return T2_OK;
 }

@@ -32,6 +32,7 @@ static const struct {
     {"max_trials", APPLIES_RANDOM | APPLIES_ASHA | APPLIES_TPE},
     {"max_concurrent_trials", APPLIES_GRID | APPLIES_RANDOM | APPLIES_ASHA | APPLIES_TPE},
     {"mode", APPLIES_ASHA},
+    {"sampler", APPLIES_ALL}, /* checked below: only adaptive_asha takes one, and another is an error */
     {"divisor", APPLIES_ASHA},
     {"max_rungs", APPLIES_ASHA},
     {"stop_once", APPLIES_ASHA},
@@ -136,6 +137,30 @@ static int int_list(const t2__ynode *v, const char *path, int64_t **out, size_t 
     return T2_OK;
 }
 
+/* searcher.sampler: random or tpe, for adaptive_asha only. Another searcher's sampler is an error,
+ * not an ignored key: whoever wrote it expects a model to choose the hparams. */
+static int sampler(const t2__searcher_config *s, const t2__ynode *v, const char *path, t2__sampler_kind *out)
+{
+    static const char *const names[] = {"random", "tpe", NULL};
+    char buf[128];
+    if (t2__ynull(v)) return T2_OK; /* null: absent, as everywhere */
+    if (s->name != T2__SEARCH_ADAPTIVE_ASHA)
+        return t2__cfg_err(&v->mark, path, "only the adaptive_asha searcher takes a sampler (the %s searcher %s)",
+                           t2__searcher_name(s->name),
+                           s->name == T2__SEARCH_TPE ? "is tpe already" : "draws its own hparams");
+    if (v->kind == T2__Y_SCALAR)
+        for (int k = 0; names[k]; k++)
+            if (strcmp(v->text, names[k]) == 0) {
+                *out = (t2__sampler_kind)k;
+                return T2_OK;
+            }
+    const char *near = v->kind == T2__Y_SCALAR ? t2__cfg_closest(v->text, names) : NULL;
+    if (near)
+        return t2__cfg_err(&v->mark, path, "unknown sampler '%s' (expected random or tpe; did you mean '%s'?)",
+                           v->text, near);
+    return t2__cfg_err(&v->mark, path, "unknown sampler %s (expected random or tpe)", t2__ydesc(v, buf, sizeof buf));
+}
+
 /* tpe's counts: at least 1, and a bound so that a typo cannot make every trial draw billions of
  * candidates. */
 static int tpe_count(const t2__ynode *v, const char *path, int64_t *out)
@@ -167,6 +192,10 @@ int t2__cfg_searcher(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark
     const t2__ymark *time_key = NULL;
     if ((rc = t2__want_map(n, "searcher")) || (rc = searcher_name(cfg, n, kmark))) return rc;
     int mine = 1 << s->name;
+    /* adaptive_asha with sampler: tpe takes the tpe keys, wherever the sampler stands in the map. */
+    const t2__ynode *sv = t2__ymap_get(n, "sampler", NULL);
+    if (s->name == T2__SEARCH_ADAPTIVE_ASHA && sv && sv->kind == T2__Y_SCALAR && strcmp(sv->text, "tpe") == 0)
+        mine |= APPLIES_TPE;
     const char *names[sizeof SEARCHER_KEYS / sizeof *SEARCHER_KEYS + 1]; /* for "did you mean" */
     for (size_t j = 0; j < sizeof SEARCHER_KEYS / sizeof *SEARCHER_KEYS; j++) names[j] = SEARCHER_KEYS[j].key;
     names[sizeof SEARCHER_KEYS / sizeof *SEARCHER_KEYS] = NULL;
@@ -222,6 +251,8 @@ int t2__cfg_searcher(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark
             int m = (int)s->mode;
             rc = t2__get_enum(v, path, modes, &m);
             s->mode = (t2__asha_mode)m;
+        } else if (KEY_IS("sampler")) {
+            rc = sampler(s, v, path, &s->sampler);
         } else if (KEY_IS("divisor")) {
             double d = s->divisor;
             rc = t2__get_number(v, path, &d);

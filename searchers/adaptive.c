@@ -122,6 +122,7 @@ static void destroy(t2__searcher *s)
     t2__asha *a = s->impl;
     if (!a) return;
     t2__asha_clear(a);
+    t2__asha_tpe_free(a);
     for (size_t i = 0; a->b && i < a->nbrackets; i++) free(a->b[i].rungs);
     free(a->b);
     free(a);
@@ -151,7 +152,7 @@ static int init(t2__searcher *s)
         for (int64_t r = 0; r < b->nrungs; r++)
             b->rungs[r].length = t2__asha_rung_length(sc->max_length.n, sc->divisor, b->nrungs, r);
     }
-    return T2_OK;
+    return sc->sampler == T2__SAMPLER_TPE ? t2__asha_tpe_init(s) : T2_OK;
 }
 
 static int start(t2__searcher *s, t2__ops *ops)

@@ -24,7 +24,10 @@ int t2__asha_new_trial(t2__searcher *s, size_t bracket, t2__ops *ops)
         a->trials = t;
         a->cap = cap;
     }
-    int rc = t2__searcher_new_trial(s, NULL, b->rungs[0].length, ops, NULL);
+    t2__val *hp = NULL; /* NULL: the random sampler's draw */
+    int rc = a->tpe ? t2__asha_tpe_hparams(s, s->next_request, &hp) : T2_OK;
+    if (rc) return rc;
+    rc = t2__searcher_new_trial(s, hp, b->rungs[0].length, ops, NULL);
     if (rc) return rc;
     a->trials[a->ntrials++] = (t2__asha_trial){.bracket = (int32_t)bracket, .rung = 0, .flags = T2__AT_PENDING};
     b->ntrials++;

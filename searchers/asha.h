@@ -64,6 +64,8 @@ typedef struct t2__asha_bracket {
     int64_t completed; /* ended and not invalid */
 } t2__asha_bracket;
 
+struct t2__asha_tpe; /* asha_tpe.c: sampler tpe's space, model and the trials' points */
+
 typedef struct t2__asha {
     int stop_once;
     double divisor;
@@ -71,6 +73,7 @@ typedef struct t2__asha {
     t2__asha_bracket *b;
     t2__asha_trial *trials; /* indexed by request id; n == searcher's next_request */
     size_t ntrials, cap;
+    struct t2__asha_tpe *tpe; /* NULL with sampler random */
 } t2__asha;
 
 /* asha.c: one bracket's decisions. */
@@ -83,5 +86,18 @@ int t2__asha_failed(t2__searcher *s, int64_t request_id, int invalid_hparams, t2
 int t2__asha_snapshot(const t2__searcher *s, t2__val **out);
 int t2__asha_restore(t2__searcher *s, const t2__val *state);
 void t2__asha_clear(t2__asha *a); /* frees the per-trial and per-rung state, keeps the layout */
+
+/* asha_tpe.c: sampler tpe (the BOHB idea). Each new trial's hparams come from TPE fitted on the
+ * results of the longest rung length that has n_startup_trials results, and from a random draw
+ * (the random sampler's own) while none has. The trials' points are state (snapshot "points"). */
+int t2__asha_tpe_init(t2__searcher *s);
+void t2__asha_tpe_free(t2__asha *a);
+/* The hparams for request rid (the next one), remembering its point. T2_ENOMEM. */
+int t2__asha_tpe_hparams(t2__searcher *s, int64_t rid, t2__val **out);
+/* Adds "points" to a snapshot map. */
+int t2__asha_tpe_snapshot(const t2__searcher *s, t2__val *map);
+/* Reads "points" (one per request id, in the space) into a new array for t2__asha_tpe_take. */
+int t2__asha_tpe_read(const t2__searcher *s, const t2__val *state, double **points);
+void t2__asha_tpe_take(t2__asha *a, double *points, size_t n);
 
 #endif

@@ -90,6 +90,7 @@ int t2__asha_snapshot(const t2__searcher *s, t2__val **out)
         rc = t2__val_map_set(m, "brackets", brackets);
         brackets = NULL;
     }
+    if (!rc && a->tpe) rc = t2__asha_tpe_snapshot(s, m); /* only then: sampler random's state is unchanged */
     t2__val_free(trials);
     t2__val_free(brackets);
     if (rc) {
@@ -127,6 +128,8 @@ int t2__asha_restore(t2__searcher *s, const t2__val *state)
         return rc;
     if ((int64_t)trials->n != s->next_request) return fail_format("state.trials (one per request id)");
     if (brackets->n != nb) return fail_format("state.brackets");
+    double *points = NULL; /* sampler tpe's, taken only once the whole state is good */
+    if (a->tpe && (rc = t2__asha_tpe_read(s, state, &points))) return rc;
     tmp.trials = NULL;
     tmp.ntrials = tmp.cap = 0;
     tmp.b = calloc(nb, sizeof *tmp.b);
@@ -205,6 +208,7 @@ int t2__asha_restore(t2__searcher *s, const t2__val *state)
     for (size_t i = 0; i < nb; i++) free(a->b[i].rungs);
     free(a->b);
     *a = tmp;
+    if (a->tpe) t2__asha_tpe_take(a, points, trials->n);
     return T2_OK;
 fail:
     for (size_t i = 0; tmp.b && i < nb; i++) {
@@ -213,5 +217,6 @@ fail:
     }
     free(tmp.b);
     free(tmp.trials);
+    free(points);
     return rc;
 }

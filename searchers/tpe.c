@@ -26,9 +26,7 @@ enum { PENDING = 0, DONE = 1, GONE = 2 }; /* running; has its result; ended with
 
 typedef struct tpe {
     t2__tpe_model model;
-    t2__tpe_param *params;    /* np searchable leaves */
-    const t2__hparam **leaves; /* all leaves (const too), in leaf order */
-    size_t nleaves;
+    t2__tpe_space sp;
     int64_t limit;   /* trials asked for at once */
     int64_t invalid; /* trials that reported invalid hparams: replaced, not counted */
     /* per request id */
@@ -44,8 +42,7 @@ static void destroy(t2__searcher *s)
 {
     tpe *t = TPE(s);
     if (!t) return;
-    free(t->params);
-    free(t->leaves);
+    t2__tpe_space_free(&t->sp);
     free(t->state);
     free(t->loss);
     free(t->x);
@@ -83,144 +80,28 @@ static int init(t2__searcher *s)
     tpe *t = calloc(1, sizeof *t);
     if (!t) return t2_seterr(T2_ENOMEM, "searcher: out of memory");
     s->impl = t;
-    t->nleaves = t2__hparam_leaves(s->cfg->hparams, NULL, 0);
-    t->leaves = calloc(t->nleaves ? t->nleaves : 1, sizeof *t->leaves);
-    t->params = calloc(t->nleaves ? t->nleaves : 1, sizeof *t->params);
-    if (!t->leaves || !t->params) return t2_seterr(T2_ENOMEM, "searcher: out of memory");
-    t2__hparam_leaves(s->cfg->hparams, t->leaves, t->nleaves);
-    size_t np = 0;
-    for (size_t k = 0; k < t->nleaves; k++) {
-        const t2__hparam *h = t->leaves[k];
-        if (strchr(h->path, '.'))
-            return t2_seterr(T2_EINVAL, "hyperparameters.%.*s: tpe does not support nested hyperparameters yet",
-                             (int)(strchr(h->path, '.') - h->path), h->path);
-        if (!t2__hparam_searchable(h)) continue;
-        t2__tpe_param *p = &t->params[np++];
-        p->kind = h->kind;
-        if (h->kind == T2__HP_INT) {
-            p->imin = h->imin;
-            p->imax = h->imax;
-            p->low = (double)h->imin - 0.5;
-            p->high = (double)h->imax + 0.5;
-        } else if (h->kind == T2__HP_CATEGORICAL) {
-            p->nchoices = (int64_t)h->vals->n;
-        } else {
-            p->low = h->minval;
-            p->high = h->maxval;
-        }
-    }
-    t->model = (t2__tpe_model){.p = t->params, .np = np, .prior_weight = c->tpe.prior_weight,
+    int rc = t2__tpe_space_init(s->cfg->hparams, &t->sp);
+    if (rc) return rc;
+    t->model = (t2__tpe_model){.p = t->sp.params, .np = t->sp.np, .prior_weight = c->tpe.prior_weight,
                                .n_candidates = c->tpe.n_ei_candidates, .multivariate = c->tpe.multivariate};
     t->limit = c->max_concurrent_trials > 0 ? c->max_concurrent_trials : 16;
     return T2_OK;
 }
 
-/* A random draw's hparams as a point (log values back to exponents, categoricals to indices). */
-static void point_of(const tpe *t, const t2__val *hp, double *x)
-{
-    size_t j = 0;
-    for (size_t k = 0; k < t->nleaves; k++) {
-        const t2__hparam *h = t->leaves[k];
-        if (!t2__hparam_searchable(h)) continue;
-        const t2__val *v = t2__val_lookup(hp, h->path);
-        double d = 0;
-        if (h->kind == T2__HP_CATEGORICAL) {
-            for (size_t q = 0; q < h->vals->n; q++)
-                if (t2__val_equal(h->vals->items[q], v)) d = (double)q;
-        } else if (v && !t2__val_as_double(v, &d) && h->kind == T2__HP_LOG) {
-            d = fmin(fmax(log(d) / log(h->base), h->minval), h->maxval);
-        }
-        x[j++] = d;
-    }
-}
-
-/* The hparams map of a point. */
-static int hparams_of(const t2__hparam *root, const tpe *t, const double *x, t2__val **out)
-{
-    const t2__val **vals = calloc(t->nleaves ? t->nleaves : 1, sizeof *vals);
-    t2__val **owned = calloc(t->nleaves ? t->nleaves : 1, sizeof *owned);
-    int rc = vals && owned ? T2_OK : T2_ENOMEM;
-    size_t j = 0;
-    for (size_t k = 0; !rc && k < t->nleaves; k++) {
-        const t2__hparam *h = t->leaves[k];
-        if (!t2__hparam_searchable(h)) continue;
-        double d = x[j++];
-        if (h->kind == T2__HP_CATEGORICAL) {
-            vals[k] = h->vals->items[(size_t)d];
-            continue;
-        }
-        /* An int's point is a whole number in [imin, imax] already; the ends are taken as they are
-         * because (double)imax may not convert back into int64. */
-        owned[k] = h->kind == T2__HP_INT ? t2__val_int(d <= (double)h->imin   ? h->imin
-                                                       : d >= (double)h->imax ? h->imax
-                                                                              : (int64_t)d)
-                   : h->kind == T2__HP_LOG ? t2__val_double(pow(h->base, d)) : t2__val_double(d);
-        if (!(vals[k] = owned[k])) rc = T2_ENOMEM;
-    }
-    if (!rc) rc = t2__hparam_build(root, vals, out);
-    for (size_t k = 0; owned && k < t->nleaves; k++) t2__val_free(owned[k]);
-    free(owned);
-    free(vals);
-    if (rc == T2_ENOMEM) return t2_seterr(T2_ENOMEM, "searcher: out of memory");
-    return rc;
-}
-
-/* Sorting request ids by (loss, id) without qsort_r: a small merge sort keeps it portable. */
-static void sort_by_loss(const double *loss, int64_t *ids, int64_t *tmp, size_t n)
-{
-    if (n < 2) return;
-    size_t h = n / 2;
-    sort_by_loss(loss, ids, tmp, h);
-    sort_by_loss(loss, ids + h, tmp, n - h);
-    size_t a = 0, b = h, o = 0;
-    while (a < h && b < n) {
-        int64_t x = ids[a], y = ids[b];
-        if (loss[y] < loss[x] || (loss[y] == loss[x] && y < x)) tmp[o++] = ids[b++];
-        else tmp[o++] = ids[a++];
-    }
-    while (a < h) tmp[o++] = ids[a++];
-    while (b < n) tmp[o++] = ids[b++];
-    memcpy(ids, tmp, n * sizeof *ids);
-}
-
-static int cmp_id(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* The point for request rid from the model: split, fit, choose (into x). */
 static int model_point(const t2__searcher *s, tpe *t, int64_t rid, double *x)
 {
-    size_t n = (size_t)rid ? (size_t)rid : 1, ndone = 0, na = 0, np = t->model.np;
-    int64_t *ids = malloc(3 * n * sizeof *ids), *done = ids, *above_ids = ids + n, *tmp = ids + 2 * n;
-    const double **pts = malloc(2 * n * sizeof *pts), **below = pts, **above = pts ? pts + n : NULL;
-    if (!ids || !pts) {
-        free(ids);
-        free(pts);
-        return t2_seterr(T2_ENOMEM, "searcher: out of memory");
-    }
-    for (int64_t r = 0; r < rid; r++) {
-        if (t->state[r] == DONE) done[ndone++] = r;
-        else if (t->state[r] == PENDING) above_ids[na++] = r; /* the constant liar: worse than any result */
-    }
-    /* Optuna's gamma over every trial in the split, running ones included. */
-    size_t nbelow = (size_t)ceil(s->cfg->searcher.tpe.gamma * (double)(ndone + na));
-    if (nbelow > 25) nbelow = 25;
-    if (nbelow > ndone) nbelow = ndone;
-    if (nbelow < 1) nbelow = 1;
-    sort_by_loss(t->loss, done, tmp, ndone);
-    for (size_t k = nbelow; k < ndone; k++) above_ids[na++] = done[k];
-    /* Each group in request order: the weights favour newer trials once a group is large. */
-    qsort(done, nbelow, sizeof *done, cmp_id);
-    qsort(above_ids, na, sizeof *above_ids, cmp_id);
-    for (size_t k = 0; k < nbelow; k++) below[k] = t->x + (size_t)done[k] * np;
-    for (size_t k = 0; k < na; k++) above[k] = t->x + (size_t)above_ids[k] * np;
+    size_t n = 0, np = t->model.np;
+    t2__tpe_obs *obs = malloc((size_t)(rid ? rid : 1) * sizeof *obs);
+    if (!obs) return t2_seterr(T2_ENOMEM, "searcher: out of memory");
+    for (int64_t r = 0; r < rid; r++)
+        if (t->state[r] != GONE) /* a running trial is the constant liar: worse than any result */
+            obs[n++] = (t2__tpe_obs){.id = r, .loss = t->loss[r], .x = t->x + (size_t)r * np,
+                                     .running = t->state[r] == PENDING};
     t2_rng rng;
     t2_rng_seed(&rng, t2_hash64(t2__trial_seed(s->seed, rid) ^ UINT64_C(0x7470652d70617273)));
-    int rc = t2__tpe_suggest(&t->model, below, nbelow, above, na, &rng, x);
-    free(ids);
-    free(pts);
+    int rc = t2__tpe_propose(&t->model, s->cfg->searcher.tpe.gamma, obs, n, &rng, x);
+    free(obs);
     return rc;
 }
 
@@ -236,9 +117,9 @@ static int next_trial(t2__searcher *s, t2__ops *ops)
     t2__val *hp = NULL;
     for (int64_t r = 0; r < rid; r++) ndone += t->state[r] == DONE;
     if (ndone < s->cfg->searcher.tpe.n_startup_trials) {
-        if (!(rc = t2__searcher_sample(s, rid, &hp))) point_of(t, hp, x);
+        if (!(rc = t2__searcher_sample(s, rid, &hp))) t2__tpe_point_of(&t->sp, hp, x);
     } else if (!(rc = model_point(s, t, rid, x))) {
-        rc = hparams_of(s->cfg->hparams, t, x, &hp);
+        rc = t2__tpe_hparams_of(s->cfg->hparams, &t->sp, x, &hp);
     }
     if (rc) return rc;
     t->state[rid] = PENDING;
@@ -336,7 +217,6 @@ static int snapshot(const t2__searcher *s, t2__val **out)
 static int restore_row(tpe *t, int64_t r, const t2__val *row)
 {
     size_t np = t->model.np;
-    double d;
     if (row->kind != T2__VAL_LIST || row->n != np + 2 || row->items[0]->kind != T2__VAL_INT ||
         row->items[0]->i < PENDING || row->items[0]->i > GONE)
         return t2_seterr(T2_EFORMAT, "searcher state: state.trials[%" PRId64 "] must be [state, loss, point...]", r);
@@ -345,19 +225,11 @@ static int restore_row(tpe *t, int64_t r, const t2__val *row)
     if (row->items[1]->kind != T2__VAL_NULL && t2__state_num(row->items[1], "a trial's loss", &t->loss[r]))
         return T2_EFORMAT;
     for (size_t j = 0; j < np; j++) {
-        const t2__tpe_param *p = &t->params[j];
-        int rc = t2__state_num(row->items[2 + j], "a trial's point", &d);
+        int rc = t2__state_num(row->items[2 + j], "a trial's point", &t->x[(size_t)r * np + j]);
         if (rc) return rc;
-        int whole = p->kind == T2__HP_INT || p->kind == T2__HP_CATEGORICAL;
-        double lo = p->kind == T2__HP_CATEGORICAL ? 0 : p->kind == T2__HP_INT ? (double)p->imin : p->low;
-        double hi = p->kind == T2__HP_CATEGORICAL ? (double)(p->nchoices - 1)
-                    : p->kind == T2__HP_INT       ? (double)p->imax
-                                                  : p->high;
-        if (d < lo || d > hi || (whole && d != floor(d)))
-            return t2_seterr(T2_EFORMAT, "searcher state: state.trials[%" PRId64 "] has a point outside the search space",
-                             r);
-        t->x[(size_t)r * np + j] = d;
     }
+    if (!t2__tpe_point_valid(&t->sp, t->x + (size_t)r * np))
+        return t2_seterr(T2_EFORMAT, "searcher state: state.trials[%" PRId64 "] has a point outside the search space", r);
     return T2_OK;
 }
 

@@ -36,4 +36,36 @@ typedef struct t2__tpe_model {
 int t2__tpe_suggest(const t2__tpe_model *m, const double *const *below, size_t nb, const double *const *above,
                     size_t na, t2_rng *rng, double *x);
 
+/* The search space as TPE sees it: the leaves of a flat hparams tree (nested groups are refused
+ * at their key), the searchable ones as parameters. tpe_space.c. */
+typedef struct t2__tpe_space {
+    t2__tpe_param *params;     /* np searchable leaves */
+    const t2__hparam **leaves; /* all leaves (const ones too), in leaf order */
+    size_t nleaves, np;
+} t2__tpe_space;
+
+/* T2_EINVAL for nested hyperparameters, T2_ENOMEM. On failure *sp needs t2__tpe_space_free. */
+int t2__tpe_space_init(const t2__hparam *root, t2__tpe_space *sp);
+void t2__tpe_space_free(t2__tpe_space *sp);
+/* A drawn hparams map as a point (log values back to exponents, categoricals to indices). */
+void t2__tpe_point_of(const t2__tpe_space *sp, const t2__val *hp, double *x);
+/* The hparams map of a point. T2_ENOMEM. */
+int t2__tpe_hparams_of(const t2__hparam *root, const t2__tpe_space *sp, const double *x, t2__val **out);
+/* 1 when x[0..np) lies in the space (whole numbers for ints and categoricals): restore's check. */
+int t2__tpe_point_valid(const t2__tpe_space *sp, const double *x);
+
+/* One observation: a finished trial (loss: smaller is better, +inf for the worst) or, with
+ * running set, a trial still going that counts as worse than every result (the constant liar). */
+typedef struct t2__tpe_obs {
+    int64_t id; /* request id: orders each group, older points weigh less */
+    double loss;
+    const double *x;
+    int running;
+} t2__tpe_obs;
+
+/* Optuna's split and choice: the best n_below = min(ceil(gamma * n), 25) finished observations
+ * (at least 1; n counts the running ones too) fit l, the rest and the running ones fit g, and
+ * t2__tpe_suggest picks x. At least one observation must be finished. Reorders obs. T2_ENOMEM. */
+int t2__tpe_propose(const t2__tpe_model *m, double gamma, t2__tpe_obs *obs, size_t n, t2_rng *rng, double *x);
+
 #endif

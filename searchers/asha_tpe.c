@@ -15,6 +15,7 @@
  * from the experiment seed and R, so a restored searcher chooses as the original did. */
 #include <float.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "asha.h"
@@ -90,9 +91,31 @@ static size_t collect(const t2__asha *a, int64_t len, t2__tpe_obs *obs, unsigned
     return n;
 }
 
-/* The observations at the longest rung length with at least `need` results; fewer than `need`
- * when there is none. */
-static size_t observations(const t2__asha *a, int64_t need, t2__tpe_obs *obs, unsigned char *seen)
+/* Trials with a result below length len and none at it were stopped (or not yet promoted)
+ * because ASHA ranked them below those that went on: they join the other group as results worse
+ * than any at len, as tpe's running trials do. Without them every observation at a long rung is
+ * an already good trial, and l(x)/g(x) would steer away from the good region that g then covers. */
+static size_t add_stopped(const t2__asha *a, int64_t len, t2__tpe_obs *obs, size_t n, unsigned char *seen)
+{
+    size_t np = a->tpe->sp.np;
+    for (size_t i = 0; i < a->nbrackets; i++)
+        for (int64_t r = 0; r < a->b[i].nrungs; r++) {
+            const t2__asha_rung *rung = &a->b[i].rungs[r];
+            if (rung->length >= len) continue;
+            for (size_t k = 0; k < rung->n; k++) {
+                int64_t rid = rung->v[k].request_id;
+                if (rung->v[k].metric >= DBL_MAX || seen[rid]) continue;
+                seen[rid] = 1;
+                obs[n++] = (t2__tpe_obs){.id = rid, .loss = INFINITY, .x = a->tpe->x + (size_t)rid * np, .running = 1};
+            }
+        }
+    return n;
+}
+
+/* The observations at the longest rung length with at least `need` results, and the trials
+ * stopped below it; *ndone: the results at that length (fewer than `need` when no length has
+ * enough). */
+static size_t observations(const t2__asha *a, int64_t need, t2__tpe_obs *obs, unsigned char *seen, size_t *ndone)
 {
     int64_t below = INT64_MAX;
     for (;;) {
@@ -100,9 +123,13 @@ static size_t observations(const t2__asha *a, int64_t need, t2__tpe_obs *obs, un
         for (size_t i = 0; i < a->nbrackets; i++)
             for (int64_t r = 0; r < a->b[i].nrungs; r++)
                 if (a->b[i].rungs[r].length < below && a->b[i].rungs[r].length > len) len = a->b[i].rungs[r].length;
+        *ndone = 0;
         if (len < 0) return 0;
         size_t n = collect(a, len, obs, seen);
-        if ((int64_t)n >= need) return n;
+        if ((int64_t)n >= need) {
+            *ndone = n;
+            return add_stopped(a, len, obs, n, seen);
+        }
         below = len;
     }
 }
@@ -122,8 +149,8 @@ int t2__asha_tpe_hparams(t2__searcher *s, int64_t rid, t2__val **out)
         free(seen);
         return t2_seterr(T2_ENOMEM, "searcher: out of memory");
     }
-    size_t n = observations(a, need, obs, seen);
-    if ((int64_t)n < need) {
+    size_t ndone, n = observations(a, need, obs, seen, &ndone);
+    if ((int64_t)ndone < need) {
         if (!(rc = t2__searcher_sample(s, rid, out))) t2__tpe_point_of(&t->sp, *out, x);
     } else {
         t2_rng rng;

@@ -35,6 +35,8 @@ static double noisy(double f, int64_t rid, int64_t length, int64_t max)
     return f + (u - 0.5) * 2.0 * sqrt((double)max / (double)length) / 4.0;
 }
 
+static double best_any; /* the best f of any trial created, over a run_search */
+
 /* Runs the search to SHUTDOWN answering ops first in, first out. Returns the best f among the
  * trials that trained to max_length (what ASHA hands back); every CREATE as text in *creates
  * (may be NULL; free it). */
@@ -48,6 +50,7 @@ static double run_search(const t2__config *cfg, uint64_t seed, char **creates)
     double *f = calloc(4096, sizeof *f);
     int64_t max = cfg->searcher.max_length.n;
     int done = 0;
+    best_any = INFINITY;
     CHECK_OK(t2__searcher_create(cfg, seed, &s));
     if (!s || !f) goto out;
     CHECK_OK(t2__searcher_start(s, &q));
@@ -58,6 +61,7 @@ static double run_search(const t2__config *cfg, uint64_t seed, char **creates)
         case T2__OP_CREATE:
             CHECK(op.request_id < 4096);
             f[op.request_id] = objective(op.hparams);
+            if (f[op.request_id] < best_any) best_any = f[op.request_id];
             if (text) {
                 char *json = NULL;
                 CHECK_OK(t2__val_to_json(op.hparams, &json, NULL));
@@ -309,14 +313,17 @@ static void test_beats_random(void)
     double med[KINDS];
     for (int k = 0; k < KINDS; k++) {
         char buf[512];
-        double best[SEEDS];
+        double best[SEEDS], any[SEEDS];
         snprintf(buf, sizeof buf, "%s%s", base, extra[k]);
         t2__config *cfg = load_cfg(buf, QUAD_HP);
         if (!cfg) return;
-        for (int i = 0; i < SEEDS; i++) best[i] = run_search(cfg, 1000 + (uint64_t)i * 17, NULL);
+        for (int i = 0; i < SEEDS; i++) {
+            best[i] = run_search(cfg, 1000 + (uint64_t)i * 17, NULL);
+            any[i] = best_any;
+        }
         med[k] = median(best, SEEDS);
-        printf("ASHA on a 2-D quadratic, 60 trials, median best at max_length over %d seeds: %-7s %.5f\n", SEEDS,
-               label[k], med[k]);
+        printf("ASHA on a 2-D quadratic, 60 trials, median over %d seeds of the best at max_length: %-7s %.5f, "
+               "of any trial: %.5f\n", SEEDS, label[k], med[k], median(any, SEEDS));
         t2__config_free(cfg);
     }
     CHECK(med[1] < med[0]);

@@ -279,6 +279,25 @@ static void test_resume(void)
             if (pts && pts->n > 2) t2__val_list_append(pts->items[1], t2__val_int(1));
             CHECK_OK(t2__searcher_create(cfg, 21, &other));
             CHECK_RC(t2__searcher_restore(other, st), T2_EFORMAT);
+            /* ... as is a state without points (sampler random's), and a searcher that had a good
+             * state keeps it. */
+            t2__val *good = NULL, *after = NULL, *nopts = NULL;
+            char *json = NULL;
+            CHECK_OK(t2__val_from_json(r.ev[r.nev - 1].state, strlen(r.ev[r.nev - 1].state), &good, NULL));
+            CHECK_OK(t2__val_from_json(r.ev[r.nev - 1].state, strlen(r.ev[r.nev - 1].state), &nopts, NULL));
+            CHECK_OK(t2__searcher_restore(other, good));
+            CHECK_RC(t2__searcher_restore(other, st), T2_EFORMAT);
+            t2__val *inner = t2__val_lookup(nopts, "state");
+            CHECK(inner && inner->kind == T2__VAL_MAP);
+            if (inner && inner->kind == T2__VAL_MAP) CHECK_OK(t2__val_map_set(inner, "points", t2__val_null()));
+            CHECK_RC(t2__searcher_restore(other, nopts), T2_EFORMAT);
+            CHECK_OK(t2__searcher_snapshot(other, &after));
+            CHECK_OK(t2__val_to_json(after, &json, NULL));
+            CHECK_STR(json, r.ev[r.nev - 1].state);
+            free(json);
+            t2__val_free(after);
+            t2__val_free(good);
+            t2__val_free(nopts);
             t2__val_free(st);
             t2__searcher_free(other);
         }

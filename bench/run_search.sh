@@ -7,6 +7,8 @@
 # space in /usr/bin/python3. Regret = best value - the function's minimum (floor 1e-12). Prints the
 # median best after 50 and after TRIALS trials per function and searcher; ratio = geometric mean
 # over the functions of (Optuna's median regret at TRIALS / ours); target >= 1.0.
+# tpe_wins: on how many seeds our best at TRIALS is at least Optuna's. SEARCH_RESULTS=DIR keeps the
+# per-seed results (DIR/FN.{tpe,optuna,random}: `SEED BEST_AFTER_50 BEST_AFTER_TRIALS`).
 # JOBS (default nproc) runs are done side by side, each experiment in its own T2EXP_HOME.
 set -euo pipefail
 seeds="${SEEDS:-10}" n="${TRIALS:-200}" jobs="${JOBS:-$(nproc)}"
@@ -61,11 +63,14 @@ for fn in "${fns[@]}"; do
     printf -v "r_$s" '%s' "$r"
     out+=$(printf ' %s best50=%.6g best%d=%.6g regret%d=%.3g' "$s" "$b50" "$n" "$bn" "$n" "$r")
   done
-  echo "$out"
+  # Paired by seed: on how many seeds our best at TRIALS is at least as good as Optuna's.
+  wins=$(join <(sort -k1,1 "$tmp/res/$fn.tpe") <(sort -k1,1 "$tmp/res/$fn.optuna") | awk '$3 <= $5 { w++ } END { print w + 0 }')
+  echo "$out tpe_wins=$wins/$seeds"
+  [ -z "${SEARCH_RESULTS:-}" ] || { mkdir -p "$SEARCH_RESULTS"; cp "$tmp/res/$fn".{tpe,optuna,random} "$SEARCH_RESULTS/"; }
   fr=$(awk -v o="$r_optuna" -v t="$r_tpe" 'BEGIN { printf "%.3g", o / t }')
   logsum=$(awk -v s="$logsum" -v f="$fr" 'BEGIN { printf "%.17g", s + log(f) }')
-  line+=$(printf ' %s=%s %s_regret_tpe=%.3g %s_regret_optuna=%.3g %s_regret_random=%.3g' \
-    "$fn" "$fr" "$fn" "$r_tpe" "$fn" "$r_optuna" "$fn" "$r_random")
+  line+=$(printf ' %s=%s %s_wins=%s %s_regret_tpe=%.3g %s_regret_optuna=%.3g %s_regret_random=%.3g' \
+    "$fn" "$fr" "$fn" "$wins/$seeds" "$fn" "$r_tpe" "$fn" "$r_optuna" "$fn" "$r_random")
 done
 awk -v s="$logsum" -v k="${#fns[@]}" -v rest="$line" -v seeds="$seeds" -v n="$n" -v secs="$secs" 'BEGIN {
   printf "search: ratio=%.3f seeds=%d trials=%d%s seconds=%d\n", exp(s / k), seeds, n, rest, secs }'

@@ -156,9 +156,9 @@ static int sampler(const t2__searcher_config *s, const t2__ynode *v, const char 
             }
     const char *near = v->kind == T2__Y_SCALAR ? t2__cfg_closest(v->text, names) : NULL;
     if (near)
-        return t2__cfg_err(&v->mark, path, "unknown sampler '%s' (expected random or tpe; did you mean '%s'?)",
+        return t2__cfg_err(&v->mark, path, "'%s' is not a sampler (expected random or tpe; did you mean '%s'?)",
                            v->text, near);
-    return t2__cfg_err(&v->mark, path, "unknown sampler %s (expected random or tpe)", t2__ydesc(v, buf, sizeof buf));
+    return t2__cfg_err(&v->mark, path, "%s is not a sampler (expected random or tpe)", t2__ydesc(v, buf, sizeof buf));
 }
 
 /* tpe's counts: at least 1, and a bound so that a typo cannot make every trial draw billions of

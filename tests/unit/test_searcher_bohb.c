@@ -119,9 +119,9 @@ static void test_config(void)
     char buf[512];
     snprintf(buf, sizeof buf, "%s, sampler: tpf", asha);
     check_bad(buf, QUAD_HP, "search.yaml:1:");
-    check_bad(buf, QUAD_HP, "searcher.sampler: unknown sampler 'tpf' (expected random or tpe; did you mean 'tpe'?)");
+    check_bad(buf, QUAD_HP, "searcher.sampler: 'tpf' is not a sampler (expected random or tpe; did you mean 'tpe'?)");
     snprintf(buf, sizeof buf, "%s, sampler: [tpe]", asha);
-    check_bad(buf, QUAD_HP, "searcher.sampler: unknown sampler");
+    check_bad(buf, QUAD_HP, "is not a sampler (expected random or tpe)");
     check_bad("name: random, metric: loss, max_length: {batches: 1}, max_trials: 4, sampler: tpe", QUAD_HP,
               "searcher.sampler: only the adaptive_asha searcher takes a sampler (the random searcher");
     check_bad("name: tpe, metric: loss, max_length: {batches: 1}, max_trials: 4, sampler: random", QUAD_HP,

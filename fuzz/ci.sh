@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # fuzz/ci.sh — CI's fuzzing: builds every libFuzzer harness (fuzz/build.sh) and runs each for
-# FUZZ_SECONDS (default 60) on its committed corpus, fuzz/corpus/NAME, three at a time. New inputs go
+# FUZZ_SECONDS (default 60) on its committed corpus, fuzz/corpus/NAME, all at once. New inputs go
 # to a scratch copy, never into the committed corpus. A crash, leak, sanitizer report or round-trip
 # failure fails the script and leaves the input in build-fuzz/findings/NAME/. Exits 77 (skipped)
 # when clang or its libFuzzer runtime is missing.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$src/build-fuzz}
+mkdir -p "$out" && out=$(cd "$out" && pwd) # absolute: each harness runs from its findings directory
 secs=${FUZZ_SECONDS:-60}
 if ! command -v clang >/dev/null || ! echo 'int LLVMFuzzerTestOneInput(const char *d, long n) { return 0; }' |
     clang -x c -fsanitize=fuzzer - -o /dev/null 2>/dev/null; then
@@ -25,24 +26,24 @@ run_one() { # NAME
   local name=$1 work="$out/work/$1" findings="$out/findings/$1"
   rm -rf "$work" "$findings" && mkdir -p "$work" "$findings"
   cp "$src/fuzz/corpus/$name"/* "$work"/ 2>/dev/null || true
-  (cd "$findings" && "$out/fuzz_$name" -max_total_time="$secs" -max_len=65536 -rss_limit_mb=2048 -timeout=20 \
+  (cd "$findings" && "$out/fuzz_$name" -max_total_time="$secs" -max_len=65536 -rss_limit_mb=2048 -timeout=60 \
     -print_final_stats=1 "$work" > "$out/$name.log" 2>&1)
 }
 failed=()
-for ((i = 0; i < ${#harnesses[@]}; i += 3)); do
-  pids=() names=()
-  for name in "${harnesses[@]:i:3}"; do run_one "$name" & pids+=($!); names+=("$name"); done
-  for k in "${!pids[@]}"; do
-    name=${names[$k]}
-    if wait "${pids[$k]}"; then
-      execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$out/$name.log" | grep -o '[0-9]*$' || echo "?")
-      echo "fuzz/ci.sh: $name: $execs executions in ${secs} s, no finding"
-    else
-      echo "fuzz/ci.sh: $name: FINDING (input in $out/findings/$name/):"
-      grep -E 'ERROR|SUMMARY|Test unit written' "$out/$name.log" | head -5
-      failed+=("$name")
-    fi
-  done
+# All at once: each gets its full FUZZ_SECONDS of wall time (a share of the cores), and the whole
+# step takes FUZZ_SECONDS rather than that much per group.
+pids=()
+for name in "${harnesses[@]}"; do run_one "$name" & pids+=($!); done
+for k in "${!pids[@]}"; do
+  name=${harnesses[$k]}
+  if wait "${pids[$k]}"; then
+    execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$out/$name.log" | grep -o '[0-9]*$' || echo "?")
+    echo "fuzz/ci.sh: $name: $execs executions in ${secs} s, no finding"
+  else
+    echo "fuzz/ci.sh: $name: FINDING (input in $out/findings/$name/):"
+    grep -E 'ERROR|SUMMARY|Test unit written' "$out/$name.log" | head -5
+    failed+=("$name")
+  fi
 done
 echo "fuzz/ci.sh: ${#harnesses[@]} harnesses in $((SECONDS - t0)) s"
 [ ${#failed[@]} -eq 0 ] || { echo "fuzz/ci.sh: findings in: ${failed[*]}"; exit 1; }

@@ -516,23 +516,39 @@ static int cmd_read(const char *cmd, const args *a)
 /* The commands that live outside this file (commands.h). */
 static const t2__command *const OUTSIDE[] = {&t2__command_dashboard, &t2__command_init, &t2__command_plot, NULL};
 
+/* Whether the command trains or evaluates (or, for info, reports the kernel that would): only those
+ * need OpenBLAS set up, which costs a second load of the program (about half of a command's start,
+ * 0.13 s on a 2-core EPYC VM). The others read the store or a config and start at once. */
+static int needs_blas_setup(int argc, char **argv)
+{
+    int i = 1;
+    while (i < argc && argv[i][0] == '-') i += !strcmp(argv[i], "--home") ? 2 : 1;
+    if (i >= argc) return 0;
+    static const char *const numeric[] = {"create", "resume", "activate", "evaluate", "pipeline", "info", "run-trial"};
+    for (size_t k = 0; k < sizeof numeric / sizeof numeric[0]; k++)
+        if (!strcmp(argv[i], numeric[k])) return 1;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 2 && !strcmp(argv[1], T2__BLAS_PROBE_ARG)) return t2__blas_probe_main();
-    /* OpenBLAS reads its settings once, when it loads, so both are set here and the program
-     * re-executes itself (every trial and local rank then inherits them):
-     * - the thread count: the numeric core runs its own thread pool over single-threaded OpenBLAS
-     *   calls; OpenBLAS's own threads would be started (and spin) in every trial forked from here;
-     * - the core (kernel set): Debian's OpenBLAS picks weak ones on current CPUs (blas_core.h). */
-    int reexec = !getenv("OPENBLAS_NUM_THREADS") && setenv("OPENBLAS_NUM_THREADS", "1", 1) == 0;
-    reexec |= t2__blas_startup();
-    if (reexec) {
-        execv("/proc/self/exe", argv);
-        /* exec failed: carry on with what OpenBLAS loaded rather than not at all */
+    if (needs_blas_setup(argc, argv)) {
+        /* OpenBLAS reads its settings once, when it loads, so both are set here and the program
+         * re-executes itself (every trial and local rank then inherits them):
+         * - the thread count: the numeric core runs its own thread pool over single-threaded OpenBLAS
+         *   calls; OpenBLAS's own threads would be started (and spin) in every trial forked from here;
+         * - the core (kernel set): Debian's OpenBLAS picks weak ones on current CPUs (blas_core.h). */
+        int reexec = !getenv("OPENBLAS_NUM_THREADS") && setenv("OPENBLAS_NUM_THREADS", "1", 1) == 0;
+        reexec |= t2__blas_startup();
+        if (reexec) {
+            execv("/proc/self/exe", argv);
+            /* exec failed: carry on with what OpenBLAS loaded rather than not at all */
+        }
+        char blas_warning[512];
+        if (t2_blas_check(blas_warning, sizeof blas_warning) == 0 && blas_warning[0])
+            fprintf(stderr, "t2exp: warning: %s\n", blas_warning);
     }
-    char blas_warning[512];
-    if (t2_blas_check(blas_warning, sizeof blas_warning) == 0 && blas_warning[0])
-        fprintf(stderr, "t2exp: warning: %s\n", blas_warning);
     /* As many --config values as the command line holds: no fixed cap. Static: it lives as long
      * as the process (every command returns straight out of main). */
     static const char **overrides;

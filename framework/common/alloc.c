@@ -24,3 +24,15 @@ void *t2__alloc_aligned(size_t count, size_t size)
 }
 
 void t2__free_aligned(void *p) { free(p); }
+
+void *t2__grow_array(void *v, size_t *cap, size_t n, size_t elem, size_t first)
+{
+    if (n < *cap) return v;
+    size_t nc = *cap ? *cap : (first ? first : 1), bytes;
+    while (nc <= n)
+        if (t2__mul_size(nc, 2, &nc) != 0) return NULL;
+    if (t2__mul_size(nc, elem, &bytes) != 0) return NULL;
+    void *g = realloc(v, bytes);
+    if (g) *cap = nc;
+    return g;
+}

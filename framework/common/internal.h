@@ -11,6 +11,10 @@ void t2__free_aligned(void *p);
 
 /* Overflow-checked a*b; returns 0 and sets *out, or -1 on overflow. */
 int t2__mul_size(size_t a, size_t b, size_t *out);
+/* Room for element n of a growing array v of *cap elements of elem bytes: v itself while n < *cap,
+ * else v reallocated to twice its capacity (first elements at the start) and *cap updated. NULL
+ * when out of memory or the size overflows; v is then still valid and *cap unchanged. */
+void *t2__grow_array(void *v, size_t *cap, size_t n, size_t elem, size_t first);
 
 /* mkdir -p: creates each missing directory of path 0700 (less what the umask takes); a prefix
  * that exists must be a directory. T2_EIO naming the directory, T2_EINVAL, T2_ENOMEM. */

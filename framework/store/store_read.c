@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "internal.h"
 #include "store_internal.h"
 #include "t2exp/error.h"
 
@@ -166,16 +167,12 @@ int t2__store_list_trials(t2__store *st, int64_t experiment_id, t2__trial_row **
     size_t cnt = 0, cap = 0;
     int src;
     while ((src = sqlite3_step(s)) == SQLITE_ROW) {
-        if (cnt == cap) {
-            size_t nc = cap ? cap * 2 : 64;
-            t2__trial_row *nv = realloc(v, nc * sizeof *nv);
-            if (!nv) {
-                rc = t2_seterr(T2_ENOMEM, "store: out of memory listing trials");
-                goto fail;
-            }
-            v = nv;
-            cap = nc;
+        t2__trial_row *nv = t2__grow_array(v, &cap, cnt, sizeof *v, 64);
+        if (!nv) {
+            rc = t2_seterr(T2_ENOMEM, "store: out of memory listing trials");
+            goto fail;
         }
+        v = nv;
         if ((rc = read_trial(s, &v[cnt]))) goto fail;
         cnt++;
     }
@@ -233,18 +230,14 @@ int t2__store_report_steps(t2__store *st, int64_t trial_id, int64_t **steps, siz
     size_t cap = 0;
     int64_t *v = NULL;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-        if (*n == cap) {
-            size_t nc = cap ? 2 * cap : 16;
-            int64_t *g = realloc(v, nc * sizeof *g);
-            if (!g) {
-                sqlite3_reset(s);
-                free(v);
-                *n = 0;
-                return t2_seterr(T2_ENOMEM, "store: out of memory");
-            }
-            v = g;
-            cap = nc;
+        int64_t *g = t2__grow_array(v, &cap, *n, sizeof *v, 16);
+        if (!g) {
+            sqlite3_reset(s);
+            free(v);
+            *n = 0;
+            return t2_seterr(T2_ENOMEM, "store: out of memory");
         }
+        v = g;
         v[(*n)++] = sqlite3_column_int64(s, 0);
     }
     sqlite3_reset(s);
@@ -385,16 +378,12 @@ int t2__store_list_checkpoints(t2__store *st, int64_t experiment_id, int64_t tri
     size_t cnt = 0, cap = 0;
     int src;
     while ((src = sqlite3_step(s)) == SQLITE_ROW) {
-        if (cnt == cap) {
-            size_t nc = cap ? cap * 2 : 16;
-            t2__checkpoint_row *nv = realloc(v, nc * sizeof *nv);
-            if (!nv) {
-                rc = t2_seterr(T2_ENOMEM, "store: out of memory listing checkpoints");
-                goto fail;
-            }
-            v = nv;
-            cap = nc;
+        t2__checkpoint_row *nv = t2__grow_array(v, &cap, cnt, sizeof *v, 16);
+        if (!nv) {
+            rc = t2_seterr(T2_ENOMEM, "store: out of memory listing checkpoints");
+            goto fail;
         }
+        v = nv;
         if ((rc = read_ckpt(s, &v[cnt]))) goto fail;
         cnt++;
     }
@@ -452,17 +441,13 @@ int t2__store_experiment_ids(t2__store *st, int64_t **ids, size_t *n)
     size_t cnt = 0, cap = 0;
     int src;
     while ((src = sqlite3_step(s)) == SQLITE_ROW) {
-        if (cnt == cap) {
-            size_t nc = cap ? cap * 2 : 64;
-            int64_t *nv = realloc(v, nc * sizeof *nv);
-            if (!nv) {
-                sqlite3_reset(s);
-                free(v);
-                return t2_seterr(T2_ENOMEM, "store: out of memory listing experiment ids");
-            }
-            v = nv;
-            cap = nc;
+        int64_t *nv = t2__grow_array(v, &cap, cnt, sizeof *v, 64);
+        if (!nv) {
+            sqlite3_reset(s);
+            free(v);
+            return t2_seterr(T2_ENOMEM, "store: out of memory listing experiment ids");
         }
+        v = nv;
         v[cnt++] = sqlite3_column_int64(s, 0);
     }
     sqlite3_reset(s);

@@ -84,6 +84,10 @@ typedef struct t2__searcher_config {
     } tpe;
 } t2__searcher_config;
 
+/* resources.isolation: a long-lived worker process per local slot that runs trial after trial
+ * (the default), or a fresh process per trial. */
+enum { T2__ISOLATION_WORKER = 0, T2__ISOLATION_PROCESS_PER_TRIAL = 1 };
+
 typedef struct t2__config {
     char *source;      /* the path or name errors are reported against */
     char *yaml_text;   /* the file exactly as read, for the store */
@@ -109,6 +113,7 @@ typedef struct t2__config {
         int64_t max_slots;       /* 0: every core of this machine (plus the hostfile's) */
         char *hostfile;          /* NULL: this machine only */
         char *controller_address; /* NULL: the interface that routes to the hostfile's hosts */
+        int isolation;           /* T2__ISOLATION_*: how local single-slot trials get a process */
     } resources;
 
     struct {

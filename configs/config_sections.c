@@ -303,7 +303,7 @@ int t2__cfg_resources(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmar
     char path[T2__PATH_MAX];
     int rc;
     T2__UNUSED(kmark);
-    static const char *const known[] = {"slots_per_trial", "max_slots", "hostfile", "controller_address", "resource_pool", "priority",
+    static const char *const known[] = {"slots_per_trial", "max_slots", "hostfile", "controller_address", "isolation", "resource_pool", "priority",
                                         "weight", "shm_size", "devices", "native_parallel", "is_single_node",
                                         "agent_label", "slots", NULL};
     if ((rc = t2__want_map(n, "resources"))) return rc;
@@ -329,7 +329,17 @@ int t2__cfg_resources(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmar
                 rc = t2__cfg_err(&v->mark, path, "expected an IPv4 address of this machine, got \"%s\"",
                                  cfg->resources.controller_address);
         }
-        else if (KEY_IS("resource_pool") || KEY_IS("priority") || KEY_IS("weight") || KEY_IS("shm_size") ||
+        else if (KEY_IS("isolation")) {
+            static const char *const names[] = {"worker", "process_per_trial"};
+            int found = -1;
+            for (int i = 0; i < 2 && v->kind == T2__Y_SCALAR; i++)
+                if (!strcmp(v->text, names[i])) found = i;
+            rc = T2_OK;
+            if (found < 0) {
+                char buf[128];
+                rc = t2__cfg_err(&v->mark, path, "must be worker or process_per_trial, got %s", t2__ydesc(v, buf, sizeof buf));
+            } else cfg->resources.isolation = found;
+        } else if (KEY_IS("resource_pool") || KEY_IS("priority") || KEY_IS("weight") || KEY_IS("shm_size") ||
                  KEY_IS("devices") || KEY_IS("native_parallel") || KEY_IS("is_single_node") ||
                  KEY_IS("agent_label") || KEY_IS("slots"))
             rc = t2__cfg_ignored(cfg, &n->key_marks[k], path, "t2exp has no cluster scheduler");

@@ -5,6 +5,7 @@
  *   event_loop.c       starts trials, feeds them ops, reads their reports, reaps them
  *   reports.c          what each report from a runner does to the store and the trial
  *   searcher_link.c    the searcher's operations applied to the trial table and the store
+ *   workers.c          the long-lived local trial workers (resources.isolation: worker)
  *   trial_table.c, schedule.c, slot_pool.c   the bookkeeping and the pure decisions */
 #ifndef T2_CONTROLLER_CTL_H
 #define T2_CONTROLLER_CTL_H
@@ -14,11 +15,19 @@
 #include "controller.h"
 #include "progress.h"
 #include "protocol/protocol.h"
+#include "runner/runner.h"
 #include "runner/trial_so.h"
 #include "searchers/searcher.h"
 #include "slot_pool.h"
 #include "store/store.h"
 #include "trial_table.h"
+
+/* A long-lived worker process (workers.c); pid 0: none in this entry. */
+typedef struct t2__ctl_worker {
+    pid_t pid;
+    int fd;   /* the controller's end of its channel */
+    int busy; /* running a trial (the trial holds the same pid and fd) */
+} t2__ctl_worker;
 
 typedef struct t2__ctl {
     const t2__create_opts *o;
@@ -49,6 +58,8 @@ typedef struct t2__ctl {
     t2__slot_pool pool;
     char connect_addr[300];
     char self_exe[PATH_MAX];
+    t2__ctl_worker *workers; /* one entry per trial that may run at once (capacity) */
+    int nworkers;
 } t2__ctl;
 
 /* The signal that stops the experiment: SIGINT/SIGTERM pause it (trials checkpoint, PAUSED),
@@ -64,6 +75,13 @@ typedef struct t2__ctl_signals {
 static inline int t2__ctl_via_mpi(const t2__ctl *c)
 {
     return c->cfg->resources.slots_per_trial > 1 || c->pool.nhosts > 0;
+}
+
+/* Whether local trials run in long-lived workers (resources.isolation: worker); trials that start
+ * through mpirun never do. */
+static inline int t2__ctl_uses_workers(const t2__ctl *c)
+{
+    return !t2__ctl_via_mpi(c) && c->cfg->resources.isolation == T2__ISOLATION_WORKER;
 }
 
 /* experiment_run.c */
@@ -96,6 +114,20 @@ int t2__ctl_take_slots(t2__ctl *c, t2__ctl_trial *t, int slots, char *path, size
 void t2__ctl_release_slots(t2__ctl *c, t2__ctl_trial *t);
 int t2__ctl_record_hosts(t2__ctl *c, t2__ctl_trial *t);
 int t2__ctl_check_hosts(t2__ctl *c, t2__ctl_trial *t);
+
+/* workers.c */
+/* Hands trial t (its runner args a, its log t->log_path) to an idle worker, forking one if none
+ * is idle; t->pid and t->fd become the worker's. T2_EIO when no worker can be started. */
+int t2__ctl_worker_start(t2__ctl *c, t2__ctl_trial *t, const t2__runner_args *a);
+/* Whether t runs in a worker. */
+int t2__ctl_on_worker(const t2__ctl *c, const t2__ctl_trial *t);
+/* t's worker said finished: it is idle again, and t no longer holds it (pid 0, fd -1). */
+void t2__ctl_worker_idle(t2__ctl *c, t2__ctl_trial *t);
+/* t's worker is gone (its channel closed, the caller reaped it): its entry is free. */
+void t2__ctl_worker_gone(t2__ctl *c, const t2__ctl_trial *t);
+/* Ends every worker: channels closed (an idle worker exits at the end of stream), a busy one
+ * killed, all reaped. Idempotent. */
+void t2__ctl_workers_end(t2__ctl *c);
 
 /* reports.c */
 int t2__ctl_on_message(t2__ctl *c, t2__ctl_trial *t, const t2__msg *m);

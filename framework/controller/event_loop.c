@@ -102,6 +102,8 @@ static int start_trial(t2__ctl *c, t2__ctl_trial *t)
     }
     if (t2__ctl_via_mpi(c)) {
         rc = start_distributed(c, t, &a, fds, n);
+    } else if (t2__ctl_uses_workers(c)) {
+        rc = t2__ctl_worker_start(c, t, &a);
     } else {
         /* The child never touches the store (it only talks over its channel and leaves with
          * _exit), so an open batch transaction in the controller need not be flushed first. */
@@ -179,6 +181,7 @@ static int feed(t2__ctl *c, t2__ctl_trial *t)
 static int on_exit(t2__ctl *c, t2__ctl_trial *t)
 {
     int status = 0, rc = T2_OK;
+    t2__ctl_worker_gone(c, t);
     close(t->fd);
     t->fd = -1;
     while (waitpid(t->pid, &status, 0) < 0 && errno == EINTR) {
@@ -188,6 +191,13 @@ static int on_exit(t2__ctl *c, t2__ctl_trial *t)
     t2__ctl_release_slots(c, t);
     int rc2 = settle(c, t, status);
     return rc ? rc : rc2;
+}
+
+/* A worker's trial ended (its runner returned code); the worker stays for the next trial. */
+static int on_finished(t2__ctl *c, t2__ctl_trial *t, int64_t code)
+{
+    t2__ctl_worker_idle(c, t);
+    return settle(c, t, (int)(code & 0xff) << 8); /* the wait status of a process that exited with code */
 }
 
 /* Decides the fate of a trial whose processes are gone (status: how its process ended; -1: it
@@ -307,6 +317,12 @@ int t2__ctl_pump(t2__ctl *c)
             if ((rc = on_exit(c, &c->tt.t[idx[k]]))) return rc;
             continue;
         }
+        if (m.kind == T2__MSG_FINISHED && t2__ctl_on_worker(c, &c->tt.t[idx[k]])) {
+            int64_t code = m.u.finished.status;
+            t2__msg_free(&m);
+            if ((rc = on_finished(c, &c->tt.t[idx[k]], code))) return rc;
+            continue;
+        }
         rc = t2__ctl_on_message(c, &c->tt.t[idx[k]], &m);
         t2__msg_free(&m);
         if (rc) return rc;
@@ -355,6 +371,7 @@ void t2__ctl_kill_all_quietly(t2__ctl *c)
         t2__ctl_trial *t = &c->tt.t[c->tt.run[k]];
         while (t->pid > 0 && waitpid(t->pid, NULL, 0) < 0 && errno == EINTR) {
         }
+        t2__ctl_worker_gone(c, t);
         if (t->fd >= 0) close(t->fd);
         t->pid = 0;
         t->fd = -1;

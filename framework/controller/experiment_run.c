@@ -154,6 +154,7 @@ int t2__ctl_run_experiment(t2__ctl *c, int resumed)
     }
     if (full) t2__ctl_kill_all_quietly(c);
     else if (rc || t2__ctl_interrupted) t2__ctl_stop_all(c);
+    t2__ctl_workers_end(c); /* idle now: each leaves at the end of its channel */
     int killed = t2__ctl_interrupted == SIGUSR2;
     /* Killed: no trial continues, the ones just stopped (on_exit queued them) and the ones never
      * started alike. */
@@ -266,4 +267,5 @@ void t2__ctl_cleanup(t2__ctl *c)
     t2__store_close(c->st);
     t2__trial_so_close(&c->so);
     if (c->listen_fd >= 0) close(c->listen_fd);
+    t2__ctl_workers_end(c);
 }

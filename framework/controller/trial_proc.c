@@ -11,21 +11,58 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "parallel.h"
+#include "runner/worker.h"
 #include "trial_proc.h"
 
-int t2__trial_proc_start(const t2__runner_args *args, const char *log_path, const int *close_fds, int nclose,
-                         pid_t *pid, int *fd)
+/* In the child: what a trial's process (or a worker) inherits from the controller is put right:
+ * Ctrl-C is the controller's to handle (it stops trials with SIGTERM), the other trials' channels
+ * are closed, stdout/stderr go to out, stdin is /dev/null, environment.environment_variables are
+ * set (in this process only, not the controller's) and the thread pool is fresh. 0, or -1 when a
+ * descriptor or a variable cannot be set (the child exits 3). */
+static int child_setup(const t2__runner_args *args, int out, const int *close_fds, int nclose)
 {
+    signal(SIGINT, SIG_IGN);
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGPIPE, SIG_DFL);
+    for (int i = 0; i < nclose; i++)
+        if (close_fds[i] >= 0) close(close_fds[i]);
+    if (dup2(out, STDOUT_FILENO) < 0 || dup2(out, STDERR_FILENO) < 0) return -1;
+    close(out);
+    int nul = open("/dev/null", O_RDONLY);
+    if (nul >= 0) {
+        dup2(nul, STDIN_FILENO);
+        close(nul);
+    }
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    for (size_t i = 0; args->cfg && i < args->cfg->environment.nvars; i++) {
+        char *v = args->cfg->environment.vars[i], *eq = strchr(v, '='); /* the loader checked the '=' */
+        *eq = '\0'; /* this process's own copy of the config */
+        int bad = setenv(v, eq + 1, 1);
+        *eq = '=';
+        if (bad) return -1;
+    }
+    t2__pool_reset_after_fork();
+    return 0;
+}
+
+/* Forks a child with a fresh socketpair whose stdout/stderr go to out_path (appending), and runs
+ * body in it (worker: t2__worker_serve, else t2__runner_run). */
+static int fork_child(const t2__runner_args *args, const char *out_path, int worker, const int *close_fds,
+                      int nclose, pid_t *pid, int *fd)
+{
+    const char *what = worker ? "worker" : "trial";
+    long long id = worker ? 0 : (long long)args->trial_id;
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
-        return t2_seterr(T2_EIO, "trial %lld: socketpair: %s", (long long)args->trial_id, strerror(errno));
+        return t2_seterr(T2_EIO, "%s %lld: socketpair: %s", what, id, strerror(errno));
     /* 0600: a trial's output is the user's alone (the umask may take more, never add). */
-    int log = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-    if (log < 0) {
+    int out = open(out_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (out < 0) {
         int e = errno;
         close(sv[0]);
         close(sv[1]);
-        return t2_seterr(T2_EIO, "trial %lld: cannot open log %s: %s", (long long)args->trial_id, log_path, strerror(e));
+        return t2_seterr(T2_EIO, "%s %lld: cannot open %s %s: %s", what, id, worker ? "output" : "log", out_path,
+                         strerror(e));
     }
     fflush(NULL); /* the child must not flush the parent's buffered output a second time */
     pid_t p = fork();
@@ -33,46 +70,40 @@ int t2__trial_proc_start(const t2__runner_args *args, const char *log_path, cons
         int e = errno;
         close(sv[0]);
         close(sv[1]);
-        close(log);
-        return t2_seterr(T2_EIO, "trial %lld: fork: %s", (long long)args->trial_id, strerror(e));
+        close(out);
+        return t2_seterr(T2_EIO, "%s %lld: fork: %s", what, id, strerror(e));
     }
     if (p == 0) {
-        /* The child: Ctrl-C is the controller's to handle (it stops trials with SIGTERM). */
-        signal(SIGINT, SIG_IGN);
-        signal(SIGTERM, SIG_DFL);
-        signal(SIGPIPE, SIG_DFL);
-        for (int i = 0; i < nclose; i++)
-            if (close_fds[i] >= 0) close(close_fds[i]);
         close(sv[0]);
-        if (dup2(log, STDOUT_FILENO) < 0 || dup2(log, STDERR_FILENO) < 0) _exit(3);
-        close(log);
-        int nul = open("/dev/null", O_RDONLY);
-        if (nul >= 0) {
-            dup2(nul, STDIN_FILENO);
-            close(nul);
+        if (child_setup(args, out, close_fds, nclose)) _exit(3);
+        int status;
+        if (worker) {
+            status = t2__worker_serve(args, sv[1]);
+        } else {
+            t2__runner_args a = *args;
+            a.fd = sv[1];
+            status = t2__runner_run(&a);
         }
-        setvbuf(stdout, NULL, _IOLBF, 0);
-        /* environment.environment_variables: in this trial's process only, not the controller's. */
-        for (size_t i = 0; args->cfg && i < args->cfg->environment.nvars; i++) {
-            char *v = args->cfg->environment.vars[i], *eq = strchr(v, '='); /* the loader checked the '=' */
-            *eq = '\0'; /* this process's own copy of the config */
-            int bad = setenv(v, eq + 1, 1);
-            *eq = '=';
-            if (bad) _exit(3);
-        }
-        t2__pool_reset_after_fork();
-        t2__runner_args a = *args;
-        a.fd = sv[1];
-        int status = t2__runner_run(&a);
         fflush(stdout);
         fflush(stderr);
         _exit(status); /* no atexit handlers: they belong to the controller (store, pool) */
     }
     close(sv[1]);
-    close(log);
+    close(out);
     *pid = p;
     *fd = sv[0];
     return T2_OK;
+}
+
+int t2__trial_proc_start(const t2__runner_args *args, const char *log_path, const int *close_fds, int nclose,
+                         pid_t *pid, int *fd)
+{
+    return fork_child(args, log_path, 0, close_fds, nclose, pid, fd);
+}
+
+int t2__worker_proc_start(const t2__runner_args *base, const int *close_fds, int nclose, pid_t *pid, int *fd)
+{
+    return fork_child(base, "/dev/null", 1, close_fds, nclose, pid, fd);
 }
 
 const char *t2__wait_status_str(int status, char *buf, size_t len)

@@ -123,6 +123,27 @@ static void read_train(reader *r, t2__msg *out)
     out->u.train.nreport_at = l->n;
 }
 
+/* The 64-bit seed from its two 32-bit halves. */
+static uint64_t seed(reader *r)
+{
+    int64_t hi = count(r, "seed_hi"), lo = count(r, "seed_lo");
+    if (hi > 0xffffffffLL) bad(r, "seed_hi", "is over 32 bits");
+    if (lo > 0xffffffffLL) bad(r, "seed_lo", "is over 32 bits");
+    return (uint64_t)hi << 32 | (uint64_t)lo;
+}
+
+static void read_assign(reader *r, t2__msg *out)
+{
+    out->u.assign.trial_id = count(r, "trial_id");
+    out->u.assign.seed = seed(r);
+    out->u.assign.threads = count(r, "threads");
+    out->u.assign.hparams = field(r, "hparams", T2__VAL_MAP, 1);
+    out->u.assign.log_path = str(r, "log_path", 1);
+    if (out->u.assign.log_path && !out->u.assign.log_path[0]) bad(r, "log_path", "is empty");
+    out->u.assign.restore_path = str(r, "restore_path", 0);
+    out->u.assign.warm_start = flag(r, "warm_start");
+}
+
 static void read_spec(reader *r, t2__msg *out)
 {
     out->u.spec.config_yaml = str(r, "config_yaml", 1);
@@ -133,10 +154,7 @@ static void read_spec(reader *r, t2__msg *out)
     out->u.spec.trial_id = count(r, "trial_id");
     out->u.spec.experiment_id = count(r, "experiment_id");
     out->u.spec.threads = count(r, "threads");
-    int64_t hi = count(r, "seed_hi"), lo = count(r, "seed_lo");
-    if (hi > 0xffffffffLL) bad(r, "seed_hi", "is over 32 bits");
-    if (lo > 0xffffffffLL) bad(r, "seed_lo", "is over 32 bits");
-    out->u.spec.seed = (uint64_t)hi << 32 | (uint64_t)lo;
+    out->u.spec.seed = seed(r);
     out->u.spec.warm_start = flag(r, "warm_start");
     const t2__val *ov = field(r, "overrides", T2__VAL_LIST, 1);
     if (!ov || r->rc) return;
@@ -218,6 +236,14 @@ static void read_body(reader *r, t2__msg *out)
         break;
     case T2__MSG_WELCOME:
         out->u.welcome.mac = str(r, "mac", 1);
+        break;
+    case T2__MSG_FINISHED: {
+        out->u.finished.status = count(r, "status");
+        if (out->u.finished.status > 255) bad(r, "status", "is over 255");
+        break;
+    }
+    case T2__MSG_ASSIGN:
+        read_assign(r, out);
         break;
     default:
         break;

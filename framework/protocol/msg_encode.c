@@ -21,6 +21,8 @@ static const char *const NAMES[T2__MSG_KINDS] = {
     [T2__MSG_SPEC] = "spec",
     [T2__MSG_CHALLENGE] = "challenge",
     [T2__MSG_WELCOME] = "welcome",
+    [T2__MSG_FINISHED] = "finished",
+    [T2__MSG_ASSIGN] = "assign",
 };
 
 const char *t2__msg_kind_name(t2__msg_kind kind)
@@ -28,7 +30,7 @@ const char *t2__msg_kind_name(t2__msg_kind kind)
     return kind >= 0 && kind < T2__MSG_KINDS ? NAMES[kind] : "?";
 }
 
-int t2__msg_from_runner(t2__msg_kind kind) { return kind >= T2__MSG_READY && kind <= T2__MSG_HELLO; }
+int t2__msg_from_runner(t2__msg_kind kind) { return kind >= T2__MSG_READY && kind <= T2__MSG_FINISHED; }
 
 /* A map under construction; the first failure sticks and later calls do nothing. */
 typedef struct builder {
@@ -81,6 +83,13 @@ static void put_list_of_counts(builder *b, const char *key, const int64_t *v, si
     put(b, key, l);
 }
 
+/* JSON readers keep 53 bits of a number: a seed goes as two halves. */
+static void put_seed(builder *b, uint64_t seed)
+{
+    put(b, "seed_hi", t2__val_int((int64_t)(seed >> 32)));
+    put(b, "seed_lo", t2__val_int((int64_t)(seed & 0xffffffffu)));
+}
+
 static void put_spec(builder *b, const t2__msg *m)
 {
     put_str(b, "config_yaml", m->u.spec.config_yaml, 1);
@@ -96,13 +105,23 @@ static void put_spec(builder *b, const t2__msg *m)
     put(b, "hparams", m->u.spec.hparams ? t2__val_copy(m->u.spec.hparams) : NULL);
     put_count(b, "trial_id", m->u.spec.trial_id);
     put_count(b, "experiment_id", m->u.spec.experiment_id);
-    /* JSON readers keep 53 bits of a number: the seed goes as two halves. */
-    put(b, "seed_hi", t2__val_int((int64_t)(m->u.spec.seed >> 32)));
-    put(b, "seed_lo", t2__val_int((int64_t)(m->u.spec.seed & 0xffffffffu)));
+    put_seed(b, m->u.spec.seed);
     put_count(b, "threads", m->u.spec.threads);
     put_str(b, "ckpt_dir", m->u.spec.ckpt_dir, 0);
     put_str(b, "restore_path", m->u.spec.restore_path, 0);
     put(b, "warm_start", t2__val_bool(m->u.spec.warm_start));
+}
+
+static void put_assign(builder *b, const t2__msg *m)
+{
+    put_count(b, "trial_id", m->u.assign.trial_id);
+    put_seed(b, m->u.assign.seed);
+    put_count(b, "threads", m->u.assign.threads);
+    if (!m->u.assign.hparams && !b->rc) b->rc = t2_seterr(T2_EINVAL, "protocol: assign message without hparams");
+    put(b, "hparams", m->u.assign.hparams ? t2__val_copy(m->u.assign.hparams) : NULL);
+    put_str(b, "log_path", m->u.assign.log_path, 1);
+    put_str(b, "restore_path", m->u.assign.restore_path, 0);
+    put(b, "warm_start", t2__val_bool(m->u.assign.warm_start));
 }
 
 static void put_body(builder *b, const t2__msg *m)
@@ -169,6 +188,12 @@ static void put_body(builder *b, const t2__msg *m)
         break;
     case T2__MSG_WELCOME:
         put_str(b, "mac", m->u.welcome.mac, 1);
+        break;
+    case T2__MSG_FINISHED:
+        put_count(b, "status", m->u.finished.status);
+        break;
+    case T2__MSG_ASSIGN:
+        put_assign(b, m);
         break;
     default:
         b->rc = t2_seterr(T2_EINVAL, "protocol: no message kind %d", (int)m->kind);

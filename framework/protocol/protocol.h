@@ -40,6 +40,17 @@
  *                          unusable (no restart; the searcher is told). fatal: the failure would
  *                          repeat on restart (no restart).
  *
+ * A worker (resources.isolation: worker) is a long-lived local process, forked from the
+ * controller, that runs one trial after another on its socketpair; it already holds the config,
+ * the trial object and the experiment's checkpoint directory, so a trial needs only:
+ *   controller -> worker   assign     {trial_id, seed_hi, seed_lo, threads, hparams: {...},
+ *                           log_path, restore_path?, warm_start}
+ *                          then the channel carries that trial's messages as above (ready ...
+ *                          exit), and when its runner returns:
+ *   worker -> controller   finished   {status}   the runner's exit status (0 ok, 1 failed, 3: the
+ *                          worker could not set the trial up, e.g. open log_path); the worker
+ *                          then waits for the next assign, and exits at the end of stream.
+ *
  * Decoding checks the type of every field, that required fields are there, and ranges (counts
  * not negative, uuids that are uuids); a message that fails is an error naming the message and
  * the field, never a message with fields missing. Unknown fields are ignored (a newer peer may
@@ -51,7 +62,7 @@
 #include <stdint.h>
 #include "configs/value.h"
 
-#define T2__PROTOCOL_VERSION 1
+#define T2__PROTOCOL_VERSION 2
 
 typedef enum t2__msg_kind {
     T2__MSG_NONE, /* t2__msg_recv: the peer closed the channel between messages */
@@ -64,6 +75,7 @@ typedef enum t2__msg_kind {
     T2__MSG_STOPPED,
     T2__MSG_ERROR,
     T2__MSG_HELLO,
+    T2__MSG_FINISHED,
     /* controller -> runner */
     T2__MSG_TRAIN,
     T2__MSG_EXIT,
@@ -71,6 +83,7 @@ typedef enum t2__msg_kind {
     T2__MSG_SPEC,
     T2__MSG_CHALLENGE,
     T2__MSG_WELCOME,
+    T2__MSG_ASSIGN,
     T2__MSG_KINDS
 } t2__msg_kind;
 
@@ -113,6 +126,14 @@ typedef struct t2__msg {
         } spec;
         struct { const char *nonce; } challenge;
         struct { const char *mac; } welcome;
+        struct { int64_t status; } finished;
+        struct {
+            const char *log_path, *restore_path; /* restore_path: NULL if none */
+            const t2__val *hparams;              /* a map */
+            int64_t trial_id, threads;
+            uint64_t seed;
+            int warm_start;
+        } assign;
     } u;
     /* Owned by a decoded message (NULL for one being encoded). */
     t2__val *doc;

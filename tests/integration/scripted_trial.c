@@ -7,13 +7,19 @@
  *                first, so the first attempt fails and a restart succeeds
  *   fail_build   1: build_model always fails (T2_EINVAL)
  *   invalid      1: build_model says the hyperparameters are invalid (T2_EHPARAM)
+ *   wait_for     a path: until that file exists, train_batch writes its process id to
+ *                <wait_for>.pid and waits (a test kills the process meanwhile)
  * (T2_ENOTFOUND and T2_EINVAL: the codes a missing or mistyped hyperparameter gives, which the
  * runner once refused to restart.)
+ * build_model also counts its calls in a global and prints "scripted: build N in this process" to
+ * the trial's log: the state a trial leaves in a worker (resources.isolation, trial_isolation.sh).
  * Built by the tests with the public header only: cc -shared -fPIC -I framework/include. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 #include <t2exp.h>
 #include "tiny_trial.h"
@@ -23,8 +29,11 @@ typedef struct {
     double peak;
 } scripted;
 
+static int builds; /* build_model calls in this process: a global, as a user's trial might keep */
+
 static int build_model(t2_ctx *ctx, void **state)
 {
+    printf("scripted: build %d in this process\n", ++builds);
     scripted *s = calloc(1, sizeof *s);
     if (!s) return t2_seterr(T2_ENOMEM, "scripted: out of memory");
     *state = s;
@@ -42,10 +51,28 @@ static int build_model(t2_ctx *ctx, void **state)
     return tiny_net(ctx, &s->net);
 }
 
+/* wait_for: says where it is (its pid), then waits for the file. */
+static int wait_for(t2_ctx *ctx)
+{
+    const char *path = NULL;
+    if (t2_hp_str(ctx, "wait_for", &path) != T2_OK || access(path, F_OK) == 0) return T2_OK;
+    char pidfile[4096];
+    snprintf(pidfile, sizeof pidfile, "%s.pid", path);
+    FILE *f = fopen(pidfile, "w");
+    if (!f) return t2_seterr(T2_EIO, "scripted: cannot write %s", pidfile);
+    fprintf(f, "%ld\n", (long)getpid());
+    if (fclose(f) != 0) return t2_seterr(T2_EIO, "scripted: cannot write %s", pidfile);
+    struct timespec tick = {0, 10 * 1000 * 1000};
+    while (access(path, F_OK) != 0) nanosleep(&tick, NULL);
+    return T2_OK;
+}
+
 static int train_batch(t2_ctx *ctx, void *state, const t2_batch *b, t2_metrics *m)
 {
     (void)b;
     scripted *s = state;
+    int rc = wait_for(ctx);
+    if (rc) return rc;
     size_t n = 0;
     float *p = t2_net_params(s->net, &n);
     for (size_t i = 0; i < n; i++) p[i] = (float)(t2_ctx_batches_trained(ctx) + 1);

@@ -134,6 +134,12 @@ static void runner_kinds(void)
     CHECK(o.kind == T2__MSG_HELLO && o.u.hello.trial_id == 12 && o.u.hello.version == T2__PROTOCOL_VERSION);
     t2__msg_free(&o);
     CHECK(t2__msg_from_runner(T2__MSG_READY) && t2__msg_from_runner(T2__MSG_HELLO));
+
+    t2__msg fin = {.kind = T2__MSG_FINISHED, .u.finished.status = 1};
+    CHECK_OK(round_trip(&fin, &o));
+    CHECK(o.kind == T2__MSG_FINISHED && o.u.finished.status == 1);
+    t2__msg_free(&o);
+    CHECK(t2__msg_from_runner(T2__MSG_FINISHED));
 }
 
 static void controller_kinds(void)
@@ -182,6 +188,30 @@ static void controller_kinds(void)
     CHECK_STR(o.u.welcome.mac, "aa");
     t2__msg_free(&o);
     CHECK(!t2__msg_from_runner(T2__MSG_TRAIN) && !t2__msg_from_runner(T2__MSG_SPEC));
+
+    hp = t2__val_map();
+    t2__val_map_set(hp, "units", t2__val_int(64));
+    t2__msg as = {.kind = T2__MSG_ASSIGN,
+                  .u.assign = {.trial_id = 7, .seed = 0x8000000000000001ull, .threads = 2, .hparams = hp,
+                               .log_path = "/l/trial-7.log", .restore_path = "/c/u.tar", .warm_start = 0}};
+    CHECK_OK(round_trip(&as, &o));
+    CHECK(o.kind == T2__MSG_ASSIGN && o.u.assign.trial_id == 7 && o.u.assign.seed == 0x8000000000000001ull);
+    CHECK(o.u.assign.threads == 2 && !o.u.assign.warm_start);
+    CHECK_STR(o.u.assign.log_path, "/l/trial-7.log");
+    CHECK_STR(o.u.assign.restore_path, "/c/u.tar");
+    CHECK(t2__val_map_get(o.u.assign.hparams, "units")->i == 64);
+    t2__msg_free(&o);
+    as.u.assign.restore_path = NULL;
+    CHECK_OK(round_trip(&as, &o));
+    CHECK(o.u.assign.restore_path == NULL);
+    t2__msg_free(&o);
+    t2__val_free(hp);
+    t2__val *v = NULL;
+    as.u.assign.hparams = NULL;
+    CHECK_RC(t2__msg_encode(&as, &v), T2_EINVAL);
+    CHECK(v == NULL && strstr(t2_errmsg(), "assign message without hparams"));
+    t2_clearerr();
+    CHECK(!t2__msg_from_runner(T2__MSG_ASSIGN));
 }
 
 static void bad_messages(void)
@@ -230,6 +260,17 @@ static void bad_messages(void)
     refused("{\"type\":\"spec\",\"config_yaml\":\"a\",\"trial_object\":\"b\",\"hparams\":[],\"trial_id\":1,"
             "\"experiment_id\":1,\"threads\":1,\"seed_hi\":1,\"seed_lo\":1,\"overrides\":[]}", T2_EFORMAT,
             "hparams is not a map");
+    refused("{\"type\":\"finished\"}", T2_EFORMAT, "finished message: status is missing");
+    refused("{\"type\":\"finished\",\"status\":256}", T2_EFORMAT, "status is over 255");
+    refused("{\"type\":\"finished\",\"status\":-1}", T2_EFORMAT, "status is negative");
+    refused("{\"type\":\"assign\",\"trial_id\":1,\"seed_hi\":0,\"seed_lo\":0,\"threads\":1,\"hparams\":{},"
+            "\"warm_start\":false}", T2_EFORMAT, "assign message: log_path is missing");
+    refused("{\"type\":\"assign\",\"trial_id\":1,\"seed_hi\":0,\"seed_lo\":0,\"threads\":1,\"hparams\":{},"
+            "\"log_path\":\"\"}", T2_EFORMAT, "log_path is empty");
+    refused("{\"type\":\"assign\",\"trial_id\":1,\"seed_hi\":0,\"seed_lo\":4294967296,\"threads\":1,"
+            "\"hparams\":{},\"log_path\":\"l\"}", T2_EFORMAT, "seed_lo is over 32 bits");
+    refused("{\"type\":\"assign\",\"trial_id\":1,\"seed_hi\":0,\"seed_lo\":0,\"threads\":1,\"hparams\":[],"
+            "\"log_path\":\"l\"}", T2_EFORMAT, "hparams is not a map");
     /* Unknown fields are ignored; an optional field may be null. */
     t2__msg m;
     CHECK_OK(decode_text("{\"type\":\"done\",\"batches\":3,\"later\":[1,{}]}", &m));

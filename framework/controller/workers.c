@@ -1,0 +1,124 @@
+/* workers.c — the controller's side of resources.isolation: worker. Each local slot gets a
+ * long-lived process, forked once, and every trial after is one assign message to an idle worker
+ * (protocol.h): a trial starts without a fork, whose page-table copy and copy-on-write faults
+ * were the first cost of a short trial. A worker that dies is replaced at the next start. */
+#define _XOPEN_SOURCE 700
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "ctl.h"
+#include "runner/channel.h"
+#include "trial_proc.h"
+#include "internal.h"
+
+static void reap(t2__ctl_worker *w)
+{
+    if (w->fd >= 0) close(w->fd);
+    while (w->pid > 0 && waitpid(w->pid, NULL, 0) < 0 && errno == EINTR) {
+    }
+    w->pid = 0;
+    w->fd = -1;
+    w->busy = 0;
+}
+
+/* A new worker in entry w. A worker must not hold the other workers' channels (the controller
+ * closing one would not end it) nor the listening socket of distributed trials. */
+static int spawn(t2__ctl *c, t2__ctl_worker *w, const t2__runner_args *a)
+{
+    int *fds = malloc(((size_t)c->nworkers + 1) * sizeof *fds), n = 0;
+    if (!fds) return t2_seterr(T2_ENOMEM, "controller: out of memory");
+    for (int i = 0; i < c->nworkers; i++)
+        if (c->workers[i].fd >= 0) fds[n++] = c->workers[i].fd;
+    if (c->listen_fd >= 0) fds[n++] = c->listen_fd;
+    t2__runner_args base = *a;
+    base.fd = -1;
+    int rc = t2__worker_proc_start(&base, fds, n, &w->pid, &w->fd);
+    free(fds);
+    return rc;
+}
+
+static int assign(const t2__ctl_trial *t, const t2__ctl_worker *w, const t2__runner_args *a)
+{
+    t2__msg m = {.kind = T2__MSG_ASSIGN,
+                 .u.assign = {.trial_id = t->id, .seed = t->seed, .threads = a->threads, .hparams = t->hparams,
+                              .log_path = t->log_path, .restore_path = a->restore_path,
+                              .warm_start = a->warm_start}};
+    return t2__msg_send(w->fd, &m);
+}
+
+int t2__ctl_worker_start(t2__ctl *c, t2__ctl_trial *t, const t2__runner_args *a)
+{
+    if (!c->workers) {
+        int n = c->capacity > 0 ? c->capacity : 1;
+        if (!(c->workers = calloc((size_t)n, sizeof *c->workers)))
+            return t2_seterr(T2_ENOMEM, "controller: out of memory");
+        for (int i = 0; i < n; i++) c->workers[i].fd = -1;
+        c->nworkers = n;
+    }
+    t2__ctl_worker *w = NULL;
+    for (int i = 0; i < c->nworkers && !w; i++)
+        if (c->workers[i].pid > 0 && !c->workers[i].busy) w = &c->workers[i];
+    for (int i = 0; i < c->nworkers && !w; i++)
+        if (c->workers[i].pid <= 0) w = &c->workers[i];
+    if (!w) return t2_seterr(T2_ESTATE, "trial %lld: no free worker (%d, all busy)", (long long)t->id, c->nworkers);
+    int rc = w->pid > 0 ? assign(t, w, a) : T2_EIO;
+    if (rc == T2_ENOMEM) return rc;
+    if (rc) {
+        /* An idle worker that died (or none yet): a fresh one gets the trial. */
+        t2_clearerr();
+        reap(w);
+        if ((rc = spawn(c, w, a))) return rc;
+        if ((rc = assign(t, w, a))) {
+            reap(w);
+            return rc;
+        }
+    }
+    w->busy = 1;
+    t->pid = w->pid;
+    t->fd = w->fd;
+    return T2_OK;
+}
+
+static t2__ctl_worker *of(const t2__ctl *c, const t2__ctl_trial *t)
+{
+    for (int i = 0; t->fd >= 0 && i < c->nworkers; i++)
+        if (c->workers[i].busy && c->workers[i].fd == t->fd) return &c->workers[i];
+    return NULL;
+}
+
+int t2__ctl_on_worker(const t2__ctl *c, const t2__ctl_trial *t) { return of(c, t) != NULL; }
+
+void t2__ctl_worker_idle(t2__ctl *c, t2__ctl_trial *t)
+{
+    t2__ctl_worker *w = of(c, t);
+    if (w) w->busy = 0;
+    t->pid = 0;
+    t->fd = -1;
+}
+
+void t2__ctl_worker_gone(t2__ctl *c, const t2__ctl_trial *t)
+{
+    t2__ctl_worker *w = of(c, t);
+    if (w) { /* the caller closed the channel and reaped the process */
+        w->pid = 0;
+        w->fd = -1;
+        w->busy = 0;
+    }
+}
+
+void t2__ctl_workers_end(t2__ctl *c)
+{
+    for (int i = 0; i < c->nworkers; i++) {
+        t2__ctl_worker *w = &c->workers[i];
+        if (w->pid > 0 && w->busy) kill(w->pid, SIGKILL);
+        if (w->fd >= 0) close(w->fd);
+        w->fd = -1;
+    }
+    for (int i = 0; i < c->nworkers; i++) reap(&c->workers[i]);
+    free(c->workers);
+    c->workers = NULL;
+    c->nworkers = 0;
+}

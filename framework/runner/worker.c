@@ -1,0 +1,88 @@
+/* worker.c — the loop of a long-lived trial worker: take an assign, point stdout/stderr at that
+ * trial's log, run the trial with the runner, say finished, wait for the next one. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "protocol/protocol.h"
+#include "worker.h"
+
+/* stdout and stderr to fd (a trial's log, or /dev/null between trials). */
+static int output_to(int fd)
+{
+    fflush(stdout);
+    fflush(stderr);
+    return dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0 ? -1 : 0;
+}
+
+/* One assigned trial: its exit status (the runner's, or 3 when its log cannot be opened: the
+ * status a forked trial gets for the same, and the controller restarts it as any failure). */
+static int run_one(const t2__runner_args *base, int fd, const t2__msg *m, int devnull)
+{
+    /* 0600: a trial's output is the user's alone (the umask may take more, never add). */
+    int log = open(m->u.assign.log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (log < 0) {
+        char msg[PATH_MAX + 128];
+        snprintf(msg, sizeof msg, "cannot open log %s: %s", m->u.assign.log_path, strerror(errno));
+        t2__msg e = {.kind = T2__MSG_ERROR, .u.error = {.where = "worker", .message = msg}};
+        if (t2__msg_send(fd, &e)) t2_clearerr();
+        return 3;
+    }
+    int bad = output_to(log);
+    close(log);
+    if (bad) return 3;
+    t2__runner_args a = *base;
+    a.fd = fd;
+    a.hparams = m->u.assign.hparams;
+    a.trial_id = m->u.assign.trial_id;
+    a.seed = m->u.assign.seed;
+    a.threads = (int)m->u.assign.threads;
+    a.restore_path = m->u.assign.restore_path;
+    a.warm_start = m->u.assign.warm_start;
+    int status = t2__runner_run(&a);
+    /* Between trials a SIGTERM is not a request to checkpoint (there is nothing to stop): it ends
+     * the worker, as it ends a forked trial before its runner starts. */
+    signal(SIGTERM, SIG_DFL);
+    signal(SIGUSR1, SIG_DFL);
+    if (output_to(devnull)) return 3;
+    return status;
+}
+
+int t2__worker_serve(const t2__runner_args *base, int fd)
+{
+    int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (devnull < 0) return 2;
+    int status = 0;
+    for (;;) {
+        t2__msg m;
+        if (t2__msg_recv(fd, &m)) {
+            status = 2;
+            break;
+        }
+        if (m.kind == T2__MSG_NONE) break;
+        /* An op the controller sent the previous trial before it read that trial's finished (an
+         * exit after an error, say) arrives here: it belongs to no trial now. */
+        if (m.kind == T2__MSG_TRAIN || m.kind == T2__MSG_EXIT || m.kind == T2__MSG_VALIDATED) {
+            t2__msg_free(&m);
+            continue;
+        }
+        if (m.kind != T2__MSG_ASSIGN) {
+            t2__msg_free(&m);
+            status = 2;
+            break;
+        }
+        int st = run_one(base, fd, &m, devnull);
+        t2__msg_free(&m);
+        t2__msg fin = {.kind = T2__MSG_FINISHED, .u.finished.status = st};
+        if (t2__msg_send(fd, &fin)) {
+            status = 2;
+            break;
+        }
+    }
+    close(devnull);
+    return status;
+}

@@ -1,4 +1,7 @@
-/* cpu_features.c — CPUID and XGETBV, read once per call (cheap: a few hundred cycles). */
+/* cpu_features.c — CPUID and XGETBV, read once per process: under a hypervisor every CPUID traps
+ * to it (tens of microseconds here), and every trial's runner asks (t2_blas_line), so a worker
+ * running thousands of short trials paid it thousands of times. */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include "cpu_features.h"
@@ -31,7 +34,7 @@ static void read_brand(t2__cpu_features *f)
     for (size_t n = strlen(f->brand); n > 0 && f->brand[n - 1] == ' '; n--) f->brand[n - 1] = '\0';
 }
 
-void t2__cpu_features_get(t2__cpu_features *f)
+static void probe(t2__cpu_features *f)
 {
     memset(f, 0, sizeof *f);
     unsigned int a, b, c, d;
@@ -60,6 +63,16 @@ void t2__cpu_features_get(t2__cpu_features *f)
         __cpuid_count(7, 1, a, b, c, d);
         f->avx512_bf16 = f->avx512f && ((a >> 5) & 1);
     }
+}
+
+static pthread_once_t probed = PTHREAD_ONCE_INIT;
+static t2__cpu_features cached;
+static void probe_once(void) { probe(&cached); }
+
+void t2__cpu_features_get(t2__cpu_features *f)
+{
+    pthread_once(&probed, probe_once);
+    *f = cached;
 }
 #else
 void t2__cpu_features_get(t2__cpu_features *f) { memset(f, 0, sizeof *f); }

@@ -11,7 +11,7 @@
 #include "protocol/protocol.h"
 #include "worker.h"
 
-/* stdout and stderr to fd (a trial's log, or /dev/null between trials). */
+/* stdout and stderr to fd (a trial's log). */
 static int output_to(int fd)
 {
     fflush(stdout);
@@ -21,7 +21,7 @@ static int output_to(int fd)
 
 /* One assigned trial: its exit status (the runner's, or 3 when its log cannot be opened: the
  * status a forked trial gets for the same, and the controller restarts it as any failure). */
-static int run_one(const t2__runner_args *base, int fd, const t2__msg *m, int devnull)
+static int run_one(const t2__runner_args *base, int fd, const t2__msg *m)
 {
     /* 0600: a trial's output is the user's alone (the umask may take more, never add). */
     int log = open(m->u.assign.log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
@@ -48,14 +48,13 @@ static int run_one(const t2__runner_args *base, int fd, const t2__msg *m, int de
      * the worker, as it ends a forked trial before its runner starts. */
     signal(SIGTERM, SIG_DFL);
     signal(SIGUSR1, SIG_DFL);
-    if (output_to(devnull)) return 3;
+    fflush(stdout); /* the log stays stdout until the next trial's: the worker itself writes nothing */
+    fflush(stderr);
     return status;
 }
 
 int t2__worker_serve(const t2__runner_args *base, int fd)
 {
-    int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
-    if (devnull < 0) return 2;
     int status = 0;
     for (;;) {
         t2__msg m;
@@ -75,7 +74,7 @@ int t2__worker_serve(const t2__runner_args *base, int fd)
             status = 2;
             break;
         }
-        int st = run_one(base, fd, &m, devnull);
+        int st = run_one(base, fd, &m);
         t2__msg_free(&m);
         t2__msg fin = {.kind = T2__MSG_FINISHED, .u.finished.status = st};
         if (t2__msg_send(fd, &fin)) {
@@ -83,6 +82,5 @@ int t2__worker_serve(const t2__runner_args *base, int fd)
             break;
         }
     }
-    close(devnull);
     return status;
 }

@@ -19,6 +19,7 @@ struct t2__store {
     int savepoint;    /* the explicit transaction is a SAVEPOINT inside a batch */
     long pending;     /* writes since the transaction opened */
     double tx_opened; /* monotonic ms */
+    double turns_checked; /* monotonic ms of the last look for a waiting writer (writer_turns.c) */
     long flush_rows, flush_ms;
     double (*clock)(void *);
     void *clock_ud;

@@ -58,6 +58,8 @@ typedef struct t2__ctl {
     t2__slot_pool pool;
     char connect_addr[300];
     char self_exe[PATH_MAX];
+    char *saved_snapshot;    /* the searcher snapshot last written to the store (NULL: none yet) */
+    double saved_progress;   /* the progress last written (NAN: none yet) */
     t2__ctl_worker *workers; /* one entry per trial that may run at once (capacity) */
     int nworkers;
 } t2__ctl;

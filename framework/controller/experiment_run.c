@@ -25,6 +25,7 @@ void t2__ctl_init(t2__ctl *c)
     memset(c, 0, sizeof *c);
     c->listen_fd = -1;
     c->best = NAN;
+    c->saved_progress = NAN;
 }
 
 /* Installed before the controller is recorded in the store (t2__store_set_controller): from then
@@ -274,6 +275,7 @@ int t2__ctl_resolve_warm(t2__ctl *c)
 void t2__ctl_cleanup(t2__ctl *c)
 {
     free(c->warm);
+    free(c->saved_snapshot);
     t2__tt_free(&c->tt);
     free(c->pf);
     free(c->pf_trial);

@@ -2,6 +2,7 @@
  * searcher's snapshot saved beside them (what `t2exp resume` continues from). */
 #define _XOPEN_SOURCE 700
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,10 +105,25 @@ int t2__ctl_save_searcher(t2__ctl *c)
     if (!rc) rc = t2__val_map_set(doc, "trials", trials);
     else t2__val_free(trials);
     if (!rc) rc = t2__val_to_json(doc, &json, &len);
-    if (!rc) rc = t2__store_save_searcher_state(c->st, c->exp_id, 0, json);
-    if (!rc) rc = t2__store_set_experiment_progress(c->st, c->exp_id, t2__searcher_progress(c->s));
-    free(json);
     t2__val_free(doc);
+    if (rc) {
+        free(json);
+        return rc;
+    }
+    /* Most events (a trial's validation in a random search) leave the snapshot as it was: the
+     * store already holds it, and a write less per event counts in a search of short trials. */
+    double progress = t2__searcher_progress(c->s);
+    if (!c->saved_snapshot || strcmp(c->saved_snapshot, json) != 0) {
+        rc = t2__store_save_searcher_state(c->st, c->exp_id, 0, json);
+        free(c->saved_snapshot);
+        c->saved_snapshot = rc ? NULL : json;
+        json = NULL;
+    }
+    if (!rc && progress != c->saved_progress) {
+        rc = t2__store_set_experiment_progress(c->st, c->exp_id, progress);
+        c->saved_progress = rc ? NAN : progress;
+    }
+    free(json);
     return rc;
 }
 

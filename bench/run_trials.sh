@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Trial throughput: random search of TRIALS (default 10000) quadratic trials through `t2exp create`
-# — every trial its own process, every trial persisted in the store — against Optuna's random
+# — trials in the default resources.isolation (workers: ISOLATION=process_per_trial for a process
+# per trial), every trial persisted in the store — against Optuna's random
 # search on the same space, in memory and on SQLite (../shared/bench/optuna_trials.py), measured
 # in this run. ratio = our trials/s over Optuna in-memory trials/s. Also times `t2exp list` and
 # `t2exp describe` on the resulting store. Needs python3-optuna for the reference.
@@ -10,7 +11,8 @@ n="${TRIALS:-10000}"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 export T2EXP_HOME="$tmp/home" TMPDIR="$tmp"
 t0=$(date +%s.%N)
-build/t2exp create bench/configs/trials_random.yaml build/trials/quadratic.so --quiet --config searcher.max_trials="$n" | tail -n 2
+build/t2exp create bench/configs/trials_random.yaml build/trials/quadratic.so --quiet --config searcher.max_trials="$n" \
+  ${ISOLATION:+--config resources.isolation="$ISOLATION"} | tail -n 2
 t1=$(date +%s.%N)
 stored=$(sqlite3 "$tmp/home/t2exp.db" "SELECT count(*) FROM trials WHERE state = 'COMPLETED'")
 ours=$(awk -v a="$t0" -v b="$t1" -v n="$stored" 'BEGIN { printf "%.1f", n / (b - a) }')

@@ -44,10 +44,6 @@ static int run_one(const t2__runner_args *base, int fd, const t2__msg *m)
     a.restore_path = m->u.assign.restore_path;
     a.warm_start = m->u.assign.warm_start;
     int status = t2__runner_run(&a);
-    /* Between trials a SIGTERM is not a request to checkpoint (there is nothing to stop): it ends
-     * the worker, as it ends a forked trial before its runner starts. */
-    signal(SIGTERM, SIG_DFL);
-    signal(SIGUSR1, SIG_DFL);
     fflush(stdout); /* the log stays stdout until the next trial's: the worker itself writes nothing */
     fflush(stderr);
     return status;
@@ -81,6 +77,12 @@ int t2__worker_serve(const t2__runner_args *base, int fd)
             status = 2;
             break;
         }
+        /* Only now: a SIGTERM for this trial that comes late (it had ended) must not kill the
+         * worker before its finished is out. Between trials a SIGTERM is no request to
+         * checkpoint (nothing runs): it ends the worker, as it ends a forked trial before its
+         * runner starts, and the controller replaces it. */
+        signal(SIGTERM, SIG_DFL);
+        signal(SIGUSR1, SIG_DFL);
     }
     return status;
 }

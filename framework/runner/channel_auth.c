@@ -192,6 +192,7 @@ int t2__auth_accept(int fd, const unsigned char key[T2__AUTH_KEY_BYTES], int64_t
     int rc = s ? t2__auth_server_start(s, fd) : t2_seterr(T2_ENOMEM, "channel: out of memory");
     int64_t got = 0;
     while (!rc && (rc = t2__auth_server_read(s, fd, &got)) == T2__AUTH_AGAIN) {
+        rc = T2_OK;
         double left = deadline - t2__now();
         if (left <= 0) {
             rc = t2_seterr(T2_EIO, "channel: the peer sent nothing in time");

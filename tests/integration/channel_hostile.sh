@@ -4,7 +4,8 @@
 # hello that never ends, a 2 GB length prefix and a caller that says nothing. Each is closed by the
 # controller; a probe gets its challenge while the silent caller is still open (the launch's
 # handshakes are events of the loop, not a blocking wait of 5 s per caller); and the experiment
-# completes with the same metric rows as the same experiment without the attack.
+# completes with the same metric rows as the same experiment without the attack. Then SIGTERM
+# during a launch stops it cleanly.
 source "$(dirname "$0")/common.bash"
 grep -q "T2EXP_WITH_MPI:BOOL=ON" "$T2EXP_BUILD/CMakeCache.txt" && command -v mpirun >/dev/null \
   || { echo "channel_hostile: skipped (built without MPI)"; exit 77; }
@@ -59,5 +60,27 @@ all_completed 2
 grep -q "refused a caller" "$WORK/create2.log" || fail "the controller did not say it refused the callers"
 [ "$(rows 1)" = "$(rows 2)" ] || fail "the attacked experiment's metric rows differ from the plain run's"
 [ -n "$(rows 2)" ] || fail "no metric rows"
+
+# SIGTERM while a launch waits for its rank 0 stops it cleanly: an mpirun that signals the
+# controller and never starts a rank; the launch's mpirun is stopped and reaped, the experiment
+# and its trial are PAUSED (not errored), and a resume with the real mpirun completes the trial.
+mkdir -p "$WORK/fakebin"
+cat > "$WORK/fakebin/mpirun" <<'SH'
+#!/usr/bin/env bash
+kill -TERM "$PPID"   # the controller, which forked this launch
+exec sleep 120
+SH
+chmod +x "$WORK/fakebin/mpirun"
+sed 's/vals: \[0.5, 1.5, 2.5, 3.5, 4.5, 5.5\]/vals: [0.5]/' "$WORK/g.yaml" > "$WORK/one.yaml"
+set +e
+PATH="$WORK/fakebin:$PATH" "$T2EXP" create "$WORK/one.yaml" "$TRIALS/quadratic.so" --plain > "$WORK/create3.log" 2>&1
+set -e
+[ "$(sql "SELECT state FROM experiments WHERE id=3")" = PAUSED ] \
+  || fail "SIGTERM during a launch should pause the experiment: $(cat "$WORK/create3.log")"
+[ "$(sql "SELECT state || ':' || coalesce(error, '') FROM trials WHERE experiment_id=3")" = "PAUSED:" ] \
+  || fail "the launching trial should be PAUSED without an error: $(sql "SELECT state, error FROM trials WHERE experiment_id=3")"
+[ -z "$(own_pids "sleep 120")" ] || fail "the launch's mpirun was left running"
+expect_exit 0 "$T2EXP" resume 3 --plain
+[ "$(sql "SELECT state FROM trials WHERE experiment_id=3")" = COMPLETED ] || fail "the resumed trial should complete"
 store_ok
 echo "channel_hostile: ok"

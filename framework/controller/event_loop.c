@@ -98,7 +98,6 @@ static int start_trial(t2__ctl *c, t2__ctl_trial *t)
         rc = t2__trial_proc_start(&a, t->log_path, fds, n, &t->pid, &t->fd);
     }
     free(fds);
-    if (rc == T2__TRIAL_START_FAILED) return t2__ctl_settle(c, t, -1); /* its error says why */
     if (rc) return rc;
     return t2__ctl_trial_started(c, t);
 }

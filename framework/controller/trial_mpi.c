@@ -4,17 +4,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
-#include "protocol/protocol.h"
-#include "runner/channel.h"
 #include "runner/channel_auth.h"
 #include "trial_proc.h"
 

@@ -16,8 +16,6 @@ int t2__trial_proc_start(const t2__runner_args *args, const char *log_path, cons
 /* Describes a wait status: "exited with status 1", "killed by signal 11 (Segmentation fault)". */
 const char *t2__wait_status_str(int status, char *buf, size_t len);
 
-#endif
-
 /* A distributed trial: mpirun -np slots [--hostfile F] runs `self_exe run-trial` on every slot;
  * rank 0 connects back to listen_fd (at connect_addr), where the controller's event loop takes the
  * call (launch.c). stdout/stderr of all ranks go to log_path. */
@@ -38,8 +36,9 @@ typedef struct t2__mpi_launch {
  * line) and returns at once: *pid is mpirun, key_out the key rank 0 must prove it holds. T2_EIO
  * if the log cannot be opened or fork fails, T2_EINVAL for a bad environment variable. A trial
  * whose start then fails (mpirun exits, no call back) is launch.c's to settle. */
-#define T2__TRIAL_START_FAILED 1
 int t2__trial_mpi_start(const t2__mpi_launch *l, pid_t *pid, unsigned char key_out[T2__AUTH_KEY_BYTES]);
 
 /* A listening TCP socket on addr (e.g. "127.0.0.1", "0.0.0.0") with a free port; non-blocking. */
 int t2__listen_tcp(const char *addr, int *fd, int *port);
+
+#endif

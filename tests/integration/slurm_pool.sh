@@ -12,7 +12,7 @@ source "$(dirname "$0")/common.bash"
 skip() { echo "slurm_pool: skipped: $*"; exit 77; }
 grep -q "T2EXP_WITH_MPI:BOOL=ON" "$T2EXP_BUILD/CMakeCache.txt" && command -v mpirun >/dev/null \
   || skip "built without MPI"
-for b in munged munge slurmctld slurmd sbatch sinfo scontrol scancel; do
+for b in munged munge slurmctld slurmd sbatch sinfo squeue scontrol scancel; do
   command -v "$b" >/dev/null || skip "$b is missing (apt-get install munge slurmctld slurmd slurm-client)"
 done
 [ "$(id -u)" = 0 ] || skip "slurmd must run as root to start jobs (SlurmUser=root)"
@@ -24,9 +24,16 @@ chmod 700 "$S/munge"
 PIDS=()
 JOB=
 stop_all() {
-  # A job still running (the test failed mid-way) goes first, while slurmd can still end it.
-  [ -n "$JOB" ] && timeout 10 scancel "$JOB" 2>/dev/null || true
+  # A job still running (the test failed mid-way) goes first, while slurmd can still end it
+  # (scancel only asks: the job is gone once squeue no longer lists it).
   local p
+  if [ -n "$JOB" ]; then
+    timeout 10 scancel "$JOB" 2>/dev/null || true
+    for _ in $(seq 100); do
+      [ -z "$(timeout 5 squeue -h -j "$JOB" 2>/dev/null || true)" ] && break
+      sleep 0.1
+    done
+  fi
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
   for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
   rm -rf "$WORK"

@@ -12,6 +12,9 @@ source "$(dirname "$0")/common.bash"
 skip() { echo "slurm_pool: skipped: $*"; exit 77; }
 grep -q "T2EXP_WITH_MPI:BOOL=ON" "$T2EXP_BUILD/CMakeCache.txt" && command -v mpirun >/dev/null \
   || skip "built without MPI"
+# The daemons live in /usr/sbin, which a root shell started without a login (su, some CI
+# runners) may not have in its PATH.
+export PATH="$PATH:/usr/sbin:/sbin"
 for b in munged munge slurmctld slurmd sbatch sinfo squeue scontrol scancel; do
   command -v "$b" >/dev/null || skip "$b is missing (apt-get install munge slurmctld slurmd slurm-client)"
 done
@@ -100,7 +103,7 @@ PIDS+=($!)
 slurmd -D -N "$H" > "$S/slurmd.out" 2>&1 &
 PIDS+=($!)
 state=
-for _ in $(seq 300); do
+for _ in $(seq 600); do   # a minute at most: slurmd registers within seconds
   state=$(sinfo -h -n "$H" -o %t 2>/dev/null || true)
   [ "$state" = idle ] && break
   for p in "${PIDS[@]}"; do kill -0 "$p" 2>/dev/null || cannot_start "a Slurm daemon exited"; done

@@ -129,7 +129,11 @@ int t2__ctl_launch_stop(t2__ctl *c);
 /* Closes every caller and forgets every launch (no store writes). */
 void t2__ctl_launch_free(t2__ctl *c);
 
-/* pool_use.c: a trial on the hostfile's pool */
+/* pool_use.c: the pool loaded (resources.hostfile, else the Slurm allocation unless
+ * resources.slurm is off or this t2exp has no MPI) and named in the controller's log */
+int t2__ctl_load_pool(t2__ctl *c);
+void t2__ctl_log_pool(t2__ctl *c);
+/* pool_use.c: a trial on the pool */
 int t2__ctl_take_slots(t2__ctl *c, t2__ctl_trial *t, int slots, char *path, size_t len);
 void t2__ctl_release_slots(t2__ctl *c, t2__ctl_trial *t);
 int t2__ctl_record_hosts(t2__ctl *c, t2__ctl_trial *t);

@@ -184,7 +184,7 @@ static const char *ignored_reason(const char *key)
     if (KEY_IS("bind_mounts")) return "trials run as processes on this machine, not in containers";
     if (KEY_IS("workspace") || KEY_IS("project")) return "t2exp has no workspaces or projects";
     if (KEY_IS("pbs") || KEY_IS("slurm") || KEY_IS("preemption_timeout"))
-        return "t2exp has no cluster scheduler (a hostfile extends the slot pool)";
+        return "t2exp has no cluster scheduler (a hostfile, or the Slurm job it runs in, is the slot pool)";
     if (KEY_IS("profiling") || KEY_IS("debug")) return "not implemented by t2exp";
     if (KEY_IS("tensorboard_storage") || KEY_IS("data_layer") || KEY_IS("integrations") || KEY_IS("log_policies") ||
         KEY_IS("retention_policy") || KEY_IS("security") || KEY_IS("internal"))

@@ -113,6 +113,8 @@ typedef struct t2__config {
         int64_t max_slots;       /* 0: every core of this machine (plus the hostfile's) */
         char *hostfile;          /* NULL: this machine only */
         char *controller_address; /* NULL: the interface that routes to the hostfile's hosts */
+        int slurm_off;           /* resources.slurm: 0 auto (default: a Slurm allocation is the pool
+                                    when there is no hostfile), 1 off */
         int isolation;           /* T2__ISOLATION_*: how local single-slot trials get a process */
     } resources;
 

@@ -303,9 +303,9 @@ int t2__cfg_resources(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmar
     char path[T2__PATH_MAX];
     int rc;
     T2__UNUSED(kmark);
-    static const char *const known[] = {"slots_per_trial", "max_slots", "hostfile", "controller_address", "isolation", "resource_pool", "priority",
-                                        "weight", "shm_size", "devices", "native_parallel", "is_single_node",
-                                        "agent_label", "slots", NULL};
+    static const char *const known[] = {"slots_per_trial", "max_slots", "hostfile", "slurm", "controller_address",
+                                        "isolation", "resource_pool", "priority", "weight", "shm_size", "devices",
+                                        "native_parallel", "is_single_node", "agent_label", "slots", NULL};
     if ((rc = t2__want_map(n, "resources"))) return rc;
     for (size_t k = 0; k < n->n; k++) {
         const char *key = n->keys[k];
@@ -322,6 +322,10 @@ int t2__cfg_resources(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmar
             cfg->resources.slots_per_trial = slots;
         } else if (KEY_IS("max_slots")) rc = t2__get_int(v, path, 1, &cfg->resources.max_slots);
         else if (KEY_IS("hostfile")) rc = t2__get_string(v, path, &cfg->resources.hostfile);
+        else if (KEY_IS("slurm")) {
+            static const char *const modes[] = {"auto", "off", NULL};
+            rc = t2__get_enum(v, path, modes, &cfg->resources.slurm_off);
+        }
         else if (KEY_IS("controller_address")) {
             rc = t2__get_string(v, path, &cfg->resources.controller_address);
             struct in_addr a;

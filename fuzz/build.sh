@@ -42,9 +42,11 @@ clang "${cfg_flags[@]}" "$src/fuzz/fuzz_json.c" "$src"/configs/value.c "$src"/co
   "${common_src[@]}" "${cfg_libs[@]}" -o "$out/fuzz_json"
 echo "built $out/fuzz_config and $out/fuzz_json; corpora in $src/fuzz/corpus/{config,json}"
 
-# Channel frames and protocol messages: the frame reader, the JSON codec and the typed decoder.
+# Channel frames and protocol messages: the frame reader, the JSON codec, the typed decoder and the
+# controller's side of the handshake.
 clang "${cfg_flags[@]}" "$src/fuzz/fuzz_protocol.c" "$src"/framework/protocol/*.c "$src"/framework/runner/channel.c \
-  "$src"/configs/value.c "$src"/configs/json.c "$src"/configs/keyidx.c "${common_src[@]}" "${cfg_libs[@]}" \
+  "$src"/framework/runner/channel_auth.c \
+  "$src"/configs/value.c "$src"/configs/json.c "$src"/configs/keyidx.c "${common_src[@]}" "${cfg_libs[@]}" -lcrypto \
   -o "$out/fuzz_protocol"
 echo "built $out/fuzz_protocol; corpus in $src/fuzz/corpus/protocol"
 

@@ -2,10 +2,13 @@
  * (framework/runner/channel.c, framework/protocol/). The input is a byte stream as a peer would
  * send it: it is written to a socketpair and read back frame by frame through t2__msg_recv (frame
  * header, JSON, typed decode), and, the second time, through t2__msg_recv_by with the handshake's
- * small frame limit. Every message that decodes must encode, and the encoding must decode to the
+ * small frame limit, and the third time through the controller's resumable handshake
+ * (t2__auth_server, framework/runner/channel_auth.c) in pieces of 7 bytes, as a stranger on the
+ * call-back port would send it. Every message that decodes must encode, and the encoding must decode to the
  * same message that encodes to the same bytes (a round trip): a difference aborts, so libFuzzer
  * reports it like a crash. */
 #define _POSIX_C_SOURCE 200809L
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +17,7 @@
 #include "configs/value.h"
 #include "internal.h"
 #include "protocol/protocol.h"
+#include "runner/channel_auth.h"
 
 static char *encoded(const t2__msg *m, size_t *len)
 {
@@ -64,10 +68,38 @@ static void read_stream(const uint8_t *data, size_t size, int untrusted)
     t2_clearerr();
 }
 
+/* The bytes as a caller's side of the handshake, fed in pieces with a read after each (every
+ * point where the state machine resumes), then the end of stream: it must end in a verdict, never
+ * "again" once the peer is gone. A complete hello is checked against an all-zero key. */
+static void handshake(const uint8_t *data, size_t size)
+{
+    static const unsigned char key[T2__AUTH_KEY_BYTES];
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv) != 0) return;
+    t2__auth_server s;
+    int64_t trial = 0;
+    int rc = t2__auth_server_start(&s, sv[1]);
+    if (rc == T2_OK) rc = T2__AUTH_AGAIN;
+    for (size_t done = 0; rc == T2__AUTH_AGAIN && done < size;) {
+        size_t n = size - done < 7 ? size - done : 7;
+        ssize_t w = write(sv[0], data + done, n);
+        if (w <= 0) break;
+        done += (size_t)w;
+        rc = t2__auth_server_read(&s, sv[1], &trial);
+    }
+    close(sv[0]);
+    if (rc == T2__AUTH_AGAIN && t2__auth_server_read(&s, sv[1], &trial) == T2__AUTH_AGAIN) abort();
+    if (rc == T2_OK) (void)t2__auth_server_finish(&s, sv[1], key); /* the peer is gone: EPIPE */
+    close(sv[1]);
+    t2_clearerr();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size > 65536) return 0;
+    signal(SIGPIPE, SIG_IGN); /* the handshake's welcome goes to a closed peer */
     read_stream(data, size, 0);
     read_stream(data, size, 1);
+    handshake(data, size);
     return 0;
 }

@@ -5,8 +5,10 @@ T2EXP_PACKAGES=(build-essential cmake pkg-config libopenblas-dev libyaml-dev lib
   libarchive-dev libdeflate-dev libssl-dev libopenmpi-dev openmpi-bin dataset-fashion-mnist
   time zstd libcsv-dev libmicrohttpd-dev libcairo2-dev)
 # What only the test suite needs: clang and libFuzzer for fuzz/ci.sh, Chromium for the browser tests,
-# Optuna for the search benchmark's reference, bash-completion for the completion test.
-T2EXP_TEST_PACKAGES=(clang libclang-rt-14-dev chromium python3-optuna bash-completion)
+# Optuna for the search benchmark's reference, bash-completion for the completion test, and a
+# single-node Slurm (munge, slurmctld, slurmd, the client commands) that it_slurm_pool starts itself.
+T2EXP_TEST_PACKAGES=(clang libclang-rt-14-dev chromium python3-optuna bash-completion
+  munge slurmctld slurmd slurm-client)
 
 t2exp_install_deps() {
   local missing=()

@@ -16,11 +16,26 @@
 #include "progress.h"
 #include "protocol/protocol.h"
 #include "runner/runner.h"
+#include "runner/channel_auth.h"
 #include "runner/trial_so.h"
 #include "searchers/searcher.h"
 #include "slot_pool.h"
 #include "store/store.h"
 #include "trial_table.h"
+
+/* A distributed trial being launched (launch.c): its mpirun runs, rank 0 has not called back. */
+typedef struct t2__launch {
+    size_t trial;           /* index in the trial table (stable while the array moves) */
+    double deadline;        /* t2__now() by which rank 0 must have called back */
+    unsigned char key[T2__AUTH_KEY_BYTES]; /* this launch's channel key */
+} t2__launch;
+
+/* An accepted connection whose handshake is not complete (launch.c). */
+typedef struct t2__caller {
+    int fd;                 /* non-blocking; -1 once closed or handed to its trial */
+    double deadline;        /* t2__now() by which its hello must be complete */
+    t2__auth_server *auth;
+} t2__caller;
 
 /* A long-lived worker process (workers.c); pid 0: none in this entry. */
 typedef struct t2__ctl_worker {
@@ -52,7 +67,11 @@ typedef struct t2__ctl {
     const char *const *ovr; /* the config's --config overrides (for distributed trials' spec) */
     int novr;
     int listen_fd;          /* where distributed trials' rank 0 calls back (-1: not yet) */
-    struct pollfd *pf;      /* the poll set: one per running trial, grown with them */
+    t2__launch *launch;     /* the LAUNCHING trials */
+    size_t nlaunch, caplaunch;
+    t2__caller *caller;     /* handshakes in progress, oldest first */
+    size_t ncaller, capcaller;
+    struct pollfd *pf;      /* the poll set: one per running trial, then launch.c's, grown with them */
     size_t *pf_trial;       /* the trial index of each entry of pf */
     size_t cap_pf;
     t2__slot_pool pool;
@@ -110,8 +129,31 @@ int t2__ctl_run_loop(t2__ctl *c);
 int t2__ctl_pump(t2__ctl *c);
 void t2__ctl_stop_all(t2__ctl *c);
 void t2__ctl_kill_all_quietly(t2__ctl *c);
+/* The trial is RUNNING with its channel: tell the store and the progress view. */
+int t2__ctl_trial_started(t2__ctl *c, t2__ctl_trial *t);
+/* Decides the fate of a trial whose processes are gone (status as waitpid's; -1: it never got
+ * going, t->error says why) and applies what the searcher says to that. */
+int t2__ctl_settle(t2__ctl *c, t2__ctl_trial *t, int status);
 
-/* pool_use.c: a trial on the hostfile's pool */
+/* launch.c: distributed trials' launches and the handshakes of their callers, as loop events */
+/* Records the launch of t (mpirun pid, the launch's key): t is LAUNCHING. */
+int t2__ctl_launch_begin(t2__ctl *c, t2__ctl_trial *t, pid_t pid, const unsigned char key[T2__AUTH_KEY_BYTES]);
+/* How many poll entries launch.c needs; fills them (returns how many) in the order events wants. */
+size_t t2__ctl_launch_nfds(const t2__ctl *c);
+int t2__ctl_launch_fill(const t2__ctl *c, struct pollfd *pf);
+/* After the poll: reads callers, accepts new ones, completes or fails launches, enforces every
+ * deadline. Never waits. A negative code is the controller's own trouble. */
+int t2__ctl_launch_events(t2__ctl *c, const struct pollfd *pf, int n);
+/* Stops every launch (mpirun SIGTERM, reaped) and settles its trial. */
+int t2__ctl_launch_stop(t2__ctl *c);
+/* Closes every caller and forgets every launch (no store writes). */
+void t2__ctl_launch_free(t2__ctl *c);
+
+/* pool_use.c: the pool loaded (resources.hostfile, else the Slurm allocation unless
+ * resources.slurm is off or this t2exp has no MPI) and named in the controller's log */
+int t2__ctl_load_pool(t2__ctl *c);
+void t2__ctl_log_pool(t2__ctl *c);
+/* pool_use.c: a trial on the pool */
 int t2__ctl_take_slots(t2__ctl *c, t2__ctl_trial *t, int slots, char *path, size_t len);
 void t2__ctl_release_slots(t2__ctl *c, t2__ctl_trial *t);
 int t2__ctl_record_hosts(t2__ctl *c, t2__ctl_trial *t);

@@ -19,11 +19,9 @@
 #include "trial_proc.h"
 #include "internal.h"
 
-static int settle(t2__ctl *c, t2__ctl_trial *t, int status);
-
-/* A trial on slots_per_trial ranks through mpirun (on the hostfile's pool, if there is one); rank
- * 0 calls back to the controller. */
-static int start_distributed(t2__ctl *c, t2__ctl_trial *t, const t2__runner_args *a, const int *fds, int n)
+/* A trial on slots_per_trial ranks through mpirun (on the hostfile's pool, if there is one): mpirun
+ * is started and the trial is LAUNCHING; rank 0's call back is an event of the loop (launch.c). */
+static int start_distributed(t2__ctl *c, t2__ctl_trial *t, const int *fds, int n)
 {
     int rc;
     if (c->listen_fd < 0) {
@@ -40,48 +38,33 @@ static int start_distributed(t2__ctl *c, t2__ctl_trial *t, const t2__runner_args
         int port;
         if ((rc = t2__listen_tcp(addr, &c->listen_fd, &port))) return rc;
         snprintf(c->connect_addr, sizeof c->connect_addr, "%s:%d", addr, port);
+        t2__progress_event(&c->prog, "distributed trials call back to %s", c->connect_addr);
         ssize_t k = readlink("/proc/self/exe", c->self_exe, sizeof c->self_exe - 1);
         if (k <= 0) return t2_seterr(T2_EIO, "controller: cannot find its own program: %s", strerror(errno));
         c->self_exe[k] = '\0';
     }
     int slots = (int)c->cfg->resources.slots_per_trial;
-    int threads = a->threads / slots > 0 ? a->threads / slots : 1;
-    char object[PATH_MAX];
-    if (!realpath(c->so.path, object)) snprintf(object, sizeof object, "%s", c->so.path);
-    t2__msg spec = {.kind = T2__MSG_SPEC,
-                    .u.spec = {.config_yaml = c->cfg->yaml_text, .overrides = c->ovr, .noverrides = (size_t)c->novr,
-                               .trial_object = object, .hparams = t->hparams, .trial_id = t->id,
-                               .experiment_id = c->exp_id, .seed = t->seed, .threads = threads,
-                               .ckpt_dir = a->ckpt_dir, .restore_path = a->restore_path,
-                               .warm_start = a->warm_start}};
     char hostfile[PATH_MAX + 16];
     if (c->pool.nhosts > 0 && (rc = t2__ctl_take_slots(c, t, slots, hostfile, sizeof hostfile))) return rc;
     t2__mpi_launch l = {.slots = slots, .hostfile = c->pool.nhosts > 0 ? hostfile : NULL, .self_exe = c->self_exe,
-                        .listen_fd = c->listen_fd, .connect_addr = c->connect_addr, .trial_id = t->id,
-                        .log_path = t->log_path, .spec = &spec, .close_fds = fds, .nclose = n,
-                        .env = c->cfg->environment.vars, .nenv = c->cfg->environment.nvars};
-    rc = t2__trial_mpi_start(&l, &t->pid, &t->fd);
-    if (rc == T2__TRIAL_START_FAILED) {
-        /* Its processes died before it could run (a rank killed during the launch, mpirun
-         * failing, no call back, a host gone): a failure of this trial, not of the experiment. */
-        free(t->error);
-        t->error = strdup(t2_errmsg());
-        t2_clearerr();
-        int rc2 = t->host_slots && !t2__ctl_interrupted ? t2__ctl_check_hosts(c, t) : T2_OK;
-        if (rc2) rc = rc2;
+                        .connect_addr = c->connect_addr, .trial_id = t->id, .log_path = t->log_path,
+                        .close_fds = fds, .nclose = n, .env = c->cfg->environment.vars,
+                        .nenv = c->cfg->environment.nvars};
+    unsigned char key[T2__AUTH_KEY_BYTES];
+    pid_t pid;
+    rc = t2__trial_mpi_start(&l, &pid, key);
+    if (!rc && (rc = t2__ctl_launch_begin(c, t, pid, key))) {
+        kill(pid, SIGTERM);
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
+        }
     }
+    memset(key, 0, sizeof key);
     if (rc) t2__ctl_release_slots(c, t);
-    else if (t->host_slots) rc = t2__ctl_record_hosts(c, t);
     return rc;
 }
 
 static int start_trial(t2__ctl *c, t2__ctl_trial *t)
 {
-    int *fds = malloc((c->tt.nrun + 2) * sizeof *fds), n = 0;
-    if (!fds) return t2_seterr(T2_ENOMEM, "controller: out of memory");
-    for (size_t k = 0; k < c->tt.nrun; k++)
-        if (c->tt.t[c->tt.run[k]].fd >= 0) fds[n++] = c->tt.t[c->tt.run[k]].fd;
-    if (c->listen_fd >= 0) fds[n++] = c->listen_fd;
     /* A trial continues from its own latest checkpoint; a new one may warm-start from the
      * experiment's source checkpoint (see resolve_warm). */
     const char *warm = c->warm;
@@ -96,22 +79,35 @@ static int start_trial(t2__ctl *c, t2__ctl_trial *t)
     free(t->report_at);
     t->report_at = NULL;
     t->nreport_at = 0;
-    if ((t->restarts || t->batches > 0 || t->ckpt) && (rc = t2__store_report_steps(c->st, t->id, &t->report_at, &t->nreport_at))) {
+    if ((t->restarts || t->batches > 0 || t->ckpt) && (rc = t2__store_report_steps(c->st, t->id, &t->report_at, &t->nreport_at)))
+        return rc;
+    if (t2__ctl_uses_workers(c)) { /* no fork: an idle worker takes it (workers.c) */
+        if ((rc = t2__ctl_worker_start(c, t, &a))) return rc;
+        return t2__ctl_trial_started(c, t);
+    }
+    /* A new process must not hold the other trials' channels (closing one would not end it). */
+    int *fds = malloc((c->tt.nrun + 2) * sizeof *fds), n = 0;
+    if (!fds) return t2_seterr(T2_ENOMEM, "controller: out of memory");
+    for (size_t k = 0; k < c->tt.nrun; k++)
+        if (c->tt.t[c->tt.run[k]].fd >= 0) fds[n++] = c->tt.t[c->tt.run[k]].fd;
+    if (c->listen_fd >= 0) fds[n++] = c->listen_fd;
+    if (t2__ctl_via_mpi(c)) {
+        rc = start_distributed(c, t, fds, n); /* LAUNCHING: started once rank 0 calls back */
         free(fds);
         return rc;
-    }
-    if (t2__ctl_via_mpi(c)) {
-        rc = start_distributed(c, t, &a, fds, n);
-    } else if (t2__ctl_uses_workers(c)) {
-        rc = t2__ctl_worker_start(c, t, &a);
     } else {
         /* The child never touches the store (it only talks over its channel and leaves with
          * _exit), so an open batch transaction in the controller need not be flushed first. */
         rc = t2__trial_proc_start(&a, t->log_path, fds, n, &t->pid, &t->fd);
     }
     free(fds);
-    if (rc == T2__TRIAL_START_FAILED) return settle(c, t, -1); /* its error says why */
     if (rc) return rc;
+    return t2__ctl_trial_started(c, t);
+}
+
+int t2__ctl_trial_started(t2__ctl *c, t2__ctl_trial *t)
+{
+    int rc;
     if ((rc = t2__tt_set_state(&c->tt, t, T2__CTL_RUNNING))) return rc;
     t->ready = t->exit_sent = t->pausing = 0;
     t->sent = -1;
@@ -189,7 +185,7 @@ static int on_exit(t2__ctl *c, t2__ctl_trial *t)
     int clean = WIFEXITED(status) && WEXITSTATUS(status) == 0 && t->exit_sent && !t->error;
     if (!clean && t->host_slots && !t2__ctl_interrupted) rc = t2__ctl_check_hosts(c, t);
     t2__ctl_release_slots(c, t);
-    int rc2 = settle(c, t, status);
+    int rc2 = t2__ctl_settle(c, t, status);
     return rc ? rc : rc2;
 }
 
@@ -197,12 +193,12 @@ static int on_exit(t2__ctl *c, t2__ctl_trial *t)
 static int on_finished(t2__ctl *c, t2__ctl_trial *t, int64_t code)
 {
     t2__ctl_worker_idle(c, t);
-    return settle(c, t, (int)(code & 0xff) << 8); /* the wait status of a process that exited with code */
+    return t2__ctl_settle(c, t, (int)(code & 0xff) << 8); /* the wait status of a process that exited with code */
 }
 
 /* Decides the fate of a trial whose processes are gone (status: how its process ended; -1: it
  * never got going) and applies what the searcher says to that. */
-static int settle(t2__ctl *c, t2__ctl_trial *t, int status)
+int t2__ctl_settle(t2__ctl *c, t2__ctl_trial *t, int status)
 {
     int rc = T2_OK;
     t2__exit_facts f = {.exited_ok = status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
@@ -279,8 +275,9 @@ int t2__ctl_pump(t2__ctl *c)
 {
     /* Every running trial is polled, however many run at once (a fixed pollfd[256] never polled
      * trial 257). */
-    if (c->tt.nrun > c->cap_pf) {
-        size_t cap = c->tt.nrun > 2 * c->cap_pf ? c->tt.nrun : 2 * c->cap_pf;
+    size_t need = c->tt.nrun + t2__ctl_launch_nfds(c);
+    if (need > c->cap_pf) {
+        size_t cap = need > 2 * c->cap_pf ? need : 2 * c->cap_pf;
         struct pollfd *g = realloc(c->pf, cap * sizeof *g);
         if (g) c->pf = g;
         size_t *gi = g ? realloc(c->pf_trial, cap * sizeof *gi) : NULL;
@@ -296,9 +293,11 @@ int t2__ctl_pump(t2__ctl *c)
             pf[n] = (struct pollfd){.fd = c->tt.t[c->tt.run[k]].fd, .events = POLLIN};
             idx[n++] = c->tt.run[k];
         }
+    int nt = n; /* the trials' entries; then the launches' (listening socket, callers) */
+    n += t2__ctl_launch_fill(c, pf + n);
     int r = poll(pf, (nfds_t)n, 250);
     if (r < 0 && errno != EINTR) return t2_seterr(T2_EIO, "controller: poll: %s", strerror(errno));
-    for (int k = 0; r > 0 && k < n; k++) {
+    for (int k = 0; r > 0 && k < nt; k++) {
         if (!(pf[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
         /* The trial array may move while ops are applied: look the trial up by index each time. */
         t2__msg m;
@@ -327,7 +326,8 @@ int t2__ctl_pump(t2__ctl *c)
         t2__msg_free(&m);
         if (rc) return rc;
     }
-    return T2_OK;
+    /* Deadlines and mpirun's death are checked on every round, whether or not poll saw an event. */
+    return t2__ctl_launch_events(c, pf + nt, r > 0 ? n - nt : 0);
 }
 
 /* Stops every running trial. To pause, SIGTERM asks each runner to finish its batch, checkpoint
@@ -339,6 +339,8 @@ void t2__ctl_stop_all(t2__ctl *c)
      * forwards to every rank at once and then waits for them, so they can checkpoint. To kill,
      * SIGTERM is mpirun's own teardown of every rank (SIGKILL would leave them orphaned). */
     int dist = t2__ctl_via_mpi(c);
+    /* A launch has no rank to checkpoint yet: its mpirun is stopped now, the trial settled. */
+    t2__ctl_launch_stop(c);
     int sig = t2__ctl_interrupted == SIGUSR2 ? (dist ? SIGTERM : SIGKILL) : dist ? SIGUSR1 : SIGTERM;
     for (size_t k = 0; k < c->tt.nrun; k++)
         if (c->tt.t[c->tt.run[k]].pid > 0) kill(c->tt.t[c->tt.run[k]].pid, sig);
@@ -377,6 +379,7 @@ void t2__ctl_kill_all_quietly(t2__ctl *c)
         t->fd = -1;
     }
     c->tt.nrun = 0;
+    t2__ctl_launch_free(c); /* their mpirun were among the killed above */
 }
 
 int t2__ctl_run_loop(t2__ctl *c)

@@ -35,7 +35,7 @@ int t2__experiment_create(const t2__create_opts *o, int64_t *exp_id)
     t2__ctl_signals sigs;
     t2__ctl_catch_signals(&sigs);
     if ((rc = t2__store_home(o->home, home, sizeof home)) || (rc = t2__store_open(home, 0, &c.st)) ||
-        (rc = t2__ctl_resolve_warm(&c)) || (rc = t2__pool_load(&c.pool, cfg->resources.hostfile)))
+        (rc = t2__ctl_resolve_warm(&c)) || (rc = t2__ctl_load_pool(&c)))
         goto out;
     uint64_t seed = cfg->experiment_seed_set ? cfg->experiment_seed : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
     /* The store keeps the config as run: the file as given, and the command line's overrides as
@@ -90,6 +90,7 @@ int t2__experiment_create(const t2__create_opts *o, int64_t *exp_id)
                       (long long)c.exp_id, cfg->name, t2__searcher_name(cfg->searcher.name), object,
                       cfg->searcher.metric, cfg->searcher.smaller_is_better ? "smaller" : "larger",
                       (unsigned long long)seed);
+    t2__ctl_log_pool(&c);
     if (c.so.def->prepare_data) {
         t2_ctx pctx;
         /* prepare_data sees the data section only; hparams belong to trials. */

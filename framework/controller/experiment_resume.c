@@ -184,7 +184,7 @@ int t2__experiment_resume(const t2__resume_opts *o)
     c.novr = novr;
     if ((rc = t2__trial_so_open(o->trial_path ? o->trial_path : row.trial_object, &c.so))) goto out;
     if ((rc = t2__ctl_checkpoint_dir(&c, home, row.checkpoint_dir, row.checkpoint_dir == NULL)) || (rc = t2__ctl_resolve_warm(&c)) ||
-        (rc = t2__pool_load(&c.pool, cfg->resources.hostfile)))
+        (rc = t2__ctl_load_pool(&c)))
         goto out;
     if ((rc = t2__searcher_create(cfg, (uint64_t)row.seed, &c.s))) goto out;
     int fresh = 0; /* the experiment never got its searcher going: start it now */
@@ -213,6 +213,7 @@ int t2__experiment_resume(const t2__resume_opts *o)
     if (o->on_started) o->on_started(o->on_started_arg, c.exp_id);
     t2__progress_line(o->out, "experiment %lld (%s): resuming %s search, %zu trial(s) known", (long long)c.exp_id,
                       cfg->name, t2__searcher_name(cfg->searcher.name), c.tt.nt);
+    t2__ctl_log_pool(&c);
     rc = t2__ctl_run_experiment(&c, !fresh);
 out:
     rc = t2__ctl_end(&c, rc);

@@ -284,6 +284,7 @@ void t2__ctl_cleanup(t2__ctl *c)
     t2__searcher_free(c->s);
     t2__store_close(c->st);
     t2__trial_so_close(&c->so);
+    t2__ctl_launch_free(c);
     if (c->listen_fd >= 0) close(c->listen_fd);
     t2__ctl_workers_end(c);
 }

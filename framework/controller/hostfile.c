@@ -78,6 +78,19 @@ static int grow_table(parser *p)
     return T2_OK;
 }
 
+const char *t2__host_name_problem(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        int alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+        if (c == '@') return "@";
+        if (!alnum && c != ':' && (i == 0 || (c != '-' && c != '.' && c != '_')))
+            return i == 0 ? " must start with a letter, a digit or ':'"
+                          : " has a character a host name or IP address cannot have";
+    }
+    return NULL;
+}
+
 /* A name mpirun, ssh and the resolver all read as one host: a hostname or an IPv4/IPv6 address.
  * A leading '-' is refused in particular, since ssh would take it as an option. */
 static int check_name(const parser *p, const char *s, size_t n)
@@ -88,17 +101,10 @@ static int check_name(const parser *p, const char *s, size_t n)
         snprintf(len, sizeof len, "%zu", n);
         return bad(p, "a host name of ", len, " characters (the limit is 253)");
     }
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        int alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-        if (c == '@')
-            return bad(p, shown(s, n, buf, sizeof buf), ": user@host is not supported (set the user in ~/.ssh/config)", NULL);
-        if (!alnum && c != ':' && (i == 0 || (c != '-' && c != '.' && c != '_')))
-            return bad(p, "host name ", shown(s, n, buf, sizeof buf),
-                       i == 0 ? " must start with a letter, a digit or ':'"
-                              : " has a character a host name or IP address cannot have");
-    }
-    return T2_OK;
+    const char *why = t2__host_name_problem(s, n);
+    if (why && why[0] == '@')
+        return bad(p, shown(s, n, buf, sizeof buf), ": user@host is not supported (set the user in ~/.ssh/config)", NULL);
+    return why ? bad(p, "host name ", shown(s, n, buf, sizeof buf), why) : T2_OK;
 }
 
 /* A slot count: plain decimal digits, 1..INT_MAX. */

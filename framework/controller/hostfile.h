@@ -26,6 +26,11 @@ typedef struct t2__host {
     int dead;      /* the controller found it unreachable: its slots left the pool (0 here) */
 } t2__host;
 
+/* NULL when s[0..n) is in the host-name alphabet above (the length is not checked), else why
+ * not, as the end of a sentence that starts with the name (" must start with ..."), or "@" for
+ * a '@' (user@host). Shared by the hostfile and the Slurm allocation's node names. */
+const char *t2__host_name_problem(const char *s, size_t n);
+
 /* Parses a hostfile from f into a malloc'd array of hosts in first-appearance order (*hosts, free
  * with free()) and its length *nhosts >= 1; *total gets the sum of the slots (<= INT_MAX). `path`
  * names the file in messages. T2_EINVAL with "resources.hostfile PATH:LINE: problem" for bad

@@ -1,4 +1,4 @@
-/* pool_use.c — a trial's use of the hostfile's slot pool: the slots it takes (as a hostfile of its
+/* pool_use.c — the slot pool loaded, and a trial's use of it: the slots it takes (as a hostfile of its
  * own), where it ran (recorded in the store), the slots it gives back, and, after it failed, which
  * of its hosts still answer (a dead one leaves the pool). */
 #define _XOPEN_SOURCE 700
@@ -6,7 +6,24 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ctl.h"
+#include "dist/comm.h"
 #include "internal.h"
+
+int t2__ctl_load_pool(t2__ctl *c)
+{
+    /* Without MPI no trial could start on the allocation's hosts: the allocation is then left
+     * alone and trials run here, as they would outside Slurm. */
+    return t2__pool_load(&c->pool, c->cfg->resources.hostfile, !c->cfg->resources.slurm_off && t2__comm_have_mpi());
+}
+
+/* Says where the pool came from when no hostfile named it, so a run inside a Slurm job shows
+ * that its trials go to the allocation's hosts. */
+void t2__ctl_log_pool(t2__ctl *c)
+{
+    if (!c->pool.origin[0]) return;
+    t2__progress_line(c->o->out, "slot pool: %d slot(s) on %d host(s) from the allocation of %s", c->pool.total,
+                      c->pool.nhosts, c->pool.origin);
+}
 
 /* Gives a distributed trial its slots from the hostfile's pool, written as a hostfile of its own
  * beside its log. */
@@ -74,6 +91,7 @@ int t2__ctl_check_hosts(t2__ctl *c, t2__ctl_trial *t)
     if (!lost || !(lost = t2__ctl_plan(c))) return T2_OK;
     char why[600];
     snprintf(why, sizeof why, "%s", t2_errmsg());
-    return t2_seterr(lost, "resources.hostfile: too few hosts left: %s", why);
+    return t2_seterr(lost, "%s: too few hosts left: %s",
+                     c->pool.origin[0] ? "the Slurm allocation" : "resources.hostfile", why);
 }
 

@@ -1,4 +1,5 @@
-/* slot_pool.c — resources.hostfile's slots, given to distributed trials (see slot_pool.h). */
+/* slot_pool.c — the pool's slots (resources.hostfile's or the Slurm allocation's), given to
+ * trials (see slot_pool.h). */
 #define _XOPEN_SOURCE 700
 #include "slot_pool.h"
 #include <errno.h>
@@ -8,11 +9,15 @@
 #include <string.h>
 #include <unistd.h>
 #include "internal.h"
+#include "slurm_alloc.h"
 
-int t2__pool_load(t2__slot_pool *p, const char *path)
+int t2__pool_load(t2__slot_pool *p, const char *path, int slurm)
 {
     memset(p, 0, sizeof *p);
-    return path ? t2__hostfile_load(path, &p->hosts, &p->nhosts, &p->total) : T2_OK;
+    if (path) return t2__hostfile_load(path, &p->hosts, &p->nhosts, &p->total);
+    if (slurm && getenv("SLURM_JOB_ID"))
+        return t2__slurm_pool_env(&p->hosts, &p->nhosts, &p->total, p->origin, sizeof p->origin);
+    return T2_OK;
 }
 
 void t2__pool_free(t2__slot_pool *p)
@@ -31,7 +36,7 @@ int t2__pool_pick(const t2__slot_pool *p, int slots, int *take)
         need -= take[h];
     }
     if (need > 0)
-        return t2_seterr(T2_ESTATE, "controller: %d free slots wanted, the hostfile has fewer free", slots);
+        return t2_seterr(T2_ESTATE, "controller: %d free slots wanted, the pool has fewer free", slots);
     return T2_OK;
 }
 

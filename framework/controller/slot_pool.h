@@ -1,7 +1,8 @@
-/* slot_pool.h — the slots trials run on (internal): resources.hostfile's hosts, each with its
- * slots and how many running trials hold. A distributed trial takes its slots filling hosts in
- * file order and gets them as a hostfile of its own, so no host ever runs more ranks than it has
- * slots. Local trials use the machine's cores (schedule.h counts them). */
+/* slot_pool.h — the slots trials run on (internal): resources.hostfile's hosts, or else those of
+ * the Slurm allocation t2exp runs in (slurm_alloc.h), each with its slots and how many running
+ * trials hold. A trial takes its slots filling hosts in the pool's order and gets them as a
+ * hostfile of its own, so no host ever runs more ranks than it has slots. Without a pool, trials
+ * use this machine's cores (schedule.h counts them). */
 #ifndef T2_CONTROLLER_SLOT_POOL_H
 #define T2_CONTROLLER_SLOT_POOL_H
 
@@ -9,14 +10,18 @@
 #include "hostfile.h"
 
 typedef struct t2__slot_pool {
-    t2__host *hosts; /* NULL: no hostfile */
+    t2__host *hosts; /* NULL: no pool (trials run here) */
     int nhosts;
     int total;       /* sum of the slots of the hosts not dead */
+    char origin[512]; /* where the hosts came from when not from a hostfile (the Slurm job), for
+                         the controller's log; "" otherwise */
 } t2__slot_pool;
 
-/* Reads resources.hostfile (path NULL: an empty pool). Checked before anything runs, so a bad
- * one is a usage error with its file:line, not a failed experiment. */
-int t2__pool_load(t2__slot_pool *p, const char *path);
+/* Reads resources.hostfile; without one (path NULL), and with `slurm` set inside a Slurm job
+ * (SLURM_JOB_ID in the environment), the job's allocation; else an empty pool (trials run
+ * here). Checked before anything runs, so a bad one is a usage error with its file:line (or the
+ * Slurm variable), not a failed experiment. */
+int t2__pool_load(t2__slot_pool *p, const char *path, int slurm);
 void t2__pool_free(t2__slot_pool *p);
 
 /* Which slots a trial wanting `slots` gets: take[h] of host h, filling hosts in order. Pure: the

@@ -1,29 +1,23 @@
-/* trial_mpi.c — launching a distributed trial through mpirun and taking rank 0's call back. */
+/* trial_mpi.c — starting a distributed trial's mpirun (rank 0's call back is launch.c's). */
 #define _POSIX_C_SOURCE 200809L
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
-#include "protocol/protocol.h"
-#include "runner/channel.h"
 #include "runner/channel_auth.h"
 #include "trial_proc.h"
 
-/* How long a caller has to complete the handshake before it is dropped. */
-#define HANDSHAKE_MS 5000
-
 int t2__listen_tcp(const char *addr, int *fd, int *port)
 {
-    int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    /* Non-blocking: the event loop accepts until EAGAIN and never waits in accept. */
+    int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (s < 0) return t2_seterr(T2_EIO, "controller: socket: %s", strerror(errno));
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = 0};
     if (inet_pton(AF_INET, addr, &sa.sin_addr) != 1) {
@@ -42,7 +36,7 @@ int t2__listen_tcp(const char *addr, int *fd, int *port)
     return T2_OK;
 }
 
-int t2__trial_mpi_start(const t2__mpi_launch *l, pid_t *pid, int *fd)
+int t2__trial_mpi_start(const t2__mpi_launch *l, pid_t *pid, unsigned char key_out[T2__AUTH_KEY_BYTES])
 {
     char np[16], trial[32];
     snprintf(np, sizeof np, "%d", l->slots);
@@ -141,51 +135,7 @@ int t2__trial_mpi_start(const t2__mpi_launch *l, pid_t *pid, int *fd)
         _exit(127);
     }
     close(log);
-    /* Wait for rank 0 to call back, watching that mpirun is still alive. */
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (;;) {
-        struct pollfd pf = {.fd = l->listen_fd, .events = POLLIN};
-        int r = poll(&pf, 1, 200);
-        int status;
-        if (r > 0) {
-            int s = accept(l->listen_fd, NULL, NULL);
-            if (s < 0) continue;
-            /* Only a caller that proves it holds this launch's key gets the spec; anything else
-             * (an earlier launch's rank, a stranger, silence, garbage) is dropped after at most
-             * the handshake's deadline. */
-            int rc = t2__auth_accept(s, key, l->trial_id, HANDSHAKE_MS);
-            if (rc) {
-                close(s);
-                continue;
-            }
-            if (t2__msg_send(s, l->spec)) {
-                char why[512];
-                snprintf(why, sizeof why, "%s", t2_errmsg());
-                close(s);
-                kill(p, SIGTERM);
-                waitpid(p, &status, 0);
-                t2_seterr(T2_EIO, "trial %s: cannot send rank 0 its spec: %s", trial, why);
-                return T2__TRIAL_START_FAILED;
-            }
-            fcntl(s, F_SETFD, FD_CLOEXEC);
-            *pid = p;
-            *fd = s;
-            return T2_OK;
-        }
-        if (waitpid(p, &status, WNOHANG) == p) {
-            char why[96];
-            t2_seterr(T2_EIO, "trial %s: mpirun %s before rank 0 called back (see %s)", trial,
-                      t2__wait_status_str(status, why, sizeof why), l->log_path);
-            return T2__TRIAL_START_FAILED;
-        }
-        struct timespec t;
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        if (t.tv_sec - t0.tv_sec > 60) {
-            kill(p, SIGTERM);
-            waitpid(p, &status, 0);
-            t2_seterr(T2_ESTATE, "trial %s: rank 0 did not call back within 60 s (see %s)", trial, l->log_path);
-            return T2__TRIAL_START_FAILED;
-        }
-    }
+    memcpy(key_out, key, sizeof key);
+    *pid = p;
+    return T2_OK;
 }

@@ -3,6 +3,7 @@
 #define T2_CONTROLLER_TRIAL_PROC_H
 
 #include <sys/types.h>
+#include "runner/channel_auth.h"
 #include "runner/runner.h"
 
 /* Forks a child that writes its stdout/stderr to log_path (appending), closes the descriptors in
@@ -20,32 +21,29 @@ int t2__worker_proc_start(const t2__runner_args *base, const int *close_fds, int
 /* Describes a wait status: "exited with status 1", "killed by signal 11 (Segmentation fault)". */
 const char *t2__wait_status_str(int status, char *buf, size_t len);
 
-#endif
-
 /* A distributed trial: mpirun -np slots [--hostfile F] runs `self_exe run-trial` on every slot;
- * rank 0 connects back to listen_fd (at connect_addr) and gets `spec`. stdout/stderr of all ranks
- * go to log_path. On success *pid is mpirun's pid and *fd the channel to rank 0. T2_EIO if mpirun
- * cannot be started or exits, T2_ESTATE if rank 0 does not call back within a minute. */
+ * rank 0 connects back to listen_fd (at connect_addr), where the controller's event loop takes the
+ * call (launch.c). stdout/stderr of all ranks go to log_path. */
 typedef struct t2__mpi_launch {
     int slots;
     const char *hostfile;     /* NULL: this machine */
     const char *self_exe;     /* the t2exp program */
-    int listen_fd;
-    const char *connect_addr; /* HOST:PORT the ranks reach listen_fd at */
+    const char *connect_addr; /* HOST:PORT the ranks reach the controller's listening socket at */
     int64_t trial_id;
     const char *log_path;
-    const struct t2__msg *spec; /* the spec message rank 0 gets (protocol.h) */
     const int *close_fds;
     int nclose;
     char *const *env; /* environment.environment_variables ("NAME=value"): set for mpirun, -x NAME to ranks */
     size_t nenv;
 } t2__mpi_launch;
 
-/* Returns T2_OK with mpirun's pid and rank 0's channel; T2__TRIAL_START_FAILED (t2_errmsg() says
- * why, mpirun reaped) when the trial's processes failed: mpirun exited, or rank 0 never called
- * back or could not be sent its spec; a negative code for the controller's own trouble. */
-#define T2__TRIAL_START_FAILED 1
-int t2__trial_mpi_start(const t2__mpi_launch *l, pid_t *pid, int *fd);
+/* Forks mpirun with a fresh channel key for this launch (in its environment, never on a command
+ * line) and returns at once: *pid is mpirun, key_out the key rank 0 must prove it holds. T2_EIO
+ * if the log cannot be opened or fork fails, T2_EINVAL for a bad environment variable. A trial
+ * whose start then fails (mpirun exits, no call back) is launch.c's to settle. */
+int t2__trial_mpi_start(const t2__mpi_launch *l, pid_t *pid, unsigned char key_out[T2__AUTH_KEY_BYTES]);
 
-/* A listening TCP socket on addr (e.g. "127.0.0.1", "0.0.0.0") with a free port. */
+/* A listening TCP socket on addr (e.g. "127.0.0.1", "0.0.0.0") with a free port; non-blocking. */
 int t2__listen_tcp(const char *addr, int *fd, int *port);
+
+#endif

@@ -65,7 +65,7 @@ int t2__tt_note_special(t2__trial_table *tt, t2__ctl_trial *t)
 int t2__tt_set_state(t2__trial_table *tt, t2__ctl_trial *t, int state)
 {
     size_t i = (size_t)(t - tt->t);
-    if (t->state == T2__CTL_RUNNING)
+    if (t->state == T2__CTL_RUNNING || t->state == T2__CTL_LAUNCHING)
         for (size_t k = 0; k < tt->nrun; k++)
             if (tt->run[k] == i) {
                 tt->run[k] = tt->run[--tt->nrun];
@@ -74,7 +74,7 @@ int t2__tt_set_state(t2__trial_table *tt, t2__ctl_trial *t, int state)
     if (t->state == T2__CTL_DONE || t->state == T2__CTL_ERRORED) tt->ndone--;
     t->state = state;
     if (state == T2__CTL_DONE || state == T2__CTL_ERRORED) tt->ndone++;
-    if (state == T2__CTL_RUNNING) return push_index(&tt->run, &tt->nrun, &tt->caprun, i);
+    if (state == T2__CTL_RUNNING || state == T2__CTL_LAUNCHING) return push_index(&tt->run, &tt->nrun, &tt->caprun, i);
     if (state == T2__CTL_QUEUED) {
         if (i < tt->sched_from) tt->sched_from = i;
         return t2__tt_note_special(tt, t);

@@ -14,7 +14,10 @@
 #include <sys/types.h>
 #include "configs/value.h"
 
-typedef enum { T2__CTL_QUEUED, T2__CTL_RUNNING, T2__CTL_DONE, T2__CTL_ERRORED } t2__ctl_state;
+/* LAUNCHING: its mpirun is started and rank 0 has not yet called back and proved its key
+ * (launch.c); it holds its slots and is in the running list, but has no channel (fd -1) and gets
+ * no ops until it is RUNNING. */
+typedef enum { T2__CTL_QUEUED, T2__CTL_RUNNING, T2__CTL_DONE, T2__CTL_ERRORED, T2__CTL_LAUNCHING } t2__ctl_state;
 
 /* The array grows with max_trials and every fork copies its page tables (and every later write
  * to a shared page faults), so a trial is kept to ~200 bytes: a PATH_MAX buffer inline made it
@@ -49,7 +52,7 @@ typedef struct t2__ctl_trial {
 typedef struct t2__trial_table {
     t2__ctl_trial *t;
     size_t nt, cap;
-    size_t *run;            /* indices of RUNNING trials */
+    size_t *run;            /* indices of RUNNING and LAUNCHING trials */
     size_t nrun, caprun;
     size_t *special;        /* QUEUED trials that are not "waiting for full_length" (may be stale) */
     size_t nspecial, capspecial;

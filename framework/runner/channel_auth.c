@@ -1,6 +1,10 @@
 /* channel_auth.c — the challenge/response handshake of channel_auth.h, HMAC-SHA256 from OpenSSL. */
 #define _POSIX_C_SOURCE 200809L /* unsetenv */
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
+#include <unistd.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
@@ -15,8 +19,6 @@
 
 #define NONCE_BYTES 32
 #define HEX(n) (2 * (n) + 1)
-/* A handshake message is a few hundred bytes; anything longer is not one. */
-#define MAX_HANDSHAKE_FRAME 1024
 
 static void to_hex(const unsigned char *b, size_t n, char *out)
 {
@@ -92,7 +94,7 @@ static int mac_equal(const char *want, const char *got)
  * trusted gets no big allocation out of us). */
 static int recv_msg(int fd, t2__msg_kind kind, double deadline, t2__msg *out)
 {
-    int rc = t2__msg_recv_by(fd, out, MAX_HANDSHAKE_FRAME, deadline);
+    int rc = t2__msg_recv_by(fd, out, T2__AUTH_MAX_FRAME, deadline);
     if (rc) return rc;
     if (out->kind == T2__MSG_NONE) return t2_seterr(T2_EIO, "channel: the peer closed the connection during the handshake");
     if (out->kind != kind) {
@@ -102,42 +104,109 @@ static int recv_msg(int fd, t2__msg_kind kind, double deadline, t2__msg *out)
     return T2_OK;
 }
 
+int t2__auth_server_start(t2__auth_server *s, int fd)
+{
+    unsigned char nonce[NONCE_BYTES];
+    memset(s, 0, sizeof *s);
+    int rc = t2__random_bytes(nonce, sizeof nonce);
+    if (rc) return rc;
+    to_hex(nonce, sizeof nonce, s->nc);
+    /* A fresh connection's send buffer holds these hundred bytes: on a non-blocking fd a short
+     * write means a broken connection, and write_all reports it as one. */
+    t2__msg ch = {.kind = T2__MSG_CHALLENGE, .u.challenge.nonce = s->nc};
+    return t2__msg_send(fd, &ch);
+}
+
+/* Checks the complete hello frame in s->buf and keeps what finish needs. */
+static int take_hello(t2__auth_server *s, size_t len)
+{
+    t2__val *v = NULL;
+    size_t off;
+    s->buf[4 + len] = '\0';
+    int rc = t2__val_from_json((const char *)s->buf + 4, len, &v, &off);
+    if (rc) return rc;
+    t2__msg m;
+    if ((rc = t2__msg_decode(v, &m))) return rc; /* v is its own either way */
+    if (m.kind != T2__MSG_HELLO) {
+        rc = t2_seterr(T2_EFORMAT, "channel: expected a hello message in the handshake");
+    } else if (!m.u.hello.nonce || strlen(m.u.hello.nonce) != 2 * NONCE_BYTES ||
+               from_hex(m.u.hello.nonce, (unsigned char[NONCE_BYTES]){0}, NONCE_BYTES)) {
+        rc = t2_seterr(T2_EFORMAT, "channel: the caller's nonce is not %d hex digits", 2 * NONCE_BYTES);
+    } else if (!m.u.hello.mac || strlen(m.u.hello.mac) >= sizeof s->mac) {
+        rc = t2_seterr(T2_EFORMAT, "channel: the caller's mac is not %zu hex digits", sizeof s->mac - 1);
+    } else {
+        s->trial_id = m.u.hello.trial_id;
+        memcpy(s->nr, m.u.hello.nonce, sizeof s->nr);
+        snprintf(s->mac, sizeof s->mac, "%s", m.u.hello.mac);
+    }
+    t2__msg_free(&m);
+    return rc;
+}
+
+int t2__auth_server_read(t2__auth_server *s, int fd, int64_t *trial_id)
+{
+    for (;;) {
+        size_t need = 4, len = 0;
+        if (s->got >= 4) {
+            len = (size_t)s->buf[0] | (size_t)s->buf[1] << 8 | (size_t)s->buf[2] << 16 | (size_t)s->buf[3] << 24;
+            /* Refused from the prefix: a 2 GB length costs nothing but these four bytes. */
+            if (len > T2__AUTH_MAX_FRAME)
+                return t2_seterr(T2_EFORMAT, "channel: a handshake frame of %zu bytes (the limit is %d)", len,
+                                 T2__AUTH_MAX_FRAME);
+            need = 4 + len;
+            if (s->got == need) break;
+        }
+        ssize_t r = read(fd, s->buf + s->got, need - s->got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return T2__AUTH_AGAIN;
+        if (r < 0) return t2_seterr(T2_EIO, "channel: read failed: %s", strerror(errno));
+        if (r == 0) return t2_seterr(T2_EIO, "channel: the peer closed the connection during the handshake");
+        s->got += (size_t)r;
+    }
+    int rc = take_hello(s, s->got - 4);
+    if (!rc) *trial_id = s->trial_id;
+    return rc;
+}
+
+int t2__auth_server_finish(const t2__auth_server *s, int fd, const unsigned char key[T2__AUTH_KEY_BYTES])
+{
+    char want[HEX(32)];
+    int rc = mac_hex(key, "hello", s->trial_id, s->nc, s->nr, want);
+    if (rc) return rc;
+    if (!mac_equal(want, s->mac))
+        return t2_seterr(T2_EFORMAT, "channel: the caller for trial %" PRId64 " does not hold this launch's key",
+                         s->trial_id);
+    if ((rc = mac_hex(key, "welcome", s->trial_id, s->nr, s->nc, want))) return rc;
+    t2__msg w = {.kind = T2__MSG_WELCOME, .u.welcome.mac = want};
+    return t2__msg_send(fd, &w);
+}
+
+/* The state machine above, waited on: the fd is non-blocking while it runs. */
 int t2__auth_accept(int fd, const unsigned char key[T2__AUTH_KEY_BYTES], int64_t trial_id, int timeout_ms)
 {
     double deadline = t2__now() + timeout_ms / 1000.0;
-    unsigned char nonce[NONCE_BYTES], peer[NONCE_BYTES];
-    char nc[HEX(NONCE_BYTES)], want[HEX(32)];
-    t2__msg hello;
-    memset(&hello, 0, sizeof hello);
-    int rc = t2__random_bytes(nonce, sizeof nonce);
-    if (!rc) {
-        to_hex(nonce, sizeof nonce, nc);
-        t2__msg ch = {.kind = T2__MSG_CHALLENGE, .u.challenge.nonce = nc};
-        rc = t2__msg_send(fd, &ch);
+    int flags = fcntl(fd, F_GETFL);
+    if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0)
+        return t2_seterr(T2_EIO, "channel: fcntl: %s", strerror(errno));
+    t2__auth_server *s = malloc(sizeof *s);
+    int rc = s ? t2__auth_server_start(s, fd) : t2_seterr(T2_ENOMEM, "channel: out of memory");
+    int64_t got = 0;
+    while (!rc && (rc = t2__auth_server_read(s, fd, &got)) == T2__AUTH_AGAIN) {
+        rc = T2_OK;
+        double left = deadline - t2__now();
+        if (left <= 0) {
+            rc = t2_seterr(T2_EIO, "channel: the peer sent nothing in time");
+            break;
+        }
+        struct pollfd pf = {.fd = fd, .events = POLLIN};
+        if (poll(&pf, 1, (int)(left * 1000) + 1) < 0 && errno != EINTR)
+            rc = t2_seterr(T2_EIO, "channel: poll failed: %s", strerror(errno));
     }
-    if (!rc) rc = recv_msg(fd, T2__MSG_HELLO, deadline, &hello);
-    if (rc) goto out;
-    const char *nr = hello.u.hello.nonce;
-    if (hello.u.hello.trial_id != trial_id) {
+    if (!rc && got != trial_id)
         rc = t2_seterr(T2_EFORMAT, "channel: a caller for another trial (this launch is trial %" PRId64 ")", trial_id);
-        goto out;
-    }
-    if (from_hex(nr, peer, sizeof peer)) {
-        rc = t2_seterr(T2_EFORMAT, "channel: the caller's nonce is not %d hex digits", 2 * NONCE_BYTES);
-        goto out;
-    }
-    if ((rc = mac_hex(key, "hello", trial_id, nc, nr, want))) goto out;
-    if (!mac_equal(want, hello.u.hello.mac)) {
-        rc = t2_seterr(T2_EFORMAT, "channel: the caller for trial %" PRId64 " does not hold this launch's key",
-                       trial_id);
-        goto out;
-    }
-    if (!(rc = mac_hex(key, "welcome", trial_id, nr, nc, want))) {
-        t2__msg w = {.kind = T2__MSG_WELCOME, .u.welcome.mac = want};
-        rc = t2__msg_send(fd, &w);
-    }
-out:
-    t2__msg_free(&hello);
+    if (!rc) rc = t2__auth_server_finish(s, fd, key);
+    free(s);
+    if (fcntl(fd, F_SETFL, flags) < 0 && !rc) rc = t2_seterr(T2_EIO, "channel: fcntl: %s", strerror(errno));
     return rc;
 }
 

@@ -1,7 +1,8 @@
 /* test_channel_auth.c — the distributed channel's handshake (framework/runner/channel_auth.c):
  * both ends must prove this launch's key, for this trial, with fresh nonces; a stranger, a wrong
  * key, a replayed hello, silence and garbage are all refused, and the controller's side never
- * waits past its deadline. Each case runs the two ends in two processes over a socketpair. */
+ * waits past its deadline. Each case runs the two ends in two processes over a socketpair; the
+ * resumable server side (what the controller's loop drives) also runs in one process, byte by byte. */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdlib.h>
@@ -102,6 +103,56 @@ static int replay_side(int fd, const void *arg)
     return rc;
 }
 
+/* The controller's resumable side (t2__auth_server), in this process over a non-blocking
+ * socketpair: a hello that arrives one byte at a time is T2__AUTH_AGAIN until its last byte, never
+ * a wait; then it names its trial, and only the right key passes. The hello is the one recorded
+ * for the all-zero challenge, so the server's nonce is set to that. A 2 GB length prefix is
+ * refused from the prefix alone. */
+static void resumable_server(const t2__val *hello, const unsigned char *key, const unsigned char *other)
+{
+    int sv[2];
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv) == 0);
+    t2__auth_server *s = calloc(1, sizeof *s);
+    CHECK(s != NULL);
+    if (!s) return;
+    CHECK_OK(t2__auth_server_start(s, sv[0]));
+    memset(s->nc, '0', 64);
+    char *json = NULL;
+    size_t len = 0;
+    CHECK_OK(t2__val_to_json(hello, &json, &len));
+    unsigned char *frame = malloc(len + 4);
+    CHECK(frame != NULL);
+    if (!frame || !json) return;
+    frame[0] = (unsigned char)(len & 0xff), frame[1] = (unsigned char)(len >> 8 & 0xff);
+    frame[2] = (unsigned char)(len >> 16 & 0xff), frame[3] = (unsigned char)(len >> 24 & 0xff);
+    memcpy(frame + 4, json, len);
+    int64_t trial = -1;
+    int again = 0;
+    CHECK(t2__auth_server_read(s, sv[0], &trial) == T2__AUTH_AGAIN); /* nothing yet: no wait */
+    for (size_t i = 0; i < len + 4; i++) {
+        CHECK(write(sv[1], frame + i, 1) == 1);
+        int rc = t2__auth_server_read(s, sv[0], &trial);
+        if (i + 1 < len + 4) again += rc == T2__AUTH_AGAIN;
+        else CHECK_OK(rc);
+    }
+    CHECK(again == (int)(len + 3));
+    CHECK(trial == 7);
+    CHECK_RC(t2__auth_server_finish(s, sv[0], other), T2_EFORMAT);
+    CHECK_OK(t2__auth_server_finish(s, sv[0], key));
+    free(frame);
+    free(json);
+
+    /* 2 GB announced: refused at once, nothing allocated or awaited. */
+    CHECK_OK(t2__auth_server_start(s, sv[0]));
+    unsigned char big[4] = {0, 0, 0, 0x80};
+    CHECK(write(sv[1], big, 4) == 4);
+    CHECK_RC(t2__auth_server_read(s, sv[0], &trial), T2_EFORMAT);
+    CHECK(strstr(t2_errmsg(), "2147483648 bytes") != NULL);
+    free(s);
+    close(sv[0]);
+    close(sv[1]);
+}
+
 int main(void)
 {
     unsigned char key[T2__AUTH_KEY_BYTES], other[T2__AUTH_KEY_BYTES];
@@ -153,6 +204,7 @@ int main(void)
         CHECK(run_pair(accept_side, &ctl, replay_side, NULL, &rc) == 0);
         CHECK_RC(rc, T2_EFORMAT);
     }
+    if (recorded_hello) resumable_server(recorded_hello, key, other);
     t2__val_free(recorded_hello);
 
     /* Silence costs the controller its deadline, no more. */

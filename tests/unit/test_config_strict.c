@@ -251,8 +251,8 @@ static void test_ignored_keys(void)
         "in one flat buffer with no fusion tuning",
         "const.yaml:22:56: key 'checkpoint_storage.checkpoint_path' is accepted but ignored: checkpoints go under "
         "host_path[/storage_path]",
-        "const.yaml:23:1: key 'slurm' is accepted but ignored: t2exp has no cluster scheduler (a hostfile extends the "
-        "slot pool)",
+        "const.yaml:23:1: key 'slurm' is accepted but ignored: t2exp has no cluster scheduler (a hostfile, or the "
+        "Slurm job it runs in, is the slot pool)",
     };
     expect_warnings(__LINE__, text, want, sizeof want / sizeof *want);
 }

@@ -146,6 +146,7 @@ static void test_defaults(void)
     CHECK(cfg->perform_initial_validation == 0 && cfg->scheduling_unit == 100);
     CHECK(cfg->checkpoint_policy == T2__CKPT_BEST);
     CHECK(cfg->resources.slots_per_trial == 1 && cfg->resources.max_slots == 0 && !cfg->resources.hostfile);
+    CHECK(cfg->resources.isolation == T2__ISOLATION_WORKER);
     CHECK(!cfg->checkpoint_storage.host_path && !cfg->checkpoint_storage.storage_path);
     CHECK(cfg->checkpoint_storage.save_experiment_best == 0 && cfg->checkpoint_storage.save_trial_best == 1 &&
           cfg->checkpoint_storage.save_trial_latest == 1);
@@ -207,6 +208,7 @@ static const char FULL[] =
     "  slots_per_trial: 2\n"
     "  max_slots: 8\n"
     "  hostfile: hosts.txt\n"
+    "  isolation: process_per_trial\n"
     "checkpoint_storage:\n"
     "  type: shared_fs\n"
     "  host_path: /data\n"
@@ -257,6 +259,7 @@ static void test_every_key(void)
     CHECK(cfg->perform_initial_validation == 1 && cfg->scheduling_unit == 50);
     CHECK(cfg->checkpoint_policy == T2__CKPT_ALL);
     CHECK(cfg->resources.slots_per_trial == 2 && cfg->resources.max_slots == 8);
+    CHECK(cfg->resources.isolation == T2__ISOLATION_PROCESS_PER_TRIAL);
     CHECK_STR(cfg->resources.hostfile, "hosts.txt");
     CHECK_STR(cfg->checkpoint_storage.host_path, "/data");
     CHECK_STR(cfg->checkpoint_storage.storage_path, "ckpts");
@@ -446,6 +449,8 @@ static void test_schema_errors(void)
     EXPECT_ERR(MINIMAL "name: {a: 1}\n", T2_EINVAL, "const.yaml:8:7: name: expected a string, got a map");
     EXPECT_ERR(MINIMAL "resources:\n  slots_per_trial: -1\n", T2_EINVAL,
                "const.yaml:9:20: resources.slots_per_trial: expected a non-negative integer, got -1");
+    EXPECT_ERR(MINIMAL "resources:\n  isolation: fork\n", T2_EINVAL,
+               "const.yaml:9:14: resources.isolation: must be worker or process_per_trial, got \"fork\"");
     EXPECT_ERR(MINIMAL "checkpoint_storage:\n  type: s3\n", T2_EINVAL,
                "const.yaml:9:9: checkpoint_storage.type: only shared_fs is supported, got \"s3\"");
     EXPECT_ERR(MINIMAL "checkpoint_storage:\n  save_trial_best: -1\n", T2_EINVAL,

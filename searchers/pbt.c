@@ -12,8 +12,8 @@
  * Waiting for the whole round makes the search independent of the order in which validations
  * arrive: the same seed gives the same search at any max_concurrent_trials. Every random choice
  * of round r comes from an rng seeded by the experiment seed and r, so the state needs no rng.
- * A member that fails (or stops by itself) counts as the worst result of the round it was in and
- * is replaced like the bottom quantile; global_batch_size is never perturbed (a checkpoint's loader
+ * A member that fails (or stops by itself) counts as the worst result of the round it was in, so
+ * it is one of the bottom quantile and replaced (without a CLOSE); global_batch_size is never perturbed (a checkpoint's loader
  * position is in batches of the parent's size). */
 #include <inttypes.h>
 #include <math.h>
@@ -212,13 +212,11 @@ static int end_round(t2__searcher *s, t2__ops *ops)
     t2_rng rng;
     t2_rng_seed(&rng, t2_hash64(s->seed ^ t2_hash64((uint64_t)p->round ^ UINT64_C(0x7062742d726f756e))));
     int64_t next = round_len(s, p->round + 1);
+    /* The replacements first, then the survivors' next round: a parent's op list then still
+     * ends at the length its child starts from (what preview and the tests read). */
     for (int64_t i = 0; i < p->pop && !rc; i++) {
         member *m = &p->m[order[i]];
-        int replace = m->dead || isnan(m->metric) || i >= p->pop - q;
-        if (!replace) {
-            rc = t2__ops_train(ops, m->rid, next);
-            continue;
-        }
+        if (!(m->dead || isnan(m->metric) || i >= p->pop - q)) continue;
         const member *parent = &p->m[order[t2_rng_below(&rng, (uint64_t)top)]];
         t2__val *hp = NULL, *copy = NULL;
         int64_t rid;
@@ -234,8 +232,10 @@ static int end_round(t2__searcher *s, t2__ops *ops)
             break;
         }
         t2__val_free(m->hparams);
-        *m = (member){.rid = rid, .hparams = copy};
+        *m = (member){.rid = rid, .hparams = copy, .reported = 2}; /* 2: new, not a survivor */
     }
+    for (int64_t i = 0; i < p->pop && !rc; i++)
+        if (p->m[order[i]].reported != 2) rc = t2__ops_train(ops, p->m[order[i]].rid, next);
     free(order);
     if (rc) return rc;
     for (int64_t k = 0; k < p->pop; k++) {
@@ -364,16 +364,16 @@ static int restore(t2__searcher *s, const t2__val *state)
         const t2__val *met = e->kind == T2__VAL_MAP ? t2__val_map_get(e, "metric") : NULL;
         const t2__val *hp = e->kind == T2__VAL_MAP ? t2__val_map_get(e, "hparams") : NULL;
         if (e->kind != T2__VAL_MAP || !rep || rep->kind != T2__VAL_BOOL || !dead || dead->kind != T2__VAL_BOOL ||
-            !met || !hp || hp->kind != T2__VAL_MAP) {
+            !met || !hp || (hp->kind != T2__VAL_MAP && hp->kind != T2__VAL_NULL)) {
             rc = t2_seterr(T2_EFORMAT, "searcher state: pbt.members.%" PRId64 " is malformed", k);
             break;
         }
-        if ((rc = t2__state_int(e, "rid", 0, s->next_request - 1, "pbt.members", &m[k].rid))) break;
+        if ((rc = t2__state_int(e, "rid", 0, s->next_request > 0 ? s->next_request - 1 : 0, "pbt.members", &m[k].rid))) break;
         m[k].reported = rep->b;
         m[k].dead = dead->b;
         m[k].metric = NAN;
         if (met->kind != T2__VAL_NULL && (rc = t2__state_num(met, "pbt.members.metric", &m[k].metric))) break;
-        if (!(m[k].hparams = t2__val_copy(hp))) rc = t2_seterr(T2_ENOMEM, "searcher: out of memory");
+        if (hp->kind == T2__VAL_MAP && !(m[k].hparams = t2__val_copy(hp))) rc = t2_seterr(T2_ENOMEM, "searcher: out of memory");
     }
     if (rc) {
         for (int64_t k = 0; k < p->pop; k++) t2__val_free(m[k].hparams);

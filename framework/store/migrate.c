@@ -185,10 +185,11 @@ static const char SCHEMA_V7[] = "CREATE INDEX trials_by_blas ON trials (experime
 
 /* Version 8: lineage (pbt). parent_trial_id is the trial whose checkpoint a trial started from
  * (an exploited pbt member's top-quantile parent; NULL for a trial that started fresh);
- * parent_checkpoint is that checkpoint's uuid, so a resume starts a child that never ran from
+ * parent_checkpoint is that checkpoint's uuid (no foreign keys: parent and child are rows of the
+ * same experiment, deleted together), so a resume starts a child that never ran from
  * exactly that state, whatever the parent checkpointed since. */
 static const char SCHEMA_V8[] =
-    "ALTER TABLE trials ADD COLUMN parent_trial_id INTEGER REFERENCES trials(id) ON DELETE SET NULL;"
+    "ALTER TABLE trials ADD COLUMN parent_trial_id INTEGER;"
     "ALTER TABLE trials ADD COLUMN parent_checkpoint TEXT;";
 
 static const char *const MIGRATIONS[] = {

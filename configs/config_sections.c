@@ -341,7 +341,10 @@ int t2__cfg_searcher(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark
         } else if (KEY_IS("population_size") || KEY_IS("num_rounds")) {
             int is_pop = KEY_IS("population_size");
             int64_t *dst = is_pop ? &s->pbt.population_size : &s->pbt.num_rounds;
-            rc = t2__get_int(v, path, is_pop ? 2 : 1, dst);
+            rc = t2__get_int(v, path, 1, dst);
+            if (!rc && is_pop && *dst < 2)
+                rc = t2__cfg_err(&v->mark, path, "pbt needs a population of at least 2 (one to learn from), got %lld",
+                                 (long long)*dst);
             if (!rc && *dst > (is_pop ? 10000 : 100000))
                 rc = t2__cfg_err(&v->mark, path, "expected at most %d, got %lld", is_pop ? 10000 : 100000, (long long)*dst);
             if (is_pop) have_pop = !t2__ynull(v);

@@ -32,7 +32,7 @@ static void test_config(void)
     check_bad("name: pbt, metric: loss, population_size: 1, num_rounds: 3, length_per_round: {batches: 10}", HP,
               "search.yaml:1:");
     check_bad("name: pbt, metric: loss, population_size: 1, num_rounds: 3, length_per_round: {batches: 10}", HP,
-              "searcher.population_size: ");
+              "searcher.population_size: pbt needs a population of at least 2 (one to learn from), got 1");
     check_bad("name: pbt, metric: loss, population_size: 4, num_rounds: 0, length_per_round: {batches: 10}", HP,
               "searcher.num_rounds: ");
     check_bad("name: pbt, metric: loss, population_size: 4, num_rounds: 3", HP,

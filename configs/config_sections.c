@@ -15,7 +15,12 @@
 
 /* ---------- searcher ---------- */
 
-enum { APPLIES_SINGLE = 1, APPLIES_GRID = 2, APPLIES_RANDOM = 4, APPLIES_ASHA = 8, APPLIES_TPE = 16, APPLIES_ALL = 31 };
+enum {
+    APPLIES_SINGLE = 1, APPLIES_GRID = 2, APPLIES_RANDOM = 4, APPLIES_ASHA = 8, APPLIES_TPE = 16, APPLIES_PBT = 32,
+    APPLIES_ALL = 63,
+    /* pbt's max_length is num_rounds x length_per_round: a max_length beside them would be a second truth */
+    APPLIES_LENGTH = APPLIES_ALL & ~APPLIES_PBT,
+};
 
 static const struct {
     const char *key;
@@ -24,13 +29,13 @@ static const struct {
     {"name", APPLIES_ALL},
     {"metric", APPLIES_ALL},
     {"smaller_is_better", APPLIES_ALL},
-    {"max_length", APPLIES_ALL},
+    {"max_length", APPLIES_LENGTH},
     {"source_checkpoint", APPLIES_ALL},
     {"source_checkpoint_uuid", APPLIES_ALL},
     {"source_trial_id", APPLIES_ALL},
     {"source_checkpoint_optimizer", APPLIES_ALL},
     {"max_trials", APPLIES_RANDOM | APPLIES_ASHA | APPLIES_TPE},
-    {"max_concurrent_trials", APPLIES_GRID | APPLIES_RANDOM | APPLIES_ASHA | APPLIES_TPE},
+    {"max_concurrent_trials", APPLIES_GRID | APPLIES_RANDOM | APPLIES_ASHA | APPLIES_TPE | APPLIES_PBT},
     {"mode", APPLIES_ASHA},
     {"sampler", APPLIES_ALL}, /* checked below: only adaptive_asha takes one, and another is an error */
     {"divisor", APPLIES_ASHA},
@@ -42,8 +47,14 @@ static const struct {
     {"gamma", APPLIES_TPE},
     {"prior_weight", APPLIES_TPE},
     {"multivariate", APPLIES_TPE},
-    {"time_metric", APPLIES_ALL},
-    {"max_time", APPLIES_ALL},
+    {"time_metric", APPLIES_LENGTH},
+    {"max_time", APPLIES_LENGTH},
+    {"population_size", APPLIES_PBT},
+    {"num_rounds", APPLIES_PBT},
+    {"length_per_round", APPLIES_PBT},
+    {"perturb_factors", APPLIES_PBT},
+    {"resample_probability", APPLIES_PBT},
+    {"quantile_fraction", APPLIES_PBT},
 };
 
 /* Why t2exp needs a key that Determined's Core API leaves to the training script. */
@@ -87,21 +98,21 @@ static int time_length(t2__config *cfg, const t2__ynode *tm, const t2__ymark *tm
 }
 
 /* Determined searchers t2exp does not implement: a clear refusal instead of "expected one of". */
-static const char *const UNSUPPORTED_SEARCHERS[] = {"custom", "pbt", "adaptive", "adaptive_simple",
+static const char *const UNSUPPORTED_SEARCHERS[] = {"custom", "adaptive", "adaptive_simple",
                                                     "async_halving", "sync_halving", "manual", NULL};
 
 static int searcher_name(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark)
 {
-    static const char *const names[] = {"single", "grid", "random", "adaptive_asha", "tpe", NULL};
+    static const char *const names[] = {"single", "grid", "random", "adaptive_asha", "tpe", "pbt", NULL};
     const t2__ynode *v = t2__ymap_get(n, "name", NULL);
     if (!v) return t2__cfg_missing(kmark, "searcher", "name");
-    if (t2__ynull(v)) return t2__cfg_err(&v->mark, "searcher.name", "expected one of single, grid, random, adaptive_asha or tpe, got null");
+    if (t2__ynull(v)) return t2__cfg_err(&v->mark, "searcher.name", "expected one of single, grid, random, adaptive_asha, tpe or pbt, got null");
     if (v->kind == T2__Y_SCALAR)
         for (int k = 0; UNSUPPORTED_SEARCHERS[k]; k++)
             if (strcmp(v->text, UNSUPPORTED_SEARCHERS[k]) == 0)
                 return t2__cfg_err(&v->mark, "searcher.name",
                                    "the \"%s\" searcher is not supported by t2exp (use single, grid, random, "
-                                   "adaptive_asha or tpe)",
+                                   "adaptive_asha, tpe or pbt)",
                                    v->text);
     int kind = 0;
     int rc = t2__get_enum(v, "searcher.name", names, &kind);
@@ -134,6 +145,63 @@ static int int_list(const t2__ynode *v, const char *path, int64_t **out, size_t 
     free(*out);
     *out = a;
     *n = v->n;
+    return T2_OK;
+}
+
+/* searcher.perturb_factors: a non-empty list of positive numbers (the factors an exploited
+ * trial's numeric hparams are multiplied by, one chosen at random per hparam). */
+static int factor_list(const t2__ynode *v, const char *path, double **out, size_t *n)
+{
+    char sub[T2__PATH_MAX], idx[24], buf[128];
+    if (t2__ynull(v)) return T2_OK;
+    if (v->kind != T2__Y_SEQ || v->n == 0)
+        return t2__cfg_err(&v->mark, path, "expected a non-empty list of positive numbers such as [0.8, 1.2], got %s",
+                           t2__ydesc(v, buf, sizeof buf));
+    double *a = calloc(v->n, sizeof *a);
+    if (!a) return t2_seterr(T2_ENOMEM, "config: out of memory");
+    for (size_t k = 0; k < v->n; k++) {
+        snprintf(idx, sizeof idx, "%zu", k);
+        t2__path_join(sub, sizeof sub, path, idx);
+        int rc = t2__get_number(v->items[k], sub, &a[k]);
+        if (!rc && !(a[k] > 0 && isfinite(a[k])))
+            rc = t2__cfg_err(&v->items[k]->mark, sub, "expected a positive factor, got %s",
+                             t2__ydesc(v->items[k], buf, sizeof buf));
+        if (rc) {
+            free(a);
+            return rc;
+        }
+    }
+    free(*out);
+    *out = a;
+    *n = v->n;
+    return T2_OK;
+}
+
+/* pbt: the required keys, and max_length derived from the rounds (the controller, the progress
+ * and the checkpoint periods all read max_length). */
+static int pbt_finish(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark, int have_pop, int have_rounds,
+                      int have_round_length)
+{
+    t2__searcher_config *s = &cfg->searcher;
+    int rc;
+    if (!have_pop && (rc = t2__cfg_collect(cfg, t2__cfg_missing_in(n, kmark, "searcher", "population_size", NULL))))
+        return rc;
+    if (!have_rounds && (rc = t2__cfg_collect(cfg, t2__cfg_missing_in(n, kmark, "searcher", "num_rounds", NULL))))
+        return rc;
+    if (!have_round_length &&
+        (rc = t2__cfg_collect(cfg, t2__cfg_missing_in(n, kmark, "searcher", "length_per_round",
+                                                      ", e.g. length_per_round: {batches: 100}"))))
+        return rc;
+    if (!have_rounds || !have_round_length || s->pbt.length_per_round.n < 1 || s->pbt.num_rounds < 1) return T2_OK;
+    int64_t max = s->pbt.length_per_round.unit == T2__UNIT_EPOCHS ? T2__MAX_EPOCHS : T2__MAX_LENGTH;
+    if (s->pbt.length_per_round.n > max / s->pbt.num_rounds) {
+        const t2__ynode *at = t2__ymap_get(n, "num_rounds", NULL);
+        return t2__cfg_collect(cfg, t2__cfg_err(at ? &at->mark : kmark, "searcher.num_rounds",
+                                                "num_rounds x length_per_round exceeds %lld %s", (long long)max,
+                                                t2__unit_name(s->pbt.length_per_round.unit)));
+    }
+    s->max_length.unit = s->pbt.length_per_round.unit;
+    s->max_length.n = s->pbt.length_per_round.n * s->pbt.num_rounds;
     return T2_OK;
 }
 
@@ -187,7 +255,7 @@ int t2__cfg_searcher(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark
 {
     t2__searcher_config *s = &cfg->searcher;
     char path[T2__PATH_MAX];
-    int rc, have_metric = 0, have_length = 0, have_trials = 0;
+    int rc, have_metric = 0, have_length = 0, have_trials = 0, have_pop = 0, have_rounds = 0, have_round_length = 0;
     const t2__ynode *time_metric = NULL, *max_time = NULL;
     const t2__ymark *time_key = NULL;
     if ((rc = t2__want_map(n, "searcher")) || (rc = searcher_name(cfg, n, kmark))) return rc;
@@ -270,6 +338,31 @@ int t2__cfg_searcher(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark
             rc = tpe_fraction(v, path, KEY_IS("gamma"), KEY_IS("gamma") ? &s->tpe.gamma : &s->tpe.prior_weight);
         } else if (KEY_IS("multivariate")) {
             rc = t2__get_bool(v, path, &s->tpe.multivariate);
+        } else if (KEY_IS("population_size") || KEY_IS("num_rounds")) {
+            int is_pop = KEY_IS("population_size");
+            int64_t *dst = is_pop ? &s->pbt.population_size : &s->pbt.num_rounds;
+            rc = t2__get_int(v, path, 1, dst);
+            if (!rc && is_pop && *dst < 2)
+                rc = t2__cfg_err(&v->mark, path, "pbt needs a population of at least 2 (one to learn from), got %lld",
+                                 (long long)*dst);
+            if (!rc && *dst > (is_pop ? 10000 : 100000))
+                rc = t2__cfg_err(&v->mark, path, "expected at most %d, got %lld", is_pop ? 10000 : 100000, (long long)*dst);
+            if (is_pop) have_pop = !t2__ynull(v);
+            else have_rounds = !t2__ynull(v);
+        } else if (KEY_IS("length_per_round")) {
+            rc = t2__ynull(v) ? t2__cfg_err(&v->mark, path, "expected a length such as {batches: 100}, got null")
+                              : t2__get_length(v, path, 0, &s->pbt.length_per_round);
+            have_round_length = !t2__ynull(v);
+        } else if (KEY_IS("perturb_factors")) {
+            rc = factor_list(v, path, &s->pbt.perturb_factors, &s->pbt.nperturb_factors);
+        } else if (KEY_IS("resample_probability") || KEY_IS("quantile_fraction")) {
+            int is_q = KEY_IS("quantile_fraction");
+            double d = is_q ? s->pbt.quantile_fraction : s->pbt.resample_probability;
+            rc = t2__get_number(v, path, &d);
+            if (!rc && (is_q ? !(d > 0 && d <= 0.5) : !(d >= 0 && d <= 1)))
+                rc = t2__cfg_err(&v->mark, path, "expected a number in %s, got %s", is_q ? "(0, 0.5]" : "[0, 1]", v->text);
+            if (is_q) s->pbt.quantile_fraction = d;
+            else s->pbt.resample_probability = d;
         } else if (KEY_IS("source_checkpoint") || KEY_IS("source_checkpoint_uuid")) {
             rc = t2__get_string(v, path, &s->source_checkpoint);
         } else if (KEY_IS("source_checkpoint_optimizer")) {
@@ -280,6 +373,7 @@ int t2__cfg_searcher(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark
         if ((rc = t2__cfg_collect(cfg, rc))) return rc;
     }
     if (!have_metric && (rc = t2__cfg_collect(cfg, t2__cfg_missing_in(n, kmark, "searcher", "metric", NULL)))) return rc;
+    if (s->name == T2__SEARCH_PBT) return pbt_finish(cfg, n, kmark, have_pop, have_rounds, have_round_length);
     if (time_metric || max_time) {
         if ((rc = t2__cfg_collect(cfg, time_length(cfg, time_metric, time_key, max_time, kmark, have_length))))
             return rc;

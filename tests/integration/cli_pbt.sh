@@ -64,6 +64,15 @@ expect_exit 0 "$T2EXP" create "$P" "$TRIALS/quadratic.so" "${SLOW[@]}" --quiet
 $(outcome 4)
 $(outcome 5)"
 
+# A trial that cannot checkpoint (no model): the first exploit has nothing to copy, and the
+# experiment errors naming the parent. The trials the controller then stops are not blamed for its
+# error (none ERRORED; before, idle runners ignored the stop and were killed a minute later).
+expect_exit 1 "$T2EXP" create "$P" "$TRIALS/quadratic.so" --config hyperparameters.model=0 --quiet
+expect_in "$OUT" "pbt needs the checkpoint of its parent"
+[ "$(sql "SELECT state FROM experiments WHERE id=6")" = ERRORED ] || fail "experiment 6 should be ERRORED"
+[ "$(sql "SELECT count(*) FROM trials WHERE experiment_id=6 AND state='ERRORED'")" = 0 ] ||
+  fail "trials blamed for the controller's error: $(sql "SELECT ordinal, state, error FROM trials WHERE experiment_id=6")"
+
 # Bad configs: located errors.
 expect_exit 2 "$T2EXP" preview "$P" --config searcher.population_size=1
 expect_in "$OUT" "searcher.population_size: pbt needs a population of at least 2"

@@ -16,21 +16,6 @@ static const char MIXED_HP[] = "  lr: {type: log, minval: -4, maxval: -1}\n"
 
 /* ---------- a pretend controller that scores each trial by its hparams ---------- */
 
-/* f(x, y) = (x - 1.5)^2 + (y + 2)^2 where present, plus, for MIXED_HP, 0.5 unless act is gelu (about
- * what units and lr cost a typical draw) and units and lr pulled towards 32 and 1e-2, so that every
- * kind of hparam matters. */
-static double objective(const t2__val *hp)
-{
-    double x = 0, y = 0, v = 0, f = 0;
-    const t2__val *a;
-    if (!t2__val_as_double(t2__val_map_get(hp, "x"), &x)) f += (x - 1.5) * (x - 1.5);
-    if (!t2__val_as_double(t2__val_map_get(hp, "y"), &y)) f += (y + 2) * (y + 2);
-    if (!t2__val_as_double(t2__val_map_get(hp, "units"), &v)) f += fabs(v - 32) / 32;
-    if (!t2__val_as_double(t2__val_map_get(hp, "lr"), &v)) f += fabs(log10(v) + 2);
-    if ((a = t2__val_map_get(hp, "act")) && a->kind == T2__VAL_STRING && strcmp(a->s, "gelu") != 0) f += 0.5;
-    return f;
-}
-
 /* Every CREATE's hparams lie in MIXED_HP's space (when they have its keys); how many of the trials
  * from request 10 on chose act: gelu (the categorical the objective prefers). */
 static int64_t gelu_late, late;
@@ -264,18 +249,6 @@ static void test_resume(void)
 }
 
 /* ---------- TPE beats random ---------- */
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 static void test_beats_random(void)
 {

@@ -27,6 +27,7 @@ const char *t2__searcher_name(t2__searcher_kind k)
     case T2__SEARCH_RANDOM: return "random";
     case T2__SEARCH_ADAPTIVE_ASHA: return "adaptive_asha";
     case T2__SEARCH_TPE: return "tpe";
+    case T2__SEARCH_PBT: return "pbt";
     }
     return "?";
 }
@@ -50,6 +51,7 @@ void t2__config_free(t2__config *cfg)
     t2__hparam_free(cfg->hparams);
     free(cfg->searcher.metric);
     free(cfg->searcher.bracket_rungs);
+    free(cfg->searcher.pbt.perturb_factors);
     free(cfg->searcher.source_checkpoint);
     free(cfg->resources.hostfile);
     free(cfg->resources.controller_address);
@@ -112,6 +114,8 @@ static void set_defaults(t2__config *cfg)
     cfg->searcher.tpe.n_ei_candidates = 24;
     cfg->searcher.tpe.gamma = 0.1;
     cfg->searcher.tpe.prior_weight = 1.0;
+    cfg->searcher.pbt.resample_probability = 0.25; /* Ray Tune's PopulationBasedTraining defaults */
+    cfg->searcher.pbt.quantile_fraction = 0.25;
     cfg->scheduling_unit = 100;
     cfg->checkpoint_policy = T2__CKPT_BEST;
     cfg->resources.slots_per_trial = 1;

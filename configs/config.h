@@ -47,6 +47,7 @@ typedef enum t2__searcher_kind {
     T2__SEARCH_RANDOM,
     T2__SEARCH_ADAPTIVE_ASHA,
     T2__SEARCH_TPE,
+    T2__SEARCH_PBT,
 } t2__searcher_kind;
 
 typedef enum t2__asha_mode { T2__ASHA_AGGRESSIVE, T2__ASHA_STANDARD, T2__ASHA_CONSERVATIVE } t2__asha_mode;
@@ -82,6 +83,15 @@ typedef struct t2__searcher_config {
         double prior_weight;       /* > 0, default 1 */
         int multivariate;          /* default 0: one estimator per hyperparameter */
     } tpe;
+    struct {                       /* pbt (population-based training; max_length is derived from it) */
+        int64_t population_size;   /* >= 2, required */
+        int64_t num_rounds;        /* >= 1, required */
+        t2__length length_per_round; /* required; max_length = num_rounds x this, same unit */
+        double *perturb_factors;   /* > 0 each; default {0.8, 1.2} */
+        size_t nperturb_factors;
+        double resample_probability; /* [0, 1], default 0.25 */
+        double quantile_fraction;  /* (0, 0.5], default 0.25 */
+    } pbt;
 } t2__searcher_config;
 
 /* resources.isolation: a long-lived worker process per local slot that runs trial after trial
@@ -193,7 +203,7 @@ const char *const *t2__config_warnings(const t2__config *cfg, size_t *n);
 int t2__config_batch_sizes(const t2__config *cfg, const t2__val *hparams, int64_t *global, int64_t *per_slot);
 
 const char *t2__unit_name(t2__unit u);                /* "batches", "records", "epochs" */
-const char *t2__searcher_name(t2__searcher_kind k);   /* "single", "grid", "random", "adaptive_asha", "tpe" */
+const char *t2__searcher_name(t2__searcher_kind k);   /* "single", "grid", "random", "adaptive_asha", "tpe", "pbt" */
 const char *t2__asha_mode_name(t2__asha_mode m);      /* "aggressive", "standard", "conservative" */
 
 #endif

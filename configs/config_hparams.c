@@ -300,7 +300,8 @@ static int check_grid(t2__config *cfg, const t2__ynode *hp, const t2__ymark *kma
 
 /* tpe models a flat list of hyperparameters (one estimator each, or one joint kernel per trial);
  * a group of nested ones is refused at its key rather than silently flattened. */
-static int check_tpe(const t2__config *cfg, const t2__ynode *hp, const t2__ymark *kmark)
+/* tpe and pbt handle a flat space only (pbt: perturbing walks the top-level hparams). */
+static int check_flat(const t2__config *cfg, const t2__ynode *hp, const t2__ymark *kmark, const char *who)
 {
     char full[T2__PATH_MAX];
     for (size_t k = 0; k < cfg->hparams->nchildren; k++) {
@@ -308,7 +309,7 @@ static int check_tpe(const t2__config *cfg, const t2__ynode *hp, const t2__ymark
         if (h->kind != T2__HP_NESTED) continue;
         const t2__ynode *at = ynode_at(hp, h->path);
         t2__path_join(full, sizeof full, "hyperparameters", h->path);
-        return t2__cfg_err(at ? &at->mark : kmark, full, "tpe does not support nested hyperparameters yet");
+        return t2__cfg_err(at ? &at->mark : kmark, full, "%s does not support nested hyperparameters yet", who);
     }
     return T2_OK;
 }
@@ -395,7 +396,8 @@ int t2__cfg_hparams_check(t2__config *cfg, const t2__ynode *n, const t2__ymark *
     if (cfg->searcher.name == T2__SEARCH_GRID && (rc = check_grid(cfg, n, kmark))) return rc;
     if ((cfg->searcher.name == T2__SEARCH_TPE ||
          (cfg->searcher.name == T2__SEARCH_ADAPTIVE_ASHA && cfg->searcher.sampler == T2__SAMPLER_TPE)) &&
-        (rc = check_tpe(cfg, n, kmark)))
+        (rc = check_flat(cfg, n, kmark, "tpe")))
         return rc;
+    if (cfg->searcher.name == T2__SEARCH_PBT && (rc = check_flat(cfg, n, kmark, "pbt"))) return rc;
     return T2_OK;
 }

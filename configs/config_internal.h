@@ -76,8 +76,9 @@ int t2__cfg_missing_in(const t2__ynode *map, const t2__ymark *kmark, const char 
 /* A key of a known section that t2exp accepts for compatibility but does not act on. */
 int t2__cfg_ignored(t2__config *cfg, const t2__ymark *kmark, const char *path, const char *why);
 
-/* Sections (config_sections.c). Each reads one top-level value into cfg; kmark is where the
- * section's key is (for "missing required key" errors). */
+/* Sections (the searcher's in config_searcher.c, the others in config_sections.c). Each reads
+ * one top-level value into cfg; kmark is where the section's key is (for "missing required key"
+ * errors). */
 int t2__cfg_searcher(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark);
 int t2__cfg_resources(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark);
 int t2__cfg_checkpoint_storage(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark);

@@ -19,11 +19,18 @@ static double pseudo_metric(uint64_t seed, int64_t rid)
     return (double)(t2_hash64(seed ^ t2_hash64((uint64_t)rid) ^ UINT64_C(0x7072657669657721)) >> 11) * 0x1p-53;
 }
 
+/* A pbt child also gets "parent" and "start" (the parent's length then: where it continues). */
 static int add_trial(t2__val *list, t2__search_op *op)
 {
     t2__val *m = t2__val_map();
     int rc = m ? T2_OK : T2_ENOMEM;
     if (!rc) rc = t2__val_map_set(m, "request_id", t2__val_int(op->request_id));
+    if (!rc && op->parent_request_id >= 0 && op->parent_request_id < (int64_t)list->n) {
+        const t2__val *pl = t2__val_map_get(list->items[op->parent_request_id], "lengths");
+        int64_t start = pl && pl->n ? pl->items[pl->n - 1]->i : 0;
+        rc = t2__val_map_set(m, "parent", t2__val_int(op->parent_request_id));
+        if (!rc) rc = t2__val_map_set(m, "start", t2__val_int(start));
+    }
     if (!rc) {
         rc = t2__val_map_set(m, "hparams", op->hparams); /* moved out of the op */
         op->hparams = NULL;
@@ -120,6 +127,16 @@ static void lengths_text(const t2__val *lengths, char *buf, size_t size)
     }
 }
 
+/* The lengths, and a pbt child's parent: "200, 300 (from #1)". */
+static void entry_text(const t2__val *e, char *buf, size_t size)
+{
+    lengths_text(t2__val_map_get(e, "lengths"), buf, size);
+    const t2__val *parent = t2__val_map_get(e, "parent");
+    size_t at = strlen(buf);
+    if (parent && parent->kind == T2__VAL_INT && at < size)
+        snprintf(buf + at, size - at, " (from #%" PRId64 ")", parent->i);
+}
+
 static int valid_entry(const t2__val *e)
 {
     const t2__val *rid = t2__val_map_get(e, "request_id"), *lengths = t2__val_map_get(e, "lengths");
@@ -140,18 +157,21 @@ int t2__preview_print(const t2__val *preview, FILE *f)
         const t2__val *e = preview->items[i];
         if (!valid_entry(e)) return t2_seterr(T2_EINVAL, "preview: entry %zu is not a trial", i);
         const t2__val *lengths = t2__val_map_get(e, "lengths");
-        lengths_text(lengths, buf, sizeof buf);
+        entry_text(e, buf, sizeof buf);
         if ((int)strlen(buf) > width) width = (int)strlen(buf);
         int64_t last = lengths->n ? lengths->items[lengths->n - 1]->i : 0;
         if (last > longest) longest = last;
-        total += last; /* a TRAIN target is a total, so the last one is what the trial trains */
+        const t2__val *start = t2__val_map_get(e, "start");
+        /* a TRAIN target is a total, so the last one is what the trial trains (a pbt child
+         * trains from its parent's length on) */
+        total += last - (start && start->kind == T2__VAL_INT ? start->i : 0);
     }
     int bad = fprintf(f, "%7s  %-*s  %s\n", "trial", width, "lengths", "hparams") < 0;
     for (size_t i = 0; !bad && i < preview->n; i++) {
         const t2__val *e = preview->items[i], *lengths = t2__val_map_get(e, "lengths");
         char *json = NULL;
         if (t2__val_to_json(t2__val_map_get(e, "hparams"), &json, NULL)) return t2_seterr(T2_ENOMEM, "preview: out of memory");
-        lengths_text(lengths, buf, sizeof buf);
+        entry_text(e, buf, sizeof buf);
         if (lengths->n && lengths->items[lengths->n - 1]->i == longest) reached++;
         bad = fprintf(f, "%7" PRId64 "  %-*s  %s\n", t2__val_map_get(e, "request_id")->i, width, buf, json) < 0;
         free(json);

@@ -205,11 +205,17 @@ int t2__searcher_sample(const t2__searcher *s, int64_t request_id, t2__val **out
 
 int t2__searcher_new_trial(t2__searcher *s, t2__val *hparams, int64_t length, t2__ops *ops, int64_t *request_id)
 {
+    return t2__searcher_new_child(s, hparams, -1, length, ops, request_id);
+}
+
+int t2__searcher_new_child(t2__searcher *s, t2__val *hparams, int64_t parent, int64_t length, t2__ops *ops,
+                           int64_t *request_id)
+{
     int64_t rid = s->next_request;
     int rc;
     if (!hparams && (rc = t2__searcher_sample(s, rid, &hparams))) return rc;
     rc = t2__ops_push(ops, (t2__search_op){.kind = T2__OP_CREATE, .request_id = rid, .hparams = hparams,
-                                    .seed = t2__trial_seed(s->seed, rid)});
+                                    .seed = t2__trial_seed(s->seed, rid), .parent_request_id = parent});
     if (!rc) rc = t2__ops_train(ops, rid, length);
     if (rc) return rc;
     s->next_request++;
@@ -231,6 +237,7 @@ int t2__searcher_create(const t2__config *cfg, uint64_t experiment_seed, t2__sea
     case T2__SEARCH_RANDOM: vt = &t2__random_vt; break;
     case T2__SEARCH_ADAPTIVE_ASHA: vt = &t2__asha_vt; break;
     case T2__SEARCH_TPE: vt = &t2__tpe_vt; break;
+    case T2__SEARCH_PBT: vt = &t2__pbt_vt; break;
     }
     if (!vt) return t2_seterr(T2_EINVAL, "searcher.name: unknown searcher %d", (int)cfg->searcher.name);
     if (cfg->searcher.max_length.n < 1)

@@ -1,6 +1,6 @@
 /* searcher.h — the searcher interface (internal): events in, operations out.
  *
- * Every searcher (single, grid, random, adaptive_asha, tpe) is driven the same way by the controller:
+ * Every searcher (single, grid, random, adaptive_asha, tpe, pbt) is driven the same way by the controller:
  * it is told that the experiment started, that a trial it asked for exists, that a trial finished
  * a validation (metric, length trained), and that a trial exited or failed; it answers each event
  * by appending operations to an op list: create a trial with these hparams and seed, train trial R
@@ -23,7 +23,7 @@
 #include "configs/value.h"
 
 typedef enum t2__op_kind {
-    T2__OP_CREATE,   /* request_id, hparams, seed */
+    T2__OP_CREATE,   /* request_id, hparams, seed, parent_request_id */
     T2__OP_TRAIN,    /* request_id, length */
     T2__OP_CLOSE,    /* request_id: the trial will get no more work; the controller stops it */
     T2__OP_SHUTDOWN, /* the search is over (after every trial is closed) */
@@ -34,6 +34,9 @@ typedef struct t2__search_op {
     int64_t request_id;
     t2__val *hparams; /* CREATE: the nested hparams map (owned by the op list) */
     uint64_t seed;    /* CREATE: the trial's seed, derived from the experiment seed and request id */
+    /* CREATE: -1, or the request whose latest checkpoint the new trial starts from as a full
+     * restore (pbt's exploit: it continues at the parent's length with its own hparams). */
+    int64_t parent_request_id;
     int64_t length;   /* TRAIN: total length in max_length units */
 } t2__search_op;
 

@@ -56,7 +56,7 @@ struct t2__searcher {
     int started, shutdown;
 };
 
-extern const t2__searcher_vt t2__single_vt, t2__grid_vt, t2__random_vt, t2__asha_vt, t2__tpe_vt;
+extern const t2__searcher_vt t2__single_vt, t2__grid_vt, t2__random_vt, t2__asha_vt, t2__tpe_vt, t2__pbt_vt;
 
 /* The seed a trial gets: a hash of the experiment seed and its request id, so that a trial's
  * seed does not depend on when it was created or on which other trials failed. */
@@ -70,6 +70,9 @@ int t2__searcher_sample(const t2__searcher *s, int64_t request_id, t2__val **out
 /* Appends CREATE (with hparams, taken over also on failure; NULL: sampled for the new id) and
  * TRAIN to `length` for the next request id, which *request_id (may be NULL) receives. */
 int t2__searcher_new_trial(t2__searcher *s, t2__val *hparams, int64_t length, t2__ops *ops, int64_t *request_id);
+/* The same for a trial that starts from the latest checkpoint of request `parent` (pbt). */
+int t2__searcher_new_child(t2__searcher *s, t2__val *hparams, int64_t parent, int64_t length, t2__ops *ops,
+                           int64_t *request_id);
 
 int t2__ops_train(t2__ops *ops, int64_t request_id, int64_t length);
 int t2__ops_close(t2__ops *ops, int64_t request_id);

@@ -1,7 +1,7 @@
 /* tpe_parzen.c — Parzen estimators for TPE, written from Optuna's documented semantics (not its
  * code): one kernel per observation plus a prior kernel; numeric kernels are normals truncated to
  * the parameter's range (an int's kernel gives each integer the mass of [k - 1/2, k + 1/2]);
- * categorical kernels put weight 1 on the observed choice and prior_weight spread over all.
+ * categorical kernels put weight 1 on the observed choice and prior_weight / (n + 1) on every choice.
  *
  * Bandwidths as Optuna's defaults: univariate, each kernel's sigma is the larger distance to its
  * neighbours among the sorted centres (the prior's centre included, the range ends as the outer
@@ -121,9 +121,13 @@ static int pe_fit(pe *e, const t2__tpe_model *m, const double *const *obs, size_
             double *lp = e->logp + off * nk;
             e->cat_off[j] = off * nk;
             off += c;
-            /* Each observation's kernel: prior_weight / c on every choice, +1 on its own, normalised. */
-            double base = log(m->prior_weight / (double)c / (m->prior_weight + 1.0));
-            double hit = log((m->prior_weight / (double)c + 1.0) / (m->prior_weight + 1.0));
+            /* Each observation's kernel: prior_weight / (n + 1) on every choice, +1 on its own,
+             * normalised (Optuna's rule). The smoothing shrinks as the group grows, so a choice the
+             * many "above" trials rarely took keeps a small g and a large l/g: it gets tried again.
+             * (Spreading prior_weight / c instead kept g near uniform, and TPE locked onto the
+             * first good choice.) */
+            double v = m->prior_weight / (double)(n + 1), norm = (double)c * v + 1.0;
+            double base = log(v / norm), hit = log((v + 1.0) / norm);
             for (size_t k = 0; k < nk; k++)
                 for (size_t q = 0; q < c; q++)
                     lp[k * c + q] = k == n ? -log((double)c) : (size_t)obs[k][j] == q ? hit : base;
@@ -155,8 +159,13 @@ static double kernel_log(const pe *e, const t2__tpe_param *p, size_t j, size_t k
     if (!(p->high > p->low)) return 0.0; /* minval == maxval: a constant, every kernel agrees */
     double mu = e->mu[j * e->nk + k], s = e->sigma[j * e->nk + k], norm = e->lognorm[j * e->nk + k];
     if (p->kind == T2__HP_INT) return log_mass((v - 0.5 - mu) / s, (v + 0.5 - mu) / s) - norm;
+    /* No -log(s): Optuna 3.1 scores a kernel by the standard normal at z (its truncnorm.logpdf
+     * leaves out the 1/sigma of a scaled density), so in l(x) and g(x) each kernel weighs in
+     * proportion to its bandwidth: the prior and the kernels of isolated points count for more
+     * than a tight cluster's. Draws still pick kernels by their plain weights. Measured on the
+     * bench functions, this is what makes its search better (docs/config-reference.md, tpe). */
     double z = (v - mu) / s;
-    return -0.5 * z * z - log(s) - LOG_SQRT_2PI - norm;
+    return -0.5 * z * z - LOG_SQRT_2PI - norm;
 }
 
 /* log density of the mixture at x: of parameter j alone, or (j == np) of the whole point. */

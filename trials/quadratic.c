@@ -4,7 +4,9 @@
  * (the Optuna reference's space: x, log-uniform lr, categorical c). Optional hparams for fault tests:
  * fail_at_batch (train_batch returns an error there), crash_at_batch (SIGSEGV there),
  * nan_at_batch (reports a NaN loss there), sleep_ms (per batch), invalid_above (build_model says
- * the hparams are invalid, T2_EHPARAM, when x is above it). */
+ * the hparams are invalid, T2_EHPARAM, when x is above it). With the optional hparam model: 1 it
+ * also wraps a 1 -> 1 dense net (unused by the loss) so that the runner checkpoints it: searches
+ * that start trials from checkpoints (pbt) need one. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <signal.h>
@@ -16,6 +18,7 @@ typedef struct {
     double x, y, lr;
     int64_t fail_at, crash_at, nan_at, sleep_ms;
     float dummy[1];
+    t2_net *net; /* hparam model: 1 only */
 } quad;
 
 static int64_t opt_int(t2_ctx *ctx, const char *key)
@@ -36,6 +39,10 @@ static int build_model(t2_ctx *ctx, void **state)
     q->crash_at = opt_int(ctx, "crash_at_batch");
     q->nan_at = opt_int(ctx, "nan_at_batch");
     q->sleep_ms = opt_int(ctx, "sleep_ms");
+    if (opt_int(ctx, "model") == 1 &&
+        ((rc = t2_net_create(&q->net, 1, (int[]){1})) || (rc = t2_net_dense(q->net, 1)) ||
+         (rc = t2_net_init(q->net, t2_ctx_rng(ctx))) || (rc = t2_wrap_model(ctx, q->net))))
+        return rc;
     double limit;
     if (t2_hp_double(ctx, "invalid_above", &limit) == T2_OK && q->x > limit)
         return t2_seterr(T2_EHPARAM, "quadratic: x = %g is above invalid_above = %g", q->x, limit);
@@ -90,7 +97,12 @@ static int evaluate_batch(t2_ctx *ctx, void *state, const t2_batch *b, t2_metric
     return t2_metric(m, "loss", loss_of(state));
 }
 
-static void destroy(void *state) { free(state); }
+static void destroy(void *state)
+{
+    quad *q = state;
+    if (q) t2_net_free(q->net);
+    free(q);
+}
 
 T2_TRIAL(.name = "quadratic", .build_model = build_model, .build_training_loader = build_training_loader,
          .build_validation_loader = build_validation_loader, .train_batch = train_batch,

@@ -56,6 +56,9 @@ typedef struct t2__ctl {
     int64_t exp_id;
     int recorded;           /* this process is the experiment's recorded controller (liveness.c) */
     int shutdown;
+    int stopping;           /* t2__ctl_stop_all is stopping every trial (an interruption, or the
+                               controller's own error): trials that end now are stopped by us, not
+                               failed, and continue on resume */
     int slots, capacity, threads;
     double best;
     int64_t best_trial;

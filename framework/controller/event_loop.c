@@ -183,7 +183,7 @@ static int on_exit(t2__ctl *c, t2__ctl_trial *t)
     while (waitpid(t->pid, &status, 0) < 0 && errno == EINTR) {
     }
     int clean = WIFEXITED(status) && WEXITSTATUS(status) == 0 && t->exit_sent && !t->error;
-    if (!clean && t->host_slots && !t2__ctl_interrupted) rc = t2__ctl_check_hosts(c, t);
+    if (!clean && t->host_slots && !t2__ctl_interrupted && !c->stopping) rc = t2__ctl_check_hosts(c, t);
     t2__ctl_release_slots(c, t);
     int rc2 = t2__ctl_settle(c, t, status);
     return rc ? rc : rc2;
@@ -202,7 +202,7 @@ int t2__ctl_settle(t2__ctl *c, t2__ctl_trial *t, int status)
 {
     int rc = T2_OK;
     t2__exit_facts f = {.exited_ok = status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
-                        .interrupted = t2__ctl_interrupted != 0, .max_restarts = c->cfg->max_restarts};
+                        .interrupted = t2__ctl_interrupted != 0 || c->stopping, .max_restarts = c->cfg->max_restarts};
     t2__exit_verdict v = t2__sched_exit(t, &f);
     char why[1600] = "", st[96];
     if (v != T2__EXIT_PAUSED && v != T2__EXIT_COMPLETED) {
@@ -341,6 +341,7 @@ void t2__ctl_stop_all(t2__ctl *c)
     int dist = t2__ctl_via_mpi(c);
     /* A launch has no rank to checkpoint yet: its mpirun is stopped now, the trial settled. */
     t2__ctl_launch_stop(c);
+    c->stopping = 1;
     int sig = t2__ctl_interrupted == SIGUSR2 ? (dist ? SIGTERM : SIGKILL) : dist ? SIGUSR1 : SIGTERM;
     for (size_t k = 0; k < c->tt.nrun; k++)
         if (c->tt.t[c->tt.run[k]].pid > 0) kill(c->tt.t[c->tt.run[k]].pid, sig);

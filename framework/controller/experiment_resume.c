@@ -46,7 +46,9 @@ static int restore_trials(t2__ctl *c, const t2__val *saved)
         }
         int st = rows[i].state == T2__TRIAL_COMPLETED ? T2__CTL_DONE : rows[i].state == T2__TRIAL_ERRORED ? T2__CTL_ERRORED : T2__CTL_QUEUED;
         t2__checkpoint_row ck;
-        if (t2__store_latest_checkpoint(c->st, t->id, &ck) == T2_OK) {
+        /* A pbt child that never checkpointed starts from the parent checkpoint it was given. */
+        if (t2__store_latest_checkpoint(c->st, t->id, &ck) == T2_OK ||
+            (rows[i].parent_checkpoint && t2__store_checkpoint_by_uuid(c->st, rows[i].parent_checkpoint, &ck) == T2_OK)) {
             t->ckpt = strdup(ck.path);
             t2__checkpoint_row_free(&ck);
             if (!t->ckpt) {

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "checkpoints/ckpt.h"
 #include "ctl.h"
 #include "internal.h"
 
@@ -14,6 +15,29 @@ int t2__ctl_store_trial(t2__ctl *c, t2__ctl_trial *t, unsigned set, int state, c
     t2__trial_update u = {.set = set, .state = state, .restarts = t->restarts, .batches_trained = t->batches,
                           .error = error, .log_path = t->log_path};
     return t2__store_update_trial(c->st, t->id, &u);
+}
+
+/* pbt's exploit: the new trial starts from its parent's latest checkpoint as a full restore (the
+ * runner takes t->ckpt as its own, not as a warm start), at the parent's length. The searcher
+ * asks only once the parent's op ended, and a runner checkpoints before it reports the op done,
+ * so that checkpoint is the one at the parent's last validation. GC keeps it while this trial
+ * holds it as t->ckpt; the store keeps its uuid so a resume starts from the same state. */
+static int inherit(t2__ctl *c, t2__ctl_trial *t, int64_t parent_rid)
+{
+    const t2__ctl_trial *p = t2__tt_find(&c->tt, parent_rid);
+    if (!p) return t2_seterr(T2_EINVAL, "controller: the searcher named request %lld as a parent, which it never created",
+                             (long long)parent_rid);
+    if (!p->ckpt)
+        return t2_seterr(T2_ESTATE, "trial %lld: pbt needs the checkpoint of its parent, trial %lld, which has none "
+                                    "(the trial must register its model so that it can be checkpointed)",
+                         (long long)t->id, (long long)p->id);
+    const char *base = strrchr(p->ckpt, '/');
+    char uuid[T2__UUID_LEN + 1];
+    snprintf(uuid, sizeof uuid, "%s", base ? base + 1 : p->ckpt); /* <uuid>.tar[.gz|.zst] */
+    if (!(t->ckpt = strdup(p->ckpt))) return t2_seterr(T2_ENOMEM, "controller: out of memory");
+    t->batches = p->batches;
+    int rc = t2__store_set_trial_parent(c->st, t->id, p->id, uuid);
+    return rc ? rc : t2__ctl_store_trial(c, t, T2__TU_BATCHES, 0, NULL);
 }
 
 /* Applies the searcher's operations, including those the handling itself produces. */
@@ -44,6 +68,7 @@ static int apply_ops(t2__ctl *c)
                 break;
             }
             if ((rc = t2__ctl_store_trial(c, t, T2__TU_LOG_PATH, 0, NULL))) break;
+            if (op->parent_request_id >= 0 && (rc = inherit(c, t, op->parent_request_id))) break;
             /* The pointer t may move when the op list grows; searcher calls only append ops. */
             rc = t2__searcher_on_trial_created(c->s, op->request_id, &c->ops);
             break;

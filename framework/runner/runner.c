@@ -3,7 +3,9 @@
  * min_validation_period and at the op's end, and report. Any failure becomes one "error" message
  * naming the callback and the reason; the controller decides what happens to the trial. */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <math.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -573,12 +575,28 @@ static int train_to(run *r, int64_t target)
  * means the controller is gone (treated as exit). */
 /* The controller's next op: rank 0 reads it and relays it to the other ranks, which decode it
  * again (checked the same way). T2__MSG_NONE: the controller closed the channel. */
+/* Waiting for the next op, the runner has nothing in flight (its last op ended with its
+ * checkpoint), so a SIGTERM here (the controller pausing or stopping the experiment) is answered
+ * at once, as an exit. A read would be restarted after the signal and wait on: the controller
+ * then killed the runner after a minute. poll is never restarted; its short timeout covers a
+ * signal that lands between the check and the call. 1 when asked to stop. */
+static int stop_while_idle(int fd)
+{
+    for (;;) {
+        if (stop_requested) return 1;
+        struct pollfd pf = {.fd = fd, .events = POLLIN};
+        int n = poll(&pf, 1, 100);
+        if (n > 0 || (n < 0 && errno != EINTR)) return 0; /* readable, or the read reports it */
+    }
+}
+
 static int next_op(run *r, t2__msg *op)
 {
     t2__comm *c = &r->ctx.comm;
     memset(op, 0, sizeof *op);
     int rc = T2_OK;
-    if (c->rank == 0) rc = t2__msg_recv(r->a->fd, op);
+    /* Stopping leaves op NONE: other ranks get no text and take NONE too. */
+    if (c->rank == 0 && !stop_while_idle(r->a->fd)) rc = t2__msg_recv(r->a->fd, op);
     if (c->size <= 1) return rc;
     char *text = NULL;
     size_t len = 0;

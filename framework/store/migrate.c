@@ -183,6 +183,15 @@ static const char SCHEMA_V6[] = "ALTER TABLE trials ADD COLUMN hosts TEXT;";
  * Without it that question read every trial row: 0.4 s of a 100,000-trial describe. */
 static const char SCHEMA_V7[] = "CREATE INDEX trials_by_blas ON trials (experiment_id, blas);";
 
+/* Version 8: lineage (pbt). parent_trial_id is the trial whose checkpoint a trial started from
+ * (an exploited pbt member's top-quantile parent; NULL for a trial that started fresh);
+ * parent_checkpoint is that checkpoint's uuid (no foreign keys: parent and child are rows of the
+ * same experiment, deleted together), so a resume starts a child that never ran from
+ * exactly that state, whatever the parent checkpointed since. */
+static const char SCHEMA_V8[] =
+    "ALTER TABLE trials ADD COLUMN parent_trial_id INTEGER;"
+    "ALTER TABLE trials ADD COLUMN parent_checkpoint TEXT;";
+
 static const char *const MIGRATIONS[] = {
     SCHEMA_V1, /* 0 -> 1 */
     SCHEMA_V2, /* 1 -> 2 */
@@ -191,6 +200,7 @@ static const char *const MIGRATIONS[] = {
     SCHEMA_V5, /* 4 -> 5 */
     SCHEMA_V6, /* 5 -> 6 */
     SCHEMA_V7, /* 6 -> 7 */
+    SCHEMA_V8, /* 7 -> 8 */
 };
 
 _Static_assert(sizeof MIGRATIONS / sizeof MIGRATIONS[0] == T2__STORE_SCHEMA_VERSION,

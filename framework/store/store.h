@@ -52,7 +52,7 @@ int t2__store_experiment_dir(const char *home, int64_t experiment_id, const char
 /* ---- open / close / schema --------------------------------------------------------------- */
 
 /* The schema version this code writes (PRAGMA user_version). */
-#define T2__STORE_SCHEMA_VERSION 7
+#define T2__STORE_SCHEMA_VERSION 8
 
 /* Opens HOME/t2exp.db. Read-write: creates HOME (mkdir -p) and the database, sets WAL mode, and
  * applies the pending forward migrations in one transaction. Read-only: the database must exist
@@ -226,6 +226,8 @@ typedef struct {
     double started_at, ended_at;
 } t2__trial_update;
 
+/* Lineage: the trial starts from checkpoint `uuid` of trial parent_id (pbt's exploit). */
+int t2__store_set_trial_parent(t2__store *st, int64_t trial_id, int64_t parent_id, const char *uuid);
 /* Records the BLAS line (t2_blas_line) the trial's rank 0 runs on. T2_ENOTFOUND if no such trial. */
 int t2__store_set_trial_blas(t2__store *st, int64_t trial_id, const char *blas);
 /* Records where the trial runs now: "host:slots[,host:slots...]" on resources.hostfile's pool.
@@ -301,6 +303,8 @@ typedef struct {
     double best_validation, latest_validation;      /* NAN: none */
     char *error, *log_path;
     double created_at, started_at, ended_at;        /* NAN: none */
+    int64_t parent_trial_id;                        /* 0: none (the trial started fresh) */
+    char *parent_checkpoint;                        /* uuid it started from; NULL: none */
 } t2__trial_row;
 
 /* Every trial of an experiment ordered by ordinal; *rows is one malloc'ed array (NULL when

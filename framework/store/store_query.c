@@ -75,11 +75,14 @@ static const char SQL_EXPERIMENT[] =
     "  FROM b WHERE b.v IS NOT NULL) SELECT group_concat(v, char(10)) FROM b WHERE v IS NOT NULL) AS blas,"
     " config_yaml AS config FROM experiments e WHERE id = :exp";
 
+/* Lineage: the trial number (ordinal) of the trial whose checkpoint this one started from (pbt). */
+#define PARENT_COL "(SELECT p.ordinal FROM trials p WHERE p.id = t.parent_trial_id) AS parent"
+
 #define RANK_COLS                                                                             \
     "ordinal AS trial, id, state, hparams, best_validation, latest_validation,"               \
     " batches_trained AS batches, restarts,"                                                  \
     " (SELECT count(*) FROM checkpoints c WHERE c.trial_id = t.id AND c.state = 'ACTIVE')"    \
-    " AS checkpoints"
+    " AS checkpoints, " PARENT_COL
 
 /* Trials with a validation in metric order, then those without. Each half walks the
  * (experiment_id, best_validation) index — whose entries end with the rowid, hence the id
@@ -94,6 +97,20 @@ static const char SQL_EXPERIMENT[] =
 
 static const char SQL_RANKED_ASC[] = RANKED("ASC");
 static const char SQL_RANKED_DESC[] = RANKED("DESC");
+
+/* Each trial that started from another's checkpoint, with its ancestors back to a trial that
+ * started fresh: "0 @2 > 4 @4 > 5" reads "trial 4 started from trial 0's checkpoint at batch 2,
+ * trial 5 from trial 4's at batch 4" (pbt: one step per exploit, at a round's end). */
+static const char SQL_LINEAGE[] =
+    "WITH RECURSIVE a(child, node, chain) AS ("
+    " SELECT id, id, CAST(ordinal AS TEXT) FROM trials WHERE experiment_id = :exp AND parent_trial_id IS NOT NULL"
+    " UNION ALL SELECT a.child, p.id, p.ordinal || ' @' || coalesce(ck.batches, '?') || ' > ' || a.chain"
+    " FROM a JOIN trials n ON n.id = a.node JOIN trials p ON p.id = n.parent_trial_id"
+    " LEFT JOIN checkpoints ck ON ck.uuid = n.parent_checkpoint)"
+    " SELECT t.ordinal AS trial, a.chain AS lineage FROM a JOIN trials t ON t.id = a.child"
+    " WHERE (SELECT parent_trial_id FROM trials WHERE id = a.node) IS NULL ORDER BY t.ordinal";
+static const char SQL_HAS_LINEAGE[] =
+    "SELECT count(*) FROM trials WHERE experiment_id = :exp AND parent_trial_id IS NOT NULL";
 
 static const char SQL_EXP_HEAD[] =
     "SELECT smaller_is_better, metric, num_trials FROM experiments WHERE id = ?1";
@@ -161,6 +178,16 @@ static int describe_table(t2__store *st, const t2__store_param *p, size_t np, co
     if ((rc = t2__store_prepare(st, ranked, &s)) || (rc = t2__store_bind_params(st, s, p, np)))
         goto done;
     rc = t2__store_print_table_stmt(st, s, COLS, out);
+    sqlite3_finalize(s);
+    s = NULL;
+    if (!rc && !(rc = t2__store_prepare(st, SQL_HAS_LINEAGE, &s)) && !(rc = t2__store_bind_params(st, s, p, 1)) &&
+        sqlite3_step(s) == SQLITE_ROW && sqlite3_column_int64(s, 0) > 0) {
+        sqlite3_finalize(s);
+        s = NULL;
+        fputs("\nlineage (ancestors first, each with the batch its checkpoint was taken at):\n", out);
+        if (!(rc = t2__store_prepare(st, SQL_LINEAGE, &s)) && !(rc = t2__store_bind_params(st, s, p, 1)))
+            rc = t2__store_print_table_stmt(st, s, COLS, out);
+    }
 done:
     sqlite3_finalize(s);
     t2__sbuf_free(&b);
@@ -236,8 +263,8 @@ done:
 static const char SQL_TRIALS[] =
     "SELECT ordinal AS trial, id, state, hparams, printf('%llu', seed) AS seed, restarts, batches_trained AS batches,"
     " target_length_batches AS target_batches, best_validation, latest_validation, "
-    ISO("started_at") " AS started, " RUN_SECONDS("RUNNING") " AS duration, hosts, error"
-    " FROM trials WHERE experiment_id = :exp ORDER BY ordinal";
+    ISO("started_at") " AS started, " RUN_SECONDS("RUNNING") " AS duration, hosts, error, " PARENT_COL
+    " FROM trials t WHERE experiment_id = :exp ORDER BY ordinal";
 
 int t2__store_print_trials(t2__store *st, int64_t experiment_id, t2__store_format fmt, FILE *out)
 {

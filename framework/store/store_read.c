@@ -90,7 +90,7 @@ fail:
 #define TRIAL_COLS                                                                           \
     "id, experiment_id, ordinal, hparams, seed, state, restarts, batches_trained,"           \
     " target_length_batches, best_validation, latest_validation, error, log_path, created_at," \
-    " started_at, ended_at"
+    " started_at, ended_at, parent_trial_id, parent_checkpoint"
 
 static const char SQL_LIST_TRIALS[] =
     "SELECT " TRIAL_COLS " FROM trials WHERE experiment_id = ?1 ORDER BY ordinal";
@@ -102,6 +102,7 @@ void t2__trial_row_free(t2__trial_row *r)
     free(r->hparams_json);
     free(r->error);
     free(r->log_path);
+    free(r->parent_checkpoint);
     memset(r, 0, sizeof *r);
 }
 
@@ -132,6 +133,8 @@ static int read_trial(sqlite3_stmt *s, t2__trial_row *r)
     r->created_at = t2__store_col_real(s, 13);
     r->started_at = t2__store_col_real(s, 14);
     r->ended_at = t2__store_col_real(s, 15);
+    r->parent_trial_id = col_i64_or(s, 16, 0);
+    r->parent_checkpoint = t2__store_col_text(s, 17, &rc);
     if (!rc && prc) rc = prc;
     if (rc) t2__trial_row_free(r);
     return rc;

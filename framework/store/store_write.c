@@ -240,6 +240,22 @@ static int set_trial_text(t2__store *st, const char *sql, int64_t trial_id, cons
     return exec_one(st, s, what, "trial", trial_id);
 }
 
+static const char SQL_SET_TRIAL_PARENT[] =
+    "UPDATE trials SET parent_trial_id = ?2, parent_checkpoint = ?3 WHERE id = ?1";
+
+int t2__store_set_trial_parent(t2__store *st, int64_t trial_id, int64_t parent_id, const char *uuid)
+{
+    if (!st || !uuid || parent_id <= 0) return t2_seterr(T2_EINVAL, "store: set trial parent: bad argument");
+    int rc;
+    sqlite3_stmt *s;
+    if ((rc = t2__store_write_begin(st)) || (rc = t2__store_stmt(st, SQL_SET_TRIAL_PARENT, &s))) return rc;
+    int b = sqlite3_bind_int64(s, 1, trial_id);
+    b = b ? b : sqlite3_bind_int64(s, 2, parent_id);
+    b = b ? b : TEXT(s, 3, uuid);
+    if ((rc = bind_rc(st, b))) return rc;
+    return exec_one(st, s, "set trial parent", "trial", trial_id);
+}
+
 int t2__store_set_trial_blas(t2__store *st, int64_t trial_id, const char *blas)
 {
     return set_trial_text(st, SQL_SET_TRIAL_BLAS, trial_id, blas, "set trial blas");

@@ -30,16 +30,5 @@ expect_exit 0 "$T2EXP" create "$Q" "$TRIALS/quadratic.so" "${SMALL[@]}" --config
 
 # Paused mid-search and resumed: the same trials as an uninterrupted search.
 SLOW=("${SMALL[@]}" --config hyperparameters.sleep_ms=20)
-"$T2EXP" create "$Q" "$TRIALS/quadratic.so" "${SLOW[@]}" --plain > "$WORK/create.log" 2>&1 &
-pid=$!
-wait_for "SELECT count(*) >= 10 FROM trials WHERE experiment_id=4 AND state='COMPLETED'" 1200
-kill -INT $pid
-wait $pid && fail "a paused experiment should exit 1: $(cat "$WORK/create.log")"
-expect_in "$(cat "$WORK/create.log")" "experiment 4 PAUSED"
-done_before=$(sql "SELECT count(*) FROM trials WHERE experiment_id=4 AND state='COMPLETED'")
-[ "$done_before" -lt 30 ] || fail "the pause came after the search ended"
-expect_exit 0 "$T2EXP" resume 4 --quiet
-expect_exit 0 "$T2EXP" create "$Q" "$TRIALS/quadratic.so" "${SLOW[@]}" --quiet
-[ "$(outcome 4)" = "$(outcome 5)" ] || fail "paused after $done_before trials and resumed, sampler tpe chose other trials than an uninterrupted search"
-echo "paused after $done_before completed trials; the resumed search matches the uninterrupted one"
+pause_resume_matches 4 10 30 "$Q" "$TRIALS/quadratic.so" "${SLOW[@]}"
 store_ok

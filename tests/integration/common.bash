@@ -96,6 +96,29 @@ wait_for() {
   fail "timed out waiting for: $1"
 }
 
+# pause_resume_matches EXP BEFORE TOTAL CREATE_ARGS... — runs `t2exp create CREATE_ARGS` in the
+# background (it must become experiment EXP), pauses it with Ctrl-C once BEFORE of its trials
+# completed, resumes it, then runs the same search uninterrupted (experiment EXP+1). Fails unless
+# the pause came mid-search (fewer than TOTAL completed) and both runs have the same outcome (the
+# calling script's `outcome EXP` function).
+pause_resume_matches() {
+  local exp=$1 before=$2 total=$3 pid done_before
+  shift 3
+  "$T2EXP" create "$@" --plain > "$WORK/create.log" 2>&1 &
+  pid=$!
+  wait_for "SELECT count(*) >= $before FROM trials WHERE experiment_id=$exp AND state='COMPLETED'" 1200
+  kill -INT $pid
+  wait $pid && fail "a paused experiment should exit 1: $(cat "$WORK/create.log")"
+  expect_in "$(cat "$WORK/create.log")" "experiment $exp PAUSED"
+  done_before=$(sql "SELECT count(*) FROM trials WHERE experiment_id=$exp AND state='COMPLETED'")
+  [ "$done_before" -lt "$total" ] || fail "the pause came after the search ended"
+  expect_exit 0 "$T2EXP" resume "$exp" --quiet
+  expect_exit 0 "$T2EXP" create "$@" --quiet
+  [ "$(outcome "$exp")" = "$(outcome $((exp + 1)))" ] ||
+    fail "paused after $done_before trials and resumed, the search chose other trials than an uninterrupted one"
+  echo "paused after $done_before completed trials; the resumed search matches the uninterrupted one"
+}
+
 # create_kill_trial CONFIG LOG SQL — runs `t2exp create CONFIG fashion_mnist_mlp.so` in the
 # background (output in LOG), waits until SQL is true, SIGKILLs the trial process, and waits for
 # the experiment, which must still succeed (the trial restarts from its latest checkpoint).

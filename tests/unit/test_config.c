@@ -45,7 +45,8 @@ static void test_examples(void)
 {
     static const char *const names[] = {"fashion_mnist_cnn",          "fashion_mnist_cnn_adaptive",
                                         "fashion_mnist_cnn_distributed", "fashion_mnist_mlp",
-                                        "quadratic_grid",             "quadratic_random"};
+                                        "quadratic_grid",             "quadratic_random",
+                                        "quadratic_pbt",              "fashion_mnist_pbt"};
     char path[1024];
     for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
         char rel[256];
@@ -410,10 +411,10 @@ static void test_schema_errors(void)
                T2_EINVAL, "const.yaml:3:1: searcher.name: missing required key");
     EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\n", T2_EINVAL, "const.yaml:1:1: searcher: missing required key");
     EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\nsearcher:\n  name: bayes\n", T2_EINVAL,
-               "const.yaml:4:9: searcher.name: expected one of single, grid, random, adaptive_asha or tpe, got \"bayes\"");
+               "const.yaml:4:9: searcher.name: expected one of single, grid, random, adaptive_asha, tpe or pbt, got \"bayes\"");
     EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\nsearcher:\n  name: custom\n", T2_EINVAL,
                "const.yaml:4:9: searcher.name: the \"custom\" searcher is not supported by t2exp (use single, grid, "
-               "random, adaptive_asha or tpe)");
+               "random, adaptive_asha, tpe or pbt)");
     EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\nsearcher: [single]\n", T2_EINVAL,
                "const.yaml:3:11: searcher: expected a map, got a list");
     EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\nsearcher:\n  name: random\n  metric: loss\n"

@@ -13,19 +13,6 @@ static const char MIXED_HP[] = "  lr: {type: log, minval: -4, maxval: -1}\n"
                                "  act: {type: categorical, vals: [relu, tanh, gelu]}\n"
                                "  fixed: 3\n";
 
-/* f(x, y) = (x - 1.5)^2 + (y + 2)^2 for QUAD_HP; for MIXED_HP every kind of hparam costs something. */
-static double objective(const t2__val *hp)
-{
-    double x = 0, y = 0, v = 0, f = 0;
-    const t2__val *a;
-    if (!t2__val_as_double(t2__val_map_get(hp, "x"), &x)) f += (x - 1.5) * (x - 1.5);
-    if (!t2__val_as_double(t2__val_map_get(hp, "y"), &y)) f += (y + 2) * (y + 2);
-    if (!t2__val_as_double(t2__val_map_get(hp, "units"), &v)) f += fabs(v - 32) / 32;
-    if (!t2__val_as_double(t2__val_map_get(hp, "lr"), &v)) f += fabs(log10(v) + 2);
-    if ((a = t2__val_map_get(hp, "act")) && a->kind == T2__VAL_STRING && strcmp(a->s, "gelu") != 0) f += 0.5;
-    return f;
-}
-
 /* The metric a trial reports at `length` of `max`: f plus noise that shrinks as it trains, so that
  * the short rungs rank the trials roughly and the long ones well. */
 static double noisy(double f, int64_t rid, int64_t length, int64_t max)
@@ -308,18 +295,6 @@ static void test_resume(void)
 }
 
 /* ---------- TPE beats random ---------- */
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 static void test_beats_random(void)
 {

@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L /* strdup in the searcher test helpers */
 #include <math.h>
 #include "test_searcher_util.h"
+#include "../../searchers/tpe.h"
 
 static const char TPE_HP[] = "  x: {type: double, minval: -5, maxval: 5}\n"
                              "  y: {type: double, minval: -5, maxval: 5}\n";
@@ -14,21 +15,6 @@ static const char MIXED_HP[] = "  lr: {type: log, minval: -4, maxval: -1}\n"
                                "  fixed: 3\n";
 
 /* ---------- a pretend controller that scores each trial by its hparams ---------- */
-
-/* f(x, y) = (x - 1.5)^2 + (y + 2)^2 where present, plus, for MIXED_HP, 0.5 unless act is gelu (about
- * what units and lr cost a typical draw) and units and lr pulled towards 32 and 1e-2, so that every
- * kind of hparam matters. */
-static double objective(const t2__val *hp)
-{
-    double x = 0, y = 0, v = 0, f = 0;
-    const t2__val *a;
-    if (!t2__val_as_double(t2__val_map_get(hp, "x"), &x)) f += (x - 1.5) * (x - 1.5);
-    if (!t2__val_as_double(t2__val_map_get(hp, "y"), &y)) f += (y + 2) * (y + 2);
-    if (!t2__val_as_double(t2__val_map_get(hp, "units"), &v)) f += fabs(v - 32) / 32;
-    if (!t2__val_as_double(t2__val_map_get(hp, "lr"), &v)) f += fabs(log10(v) + 2);
-    if ((a = t2__val_map_get(hp, "act")) && a->kind == T2__VAL_STRING && strcmp(a->s, "gelu") != 0) f += 0.5;
-    return f;
-}
 
 /* Every CREATE's hparams lie in MIXED_HP's space (when they have its keys); how many of the trials
  * from request 10 on chose act: gelu (the categorical the objective prefers). */
@@ -264,18 +250,6 @@ static void test_resume(void)
 
 /* ---------- TPE beats random ---------- */
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 static void test_beats_random(void)
 {
     enum { SEEDS = 9 };
@@ -322,6 +296,34 @@ static void test_mixed_space(void)
     CHECK(share[1] > 0.5 && share[2] > 0.5 && share[0] < 0.45);
 }
 
+/* A categorical that the good group never took and the other group rarely took must be tried
+ * again (Optuna's smoothing, prior_weight / (n + 1) per value): good = 4 trials on b, other = 18
+ * on b and 18 on c, none on a. l(a)/g(a) is about 5 against b's 1.4, and a sixth of l's draws
+ * are a, so nearly every choice among 24 candidates (1 - (5/6)^24 = 0.987) is a. Spreading prior_weight over
+ * the values instead (the old rule) gave l(a)/g(a) 1.2 against b's 1.45: a was never chosen. */
+static void test_categorical_rarely_tried(void)
+{
+    t2__tpe_param p = {.kind = T2__HP_CATEGORICAL, .nchoices = 3};
+    t2__tpe_model m = {.p = &p, .np = 1, .prior_weight = 1.0, .n_candidates = 24};
+    double v[40];
+    const double *pts[40];
+    for (int k = 0; k < 40; k++) {
+        v[k] = k < 22 ? 1 : 2; /* good: 0..3, other: 4..39 */
+        pts[k] = &v[k];
+    }
+    int chose_a = 0;
+    for (uint64_t seed = 1; seed <= 200; seed++) {
+        t2_rng rng;
+        t2_rng_seed(&rng, t2_hash64(seed));
+        double x = -1;
+        CHECK_OK(t2__tpe_suggest(&m, pts, 4, pts + 4, 36, &rng, &x));
+        CHECK(x == 0 || x == 1 || x == 2);
+        chose_a += x == 0;
+    }
+    printf("categorical rarely tried by the other group: chosen in %d of 200 draws\n", chose_a);
+    CHECK(chose_a > 170);
+}
+
 /* ---------- preview ---------- */
 
 static void test_preview(void)
@@ -346,6 +348,7 @@ int main(void)
     test_resume();
     test_beats_random();
     test_mixed_space();
+    test_categorical_rarely_tried();
     test_preview();
     return check_report("test_searcher_tpe");
 }

@@ -6,6 +6,7 @@
 #define T2_TEST_SEARCHER_UTIL_H
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -252,6 +253,36 @@ static inline void check_replay(const t2__config *cfg, uint64_t seed, const driv
     t2__ops_free(&ops);
     t2__val_free(st);
     t2__searcher_free(s);
+}
+
+/* ---------- the model-based searchers' test problem (tpe, adaptive_asha with sampler: tpe) ---------- */
+
+/* f(x, y) = (x - 1.5)^2 + (y + 2)^2 where present, plus, for the mixed spaces, 0.5 unless act is
+ * gelu (about what units and lr cost a typical draw) and units and lr pulled towards 32 and 1e-2,
+ * so that every kind of hparam matters. */
+static inline double objective(const t2__val *hp)
+{
+    double x = 0, y = 0, v = 0, f = 0;
+    const t2__val *a;
+    if (!t2__val_as_double(t2__val_map_get(hp, "x"), &x)) f += (x - 1.5) * (x - 1.5);
+    if (!t2__val_as_double(t2__val_map_get(hp, "y"), &y)) f += (y + 2) * (y + 2);
+    if (!t2__val_as_double(t2__val_map_get(hp, "units"), &v)) f += fabs(v - 32) / 32;
+    if (!t2__val_as_double(t2__val_map_get(hp, "lr"), &v)) f += fabs(log10(v) + 2);
+    if ((a = t2__val_map_get(hp, "act")) && a->kind == T2__VAL_STRING && strcmp(a->s, "gelu") != 0) f += 0.5;
+    return f;
+}
+
+static inline int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The median of v[0..n) (sorts v). */
+static inline double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 #endif

@@ -151,6 +151,8 @@ static void test_migrate_v1(void)
                                     "DROP TABLE stage_runs; DROP TABLE pipeline_runs;"
                                     "DROP INDEX trials_by_blas; ALTER TABLE trials DROP COLUMN blas;"
                                     "ALTER TABLE trials DROP COLUMN hosts;"
+                                    "ALTER TABLE trials DROP COLUMN parent_trial_id;"
+                                    "ALTER TABLE trials DROP COLUMN parent_checkpoint;"
                                     "PRAGMA user_version = 1;"));
     CHECK_OK(t2__store_exec_sql(st, "INSERT INTO experiments (name, config_yaml, searcher_name, metric,"
                                     " smaller_is_better, trial_object, seed, created_at) VALUES ('old',"
@@ -188,6 +190,38 @@ static void test_migrate_v1(void)
     CHECK_OK(t2__store_open(h2, 0, &st));
     CHECK_OK(t2__store_id(st, id2));
     CHECK(strcmp(id, id2) != 0);
+    CHECK_OK(t2__store_close(st));
+}
+
+/* Schema 8 from 7: lineage columns, NULL (no parent) for the trials made before; a parent set
+ * later reads back. */
+static void test_migrate_v7(void)
+{
+    char h[700];
+    snprintf(h, sizeof h, "%s/v7", dir);
+    t2__store *st = NULL;
+    CHECK_OK(t2__store_open(h, 0, &st));
+    CHECK_OK(t2__store_exec_sql(st, "ALTER TABLE trials DROP COLUMN parent_trial_id;"
+                                    "ALTER TABLE trials DROP COLUMN parent_checkpoint;"
+                                    "PRAGMA user_version = 7;"));
+    CHECK_OK(t2__store_exec_sql(st, "INSERT INTO experiments (name, config_yaml, searcher_name, metric,"
+                                    " smaller_is_better, trial_object, seed, created_at) VALUES ('old', 'name: old',"
+                                    " 'random', 'loss', 1, '/t.so', 1, 0);"
+                                    "INSERT INTO trials (experiment_id, ordinal, hparams, seed, created_at)"
+                                    " VALUES (1, 0, '{}', 1, 0), (1, 1, '{}', 2, 0);"));
+    CHECK_OK(t2__store_close(st));
+    CHECK_OK(t2__store_open(h, 0, &st));
+    CHECK(sql_int(st, "PRAGMA user_version") == T2__STORE_SCHEMA_VERSION);
+    t2__trial_row r;
+    CHECK_OK(t2__store_get_trial(st, 2, &r));
+    CHECK(r.parent_trial_id == 0 && r.parent_checkpoint == NULL);
+    t2__trial_row_free(&r);
+    CHECK_OK(t2__store_set_trial_parent(st, 2, 1, "0123abcd-0000-4000-8000-000000000000"));
+    CHECK_RC(t2__store_set_trial_parent(st, 2, 0, "x"), T2_EINVAL);
+    CHECK_OK(t2__store_get_trial(st, 2, &r));
+    CHECK(r.parent_trial_id == 1);
+    CHECK_TEXT(r.parent_checkpoint, "0123abcd-0000-4000-8000-000000000000");
+    t2__trial_row_free(&r);
     CHECK_OK(t2__store_close(st));
 }
 
@@ -657,6 +691,7 @@ int main(void)
     test_open_and_migrate();
     test_private_modes();
     test_migrate_v1();
+    test_migrate_v7();
     test_versions();
     test_experiments();
     test_trials();

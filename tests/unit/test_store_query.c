@@ -145,8 +145,8 @@ static const char WANT3[] =
     "      name: adaptive_asha\n"
     "\n"
     "trials ranked by validation_loss (smaller is better), all 3:\n"
-    "trial  id  state    hparams                      best_validation  latest_validation  batches  restarts  checkpoints\n"
-    "-----  --  -------  ---------------------------  ---------------  -----------------  -------  --------  -----------\n"
+    "trial  id  state    hparams                      best_validation  latest_validation  batches  restarts  checkpoints  parent\n"
+    "-----  --  -------  ---------------------------  ---------------  -----------------  -------  --------  -----------  ------\n"
     "    1   1  RUNNING  {\"lr\":0.1,\"layers\":[32,64]}             0.25               0.25      200         0            1\n"
     "    2   2  ERRORED  {\"lr\":0.01}                             0.45               0.45      100         2            0\n"
     "    3   3  QUEUED   {\"lr\":1}                                                               0         0            0\n"
@@ -160,23 +160,23 @@ static const char WANT4[] =
     "\"ended\":null,\"duration\":3677.0,\"error\":null,\"overrides\":[],\"checkpoint_dir\":null,\"blas\":null,\"config\":\"name: fmnist\\nsearcher:\\n  name: adaptive_asha\\n\"},"
     "\"trials\":[{\"trial\":1,\"id\":1,\"state\":\"RUNNING\",\"hparams\":{\"lr\":0.1,"
     "\"layers\":[32,64]},\"best_validation\":0.25,\"latest_validation\":0.25,"
-    "\"batches\":200,\"restarts\":0,\"checkpoints\":1},{\"trial\":2,\"id\":2,"
+    "\"batches\":200,\"restarts\":0,\"checkpoints\":1,\"parent\":null},{\"trial\":2,\"id\":2,"
     "\"state\":\"ERRORED\",\"hparams\":{\"lr\":0.01},\"best_validation\":0.45,"
-    "\"latest_validation\":0.45,\"batches\":100,\"restarts\":2,\"checkpoints\":0}]}\n"
+    "\"latest_validation\":0.45,\"batches\":100,\"restarts\":2,\"checkpoints\":0,\"parent\":null}]}\n"
     ;
 static const char WANT5[] =
-    "trial,id,state,hparams,best_validation,latest_validation,batches,restarts,checkpoints\n"
+    "trial,id,state,hparams,best_validation,latest_validation,batches,restarts,checkpoints,parent\n"
     ;
 static const char WANT6[] =
-    "trial,id,state,hparams,seed,restarts,batches,target_batches,best_validation,latest_validation,started,duration,hosts,error\n"
-    "1,1,RUNNING,\"{\"\"lr\"\":0.1,\"\"layers\"\":[32,64]}\",101,0,200,,0.25,0.25,2023-11-14T22:13:25Z,3672.0,,\n"
+    "trial,id,state,hparams,seed,restarts,batches,target_batches,best_validation,latest_validation,started,duration,hosts,error,parent\n"
+    "1,1,RUNNING,\"{\"\"lr\"\":0.1,\"\"layers\"\":[32,64]}\",101,0,200,,0.25,0.25,2023-11-14T22:13:25Z,3672.0,,,\n"
     "2,2,ERRORED,\"{\"\"lr\"\":0.01}\",102,2,100,,0.45,0.45,2023-11-14T22:13:25Z,10.0,,\"line1\n"
-    "line2, \"\"quoted\"\"\"\n"
-    "3,3,QUEUED,\"{\"\"lr\"\":1}\",18000000000000000000,0,0,,,,,,,\n"
+    "line2, \"\"quoted\"\"\",\n"
+    "3,3,QUEUED,\"{\"\"lr\"\":1}\",18000000000000000000,0,0,,,,,,,,\n"
     ;
 static const char WANT7[] =
-    "trial  id  state    hparams                      seed                  restarts  batches  target_batches  best_validation  latest_validation  started               duration  hosts  error\n"
-    "-----  --  -------  ---------------------------  --------------------  --------  -------  --------------  ---------------  -----------------  --------------------  --------  -----  ---------------------\n"
+    "trial  id  state    hparams                      seed                  restarts  batches  target_batches  best_validation  latest_validation  started               duration  hosts  error                  parent\n"
+    "-----  --  -------  ---------------------------  --------------------  --------  -------  --------------  ---------------  -----------------  --------------------  --------  -----  ---------------------  ------\n"
     "    1   1  RUNNING  {\"lr\":0.1,\"layers\":[32,64]}  101                          0      200                             0.25               0.25  2023-11-14T22:13:25Z  1h01m12s\n"
     "    2   2  ERRORED  {\"lr\":0.01}                  102                          2      100                             0.45               0.45  2023-11-14T22:13:25Z       10s         line1 line2, \"quoted\"\n"
     "    3   3  QUEUED   {\"lr\":1}                     18000000000000000000         0        0\n"

@@ -384,7 +384,7 @@ static void test_preview_grid(void)
 
 /* The bad inputs of the issue's must-show list that the config loader refuses before any
  * searcher exists: each fails with T2_EINVAL and a message naming the key and the problem. */
-static void check_bad(const char *yaml, const char *want1, const char *want2)
+static void check_bad_yaml(const char *yaml, const char *want1, const char *want2)
 {
     t2__config *cfg = NULL;
     CHECK_RC(t2__config_load_string(yaml, "bad.yaml", NULL, 0, &cfg), T2_EINVAL);
@@ -396,19 +396,19 @@ static void check_bad(const char *yaml, const char *want1, const char *want2)
 
 static void test_bad_configs(void)
 {
-    check_bad("searcher: {name: grid, metric: loss, max_length: {batches: 1}}\n"
+    check_bad_yaml("searcher: {name: grid, metric: loss, max_length: {batches: 1}}\n"
               "hyperparameters:\n  global_batch_size: 8\n  lr: {type: double, minval: 0.1, maxval: 0.2}\n",
               "bad.yaml:4:7: hyperparameters.lr", "needs a count");
-    check_bad("searcher: {name: random, metric: loss, max_length: {batches: 1}}\n"
+    check_bad_yaml("searcher: {name: random, metric: loss, max_length: {batches: 1}}\n"
               "hyperparameters:\n  global_batch_size: 8\n",
               "searcher.max_trials", "missing required key");
-    check_bad("searcher: {name: adaptive_asha, metric: loss, max_length: {batches: 1}}\n"
+    check_bad_yaml("searcher: {name: adaptive_asha, metric: loss, max_length: {batches: 1}}\n"
               "hyperparameters:\n  global_batch_size: 8\n",
               "searcher.max_trials", "missing required key");
-    check_bad("searcher: {name: random, metric: loss, max_trials: 2, max_length: {batches: 1}}\n"
+    check_bad_yaml("searcher: {name: random, metric: loss, max_trials: 2, max_length: {batches: 1}}\n"
               "hyperparameters:\n  global_batch_size: 8\n  lr: {type: double, minval: 0.5, maxval: 0.2}\n",
               "hyperparameters.lr.maxval", "less than minval");
-    check_bad("searcher: {name: random, metric: loss, max_trials: 2, max_length: {batches: 1}}\n"
+    check_bad_yaml("searcher: {name: random, metric: loss, max_trials: 2, max_length: {batches: 1}}\n"
               "hyperparameters:\n  global_batch_size: 8\n  act: {type: categorical, vals: []}\n",
               "hyperparameters.act.vals", "empty list");
 }

@@ -81,17 +81,6 @@ out:
 
 /* ---------- config ---------- */
 
-static void check_bad(const char *searcher, const char *hp, const char *want)
-{
-    char text[4096];
-    t2__config *cfg = NULL;
-    snprintf(text, sizeof text, "searcher: {%s}\nhyperparameters:\n  global_batch_size: 8\n%s", searcher, hp);
-    CHECK_RC(t2__config_load_string(text, "search.yaml", NULL, 0, &cfg), T2_EINVAL);
-    CHECK(cfg == NULL);
-    CHECK_CONTAINS(t2_errmsg(), want);
-    t2__config_free(cfg);
-}
-
 static size_t nwarnings(const t2__config *cfg, const char *want)
 {
     size_t n = 0;

@@ -11,17 +11,6 @@ static const char HP[] = "  lr: {type: log, minval: -4, maxval: -1}\n"
                          "  act: {type: categorical, vals: [relu, tanh, gelu]}\n"
                          "  fixed: 3\n";
 
-static void check_bad(const char *searcher, const char *hp, const char *want)
-{
-    char text[4096];
-    t2__config *cfg = NULL;
-    snprintf(text, sizeof text, "searcher: {%s}\nhyperparameters:\n  global_batch_size: 8\n%s", searcher, hp);
-    CHECK_RC(t2__config_load_string(text, "search.yaml", NULL, 0, &cfg), T2_EINVAL);
-    CHECK(cfg == NULL);
-    CHECK_CONTAINS(t2_errmsg(), want);
-    t2__config_free(cfg);
-}
-
 static const char BASE[] = "name: pbt, metric: loss, population_size: 4, num_rounds: 3, length_per_round: {batches: 10}";
 
 static void test_config(void)

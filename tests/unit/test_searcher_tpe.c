@@ -92,17 +92,6 @@ out:
 
 /* ---------- config errors ---------- */
 
-static void check_bad(const char *searcher, const char *hp, const char *want)
-{
-    char text[4096];
-    t2__config *cfg = NULL;
-    snprintf(text, sizeof text, "searcher: {%s}\nhyperparameters:\n  global_batch_size: 8\n%s", searcher, hp);
-    CHECK_RC(t2__config_load_string(text, "search.yaml", NULL, 0, &cfg), T2_EINVAL);
-    CHECK(cfg == NULL);
-    CHECK_CONTAINS(t2_errmsg(), want);
-    t2__config_free(cfg);
-}
-
 static void test_config_errors(void)
 {
     const char *base = "name: tpe, metric: loss, max_length: {batches: 1}, max_trials: 4";

@@ -37,6 +37,19 @@ static inline t2__config *load_cfg(const char *searcher, const char *hp)
     return cfg;
 }
 
+/* A config from `searcher: {SEARCHER}` and hyperparameter lines must be refused (T2_EINVAL) with an
+ * error containing want. */
+static inline void check_bad(const char *searcher, const char *hp, const char *want)
+{
+    char text[4096];
+    t2__config *cfg = NULL;
+    snprintf(text, sizeof text, "searcher: {%s}\nhyperparameters:\n  global_batch_size: 8\n%s", searcher, hp);
+    CHECK_RC(t2__config_load_string(text, "search.yaml", NULL, 0, &cfg), T2_EINVAL);
+    CHECK(cfg == NULL);
+    CHECK_CONTAINS(t2_errmsg(), want);
+    t2__config_free(cfg);
+}
+
 /* Ops as "C0 T0@4 X0 S" (create, train to length, close, shutdown); full adds each CREATE's
  * seed and hparams JSON, for comparing runs exactly. Returns a static buffer. */
 static inline const char *ops_text(const t2__ops *ops, size_t from, int full)

@@ -63,7 +63,13 @@ int t2__ctl_worker_start(t2__ctl *c, t2__ctl_trial *t, const t2__runner_args *a)
         if (c->workers[i].pid > 0 && !c->workers[i].busy) w = &c->workers[i];
     for (int i = 0; i < c->nworkers && !w; i++)
         if (c->workers[i].pid <= 0) w = &c->workers[i];
-    if (!w) return t2_seterr(T2_ESTATE, "trial %lld: no free worker (%d, all busy)", (long long)t->id, c->nworkers);
+    if (!w) { /* more trials at once than planned: one more worker rather than a failed experiment */
+        t2__ctl_worker *g = realloc(c->workers, ((size_t)c->nworkers + 1) * sizeof *g);
+        if (!g) return t2_seterr(T2_ENOMEM, "controller: out of memory");
+        c->workers = g;
+        w = &c->workers[c->nworkers++];
+        *w = (t2__ctl_worker){.pid = 0, .fd = -1, .busy = 0};
+    }
     int rc = w->pid > 0 ? assign(t, w, a) : T2_EIO;
     if (rc == T2_ENOMEM) return rc;
     if (rc) {

@@ -30,7 +30,6 @@ static void on_term(int sig)
 }
 
 /* Only rank 0 talks to the controller; the other ranks' reports are dropped. */
-/* Only rank 0 talks to the controller. */
 static int send_msg(int fd, const t2__comm *c, const t2__msg *m)
 {
     return c->rank == 0 ? t2__msg_send(fd, m) : T2_OK;

@@ -3,8 +3,9 @@
  * (1, -2)), so a search's result is known in advance; an optional hparam lr adds itself to the loss
  * (the Optuna reference's space: x, log-uniform lr, categorical c). Optional hparams for fault tests:
  * fail_at_batch (train_batch returns an error there), crash_at_batch (SIGSEGV there),
- * nan_at_batch (reports a NaN loss there), sleep_ms (per batch), invalid_above (build_model says
- * the hparams are invalid, T2_EHPARAM, when x is above it). With the optional hparam model: 1 it
+ * nan_at_batch (reports a NaN loss there), term_at_batch (SIGTERM to itself there, as a pause
+ * would: the runner checkpoints after that batch and leaves), sleep_ms (per batch), invalid_above
+ * (build_model says the hparams are invalid, T2_EHPARAM, when x is above it). With the optional hparam model: 1 it
  * also wraps a 1 -> 1 dense net (unused by the loss) so that the runner checkpoints it: searches
  * that start trials from checkpoints (pbt) need one. */
 #define _POSIX_C_SOURCE 200809L
@@ -16,7 +17,7 @@
 
 typedef struct {
     double x, y, lr;
-    int64_t fail_at, crash_at, nan_at, sleep_ms;
+    int64_t fail_at, crash_at, nan_at, term_at, sleep_ms;
     float dummy[1];
     t2_net *net; /* hparam model: 1 only */
 } quad;
@@ -38,6 +39,7 @@ static int build_model(t2_ctx *ctx, void **state)
     q->fail_at = opt_int(ctx, "fail_at_batch");
     q->crash_at = opt_int(ctx, "crash_at_batch");
     q->nan_at = opt_int(ctx, "nan_at_batch");
+    q->term_at = opt_int(ctx, "term_at_batch");
     q->sleep_ms = opt_int(ctx, "sleep_ms");
     if (opt_int(ctx, "model") == 1 &&
         ((rc = t2_net_create(&q->net, 1, (int[]){1})) || (rc = t2_net_dense(q->net, 1)) ||
@@ -88,6 +90,7 @@ static int train_batch(t2_ctx *ctx, void *state, const t2_batch *b, t2_metrics *
     if (q->sleep_ms > 0) nanosleep(&(struct timespec){q->sleep_ms / 1000, (q->sleep_ms % 1000) * 1000000L}, NULL);
     if (at == q->fail_at) return t2_seterr(T2_ETRIAL, "quadratic: failing at batch %lld as asked", (long long)at);
     if (at == q->crash_at) raise(SIGSEGV);
+    if (at == q->term_at) raise(SIGTERM);
     return t2_metric(m, "loss", at == q->nan_at ? NAN : loss_of(q));
 }
 

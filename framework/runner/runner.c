@@ -489,7 +489,11 @@ static int restore(run *r)
         r->ctx.batches_trained = info.batches_trained;
         r->ctx.epoch = info.epoch;
         r->last_checkpoint = info.batches_trained;
-        r->last_validated = info.batches_trained; /* it was validated before it was saved */
+        /* A checkpoint carries a metric only when it was validated at its step. One without (a
+         * pause that landed on the op's last batch, before its validation) must validate on: a
+         * resumed pbt member stopped there never reported that round, and the search went on
+         * without it. */
+        r->last_validated = m ? info.batches_trained : -1;
         r->last_metric = m ? strtod(m, NULL) : NAN;
         /* Each rank continues its own stream; a rank the checkpoint has none for (written with
          * fewer ranks, or before streams were kept per rank) derives one from rank 0's. */

@@ -8,7 +8,7 @@ source "$(dirname "$0")/common.bash"
 
 P="$EXAMPLES/quadratic_pbt.yaml"
 outcome() { sql "SELECT group_concat(x, '|') FROM (SELECT t.ordinal || ':' || t.hparams || ':' || coalesce(p.ordinal, '-') || ':' ||
-                 t.batches_trained || ':' || t.best_validation || ':' || t.state AS x
+                 t.batches_trained || ':' || coalesce(t.best_validation, 'none') || ':' || t.state AS x
                  FROM trials t LEFT JOIN trials p ON p.id = t.parent_trial_id WHERE t.experiment_id=$1 ORDER BY t.ordinal)"; }
 
 expect_exit 0 "$T2EXP" preview "$P"

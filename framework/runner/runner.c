@@ -574,10 +574,6 @@ static int train_to(run *r, int64_t target)
     return rc ? fail(r, "report", rc) : 0;
 }
 
-/* The next op: rank 0 reads it from the controller and relays it to the other ranks. *op NULL
- * means the controller is gone (treated as exit). */
-/* The controller's next op: rank 0 reads it and relays it to the other ranks, which decode it
- * again (checked the same way). T2__MSG_NONE: the controller closed the channel. */
 /* Waiting for the next op, the runner has nothing in flight (its last op ended with its
  * checkpoint), so a SIGTERM here (the controller pausing or stopping the experiment) is answered
  * at once, as an exit. A read would be restarted after the signal and wait on: the controller
@@ -593,6 +589,9 @@ static int stop_while_idle(int fd)
     }
 }
 
+/* The controller's next op: rank 0 reads it and relays it to the other ranks, which decode it
+ * again (checked the same way). T2__MSG_NONE: the controller closed the channel, or a stop came
+ * while waiting. */
 static int next_op(run *r, t2__msg *op)
 {
     t2__comm *c = &r->ctx.comm;

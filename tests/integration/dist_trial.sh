@@ -19,8 +19,12 @@ grep -q "mpirun\|rank" "$T2EXP_HOME/experiments/1/trial-1.log" || true
 [ "$(sql "SELECT count(*) FROM metrics WHERE trial_id=1 AND kind='validation' AND name='validation_accuracy'")" = 3 ] \
   || fail "3 validations expected"
 
+# The kill and the pause below land once a checkpoint at 100 batches exists; 1200 batches leave
+# them room to land mid-training (with 300, a fast machine finished the trial first).
+mlp_config "$WORK/long.yaml" 1200 "resources: {slots_per_trial: 2}" "max_restarts: 2"
+
 # Kill one rank (not rank 0's mpirun) mid-training: the trial restarts from its checkpoint.
-"$T2EXP" create "$WORK/c.yaml" "$TRIALS/fashion_mnist_mlp.so" --plain > "$WORK/create2.log" 2>&1 &
+"$T2EXP" create "$WORK/long.yaml" "$TRIALS/fashion_mnist_mlp.so" --plain > "$WORK/create2.log" 2>&1 &
 ctl=$!
 wait_for "SELECT count(*) FROM checkpoints c JOIN trials t ON t.id=c.trial_id WHERE t.experiment_id=2 AND c.batches >= 100"
 rank=$(own_pids "run-trial --connect .* --trial $(sql "SELECT id FROM trials WHERE experiment_id=2")" | tail -n 1)
@@ -33,14 +37,14 @@ id2=$(sql "SELECT id FROM trials WHERE experiment_id=2")
 grep -q "restored .* batch [1-9]" "$T2EXP_HOME/experiments/2/trial-$id2.log" || fail "the restart did not restore a checkpoint"
 
 # Elastic: stop a two-rank experiment, resume it on one slot from the two-rank checkpoint.
-"$T2EXP" create "$WORK/c.yaml" "$TRIALS/fashion_mnist_mlp.so" --plain > "$WORK/create3.log" 2>&1 &
+"$T2EXP" create "$WORK/long.yaml" "$TRIALS/fashion_mnist_mlp.so" --plain > "$WORK/create3.log" 2>&1 &
 ctl=$!
 wait_for "SELECT count(*) FROM checkpoints c JOIN trials t ON t.id=c.trial_id WHERE t.experiment_id=3 AND c.batches >= 100"
 kill -TERM "$ctl"
 wait "$ctl" || true
 [ "$(sql "SELECT state FROM experiments WHERE id=3")" = PAUSED ] || fail "SIGTERM should pause the experiment"
 expect_exit 0 "$T2EXP" resume 3 --config resources.slots_per_trial=1 --plain
-[ "$(sql "SELECT batches_trained FROM trials WHERE experiment_id=3")" = 300 ] || fail "300 batches after the elastic resume"
+[ "$(sql "SELECT batches_trained FROM trials WHERE experiment_id=3")" = 1200 ] || fail "1200 batches after the elastic resume"
 id3=$(sql "SELECT id FROM trials WHERE experiment_id=3")
 grep -q "restored .* batch [1-9]" "$T2EXP_HOME/experiments/3/trial-$id3.log" || fail "the one-slot run did not restore"
 store_ok

@@ -40,7 +40,7 @@ static void help(void)
            "writes DIR/learning_curves, DIR/best_so_far and DIR/hparams (.svg or .png) for experiment EXP:\n"
            "  learning_curves  training and searcher metric vs batches for the top N trials (default 5),\n"
            "                   ranked as `t2exp describe` ranks them\n"
-           "  best_so_far      the best searcher-metric value after each validation\n"
+           "  best_so_far      the best searcher-metric value against minutes since the experiment started\n"
            "  hparams          each numeric hyperparameter that varies against the trial's best metric\n");
 }
 

@@ -49,7 +49,7 @@ static int best_so_far(const t2__plot_data *d, int png, char **buf, size_t *len)
     snprintf(title, sizeof title, "experiment %lld (%.60s): best %.60s so far (%s is better)",
              (long long)d->experiment_id, d->name ? d->name : "", d->metric, d->smaller_is_better ? "smaller" : "larger");
     snprintf(ylabel, sizeof ylabel, "%.100s", d->metric);
-    t2__panel p = {NULL, "validations, in the order they were reported", ylabel, 0, s, 2};
+    t2__panel p = {NULL, "minutes since the experiment started", ylabel, 0, s, 2};
     static const char *const legend[] = {"best so far"};
     t2__figure f = {title, &p, 1, legend, 1, NULL};
     return t2__chart_render(&f, png, buf, len);

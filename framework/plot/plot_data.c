@@ -116,9 +116,14 @@ static const char SQL_TRAIN_NAME[] =
 static const char SQL_CURVES[] =
     "SELECT kind, batches, value FROM metrics WHERE trial_id = :t AND ((kind = 'training' AND name = :train)"
     " OR (kind = 'validation' AND name = :metric)) ORDER BY kind, batches";
+/* Minutes from the experiment's first start (kept across resumes), so a search's curve shows what
+ * its wall time bought; a store without that start counts from the first validation. */
 static const char SQL_VALIDATIONS[] =
-    "SELECT m.value FROM metrics m JOIN trials t ON t.id = m.trial_id WHERE t.experiment_id = :exp"
-    " AND m.kind = 'validation' AND m.name = :metric AND m.value IS NOT NULL ORDER BY m.time, m.trial_id, m.batches";
+    "SELECT m.value, (m.time - coalesce(e.started_at, (SELECT min(m2.time) FROM metrics m2 JOIN trials t2"
+    " ON t2.id = m2.trial_id WHERE t2.experiment_id = :exp))) / 60.0 AS minutes"
+    " FROM metrics m JOIN trials t ON t.id = m.trial_id JOIN experiments e ON e.id = t.experiment_id"
+    " WHERE t.experiment_id = :exp AND m.kind = 'validation' AND m.name = :metric AND m.value IS NOT NULL"
+    " ORDER BY m.time, m.trial_id, m.batches";
 
 static int curves(t2__store *st, t2__plot_data *d, t2__plot_trial *t)
 {
@@ -148,8 +153,10 @@ static int best_so_far(t2__store *st, t2__plot_data *d)
     for (size_t i = 0; !rc && i < rows->n; i++) {
         double v = num(rows->items[i], "value");
         if (isnan(best) || (d->smaller_is_better ? v < best : v > best)) best = v;
-        rc = t2__plot_xy_add(&d->all, (double)(i + 1), v);
-        if (!rc) rc = t2__plot_xy_add(&d->best, (double)(i + 1), best);
+        double minutes = num(rows->items[i], "minutes");
+        if (!(minutes >= 0)) minutes = 0; /* a clock set back: keep the point, at the start */
+        rc = t2__plot_xy_add(&d->all, minutes, v);
+        if (!rc) rc = t2__plot_xy_add(&d->best, minutes, best);
     }
     t2__val_free(rows);
     return rc;

@@ -11,6 +11,13 @@
 
 #define STATE_VERSION 1
 
+/* Trials that call their hyperparameters invalid are replaced by new draws (Determined's
+ * InvalidHP), which do not count against max_trials. When nothing in the space passes the trial's
+ * checks that would draw forever (it drew thousands of trials a second), so this many
+ * replacements in a row, with no trial in between that validated or ended otherwise, end the
+ * search with an error instead. */
+#define INVALID_STREAK_MAX 100
+
 /* ---------- op list ---------- */
 
 int t2__ops_push(t2__ops *ops, t2__search_op op)
@@ -317,6 +324,7 @@ int t2__searcher_on_validation(t2__searcher *s, int64_t request_id, double metri
     int rc = check_event(s, request_id, ops, "validation");
     if (rc <= 0) return rc;
     size_t mark = ops->n;
+    s->invalid_streak = 0;
     return finish(s, ops, mark, s->vt->validation(s, request_id, metric, length, ops));
 }
 
@@ -325,6 +333,7 @@ int t2__searcher_on_trial_exited(t2__searcher *s, int64_t request_id, t2__ops *o
     int rc = check_event(s, request_id, ops, "trial exited");
     if (rc <= 0) return rc;
     size_t mark = ops->n;
+    s->invalid_streak = 0;
     rc = s->vt->exited(s, request_id, ops);
     if (!rc && (rc = t2__idset_add(&s->ended, request_id)) > 0) rc = T2_OK;
     return finish(s, ops, mark, rc);
@@ -337,6 +346,15 @@ int t2__searcher_on_trial_failed(t2__searcher *s, int64_t request_id, int invali
     size_t mark = ops->n;
     rc = s->vt->failed(s, request_id, invalid_hparams != 0, ops);
     if (!rc && (rc = t2__idset_add(&s->ended, request_id)) > 0) rc = T2_OK;
+    int replaced = 0;
+    for (size_t i = mark; i < ops->n; i++) replaced |= ops->v[i].kind == T2__OP_CREATE;
+    s->invalid_streak = invalid_hparams && replaced ? s->invalid_streak + 1 : 0;
+    if (!rc && s->invalid_streak >= INVALID_STREAK_MAX)
+        rc = t2_seterr(T2_EHPARAM,
+                       "searcher: %d trials in a row called their hyperparameters invalid (T2_EHPARAM) and were "
+                       "replaced by new draws; stopping instead of drawing forever: no point of the search space "
+                       "seems to pass the trial's checks (each trial's log says what it refused)",
+                       INVALID_STREAK_MAX);
     return finish(s, ops, mark, rc);
 }
 
@@ -372,7 +390,8 @@ int t2__searcher_snapshot(const t2__searcher *s, t2__val **state)
         (rc = t2__val_map_set(m, "experiment_seed", t2__val_string(seed))) ||
         (rc = t2__val_map_set(m, "started", t2__val_bool(s->started))) ||
         (rc = t2__val_map_set(m, "shutdown", t2__val_bool(s->shutdown))) ||
-        (rc = t2__val_map_set(m, "next_request", t2__val_int(s->next_request))))
+        (rc = t2__val_map_set(m, "next_request", t2__val_int(s->next_request))) ||
+        (rc = t2__val_map_set(m, "invalid_streak", t2__val_int(s->invalid_streak))))
         goto fail;
     rc = t2__val_map_set(m, "ended", ended);
     ended = NULL;
@@ -401,7 +420,7 @@ static int state_bool(const t2__val *map, const char *key, int *out)
 int t2__searcher_restore(t2__searcher *s, const t2__val *state)
 {
     char seed[24];
-    int64_t version, next;
+    int64_t version, next, streak = 0;
     int started = 0, shutdown = 0, rc; /* set by state_bool on success; zero for -Wmaybe-uninitialized */
     t2__idset ended = {0};
     if (!s || !state) return t2_seterr(T2_EINVAL, "searcher: NULL argument");
@@ -417,6 +436,10 @@ int t2__searcher_restore(t2__searcher *s, const t2__val *state)
                          sd && sd->kind == T2__VAL_STRING ? sd->s : "(unknown)", seed);
     if ((rc = state_bool(state, "started", &started)) || (rc = state_bool(state, "shutdown", &shutdown)) ||
         (rc = t2__state_int(state, "next_request", 0, INT64_MAX - 1, "state", &next)))
+        return rc;
+    /* Absent from snapshots written before the limit existed: a streak of 0. */
+    if (t2__val_map_get(state, "invalid_streak") &&
+        (rc = t2__state_int(state, "invalid_streak", 0, INVALID_STREAK_MAX, "state", &streak)))
         return rc;
     const t2__val *ev = t2__val_map_get(state, "ended"), *impl = t2__val_map_get(state, "state");
     if (!ev || ev->kind != T2__VAL_MAP || !impl || impl->kind != T2__VAL_MAP)
@@ -434,5 +457,6 @@ int t2__searcher_restore(t2__searcher *s, const t2__val *state)
     s->ended = ended;
     s->started = started;
     s->shutdown = shutdown;
+    s->invalid_streak = streak;
     return T2_OK;
 }

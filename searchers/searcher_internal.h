@@ -54,6 +54,7 @@ struct t2__searcher {
     int64_t next_request; /* request ids handed out so far */
     t2__idset ended;      /* trials that exited or failed */
     int started, shutdown;
+    int64_t invalid_streak; /* replacements in a row for trials that called their hparams invalid */
 };
 
 extern const t2__searcher_vt t2__single_vt, t2__grid_vt, t2__random_vt, t2__asha_vt, t2__tpe_vt, t2__pbt_vt;

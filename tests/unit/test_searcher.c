@@ -259,6 +259,53 @@ static void test_random_failures(void)
     t2__config_free(cfg);
 }
 
+/* Trials that call their hparams invalid are replaced, but not forever: the 100th replacement in a
+ * row is refused with an error (random, adaptive ASHA and tpe all replace). A validation in
+ * between starts the count again, and the count survives a snapshot. */
+static void test_invalid_streak(void)
+{
+    static const char *const searchers[] = {
+        "name: random, metric: loss, max_trials: 1, max_length: {batches: 5}",
+        "name: adaptive_asha, metric: loss, max_trials: 1, max_length: {batches: 5}",
+        "name: tpe, metric: loss, max_trials: 1, max_length: {batches: 5}",
+    };
+    for (size_t k = 0; k < sizeof searchers / sizeof *searchers; k++) {
+        t2__config *cfg = load_cfg(searchers[k], RANDOM_HP);
+        if (!cfg) return;
+        t2__searcher *s = NULL, *s2 = NULL;
+        t2__ops ops = {0};
+        t2__val *st = NULL;
+        CHECK_OK(t2__searcher_create(cfg, 5, &s));
+        CHECK_OK(t2__searcher_start(s, &ops));
+        int64_t rid = 0;
+        for (int i = 0; i < 99; i++) { /* 99 replacements in a row are drawn */
+            t2__ops_clear(&ops);
+            CHECK_OK(t2__searcher_on_trial_failed(s, rid, 1, &ops));
+            CHECK(count_kind(&ops, T2__OP_CREATE) == 1);
+            rid++;
+        }
+        CHECK_OK(t2__searcher_on_validation(s, rid, 0.5, 1, &ops)); /* a valid trial: the count restarts */
+        for (int i = 0; i < 99; i++) {
+            t2__ops_clear(&ops);
+            CHECK_OK(t2__searcher_on_trial_failed(s, rid++, 1, &ops));
+        }
+        CHECK_OK(t2__searcher_snapshot(s, &st));
+        CHECK_OK(t2__searcher_create(cfg, 5, &s2));
+        CHECK_OK(t2__searcher_restore(s2, st));
+        for (int j = 0; j < 2; j++) { /* the 100th in a row fails, in the original and the restored searcher */
+            t2__ops_clear(&ops);
+            CHECK_RC(t2__searcher_on_trial_failed(j ? s2 : s, rid, 1, &ops), T2_EHPARAM);
+            CHECK_CONTAINS(t2_errmsg(), "100 trials in a row called their hyperparameters invalid");
+            CHECK(ops.n == 0);
+        }
+        t2__val_free(st);
+        t2__ops_free(&ops);
+        t2__searcher_free(s);
+        t2__searcher_free(s2);
+        t2__config_free(cfg);
+    }
+}
+
 static void test_single(void)
 {
     t2__config *cfg = load_cfg("name: single, metric: loss, max_length: {records: 640}",
@@ -464,6 +511,7 @@ int main(void)
     test_flat_protocol();
     test_random();
     test_random_failures();
+    test_invalid_streak();
     test_single();
     test_flat_snapshots();
     test_preview_grid();

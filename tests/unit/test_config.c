@@ -46,7 +46,8 @@ static void test_examples(void)
     static const char *const names[] = {"fashion_mnist_cnn",          "fashion_mnist_cnn_adaptive",
                                         "fashion_mnist_cnn_distributed", "fashion_mnist_mlp",
                                         "quadratic_grid",             "quadratic_random",
-                                        "quadratic_pbt",              "fashion_mnist_pbt"};
+                                        "quadratic_pbt",              "fashion_mnist_pbt",
+                                        "fashion_mnist_record"};
     char path[1024];
     for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
         char rel[256];

@@ -74,6 +74,9 @@ typedef struct t2__ctl {
     size_t nlaunch, caplaunch;
     t2__caller *caller;     /* handshakes in progress, oldest first */
     size_t ncaller, capcaller;
+    double refusals_since;  /* start of the minute whose refused callers are being counted */
+    int refusals_shown;     /* refused callers reported in that minute */
+    long long refusals_hidden; /* refused callers not reported since the last report */
     struct pollfd *pf;      /* the poll set: one per running trial, then launch.c's, grown with them */
     size_t *pf_trial;       /* the trial index of each entry of pf */
     size_t cap_pf;
@@ -151,6 +154,12 @@ int t2__ctl_launch_events(t2__ctl *c, const struct pollfd *pf, int n);
 int t2__ctl_launch_stop(t2__ctl *c);
 /* Closes every caller and forgets every launch (no store writes). */
 void t2__ctl_launch_free(t2__ctl *c);
+/* Every channel the controller holds (running trials', workers') and its listening socket, in a
+ * malloc'd array *fds of *n: a new child process closes them all, since a child holding another
+ * trial's channel would keep it open after the controller closes it. */
+int t2__ctl_child_close_fds(const t2__ctl *c, int **fds, int *n);
+/* Reports the refused callers not yet reported one by one (the loop's end calls it). */
+void t2__ctl_report_refusals(t2__ctl *c);
 
 /* pool_use.c: the pool loaded (resources.hostfile, else the Slurm allocation unless
  * resources.slurm is off or this t2exp has no MPI) and named in the controller's log */

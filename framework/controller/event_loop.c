@@ -63,6 +63,21 @@ static int start_distributed(t2__ctl *c, t2__ctl_trial *t, const int *fds, int n
     return rc;
 }
 
+int t2__ctl_child_close_fds(const t2__ctl *c, int **fds, int *n)
+{
+    size_t cap = c->tt.nrun + (size_t)(c->nworkers > 0 ? c->nworkers : 0) + 1;
+    int *v = malloc(cap * sizeof *v), k = 0;
+    if (!v) return t2_seterr(T2_ENOMEM, "controller: out of memory");
+    for (size_t i = 0; i < c->tt.nrun; i++)
+        if (c->tt.t[c->tt.run[i]].fd >= 0) v[k++] = c->tt.t[c->tt.run[i]].fd;
+    for (int i = 0; i < c->nworkers; i++)
+        if (c->workers[i].fd >= 0) v[k++] = c->workers[i].fd; /* a trial's channel twice: closed once, then EBADF */
+    if (c->listen_fd >= 0) v[k++] = c->listen_fd;
+    *fds = v;
+    *n = k;
+    return T2_OK;
+}
+
 static int start_trial(t2__ctl *c, t2__ctl_trial *t)
 {
     /* A trial continues from its own latest checkpoint; a new one may warm-start from the
@@ -85,12 +100,8 @@ static int start_trial(t2__ctl *c, t2__ctl_trial *t)
         if ((rc = t2__ctl_worker_start(c, t, &a))) return rc;
         return t2__ctl_trial_started(c, t);
     }
-    /* A new process must not hold the other trials' channels (closing one would not end it). */
-    int *fds = malloc((c->tt.nrun + 2) * sizeof *fds), n = 0;
-    if (!fds) return t2_seterr(T2_ENOMEM, "controller: out of memory");
-    for (size_t k = 0; k < c->tt.nrun; k++)
-        if (c->tt.t[c->tt.run[k]].fd >= 0) fds[n++] = c->tt.t[c->tt.run[k]].fd;
-    if (c->listen_fd >= 0) fds[n++] = c->listen_fd;
+    int *fds, n;
+    if ((rc = t2__ctl_child_close_fds(c, &fds, &n))) return rc;
     if (t2__ctl_via_mpi(c)) {
         rc = start_distributed(c, t, fds, n); /* LAUNCHING: started once rank 0 calls back */
         free(fds);
@@ -397,5 +408,6 @@ int t2__ctl_run_loop(t2__ctl *c)
         if ((rc = t2__store_flush(c->st, 0))) break;
         show(c);
     }
+    t2__ctl_report_refusals(c);
     return rc;
 }

@@ -117,10 +117,34 @@ static int complete(t2__ctl *c, size_t k, int fd)
     return t2__ctl_trial_started(c, t);
 }
 
+/* A flood of callers (a port scan, an attack) must not flood the output: the first few refusals of
+ * each minute are reported one by one, the rest as a count once the minute is over. */
+#define REFUSALS_SHOWN_PER_MINUTE 5
+
+/* Reports the refusals not shown one by one, once their minute is over (or at the end: force). */
+static void report_hidden_refusals(t2__ctl *c, double now, int force)
+{
+    if (!c->refusals_hidden || (!force && now - c->refusals_since < 60.0)) return;
+    t2__progress_event(&c->prog, "refused %lld more callers on %s within a minute (not shown one by one)",
+                       c->refusals_hidden, c->connect_addr);
+    c->refusals_hidden = 0;
+}
+
 static void refuse(t2__ctl *c, size_t i, const char *why)
 {
     t2__caller *r = &c->caller[i];
-    t2__progress_event(&c->prog, "refused a caller on %s: %s", c->connect_addr, why);
+    double now = t2__now();
+    report_hidden_refusals(c, now, 0);
+    if (now - c->refusals_since >= 60.0) {
+        c->refusals_since = now;
+        c->refusals_shown = 0;
+    }
+    if (c->refusals_shown < REFUSALS_SHOWN_PER_MINUTE) {
+        c->refusals_shown++;
+        t2__progress_event(&c->prog, "refused a caller on %s: %s", c->connect_addr, why);
+    } else {
+        c->refusals_hidden++;
+    }
     close(r->fd);
     r->fd = -1;
     free(r->auth);
@@ -220,6 +244,7 @@ int t2__ctl_launch_events(t2__ctl *c, const struct pollfd *pf, int n)
     for (size_t i = 0; i < c->ncaller; i++)
         if (c->caller[i].fd >= 0 && now > c->caller[i].deadline)
             refuse(c, i, "no complete hello within the handshake's 5 s");
+    report_hidden_refusals(c, now, 0);
     size_t keep = 0;
     for (size_t i = 0; i < c->ncaller; i++)
         if (c->caller[i].fd >= 0) c->caller[keep++] = c->caller[i];
@@ -268,6 +293,11 @@ int t2__ctl_launch_stop(t2__ctl *c)
         if (!rc) rc = rc2;
     }
     return rc;
+}
+
+void t2__ctl_report_refusals(t2__ctl *c)
+{
+    report_hidden_refusals(c, t2__now(), 1);
 }
 
 void t2__ctl_launch_free(t2__ctl *c)

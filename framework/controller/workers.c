@@ -14,28 +14,31 @@
 #include "trial_proc.h"
 #include "internal.h"
 
-static void reap(t2__ctl_worker *w)
+/* The entry is free: no process, no channel (closed and reaped by whoever held them). */
+static void forget(t2__ctl_worker *w)
 {
-    if (w->fd >= 0) close(w->fd);
-    while (w->pid > 0 && waitpid(w->pid, NULL, 0) < 0 && errno == EINTR) {
-    }
     w->pid = 0;
     w->fd = -1;
     w->busy = 0;
 }
 
-/* A new worker in entry w. A worker must not hold the other workers' channels (the controller
- * closing one would not end it) nor the listening socket of distributed trials. */
+static void reap(t2__ctl_worker *w)
+{
+    if (w->fd >= 0) close(w->fd);
+    while (w->pid > 0 && waitpid(w->pid, NULL, 0) < 0 && errno == EINTR) {
+    }
+    forget(w);
+}
+
+/* A new worker in entry w (it closes the controller's other channels: t2__ctl_child_close_fds). */
 static int spawn(t2__ctl *c, t2__ctl_worker *w, const t2__runner_args *a)
 {
-    int *fds = malloc(((size_t)c->nworkers + 1) * sizeof *fds), n = 0;
-    if (!fds) return t2_seterr(T2_ENOMEM, "controller: out of memory");
-    for (int i = 0; i < c->nworkers; i++)
-        if (c->workers[i].fd >= 0) fds[n++] = c->workers[i].fd;
-    if (c->listen_fd >= 0) fds[n++] = c->listen_fd;
+    int *fds, n;
+    int rc = t2__ctl_child_close_fds(c, &fds, &n);
+    if (rc) return rc;
     t2__runner_args base = *a;
     base.fd = -1;
-    int rc = t2__worker_proc_start(&base, fds, n, &w->pid, &w->fd);
+    rc = t2__worker_proc_start(&base, fds, n, &w->pid, &w->fd);
     free(fds);
     return rc;
 }
@@ -108,11 +111,7 @@ void t2__ctl_worker_idle(t2__ctl *c, t2__ctl_trial *t)
 void t2__ctl_worker_gone(t2__ctl *c, const t2__ctl_trial *t)
 {
     t2__ctl_worker *w = of(c, t);
-    if (w) { /* the caller closed the channel and reaped the process */
-        w->pid = 0;
-        w->fd = -1;
-        w->busy = 0;
-    }
+    if (w) forget(w); /* the caller closed the channel and reaped the process */
 }
 
 void t2__ctl_workers_end(t2__ctl *c)

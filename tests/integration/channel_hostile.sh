@@ -58,6 +58,11 @@ cat "$WORK/attack.log"
 wait "$ctl" || fail "the attacked experiment failed: $(cat "$WORK/create2.log")"
 all_completed 2
 grep -q "refused a caller" "$WORK/create2.log" || fail "the controller did not say it refused the callers"
+# Six callers were refused; one line each for the first 5 of a minute, the rest counted.
+shown=$(grep -c "refused a caller" "$WORK/create2.log")
+hidden=$(sed -n 's/.*refused \([0-9]*\) more callers on .*/\1/p' "$WORK/create2.log" | awk '{ n += $1 } END { print n + 0 }')
+[ "$shown" -le 6 ] && [ $((shown + hidden)) -eq 6 ] ||
+  fail "refused callers: $shown shown and $hidden counted (wanted 6 in all, at most 5 a minute shown): $(grep refused "$WORK/create2.log")"
 [ "$(rows 1)" = "$(rows 2)" ] || fail "the attacked experiment's metric rows differ from the plain run's"
 [ -n "$(rows 2)" ] || fail "no metric rows"
 

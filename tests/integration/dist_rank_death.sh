@@ -12,12 +12,15 @@ root=()
 
 mpirun "${root[@]}" -np 2 --oversubscribe "$bin" --bench 1000000 --threads 1 > "$WORK/out" 2>&1 &
 job=$!
-# rank_pid R — the pid of rank R among mpirun's children (Open MPI puts the rank in their env).
+# rank_pid R — the pid of rank R among mpirun's children (Open MPI puts the rank in their env);
+# nothing if it has not started yet. Always status 0: under set -e, a failed last grep would end
+# the script silently where it assigns r0 and r1 (it failed so once here, with no output, in 1 s).
 rank_pid() {
   local p
   for p in $(pgrep -P "$job"); do
-    tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1" && { echo "$p"; return; }
+    tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1" && { echo "$p"; return 0; }
   done
+  return 0
 }
 r0="" r1=""
 for _ in $(seq 100); do

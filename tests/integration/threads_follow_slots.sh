@@ -6,7 +6,7 @@
 # 1): the trial's parts (2, the most threads it could get) fix the numbers, the threads only the
 # speed. With resources.max_threads_per_trial: 1 the parts and the threads stay 1, and the
 # parameters differ (so the parts do matter to this model, and the identity above means
-# something). A bad max_threads_per_trial is an error naming the key and where it is.
+# something). The same under isolation: process_per_trial. A bad max_threads_per_trial is an error naming the key and where it is.
 source "$(dirname "$0")/common.bash"
 command -v "${CC:-cc}" >/dev/null || { echo "threads_follow_slots: skipped (no C compiler)"; exit 77; }
 [ "$(nproc)" -ge 2 ] || { echo "threads_follow_slots: skipped (fewer than 2 cores)"; exit 77; }
@@ -62,6 +62,14 @@ for s in 2 0; do
 done
 [ "$(params_sha "$(final 3 0)")" != "$(params_sha "$(final 2 0)")" ] ||
   fail "1 part and 2 parts gave the same parameters: this model does not test the parts"
+
+# The same with a forked process per trial (no worker between the controller and the runner).
+config "$WORK/forked.yaml" 2 ", isolation: process_per_trial"
+expect_exit 0 "$T2EXP" create "$WORK/forked.yaml" "$WORK/threads.so" --plain   # experiment 4
+expect_in "$OUT" "2 trial(s) completed, 0 errored"
+grep -qE "^threads 1 -> 2 at batch [0-9]+$" <<<"$(logs 4 2)" || fail "process_per_trial: no 1 -> 2: $(logs 4 2)"
+[ "$(params_sha "$(final 4 2)")" = "$(params_sha "$(final 2 2)")" ] ||
+  fail "process_per_trial: the parameters differ between 1 -> 2 threads and 2 threads throughout"
 
 # Bad values: located errors naming the key.
 config "$WORK/bad.yaml" 2 ", max_threads_per_trial: 0"

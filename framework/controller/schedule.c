@@ -18,6 +18,9 @@ int t2__sched_plan(const t2__sched_limits *l, t2__sched_capacity *out)
     out->slots = slots;
     out->capacity = capacity;
     out->threads = slots / concurrent > 0 ? slots / concurrent : 1;
+    /* max_threads_per_trial caps each rank (a single-slot trial is one rank). */
+    if (l->max_threads_per_trial > 0 && out->threads > l->max_threads_per_trial * l->slots_per_trial)
+        out->threads = (int)(l->max_threads_per_trial * l->slots_per_trial);
     int most = slots / (int)l->slots_per_trial;
     if (l->max_threads_per_trial > 0 && l->max_threads_per_trial < most) most = (int)l->max_threads_per_trial;
     if (most > 64) most = 64;

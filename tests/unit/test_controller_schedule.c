@@ -58,6 +58,9 @@ static void plan(void)
     p.max_threads_per_trial = 6;
     CHECK_OK(t2__sched_plan(&p, &cap));
     CHECK(cap.parts == 6);
+    p.expected_trials = 1; /* one trial alone would get all 16: capped */
+    CHECK_OK(t2__sched_plan(&p, &cap));
+    CHECK(cap.threads == 6 && cap.parts == 6);
     t2__sched_limits d2 = {.cores = 2, .pool_slots = 12, .slots_per_trial = 4};
     CHECK_OK(t2__sched_plan(&d2, &cap));
     CHECK(cap.parts == 3);

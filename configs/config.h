@@ -121,6 +121,7 @@ typedef struct t2__config {
     struct {
         int64_t slots_per_trial; /* default 1 */
         int64_t max_slots;       /* 0: every core of this machine (plus the hostfile's) */
+        int64_t max_threads_per_trial; /* 0: no cap (a trial may get every slot of the pool) */
         char *hostfile;          /* NULL: this machine only */
         char *controller_address; /* NULL: the interface that routes to the hostfile's hosts */
         int slurm_off;           /* resources.slurm: 0 auto (default: a Slurm allocation is the pool

@@ -19,7 +19,8 @@ int t2__cfg_resources(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmar
     char path[T2__PATH_MAX];
     int rc;
     T2__UNUSED(kmark);
-    static const char *const known[] = {"slots_per_trial", "max_slots", "hostfile", "slurm", "controller_address",
+    static const char *const known[] = {"slots_per_trial", "max_slots", "max_threads_per_trial", "hostfile", "slurm",
+                                        "controller_address",
                                         "isolation", "resource_pool", "priority", "weight", "shm_size", "devices",
                                         "native_parallel", "is_single_node", "agent_label", "slots", NULL};
     if ((rc = t2__want_map(n, "resources"))) return rc;
@@ -37,6 +38,13 @@ int t2__cfg_resources(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmar
             }
             cfg->resources.slots_per_trial = slots;
         } else if (KEY_IS("max_slots")) rc = t2__get_int(v, path, 1, &cfg->resources.max_slots);
+        else if (KEY_IS("max_threads_per_trial")) {
+            rc = t2__get_int(v, path, 1, &cfg->resources.max_threads_per_trial);
+            /* t2_set_num_threads's range: a trial never runs on more. */
+            if (!rc && cfg->resources.max_threads_per_trial > 64)
+                rc = t2__cfg_err(&v->mark, path, "must be at most 64, got %lld",
+                                 (long long)cfg->resources.max_threads_per_trial);
+        }
         else if (KEY_IS("hostfile")) rc = t2__get_string(v, path, &cfg->resources.hostfile);
         else if (KEY_IS("slurm")) {
             static const char *const modes[] = {"auto", "off", NULL};

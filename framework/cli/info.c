@@ -97,7 +97,8 @@ int t2__info_print(FILE *out, const char *home, int json)
     } else {
         for (size_t i = 0; i < n; i++) fprintf(out, "%-24s %s\n", rows[i][0], rows[i][1]);
         fprintf(out, "%-24s %s\n", "threads_per_trial",
-                "slots (cores, or resources.max_slots) / trials running at once, at least 1");
+                "slots (cores, or resources.max_slots) / trials running now (freed cores go to the trials still "
+                "running), at most resources.max_threads_per_trial, at least 1");
     }
     return ferror(out) ? t2_seterr(T2_EIO, "info: write failed") : T2_OK;
 }

@@ -33,6 +33,10 @@ static struct {
 
 static _Thread_local int in_worker;
 
+/* t2__set_num_parts's P (0: follow the thread count). Read by the thread that runs the net and set
+ * by the same thread between batches: no lock. */
+static int fixed_parts;
+
 /* A layer's forward and backward post jobs a few hundred microseconds apart, and waking a thread
  * from a condition variable costs ~70 us on a VM. So a worker that finishes a job, and a caller
  * waiting for its workers, first poll for up to SPIN_S before blocking. The pool has as many
@@ -162,6 +166,7 @@ void t2__pool_reset_after_fork(void)
     pthread_cond_init(&pool.wake, NULL);
     pthread_cond_init(&pool.done, NULL);
     pool.nthreads = 1;
+    fixed_parts = 0;
     pool.started = 1;
     pool.pending = 0;
     pool.sleepers = 0;
@@ -171,6 +176,16 @@ void t2__pool_reset_after_fork(void)
 int t2_get_num_threads(void) { return pool.nthreads; }
 
 int t2__pool_threads(void) { return pool.nthreads; }
+
+int t2__pool_parts(void) { return fixed_parts > 0 ? fixed_parts : pool.nthreads; }
+
+int t2__set_num_parts(int parts)
+{
+    if (parts < 0 || parts > MAX_THREADS)
+        return t2_seterr(T2_EINVAL, "t2__set_num_parts: %d not in 0..%d", parts, MAX_THREADS);
+    fixed_parts = parts;
+    return T2_OK;
+}
 
 void t2__parallel_for(size_t n, size_t min_per_thread, t2__range_fn fn, void *ctx)
 {

@@ -60,6 +60,8 @@ typedef struct t2__ctl {
                                controller's own error): trials that end now are stopped by us, not
                                failed, and continue on resume */
     int slots, capacity, threads;
+    int parts;              /* of every single-slot trial's batches (t2__sched_capacity.parts) */
+    int reshare;            /* a trial ended: the running trials' threads are to be shared again */
     double best;
     int64_t best_trial;
     t2__progress prog;

@@ -78,16 +78,47 @@ int t2__ctl_child_close_fds(const t2__ctl *c, int **fds, int *n)
     return T2_OK;
 }
 
+/* Local single-slot trials share the slots: each running one gets t2__sched_share of them.
+ * Distributed trials (and all trials on a hostfile's pool, which start through mpirun) keep the
+ * count they started with. */
+static int shares_threads(const t2__ctl *c) { return !t2__ctl_via_mpi(c); }
+
+/* Sends each running trial whose share changed its new thread count, counting `extra` trials about
+ * to start after them; *first gets the share of the first of those. Called before a start, the
+ * counts only fall, and they go out before the new trial starts: the cores are oversubscribed at
+ * most for the batch each runner has in flight. O(running trials). */
+static int share_threads(t2__ctl *c, int extra, int *first)
+{
+    int n = (int)c->tt.nrun + extra;
+    int64_t cap = c->cfg->resources.max_threads_per_trial;
+    if (first) *first = t2__sched_share(c->slots, n, (int)c->tt.nrun, cap);
+    for (size_t k = 0; k < c->tt.nrun; k++) {
+        t2__ctl_trial *t = &c->tt.t[c->tt.run[k]];
+        int share = t2__sched_share(c->slots, n, (int)k, cap);
+        if (share == t->threads || t->state != T2__CTL_RUNNING || t->fd < 0 || t->exit_sent || t->rejected) continue;
+        t2__msg m = {.kind = T2__MSG_THREADS, .u.threads.threads = share};
+        int rc = t2__msg_send(t->fd, &m);
+        if (rc == T2_ENOMEM) return rc;
+        if (rc) t2_clearerr(); /* the runner is gone; its end of stream will tell why */
+        t->threads = share;
+    }
+    return T2_OK;
+}
+
 static int start_trial(t2__ctl *c, t2__ctl_trial *t)
 {
+    int threads = c->threads, rc;
+    if (shares_threads(c) && (rc = share_threads(c, 1, &threads))) return rc;
+    t->threads = threads;
     /* A trial continues from its own latest checkpoint; a new one may warm-start from the
      * experiment's source checkpoint (see resolve_warm). */
     const char *warm = c->warm;
     t2__runner_args a = {.cfg = c->cfg, .def = c->so.def, .hparams = t->hparams, .trial_id = t->id,
-                         .seed = t->seed, .threads = c->threads, .fd = -1, .experiment_id = c->exp_id,
+                         .seed = t->seed, .threads = threads, .parts = c->parts, .fd = -1,
+                         .experiment_id = c->exp_id,
                          .ckpt_dir = c->ckpt_dir, .restore_path = t->ckpt ? t->ckpt : warm,
                          .warm_start = !t->ckpt && warm};
-    int rc = T2_OK;
+    rc = T2_OK;
     /* A trial that trained before (restarted, resumed, or paused and promoted) closes its
      * training-metric windows where its first run did: a run that starts over without a
      * checkpoint would otherwise average one long window where the first run reported two. */
@@ -212,6 +243,7 @@ static int on_finished(t2__ctl *c, t2__ctl_trial *t, int64_t code)
 int t2__ctl_settle(t2__ctl *c, t2__ctl_trial *t, int status)
 {
     int rc = T2_OK;
+    c->reshare = 1; /* its cores go to the trials still running (unless a new one takes them) */
     t2__exit_facts f = {.exited_ok = status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
                         .interrupted = t2__ctl_interrupted != 0 || c->stopping, .max_restarts = c->cfg->max_restarts};
     t2__exit_verdict v = t2__sched_exit(t, &f);
@@ -399,6 +431,8 @@ int t2__ctl_run_loop(t2__ctl *c)
     int rc = T2_OK;
     while (!rc && !t2__ctl_interrupted) {
         if ((rc = schedule(c))) break;
+        if (c->reshare && shares_threads(c) && !t2__ctl_interrupted && (rc = share_threads(c, 0, NULL))) break;
+        c->reshare = 0;
         for (size_t k = 0; k < c->tt.nrun && !rc; k++) rc = feed(c, &c->tt.t[c->tt.run[k]]);
         if (rc) break;
         int running = (int)c->tt.nrun;

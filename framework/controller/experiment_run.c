@@ -125,13 +125,15 @@ int t2__ctl_plan(t2__ctl *c)
                             .slots_per_trial = cfg->resources.slots_per_trial,
                             .max_slots = cfg->resources.max_slots,
                             .max_concurrent_trials = cfg->searcher.max_concurrent_trials,
-                            .expected_trials = t2__searcher_total_trials(c->s)};
+                            .expected_trials = t2__searcher_total_trials(c->s),
+                            .max_threads_per_trial = cfg->resources.max_threads_per_trial};
     t2__sched_capacity cap;
     int rc = t2__sched_plan(&lim, &cap);
     if (rc) return rc;
     c->slots = cap.slots;
     c->capacity = cap.capacity;
     c->threads = cap.threads;
+    c->parts = cap.parts;
     return T2_OK;
 }
 

@@ -94,6 +94,7 @@ static int complete(t2__ctl *c, size_t k, int fd)
                     .u.spec = {.config_yaml = c->cfg->yaml_text, .overrides = c->ovr, .noverrides = (size_t)c->novr,
                                .trial_object = object, .hparams = t->hparams, .trial_id = t->id,
                                .experiment_id = c->exp_id, .seed = t->seed, .threads = threads,
+                               .parts = threads < 64 ? threads : 64, /* a distributed trial keeps its count */
                                .ckpt_dir = c->ckpt_dir, .restore_path = t->ckpt ? t->ckpt : c->warm,
                                .warm_start = !t->ckpt && c->warm}};
     /* Blocking from here on, like every trial's channel: the peer is our own rank 0 now, and the

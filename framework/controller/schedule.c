@@ -18,7 +18,23 @@ int t2__sched_plan(const t2__sched_limits *l, t2__sched_capacity *out)
     out->slots = slots;
     out->capacity = capacity;
     out->threads = slots / concurrent > 0 ? slots / concurrent : 1;
+    /* max_threads_per_trial caps each rank (a single-slot trial is one rank). */
+    if (l->max_threads_per_trial > 0 && out->threads > l->max_threads_per_trial * l->slots_per_trial)
+        out->threads = (int)(l->max_threads_per_trial * l->slots_per_trial);
+    int most = slots / (int)l->slots_per_trial;
+    if (l->max_threads_per_trial > 0 && l->max_threads_per_trial < most) most = (int)l->max_threads_per_trial;
+    if (most > 64) most = 64;
+    out->parts = most > 0 ? most : 1;
     return T2_OK;
+}
+
+int t2__sched_share(int slots, int running, int k, int64_t max_threads)
+{
+    if (running < 1) running = 1;
+    int n = slots / running + (k < slots % running ? 1 : 0);
+    if (max_threads > 0 && n > max_threads) n = (int)max_threads;
+    if (n > 64) n = 64;
+    return n > 0 ? n : 1;
 }
 
 t2__ctl_trial *t2__sched_next(t2__trial_table *tt)

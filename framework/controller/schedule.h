@@ -18,16 +18,26 @@ typedef struct t2__sched_limits {
     int64_t max_slots;              /* resources.max_slots (0: no limit) */
     int64_t max_concurrent_trials;  /* searcher.max_concurrent_trials (0: no limit) */
     int64_t expected_trials;        /* the searcher's total (<= 0: unknown) */
+    int64_t max_threads_per_trial;  /* resources.max_threads_per_trial (0: no cap) */
 } t2__sched_limits;
 
 typedef struct t2__sched_capacity {
     int slots;    /* the slot pool */
     int capacity; /* trials running at once, >= 1 */
-    int threads;  /* numeric-core threads each trial gets */
+    int threads;  /* numeric-core threads each trial gets at first (distributed trials: for good) */
+    int parts;    /* the parts a trial's layers split a batch into, fixed for the experiment: the
+                     most threads a trial could ever get (slots / slots_per_trial, capped) */
 } t2__sched_capacity;
 
 /* T2_EINVAL (with the reason) when a trial needs more slots than the pool has. */
 int t2__sched_plan(const t2__sched_limits *l, t2__sched_capacity *out);
+
+/* The threads of the k-th (from 0, in the order of the running list) of `running` local
+ * single-slot trials sharing `slots`: slots / running, the first slots % running one more, at most
+ * max_threads (0: no cap) and 64, at least 1. So cores freed by a trial that ended go to the
+ * trials still running, and the trials never take more cores than the pool has (unless there
+ * are more trials than slots, at one thread each). */
+int t2__sched_share(int slots, int running, int k, int64_t max_threads);
 
 /* The next trial to start: one QUEUED with work, the lowest request id first. Never-started
  * trials are found from tt->sched_from on (which it advances); restarted and paused ones are on

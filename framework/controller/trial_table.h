@@ -34,6 +34,7 @@ typedef struct t2__ctl_trial {
     int64_t pending;        /* TRAIN length not yet sent (-1: none) */
     int64_t sent;           /* TRAIN length in progress (-1: idle) */
     int restarts;
+    int threads;            /* the thread count it was last given (start or threads message) */
     int invalid_hparams;    /* the trial said its hparams are unusable: no restart */
     int fatal;              /* the failure would repeat on restart: no restart */
     int listed;             /* in the table's special list */

@@ -46,7 +46,8 @@ static int spawn(t2__ctl *c, t2__ctl_worker *w, const t2__runner_args *a)
 static int assign(const t2__ctl_trial *t, const t2__ctl_worker *w, const t2__runner_args *a)
 {
     t2__msg m = {.kind = T2__MSG_ASSIGN,
-                 .u.assign = {.trial_id = t->id, .seed = t->seed, .threads = a->threads, .hparams = t->hparams,
+                 .u.assign = {.trial_id = t->id, .seed = t->seed, .threads = a->threads, .parts = a->parts,
+                              .hparams = t->hparams,
                               .log_path = t->log_path, .restore_path = a->restore_path,
                               .warm_start = a->warm_start}};
     return t2__msg_send(w->fd, &m);

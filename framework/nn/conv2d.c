@@ -45,12 +45,18 @@ int t2_net_conv2d(t2_net *net, int out_channels, int kernel, int stride, int pad
 }
 
 /* Samples per GEMM chunk: enough columns for an efficient GEMM, few enough that the column
- * matrix (about 4 MB) stays in cache between im2col, the GEMM and col2im. */
+ * matrix (about 4 MB) stays in cache between im2col, the GEMM and col2im. Never more than a part
+ * holds (ceil(n / parts)): a part's chunks are then the same as without the cap (one chunk for
+ * the whole part), and the scratch, one chunk per part, does not grow with the part count (a
+ * trial's parts are the most threads it could get, often more than it runs on). */
 static int chunk_samples(const t2__layer *l, int n)
 {
     size_t per = (size_t)l->in_shape[0] * (size_t)(l->kernel * l->kernel) * (size_t)(l->out_shape[1] * l->out_shape[2]);
     size_t g = ((size_t)1 << 20) / (per ? per : 1);
     if (g < 1) g = 1;
+    int parts = l->nparts < 1 ? 1 : l->nparts < n ? l->nparts : n;
+    size_t part = n > 0 ? ((size_t)n + (size_t)parts - 1) / (size_t)parts : 1;
+    if (g > part) g = part;
     return g < (size_t)n ? (int)g : n;
 }
 

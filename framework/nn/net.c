@@ -24,7 +24,7 @@ struct t2_net {
     int ntable;
 
     int max_batch;      /* activations and scratch are sized for this many samples */
-    int threads;        /* ... and for this many pool threads */
+    int parts;          /* ... and for this many parts (t2__pool_parts) */
     float **acts;       /* acts[i]: output of layer i */
     float *ping, *pong; /* gradients flowing backward alternate between these */
     int last_n;         /* batch size of the last forward */
@@ -294,15 +294,16 @@ int t2_net_init(t2_net *net, t2_rng *rng)
     return T2_OK;
 }
 
-/* Grows activations, gradient ping-pong buffers and layer scratch to hold n samples. Only a
- * batch larger than any before allocates. */
+/* Grows activations, gradient ping-pong buffers and layer scratch to hold n samples, each layer
+ * split into t2__pool_parts() parts. Only a batch larger than any before, or a new part count,
+ * allocates; a new thread count does not (the parts stay, so the numbers stay). */
 static int ensure_batch(t2_net *net, int n)
 {
-    int threads = t2__pool_threads();
-    if (n <= net->max_batch && threads == net->threads) return T2_OK;
+    int parts = t2__pool_parts();
+    if (n <= net->max_batch && parts == net->parts) return T2_OK;
     if (n < net->max_batch) n = net->max_batch;
     free_activations(net);
-    net->threads = threads;
+    net->parts = parts;
     net->acts = calloc((size_t)net->nlayers, sizeof *net->acts);
     if (!net->acts) goto oom;
     size_t widest = net->in_size;
@@ -316,7 +317,7 @@ static int ensure_batch(t2_net *net, int n)
         } else if (!(net->acts[i] = t2__alloc_aligned((size_t)n * l->out_size, sizeof(float)))) {
             goto oom;
         }
-        l->nparts = threads;
+        l->nparts = parts;
         if (l->join && !(l->skip_dx = t2__alloc_aligned((size_t)n * l->skip_size, sizeof(float)))) goto oom;
         size_t sb = l->ops->scratch_bytes ? l->ops->scratch_bytes(l, n) : 0;
         if (sb && !(l->scratch = t2__alloc_aligned(sb, 1))) goto oom;

@@ -123,6 +123,14 @@ static void read_train(reader *r, t2__msg *out)
     out->u.train.nreport_at = l->n;
 }
 
+/* A thread or part count: 1..64 (t2_set_num_threads's range). */
+static int64_t thread_count(reader *r, const char *key)
+{
+    int64_t n = count(r, key);
+    if (!r->rc && (n < 1 || n > 64)) bad(r, key, "is not in 1..64");
+    return n;
+}
+
 /* The 64-bit seed from its two 32-bit halves. */
 static uint64_t seed(reader *r)
 {
@@ -137,6 +145,7 @@ static void read_assign(reader *r, t2__msg *out)
     out->u.assign.trial_id = count(r, "trial_id");
     out->u.assign.seed = seed(r);
     out->u.assign.threads = count(r, "threads");
+    out->u.assign.parts = thread_count(r, "parts");
     out->u.assign.hparams = field(r, "hparams", T2__VAL_MAP, 1);
     out->u.assign.log_path = str(r, "log_path", 1);
     if (out->u.assign.log_path && !out->u.assign.log_path[0]) bad(r, "log_path", "is empty");
@@ -154,6 +163,7 @@ static void read_spec(reader *r, t2__msg *out)
     out->u.spec.trial_id = count(r, "trial_id");
     out->u.spec.experiment_id = count(r, "experiment_id");
     out->u.spec.threads = count(r, "threads");
+    out->u.spec.parts = thread_count(r, "parts");
     out->u.spec.seed = seed(r);
     out->u.spec.warm_start = flag(r, "warm_start");
     const t2__val *ov = field(r, "overrides", T2__VAL_LIST, 1);
@@ -244,6 +254,9 @@ static void read_body(reader *r, t2__msg *out)
     }
     case T2__MSG_ASSIGN:
         read_assign(r, out);
+        break;
+    case T2__MSG_THREADS:
+        out->u.threads.threads = thread_count(r, "threads");
         break;
     default:
         break;

@@ -23,6 +23,7 @@ static const char *const NAMES[T2__MSG_KINDS] = {
     [T2__MSG_WELCOME] = "welcome",
     [T2__MSG_FINISHED] = "finished",
     [T2__MSG_ASSIGN] = "assign",
+    [T2__MSG_THREADS] = "threads",
 };
 
 const char *t2__msg_kind_name(t2__msg_kind kind)
@@ -107,6 +108,7 @@ static void put_spec(builder *b, const t2__msg *m)
     put_count(b, "experiment_id", m->u.spec.experiment_id);
     put_seed(b, m->u.spec.seed);
     put_count(b, "threads", m->u.spec.threads);
+    put_count(b, "parts", m->u.spec.parts);
     put_str(b, "ckpt_dir", m->u.spec.ckpt_dir, 0);
     put_str(b, "restore_path", m->u.spec.restore_path, 0);
     put(b, "warm_start", t2__val_bool(m->u.spec.warm_start));
@@ -117,6 +119,7 @@ static void put_assign(builder *b, const t2__msg *m)
     put_count(b, "trial_id", m->u.assign.trial_id);
     put_seed(b, m->u.assign.seed);
     put_count(b, "threads", m->u.assign.threads);
+    put_count(b, "parts", m->u.assign.parts);
     if (!m->u.assign.hparams && !b->rc) b->rc = t2_seterr(T2_EINVAL, "protocol: assign message without hparams");
     put(b, "hparams", m->u.assign.hparams ? t2__val_copy(m->u.assign.hparams) : NULL);
     put_str(b, "log_path", m->u.assign.log_path, 1);
@@ -194,6 +197,12 @@ static void put_body(builder *b, const t2__msg *m)
         break;
     case T2__MSG_ASSIGN:
         put_assign(b, m);
+        break;
+    case T2__MSG_THREADS:
+        if ((m->u.threads.threads < 1 || m->u.threads.threads > 64) && !b->rc)
+            b->rc = t2_seterr(T2_EINVAL, "protocol: threads message with %lld threads (not in 1..64)",
+                              (long long)m->u.threads.threads);
+        put_count(b, "threads", m->u.threads.threads);
         break;
     default:
         b->rc = t2_seterr(T2_EINVAL, "protocol: no message kind %d", (int)m->kind);

@@ -13,7 +13,7 @@
  *   controller -> rank 0   spec       the trial to run (what a forked runner inherits instead):
  *                          {config_yaml, overrides: [strings], trial_object, hparams: {...},
  *                           trial_id, experiment_id, seed_hi, seed_lo (the 64-bit seed in two
- *                           32-bit halves: JSON readers keep 53 bits), threads,
+ *                           32-bit halves: JSON readers keep 53 bits), threads, parts,
  *                           ckpt_dir?, restore_path?, warm_start}
  * Then, on every channel:
  *   runner -> controller   ready      {batches_per_epoch, params, blas?, version}   once built
@@ -35,6 +35,12 @@
  *   runner -> controller   done       {batches}   the train op is complete (validated, checkpointed)
  *   runner -> controller   stopped    {batches}   after SIGTERM: checkpointed, exiting
  *   controller -> runner   exit       {}
+ *   controller -> runner   threads    {threads}   1..64: from the next batch on, run on this many
+ *                          threads (cores freed or taken by other trials). It may come at any
+ *                          time, also while the runner waits for an op or a validated; the runner
+ *                          never blocks on it (it polls between batches) and ignores one that
+ *                          comes after its trial ended. The parts (spec, assign) never change, so
+ *                          the numbers do not either.
  *   runner -> controller   error      {where, message, batches, invalid_hparams?, fatal?}
  *                          then the runner exits 1. invalid_hparams: the trial's hparams are
  *                          unusable (no restart; the searcher is told). fatal: the failure would
@@ -43,13 +49,17 @@
  * A worker (resources.isolation: worker) is a long-lived local process, forked from the
  * controller, that runs one trial after another on its socketpair; it already holds the config,
  * the trial object and the experiment's checkpoint directory, so a trial needs only:
- *   controller -> worker   assign     {trial_id, seed_hi, seed_lo, threads, hparams: {...},
+ *   controller -> worker   assign     {trial_id, seed_hi, seed_lo, threads, parts, hparams: {...},
  *                           log_path, restore_path?, warm_start}
  *                          then the channel carries that trial's messages as above (ready ...
  *                          exit), and when its runner returns:
  *   worker -> controller   finished   {status}   the runner's exit status (0 ok, 1 failed, 3: the
  *                          worker could not set the trial up, e.g. open log_path); the worker
  *                          then waits for the next assign, and exits at the end of stream.
+ *
+ * threads (spec, assign, threads) is the trial's thread count now; parts (1..64) is the count of
+ * parts its layers split a batch into, fixed for the experiment (the most threads the trial could
+ * ever get), so that a new thread count changes the speed and never the numbers.
  *
  * Decoding checks the type of every field, that required fields are there, and ranges (counts
  * not negative, uuids that are uuids); a message that fails is an error naming the message and
@@ -62,7 +72,7 @@
 #include <stdint.h>
 #include "configs/value.h"
 
-#define T2__PROTOCOL_VERSION 2
+#define T2__PROTOCOL_VERSION 3
 
 typedef enum t2__msg_kind {
     T2__MSG_NONE, /* t2__msg_recv: the peer closed the channel between messages */
@@ -84,6 +94,7 @@ typedef enum t2__msg_kind {
     T2__MSG_CHALLENGE,
     T2__MSG_WELCOME,
     T2__MSG_ASSIGN,
+    T2__MSG_THREADS,
     T2__MSG_KINDS
 } t2__msg_kind;
 
@@ -120,7 +131,7 @@ typedef struct t2__msg {
             const char *const *overrides;
             size_t noverrides;
             const t2__val *hparams; /* a map */
-            int64_t trial_id, experiment_id, threads;
+            int64_t trial_id, experiment_id, threads, parts;
             uint64_t seed;
             int warm_start;
         } spec;
@@ -130,10 +141,11 @@ typedef struct t2__msg {
         struct {
             const char *log_path, *restore_path; /* restore_path: NULL if none */
             const t2__val *hparams;              /* a map */
-            int64_t trial_id, threads;
+            int64_t trial_id, threads, parts;
             uint64_t seed;
             int warm_start;
         } assign;
+        struct { int64_t threads; } threads;
     } u;
     /* Owned by a decoded message (NULL for one being encoded). */
     t2__val *doc;

@@ -88,7 +88,8 @@ int t2__remote_main(const char *connect, int64_t trial_id, int *argc, char ***ar
         (rc = t2__trial_so_open(spec.u.spec.trial_object, &so)))
         goto report;
     t2__runner_args a = {.cfg = cfg, .def = so.def, .hparams = spec.u.spec.hparams, .trial_id = spec.u.spec.trial_id,
-                         .seed = spec.u.spec.seed, .threads = (int)spec.u.spec.threads, .fd = fd,
+                         .seed = spec.u.spec.seed, .threads = (int)spec.u.spec.threads,
+                         .parts = (int)spec.u.spec.parts, .fd = fd,
                          .experiment_id = spec.u.spec.experiment_id, .ckpt_dir = spec.u.spec.ckpt_dir,
                          .restore_path = spec.u.spec.restore_path, .warm_start = spec.u.spec.warm_start,
                          .comm = &comm};

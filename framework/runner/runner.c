@@ -16,6 +16,7 @@
 #include "checkpoints/ckpt.h"
 #include "ctx.h"
 #include "metrics.h"
+#include "parallel.h"
 #include "runner.h"
 #include "t2exp/blas.h"
 #include "t2exp/nn.h"
@@ -59,7 +60,71 @@ typedef struct {
     int64_t *report_at;      /* steps where an earlier run of this trial closed a training window */
     size_t nreport_at, next_report; /* (ascending; next_report: the first not yet passed) */
     char blas[512]; /* t2_blas_line(), taken once: the log's first line and the ready message's */
+    t2__msg stash;  /* a message read between batches that is not a threads message (stashed) */
+    int stashed;
 } run;
+
+/* A new thread count from the controller, taken at a batch boundary: the parts stay, so only the
+ * speed changes. */
+static int set_threads(run *r, int64_t n)
+{
+    if (n == r->ctx.threads) return T2_OK;
+    int rc = t2_set_num_threads((int)n);
+    if (rc) return rc;
+    printf("threads %d -> %d at batch %lld\n", r->ctx.threads, (int)n, (long long)r->ctx.batches_trained);
+    fflush(stdout);
+    r->ctx.threads = (int)n;
+    return T2_OK;
+}
+
+static int stop_while_idle(int fd);
+
+/* Rank 0's next message from the controller, threads messages applied on the way (they come at
+ * any time). idle: waiting for an op, when a stop ends the wait (kind NONE). */
+static int recv_msg(run *r, t2__msg *m, int idle)
+{
+    for (;;) {
+        int rc = T2_OK;
+        if (r->stashed) {
+            *m = r->stash;
+            memset(&r->stash, 0, sizeof r->stash);
+            r->stashed = 0;
+        } else if (idle && stop_while_idle(r->a->fd)) {
+            memset(m, 0, sizeof *m);
+            return T2_OK;
+        } else if ((rc = t2__msg_recv(r->a->fd, m))) {
+            return rc;
+        }
+        if (m->kind != T2__MSG_THREADS) return T2_OK;
+        rc = set_threads(r, m->u.threads.threads);
+        t2__msg_free(m);
+        if (rc) return rc;
+    }
+}
+
+/* Between batches: reads what the controller has sent, without waiting. A threads message is
+ * applied now; anything else waits in the stash for the reader it belongs to. Distributed trials
+ * keep their count (the controller sends them none). */
+static int poll_threads(run *r)
+{
+    if (r->ctx.comm.size > 1 || r->a->fd < 0) return T2_OK;
+    while (!r->stashed) {
+        struct pollfd pf = {.fd = r->a->fd, .events = POLLIN};
+        if (poll(&pf, 1, 0) <= 0) return T2_OK;
+        t2__msg m;
+        int rc = t2__msg_recv(r->a->fd, &m);
+        if (rc) return rc;
+        if (m.kind != T2__MSG_THREADS) {
+            r->stash = m;
+            r->stashed = 1;
+            return T2_OK;
+        }
+        rc = set_threads(r, m.u.threads.threads);
+        t2__msg_free(&m);
+        if (rc) return rc;
+    }
+    return T2_OK;
+}
 
 /* Failures that can never succeed, which the controller does not restart: hyperparameters the
  * trial or the runner calls invalid (T2_EHPARAM, Determined's InvalidHP), and two mistakes the
@@ -196,7 +261,7 @@ static int checkpoint_after_validation(run *r)
     int want = policy == T2__CKPT_ALL, rc;
     if (policy == T2__CKPT_BEST && r->ctx.comm.rank == 0) {
         t2__msg m;
-        if ((rc = t2__msg_recv(r->a->fd, &m)) || m.kind != T2__MSG_VALIDATED) {
+        if ((rc = recv_msg(r, &m, 0)) || m.kind != T2__MSG_VALIDATED) {
             if (!rc) rc = t2_seterr(T2_EFORMAT, "trial %lld: expected the controller's answer to a validation, got %s",
                                     (long long)r->a->trial_id, m.kind ? t2__msg_kind_name(m.kind) : "the end");
             t2__msg_free(&m);
@@ -531,6 +596,7 @@ static int train_to(run *r, int64_t target)
     r->t_window = t2__now();
     while (r->ctx.batches_trained < target) {
         const t2_batch *b;
+        if ((rc = poll_threads(r))) return fail(r, "channel", rc);
         double t0 = t2__now();
         if ((rc = t2_loader_next(r->train, &b))) return fail(r, "training loader", rc);
         if (!b) return t2_seterr(T2_ESTATE, "the training loader ended; it must repeat (repeat = 1)"),
@@ -598,7 +664,7 @@ static int next_op(run *r, t2__msg *op)
     memset(op, 0, sizeof *op);
     int rc = T2_OK;
     /* Stopping leaves op NONE: other ranks get no text and take NONE too. */
-    if (c->rank == 0 && !stop_while_idle(r->a->fd)) rc = t2__msg_recv(r->a->fd, op);
+    if (c->rank == 0) rc = recv_msg(r, op, 1);
     if (c->size <= 1) return rc;
     char *text = NULL;
     size_t len = 0;
@@ -712,9 +778,14 @@ int t2__runner_run(const t2__runner_args *a)
         status = fail(&r, "hyperparameters", rc);
         goto done;
     }
-    if ((rc = t2_set_num_threads(a->threads > 0 ? a->threads : 1))) {
+    if ((rc = t2__set_num_parts(a->parts)) || (rc = t2_set_num_threads(a->threads > 0 ? a->threads : 1))) {
         status = fail(&r, "threads", rc);
         goto done;
+    }
+    if (!a->comm || a->comm->rank == 0) {
+        /* The parts fix the numbers; the threads only the speed (they follow the freed cores). */
+        printf("threads %d, parts %d\n", t2_get_num_threads(), t2__pool_parts());
+        fflush(stdout);
     }
     if ((rc = a->def->build_model(&r.ctx, &r.state)) || (rc = t2__ctx_bind(&r.ctx))) {
         status = fail(&r, "build_model", rc);
@@ -741,6 +812,7 @@ done:
     t2__metrics_free(&r.tm);
     free(r.report_at);
     t2__metrics_free(&r.vm);
+    t2__msg_free(&r.stash);
     return status;
 }
 
@@ -757,7 +829,7 @@ int t2__runner_evaluate(const t2__runner_args *a, FILE *out)
     int rc = t2__config_batch_sizes(a->cfg, a->hparams, &gb, &per);
     t2__ctx_init(&r.ctx, a->cfg, a->hparams, gb, per, a->trial_id, a->seed, a->threads);
     const char *where = "hyperparameters";
-    if (!rc && !(rc = t2_set_num_threads(a->threads > 0 ? a->threads : 1)) &&
+    if (!rc && !(rc = t2__set_num_parts(a->parts)) && !(rc = t2_set_num_threads(a->threads > 0 ? a->threads : 1)) &&
         !(rc = a->def->build_model(&r.ctx, &r.state)) && (where = "build_validation_loader") &&
         !(rc = a->def->build_validation_loader(&r.ctx, r.state, &r.valid))) {
         where = "restore";

@@ -19,7 +19,8 @@ typedef struct t2__runner_args {
     const t2__val *hparams;
     int64_t trial_id;
     uint64_t seed;
-    int threads; /* numeric-core threads for this trial */
+    int threads; /* numeric-core threads for this trial, at the start (a threads message changes it) */
+    int parts;   /* the parts its layers split a batch into, fixed for the trial (0: follow threads) */
     int fd;      /* the channel to the controller */
     int64_t experiment_id;
     const char *ckpt_dir;     /* where checkpoints go (NULL: never checkpoint) */

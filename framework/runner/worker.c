@@ -41,6 +41,7 @@ static int run_one(const t2__runner_args *base, int fd, const t2__msg *m)
     a.trial_id = m->u.assign.trial_id;
     a.seed = m->u.assign.seed;
     a.threads = (int)m->u.assign.threads;
+    a.parts = (int)m->u.assign.parts;
     a.restore_path = m->u.assign.restore_path;
     a.warm_start = m->u.assign.warm_start;
     int status = t2__runner_run(&a);
@@ -61,7 +62,8 @@ int t2__worker_serve(const t2__runner_args *base, int fd)
         if (m.kind == T2__MSG_NONE) break;
         /* An op the controller sent the previous trial before it read that trial's finished (an
          * exit after an error, say) arrives here: it belongs to no trial now. */
-        if (m.kind == T2__MSG_TRAIN || m.kind == T2__MSG_EXIT || m.kind == T2__MSG_VALIDATED) {
+        if (m.kind == T2__MSG_TRAIN || m.kind == T2__MSG_EXIT || m.kind == T2__MSG_VALIDATED ||
+            m.kind == T2__MSG_THREADS) {
             t2__msg_free(&m);
             continue;
         }

@@ -50,7 +50,35 @@ static void plan(void)
     /* No cores reported: one slot, never zero. */
     t2__sched_limits z = {.cores = 0, .slots_per_trial = 1};
     CHECK_OK(t2__sched_plan(&z, &cap));
-    CHECK(cap.slots == 1 && cap.capacity == 1 && cap.threads == 1);
+    CHECK(cap.slots == 1 && cap.capacity == 1 && cap.threads == 1 && cap.parts == 1);
+    /* The parts: the most threads a trial could ever get, capped by max_threads_per_trial. */
+    t2__sched_limits p = {.cores = 16, .slots_per_trial = 1, .expected_trials = 100};
+    CHECK_OK(t2__sched_plan(&p, &cap));
+    CHECK(cap.parts == 16 && cap.threads == 1);
+    p.max_threads_per_trial = 6;
+    CHECK_OK(t2__sched_plan(&p, &cap));
+    CHECK(cap.parts == 6);
+    p.expected_trials = 1; /* one trial alone would get all 16: capped */
+    CHECK_OK(t2__sched_plan(&p, &cap));
+    CHECK(cap.threads == 6 && cap.parts == 6);
+    t2__sched_limits d2 = {.cores = 2, .pool_slots = 12, .slots_per_trial = 4};
+    CHECK_OK(t2__sched_plan(&d2, &cap));
+    CHECK(cap.parts == 3);
+}
+
+/* Slots shared among the running trials: floor(slots / running), the first slots % running one
+ * more, capped, at least 1. */
+static void share(void)
+{
+    CHECK(t2__sched_share(2, 1, 0, 0) == 2);
+    CHECK(t2__sched_share(2, 2, 0, 0) == 1 && t2__sched_share(2, 2, 1, 0) == 1);
+    int sum = 0;
+    for (int k = 0; k < 3; k++) sum += t2__sched_share(16, 3, k, 0);
+    CHECK(sum == 16 && t2__sched_share(16, 3, 0, 0) == 6 && t2__sched_share(16, 3, 2, 0) == 5);
+    CHECK(t2__sched_share(16, 1, 0, 4) == 4);   /* max_threads_per_trial */
+    CHECK(t2__sched_share(2, 5, 4, 0) == 1);    /* more trials than slots: one thread each */
+    CHECK(t2__sched_share(256, 1, 0, 0) == 64); /* t2_set_num_threads's limit */
+    CHECK(t2__sched_share(4, 0, 0, 0) == 4);
 }
 
 static t2__ctl_trial *add(t2__trial_table *tt, int64_t rid, int64_t pending)
@@ -236,6 +264,7 @@ static void pool(void)
 int main(void)
 {
     plan();
+    share();
     next_and_table();
     feed_and_exit();
     pool();

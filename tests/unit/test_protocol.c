@@ -169,13 +169,13 @@ static void controller_kinds(void)
     const char *ovr[] = {"searcher.max_length.batches=60", "name=\"x\""};
     t2__msg spec = {.kind = T2__MSG_SPEC,
                     .u.spec = {.config_yaml = "name: t\n", .trial_object = "/t.so", .overrides = ovr, .noverrides = 2,
-                               .hparams = hp, .trial_id = 5, .experiment_id = 2, .threads = 4,
+                               .hparams = hp, .trial_id = 5, .experiment_id = 2, .threads = 4, .parts = 8,
                                .seed = 0xfedcba9876543210ull, .ckpt_dir = "/c", .warm_start = 1}};
     CHECK_OK(round_trip(&spec, &o));
     CHECK(o.kind == T2__MSG_SPEC && o.u.spec.seed == 0xfedcba9876543210ull && o.u.spec.noverrides == 2);
     CHECK_STR(o.u.spec.overrides[1], "name=\"x\"");
     CHECK_STR(o.u.spec.ckpt_dir, "/c");
-    CHECK(o.u.spec.restore_path == NULL && o.u.spec.warm_start && o.u.spec.threads == 4);
+    CHECK(o.u.spec.restore_path == NULL && o.u.spec.warm_start && o.u.spec.threads == 4 && o.u.spec.parts == 8);
     CHECK(t2__val_map_get(o.u.spec.hparams, "lr")->d == 0.1);
     t2__msg_free(&o);
     t2__val_free(hp);
@@ -192,11 +192,11 @@ static void controller_kinds(void)
     hp = t2__val_map();
     t2__val_map_set(hp, "units", t2__val_int(64));
     t2__msg as = {.kind = T2__MSG_ASSIGN,
-                  .u.assign = {.trial_id = 7, .seed = 0x8000000000000001ull, .threads = 2, .hparams = hp,
+                  .u.assign = {.trial_id = 7, .seed = 0x8000000000000001ull, .threads = 2, .parts = 3, .hparams = hp,
                                .log_path = "/l/trial-7.log", .restore_path = "/c/u.tar", .warm_start = 0}};
     CHECK_OK(round_trip(&as, &o));
     CHECK(o.kind == T2__MSG_ASSIGN && o.u.assign.trial_id == 7 && o.u.assign.seed == 0x8000000000000001ull);
-    CHECK(o.u.assign.threads == 2 && !o.u.assign.warm_start);
+    CHECK(o.u.assign.threads == 2 && o.u.assign.parts == 3 && !o.u.assign.warm_start);
     CHECK_STR(o.u.assign.log_path, "/l/trial-7.log");
     CHECK_STR(o.u.assign.restore_path, "/c/u.tar");
     CHECK(t2__val_map_get(o.u.assign.hparams, "units")->i == 64);
@@ -212,6 +212,17 @@ static void controller_kinds(void)
     CHECK(v == NULL && strstr(t2_errmsg(), "assign message without hparams"));
     t2_clearerr();
     CHECK(!t2__msg_from_runner(T2__MSG_ASSIGN));
+
+    /* threads: a new count for the running trial, 1..64. */
+    t2__msg th = {.kind = T2__MSG_THREADS, .u.threads.threads = 5};
+    CHECK_OK(round_trip(&th, &o));
+    CHECK(o.kind == T2__MSG_THREADS && o.u.threads.threads == 5);
+    t2__msg_free(&o);
+    CHECK(!t2__msg_from_runner(T2__MSG_THREADS));
+    th.u.threads.threads = 0;
+    CHECK_RC(t2__msg_encode(&th, &v), T2_EINVAL);
+    CHECK(v == NULL && strstr(t2_errmsg(), "threads message with 0 threads"));
+    t2_clearerr();
 }
 
 static void bad_messages(void)
@@ -250,26 +261,34 @@ static void bad_messages(void)
     refused("{\"type\":\"train\",\"length\":5,\"report_at\":[1,\"2\"]}", T2_EFORMAT, "ascending");
     refused("{\"type\":\"validated\"}", T2_EFORMAT, "new_best is missing");
     refused("{\"type\":\"spec\",\"config_yaml\":\"a\",\"trial_object\":\"b\",\"hparams\":{},\"trial_id\":1,"
-            "\"experiment_id\":1,\"threads\":1,\"seed_hi\":1,\"seed_lo\":1}", T2_EFORMAT, "overrides is missing");
+            "\"experiment_id\":1,\"threads\":1,\"parts\":1,\"seed_hi\":1,\"seed_lo\":1}", T2_EFORMAT, "overrides is missing");
     refused("{\"type\":\"spec\",\"config_yaml\":\"a\",\"trial_object\":\"b\",\"hparams\":{},\"trial_id\":1,"
-            "\"experiment_id\":1,\"threads\":1,\"seed_hi\":4294967296,\"seed_lo\":1,\"overrides\":[]}", T2_EFORMAT,
+            "\"experiment_id\":1,\"threads\":1,\"parts\":1,\"seed_hi\":4294967296,\"seed_lo\":1,\"overrides\":[]}", T2_EFORMAT,
             "seed_hi is over 32 bits");
     refused("{\"type\":\"spec\",\"config_yaml\":\"a\",\"trial_object\":\"b\",\"hparams\":{},\"trial_id\":1,"
-            "\"experiment_id\":1,\"threads\":1,\"seed_hi\":1,\"seed_lo\":1,\"overrides\":[1]}", T2_EFORMAT,
+            "\"experiment_id\":1,\"threads\":1,\"parts\":1,\"seed_hi\":1,\"seed_lo\":1,\"overrides\":[1]}", T2_EFORMAT,
             "not a list of strings");
     refused("{\"type\":\"spec\",\"config_yaml\":\"a\",\"trial_object\":\"b\",\"hparams\":[],\"trial_id\":1,"
-            "\"experiment_id\":1,\"threads\":1,\"seed_hi\":1,\"seed_lo\":1,\"overrides\":[]}", T2_EFORMAT,
+            "\"experiment_id\":1,\"threads\":1,\"parts\":1,\"seed_hi\":1,\"seed_lo\":1,\"overrides\":[]}", T2_EFORMAT,
             "hparams is not a map");
     refused("{\"type\":\"finished\"}", T2_EFORMAT, "finished message: status is missing");
+    refused("{\"type\":\"threads\"}", T2_EFORMAT, "threads message: threads is missing");
+    refused("{\"type\":\"threads\",\"threads\":0}", T2_EFORMAT, "threads message: threads is not in 1..64");
+    refused("{\"type\":\"threads\",\"threads\":65}", T2_EFORMAT, "threads is not in 1..64");
+    refused("{\"type\":\"threads\",\"threads\":2.5}", T2_EFORMAT, "threads message: threads is not an integer");
+    refused("{\"type\":\"assign\",\"trial_id\":1,\"seed_hi\":0,\"seed_lo\":0,\"threads\":1,\"hparams\":{},"
+            "\"log_path\":\"l\"}", T2_EFORMAT, "assign message: parts is missing");
+    refused("{\"type\":\"assign\",\"trial_id\":1,\"seed_hi\":0,\"seed_lo\":0,\"threads\":1,\"parts\":0,"
+            "\"hparams\":{},\"log_path\":\"l\"}", T2_EFORMAT, "assign message: parts is not in 1..64");
     refused("{\"type\":\"finished\",\"status\":256}", T2_EFORMAT, "status is over 255");
     refused("{\"type\":\"finished\",\"status\":-1}", T2_EFORMAT, "status is negative");
-    refused("{\"type\":\"assign\",\"trial_id\":1,\"seed_hi\":0,\"seed_lo\":0,\"threads\":1,\"hparams\":{},"
+    refused("{\"type\":\"assign\",\"trial_id\":1,\"seed_hi\":0,\"seed_lo\":0,\"threads\":1,\"parts\":1,\"hparams\":{},"
             "\"warm_start\":false}", T2_EFORMAT, "assign message: log_path is missing");
-    refused("{\"type\":\"assign\",\"trial_id\":1,\"seed_hi\":0,\"seed_lo\":0,\"threads\":1,\"hparams\":{},"
+    refused("{\"type\":\"assign\",\"trial_id\":1,\"seed_hi\":0,\"seed_lo\":0,\"threads\":1,\"parts\":1,\"hparams\":{},"
             "\"log_path\":\"\"}", T2_EFORMAT, "log_path is empty");
-    refused("{\"type\":\"assign\",\"trial_id\":1,\"seed_hi\":0,\"seed_lo\":4294967296,\"threads\":1,"
+    refused("{\"type\":\"assign\",\"trial_id\":1,\"seed_hi\":0,\"seed_lo\":4294967296,\"threads\":1,\"parts\":1,"
             "\"hparams\":{},\"log_path\":\"l\"}", T2_EFORMAT, "seed_lo is over 32 bits");
-    refused("{\"type\":\"assign\",\"trial_id\":1,\"seed_hi\":0,\"seed_lo\":0,\"threads\":1,\"hparams\":[],"
+    refused("{\"type\":\"assign\",\"trial_id\":1,\"seed_hi\":0,\"seed_lo\":0,\"threads\":1,\"parts\":1,\"hparams\":[],"
             "\"log_path\":\"l\"}", T2_EFORMAT, "hparams is not a map");
     /* Unknown fields are ignored; an optional field may be null. */
     t2__msg m;

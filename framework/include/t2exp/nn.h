@@ -190,7 +190,9 @@ int t2_net_gradcheck(t2_net *net, const t2_tensor *x, uint64_t seed, float eps, 
 /* Sets the number of threads the numeric core uses: OpenBLAS's GEMM threads and the pool that
  * runs the loops around them (im2col, activations, pooling). Default 1 (single-threaded) until
  * called; the experiment runner sets it per trial so that concurrent trials never oversubscribe
- * the cores. T2_EINVAL outside 1..64. */
+ * the cores, and again between batches as other trials end. The layers split each batch into as
+ * many parts as threads, so the numbers depend on n, unless the runner has fixed the part count
+ * (docs/performance.md#threads). T2_EINVAL outside 1..64. */
 int t2_set_num_threads(int n);
 
 /* The thread count last set with t2_set_num_threads (1 by default). */

@@ -85,7 +85,8 @@ uint64_t t2_ctx_seed(const t2_ctx *ctx);          /* the trial's seed (from expe
 t2_rng *t2_ctx_rng(t2_ctx *ctx);                  /* seeded from the trial seed; saved in checkpoints */
 int64_t t2_ctx_batches_trained(const t2_ctx *ctx);/* batches completed before the current one */
 int64_t t2_ctx_epoch(const t2_ctx *ctx);          /* epoch of the current training batch */
-int t2_ctx_threads(const t2_ctx *ctx);            /* BLAS/pool threads this rank may use */
+int t2_ctx_threads(const t2_ctx *ctx);            /* BLAS/pool threads this rank may use now
+                                                     (may change between batches) */
 
 /* ---- wrapping: hand the framework the objects it must manage ----
  * A wrapped net's gradients are averaged across ranks, its parameters broadcast from rank 0 at

@@ -2,6 +2,8 @@
  *
  *   cnn [--epochs E] [--batch B] [--lr LR] [--threads T]      train E epochs, report test accuracy
  *   cnn --bench N [--batch B] [--threads T]                   training and eval throughput only
+ *   ... --profile                                               (bench mode) also each layer's forward and
+ *                                                               backward time per timed batch
  *   ... --model resnet                                          the same for the example ResNet
  *                                                               (trials/resnet_fashion_mnist_model.h, width 16)
  *
@@ -79,9 +81,33 @@ static int evaluate(model *m, t2_dataset *test, double *acc, double *img_per_s)
     return rc;
 }
 
+/* The --profile table: each layer's forward and backward milliseconds per batch and its share of
+ * the step (the rest, "other", is the loss, the optimizer and the loader). */
+static void print_profile(const t2_net *net, const double *acc, int batches, double step_s)
+{
+    char summary[8192], *line = summary;
+    int layers = t2_net_num_layers(net);
+    if (t2_net_summary(net, summary, sizeof summary)) summary[0] = '\0';
+    double ms = 1e3 / batches, in_layers = 0;
+    printf("profile layer kind fwd_ms bwd_ms share\n");
+    for (int i = 0; i < layers; i++) {
+        char kind[32] = "?";
+        char *nl = strchr(line, '\n');
+        if (nl) {
+            *nl = '\0';
+            sscanf(line, "%*d %31s", kind);
+            line = nl + 1;
+        }
+        double f = acc[i], b = acc[layers + i];
+        in_layers += f + b;
+        printf("profile %d %s %.3f %.3f %.1f%%\n", i, kind, f * ms, b * ms, 100.0 * (f + b) / step_s);
+    }
+    printf("profile - other %.3f - %.1f%%\n", (step_s - in_layers) * ms, 100.0 * (step_s - in_layers) / step_s);
+}
+
 int main(int argc, char **argv)
 {
-    int epochs = 1, batch = 64, threads = 2, bench = 0, resnet = 0;
+    int epochs = 1, batch = 64, threads = 2, bench = 0, resnet = 0, profile = 0;
     double lr = 0.05;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--epochs") && i + 1 < argc) epochs = atoi(argv[++i]);
@@ -89,10 +115,11 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--lr") && i + 1 < argc) lr = atof(argv[++i]);
         else if (!strcmp(argv[i], "--bench") && i + 1 < argc) bench = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--profile")) profile = 1;
         else if (!strcmp(argv[i], "--model") && i + 1 < argc && (!strcmp(argv[i + 1], "cnn") || !strcmp(argv[i + 1], "resnet")))
             resnet = !strcmp(argv[++i], "resnet");
         else {
-            fprintf(stderr, "usage: cnn [--epochs E] [--batch B] [--lr LR] [--threads T] [--bench N] [--model cnn|resnet]\n");
+            fprintf(stderr, "usage: cnn [--epochs E] [--batch B] [--lr LR] [--threads T] [--bench N] [--profile] [--model cnn|resnet]\n");
             return 2;
         }
     }
@@ -132,12 +159,23 @@ int main(int argc, char **argv)
     double acc, eval_rate, t0 = t2__now();
 
     if (bench) {
+        double *acc_s = NULL;
+        if (profile && !(acc_s = calloc(2 * (size_t)t2_net_num_layers(m.net), sizeof *acc_s))) {
+            fprintf(stderr, "cnn: out of memory\n");
+            return 1;
+        }
         for (int i = 0; i < 10 + bench; i++) {
-            if (i == 10) t0 = t2__now();
+            if (i == 10) {
+                t0 = t2__now();
+                t2__net_profile(m.net, acc_s);
+            }
             TRY(t2_loader_next(ld, &b));
             TRY(train_step(&m, b, &loss));
         }
-        double train_rate = (double)bench * batch / (t2__now() - t0);
+        double step_s = t2__now() - t0, train_rate = (double)bench * batch / step_s;
+        t2__net_profile(m.net, NULL);
+        if (acc_s) print_profile(m.net, acc_s, bench, step_s);
+        free(acc_s);
         TRY(evaluate(&m, test, &acc, &eval_rate));
         printf("t2_%s train_img_per_s=%.1f eval_img_per_s=%.1f batch=%d threads=%d\n", resnet ? "resnet" : "cnn",
                train_rate, eval_rate, batch, threads);

@@ -26,6 +26,12 @@ int t2__random_bytes(void *buf, size_t n);
 /* Seconds on the monotonic clock (for intervals only). */
 double t2__now(void);
 
+/* Per-layer wall time, for bench/cnn --profile: while acc is non-NULL (2 * t2_net_num_layers
+ * doubles), every forward adds layer i's seconds to acc[i] and every backward to
+ * acc[layers + i]. NULL stops it. */
+struct t2_net;
+void t2__net_profile(struct t2_net *net, double *acc);
+
 #define T2__UNUSED(x) ((void)(x))
 
 #endif

@@ -31,6 +31,7 @@ struct t2_net {
     int last_train;     /* the last forward was in T2_TRAIN mode: backward may run */
     const float *last_x;
     t2_tensor out, dx;
+    double *profile;    /* t2__net_profile's accumulators, or NULL */
 };
 
 static size_t shape_size(int ndim, const int *s)
@@ -378,7 +379,9 @@ int t2_net_forward(t2_net *net, const t2_tensor *x, t2_mode mode, t2_rng *rng, c
     for (int i = 0; i < net->nlayers; i++) {
         t2__layer *l = &net->layers[i];
         if (l->join) l->skip_x = l->skip >= 0 ? net->acts[l->skip] : x->data;
+        double t0 = net->profile ? t2__now() : 0;
         if (!l->alias || i == 0) l->ops->forward(l, in, net->acts[i], n, mode, rng);
+        if (net->profile) net->profile[i] += t2__now() - t0;
         if (l->rc) return layer_failed(net, l, i, "t2_net_forward");
         in = net->acts[i];
     }
@@ -426,7 +429,9 @@ int t2_net_backward(t2_net *net, const t2_tensor *dy, const t2_tensor **dx)
         /* The next layer back must not read and write the same buffer. */
         if (gin && gin == g) gin = bufs[(i + 1) & 1];
         if (l->join) l->skip_x = l->skip >= 0 ? net->acts[l->skip] : net->last_x;
+        double t0 = net->profile ? t2__now() : 0;
         l->ops->backward(l, in, net->acts[i], g, gin, n);
+        if (net->profile) net->profile[net->nlayers + i] += t2__now() - t0;
         if (l->rc) return layer_failed(net, l, i, "t2_net_backward");
         g = gin;
     }
@@ -436,6 +441,11 @@ int t2_net_backward(t2_net *net, const t2_tensor *dy, const t2_tensor **dx)
         *dx = &net->dx;
     }
     return T2_OK;
+}
+
+void t2__net_profile(t2_net *net, double *acc)
+{
+    if (net) net->profile = acc;
 }
 
 void t2_net_zero_grad(t2_net *net)

@@ -1,15 +1,10 @@
 /* rng.c — xoshiro256** seeded through splitmix64: small state, fast, and good enough for
  * shuffles, dropout masks and initialisation. */
 #include <math.h>
+#include "hash64.h"
 #include "t2exp/rng.h"
 
-uint64_t t2_hash64(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
+uint64_t t2_hash64(uint64_t x) { return t2__hash64(x); }
 
 void t2_rng_seed(t2_rng *r, uint64_t seed)
 {

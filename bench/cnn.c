@@ -54,7 +54,7 @@ static int train_step(model *m, const t2_batch *b, float *loss)
 }
 
 /* Test-set accuracy and eval throughput with batches of 1000. */
-static int evaluate(model *m, t2_dataset *test, double *acc, double *img_per_s)
+static int evaluate(model *m, t2_dataset *test, double *acc, double *img_per_s, double *profile)
 {
     t2_loader_params lp = t2_loader_params_default();
     lp.batch_size = 1000;
@@ -64,6 +64,7 @@ static int evaluate(model *m, t2_dataset *test, double *acc, double *img_per_s)
     if (rc) return rc;
     int64_t correct = 0, seen = 0;
     double compute = 0.0;
+    t2__net_profile(m->net, profile);
     const t2_batch *b;
     while ((rc = t2_loader_next(ld, &b)) == T2_OK && b) {
         const t2_tensor *y;
@@ -75,6 +76,7 @@ static int evaluate(model *m, t2_dataset *test, double *acc, double *img_per_s)
         correct += c;
         seen += b->n;
     }
+    t2__net_profile(m->net, NULL);
     t2_loader_free(ld);
     *acc = seen ? (double)correct / (double)seen : 0.0;
     *img_per_s = compute > 0 ? (double)seen / compute : 0.0;
@@ -83,13 +85,13 @@ static int evaluate(model *m, t2_dataset *test, double *acc, double *img_per_s)
 
 /* The --profile table: each layer's forward and backward milliseconds per batch and its share of
  * the step (the rest, "other", is the loss, the optimizer and the loader). */
-static void print_profile(const t2_net *net, const double *acc, int batches, double step_s)
+static void print_profile(const t2_net *net, const char *what, const double *acc, int batches, double step_s)
 {
     char summary[8192], *line = summary;
     int layers = t2_net_num_layers(net);
     if (t2_net_summary(net, summary, sizeof summary)) summary[0] = '\0';
     double ms = 1e3 / batches, in_layers = 0;
-    printf("profile layer kind fwd_ms bwd_ms share\n");
+    printf("%s layer kind fwd_ms bwd_ms share\n", what);
     for (int i = 0; i < layers; i++) {
         char kind[32] = "?";
         char *nl = strchr(line, '\n');
@@ -100,9 +102,9 @@ static void print_profile(const t2_net *net, const double *acc, int batches, dou
         }
         double f = acc[i], b = acc[layers + i];
         in_layers += f + b;
-        printf("profile %d %s %.3f %.3f %.1f%%\n", i, kind, f * ms, b * ms, 100.0 * (f + b) / step_s);
+        printf("%s %d %s %.3f %.3f %.1f%%\n", what, i, kind, f * ms, b * ms, 100.0 * (f + b) / step_s);
     }
-    printf("profile - other %.3f - %.1f%%\n", (step_s - in_layers) * ms, 100.0 * (step_s - in_layers) / step_s);
+    printf("%s - other %.3f - %.1f%%\n", what, (step_s - in_layers) * ms, 100.0 * (step_s - in_layers) / step_s);
 }
 
 int main(int argc, char **argv)
@@ -174,9 +176,12 @@ int main(int argc, char **argv)
         }
         double step_s = t2__now() - t0, train_rate = (double)bench * batch / step_s;
         t2__net_profile(m.net, NULL);
-        if (acc_s) print_profile(m.net, acc_s, bench, step_s);
+        if (acc_s) print_profile(m.net, "profile", acc_s, bench, step_s);
+        if (acc_s) memset(acc_s, 0, 2 * (size_t)t2_net_num_layers(m.net) * sizeof *acc_s);
+        TRY(evaluate(&m, test, &acc, &eval_rate, acc_s));
+        /* Eval batches are 1000 images; its "other" is the time outside the layers' forwards. */
+        if (acc_s) print_profile(m.net, "profile_eval", acc_s, 10, 10000.0 / eval_rate);
         free(acc_s);
-        TRY(evaluate(&m, test, &acc, &eval_rate));
         printf("t2_%s train_img_per_s=%.1f eval_img_per_s=%.1f batch=%d threads=%d\n", resnet ? "resnet" : "cnn",
                train_rate, eval_rate, batch, threads);
     } else {
@@ -192,7 +197,7 @@ int main(int argc, char **argv)
                            sum / (double)(i + 1));
             }
             double train_s = t2__now() - te;
-            TRY(evaluate(&m, test, &acc, &eval_rate));
+            TRY(evaluate(&m, test, &acc, &eval_rate, NULL));
             printf("epoch %d train_loss=%.4f test_accuracy=%.4f train_img_per_s=%.0f\n", e + 1,
                    sum / (double)per_epoch, acc, (double)per_epoch * batch / train_s);
         }

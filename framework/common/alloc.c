@@ -1,8 +1,17 @@
 /* alloc.c — aligned, overflow-checked allocation used for tensors and flat buffers. */
+#define _DEFAULT_SOURCE /* madvise */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include "internal.h"
+
+/* Buffers from this size on (a batch's activations, say: 300 MB for 1000 images of the seeds'
+ * CNN) are asked to be backed by 2 MB pages. Debian's default is transparent huge pages on request
+ * only (madvise), and with 4 KB pages first touching 300 MB is 75,000 page faults: 1 s on a VM
+ * where one costs 14 us, most of an evaluation pass. */
+#define HUGE_FROM ((size_t)4 << 20)
+#define HUGE_PAGE ((size_t)2 << 20)
 
 int t2__mul_size(size_t a, size_t b, size_t *out)
 {
@@ -18,7 +27,18 @@ void *t2__alloc_aligned(size_t count, size_t size)
     if (bytes == 0) bytes = 1;
     bytes = (bytes + 63) & ~(size_t)63;   /* aligned_alloc wants a multiple of the alignment */
     if (bytes == 0) return NULL;          /* rounding overflowed */
-    void *p = aligned_alloc(64, bytes);
+    void *p;
+#ifdef MADV_HUGEPAGE
+    if (bytes >= HUGE_FROM && bytes <= SIZE_MAX - HUGE_PAGE) {
+        bytes = (bytes + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+        if ((p = aligned_alloc(HUGE_PAGE, bytes))) {
+            (void)madvise(p, bytes, MADV_HUGEPAGE); /* a hint: without it the buffer works the same */
+            memset(p, 0, bytes);
+        }
+        return p;
+    }
+#endif
+    p = aligned_alloc(64, bytes);
     if (p) memset(p, 0, bytes);
     return p;
 }

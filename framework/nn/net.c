@@ -31,6 +31,8 @@ struct t2_net {
     int last_train;     /* the last forward was in T2_TRAIN mode: backward may run */
     const float *last_x;
     t2_tensor out, dx;
+    float *eval_out;      /* a chunked evaluation's output (eval_chunk) */
+    size_t eval_out_cap;  /* ... its capacity in floats */
     double *profile;    /* t2__net_profile's accumulators, or NULL */
 };
 
@@ -81,6 +83,7 @@ void t2_net_free(t2_net *net)
     if (!net) return;
     free_activations(net);
     free(net->layers);
+    t2__free_aligned(net->eval_out);
     t2__free_aligned(net->params);
     t2__free_aligned(net->grads);
     t2__free_aligned(net->buffers);
@@ -366,6 +369,64 @@ static int layer_failed(t2_net *net, t2__layer *l, int i, const char *who)
     return layer_error(rc, who, i, l->def ? l->kind_name : l->ops->kind);
 }
 
+/* Runs every layer on the n samples at x (n within the activations' size). */
+static int run_layers(t2_net *net, const float *x, int n, t2_mode mode, t2_rng *rng)
+{
+    const float *in = x;
+    for (int i = 0; i < net->nlayers; i++) {
+        t2__layer *l = &net->layers[i];
+        if (l->join) l->skip_x = l->skip >= 0 ? net->acts[l->skip] : x;
+        double t0 = net->profile ? t2__now() : 0;
+        if (!l->alias || i == 0) l->ops->forward(l, in, net->acts[i], n, mode, rng);
+        if (net->profile) net->profile[i] += t2__now() - t0;
+        if (l->rc) return layer_failed(net, l, i, "t2_net_forward");
+        in = net->acts[i];
+    }
+    return T2_OK;
+}
+
+/* Samples per chunk of an evaluation: an evaluation keeps no activations for a backward, so a
+ * large batch runs through all the layers a chunk at a time. The activations then stay the
+ * training batch's size (and in cache) instead of growing with the batch: a batch of 1000 of the
+ * seeds' CNN needed 300 MB of activations, whose first touch alone cost 0.6-1 s on a VM, more than
+ * the arithmetic. 0 when the net must see the whole batch: a custom layer may compute across
+ * samples, and the built-in layers never do in evaluation. */
+static int eval_chunk(const t2_net *net, int n)
+{
+    for (int i = 0; i < net->nlayers; i++)
+        if (net->layers[i].def) return 0;
+    int chunk = 8 * t2__pool_parts();
+    if (chunk < 64) chunk = 64;
+    if (chunk < net->max_batch && net->parts == t2__pool_parts()) chunk = net->max_batch;
+    return n > chunk ? chunk : 0;
+}
+
+/* An evaluation of n samples, chunk samples at a time, the outputs gathered into eval_out. */
+static int forward_chunked(t2_net *net, const t2_tensor *x, int n, int chunk, t2_rng *rng)
+{
+    const t2__layer *last = &net->layers[net->nlayers - 1];
+    size_t need;
+    int rc;
+    if (t2__mul_size((size_t)n, last->out_size, &need) != 0)
+        return t2_seterr(T2_ENOMEM, "t2_net_forward: the output of a batch of %d overflows", n);
+    if (need > net->eval_out_cap) {
+        t2__free_aligned(net->eval_out);
+        net->eval_out_cap = 0;
+        if (!(net->eval_out = t2__alloc_aligned(need, sizeof(float))))
+            return t2_seterr(T2_ENOMEM, "t2_net_forward: cannot allocate the output for a batch of %d", n);
+        net->eval_out_cap = need;
+    }
+    if ((rc = ensure_batch(net, chunk))) return rc;
+    for (int s = 0; s < n; s += chunk) {
+        int cnt = n - s < chunk ? n - s : chunk;
+        if ((rc = run_layers(net, x->data + (size_t)s * net->in_size, cnt, T2_EVAL, rng))) return rc;
+        memcpy(net->eval_out + (size_t)s * last->out_size, net->acts[net->nlayers - 1],
+               (size_t)cnt * last->out_size * sizeof(float));
+    }
+    net->out = batch_view(net->eval_out, n, last->out_ndim, last->out_shape);
+    return T2_OK;
+}
+
 int t2_net_forward(t2_net *net, const t2_tensor *x, t2_mode mode, t2_rng *rng, const t2_tensor **y)
 {
     if (!net || !x || !y) return t2_seterr(T2_EINVAL, "t2_net_forward: NULL argument");
@@ -373,20 +434,16 @@ int t2_net_forward(t2_net *net, const t2_tensor *x, t2_mode mode, t2_rng *rng, c
     if (mode == T2_TRAIN && !rng) return t2_seterr(T2_EINVAL, "t2_net_forward: training mode needs an rng");
     int rc = check_input(net, x, "t2_net_forward");
     if (rc) return rc;
-    int n = x->shape[0];
-    if ((rc = ensure_batch(net, n))) return rc;
-    const float *in = x->data;
-    for (int i = 0; i < net->nlayers; i++) {
-        t2__layer *l = &net->layers[i];
-        if (l->join) l->skip_x = l->skip >= 0 ? net->acts[l->skip] : x->data;
-        double t0 = net->profile ? t2__now() : 0;
-        if (!l->alias || i == 0) l->ops->forward(l, in, net->acts[i], n, mode, rng);
-        if (net->profile) net->profile[i] += t2__now() - t0;
-        if (l->rc) return layer_failed(net, l, i, "t2_net_forward");
-        in = net->acts[i];
+    int n = x->shape[0], chunk = mode == T2_TRAIN ? 0 : eval_chunk(net, n);
+    net->last_train = 0;
+    if (chunk) {
+        if ((rc = forward_chunked(net, x, n, chunk, rng))) return rc;
+    } else {
+        if ((rc = ensure_batch(net, n))) return rc;
+        if ((rc = run_layers(net, x->data, n, mode, rng))) return rc;
+        const t2__layer *last = &net->layers[net->nlayers - 1];
+        net->out = batch_view(net->acts[net->nlayers - 1], n, last->out_ndim, last->out_shape);
     }
-    const t2__layer *last = &net->layers[net->nlayers - 1];
-    net->out = batch_view(net->acts[net->nlayers - 1], n, last->out_ndim, last->out_shape);
     net->last_n = n;
     net->last_train = mode == T2_TRAIN;
     net->last_x = x->data;
@@ -448,9 +505,11 @@ void t2__net_profile(t2_net *net, double *acc)
     if (net) net->profile = acc;
 }
 
+static void zero_range(void *ctx, size_t b, size_t e) { memset((float *)ctx + b, 0, (e - b) * sizeof(float)); }
+
 void t2_net_zero_grad(t2_net *net)
 {
-    if (net && net->grads) memset(net->grads, 0, net->nparams * sizeof(float));
+    if (net && net->grads) t2__parallel_for(net->nparams, 65536, zero_range, net->grads);
 }
 
 float *t2_net_params(t2_net *net, size_t *n)

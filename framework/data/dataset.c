@@ -4,6 +4,7 @@
 #include <string.h>
 #include "data_internal.h"
 #include "internal.h"
+#include "vector_clones.h"
 
 int t2__dataset_new(t2_dataset **out, const struct t2__dataset_ops *ops, int64_t n, int ndim,
                     const int *shape)
@@ -41,11 +42,7 @@ int t2__dataset_new(t2_dataset **out, const struct t2__dataset_ops *ops, int64_t
  * bounds a pass over a u8 dataset; the widest vector unit the CPU has divides 16 at a time
  * (AVX-512) instead of the baseline's 4, so the function is compiled once per unit and picked at
  * load time. The results are the same bits on every path. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__has_attribute)
-#if __has_attribute(target_clones)
-__attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
-#endif
+T2__VECTOR_CLONES
 void t2__u8_to_unit(float *dst, const uint8_t *src, size_t n)
 {
     for (size_t j = 0; j < n; j++) dst[j] = (float)src[j] / 255.0f;

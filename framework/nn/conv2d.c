@@ -10,6 +10,7 @@
 #include "im2col.h"
 #include "net.h"
 #include "parallel.h"
+#include "vector_clones.h"
 
 static t2__conv_geom geom(const t2__layer *l)
 {
@@ -94,6 +95,55 @@ typedef struct {
     int n, parts, G, OC, P, K;
 } conv_job;
 
+/* The GEMM's [OC, cnt*P] result to NCHW [cnt, OC, P] at out, adding the bias (and the fused
+ * relu): contiguous P-float blocks. */
+T2__VECTOR_CLONES
+static void to_nchw(const float *tmp, const float *bias, float *out, int cnt, int OC, int P, int relu)
+{
+    long NP = (long)cnt * P;
+    for (int i = 0; i < cnt; i++)
+        for (int oc = 0; oc < OC; oc++) {
+            const float *restrict src = tmp + (long)oc * NP + (long)i * P;
+            float *restrict dst = out + ((long)i * OC + oc) * P, b = bias[oc];
+            if (relu)
+                for (int p = 0; p < P; p++) dst[p] = src[p] + b > 0.0f ? src[p] + b : 0.0f;
+            else
+                for (int p = 0; p < P; p++) dst[p] = src[p] + b;
+        }
+}
+
+/* The other way for backward: dy (NCHW, masked by y > 0 with a fused relu) to dyt [OC, cnt*P],
+ * adding each channel's sum into db. The sum runs in 16 lanes, added up at the end, so that it
+ * vectorizes; the order of the additions depends only on the shapes. */
+T2__VECTOR_CLONES
+static void from_nchw(const float *dy, const float *y, float *dyt, float *db, int cnt, int OC, int P, int relu)
+{
+    long NP = (long)cnt * P;
+    for (int oc = 0; oc < OC; oc++) {
+        float lane[16] = {0};
+        for (int i = 0; i < cnt; i++) {
+            long off = ((long)i * OC + oc) * P;
+            const float *restrict src = dy + off, *restrict yy = y + off;
+            float *restrict dst = dyt + (long)oc * NP + (long)i * P;
+            int p = 0;
+            for (; p + 16 <= P; p += 16)
+                for (int q = 0; q < 16; q++) {
+                    float v = relu ? (yy[p + q] > 0.0f ? src[p + q] : 0.0f) : src[p + q];
+                    dst[p + q] = v;
+                    lane[q] += v;
+                }
+            for (int q = 0; p < P; p++, q++) {
+                float v = relu ? (yy[p] > 0.0f ? src[p] : 0.0f) : src[p];
+                dst[p] = v;
+                lane[q] += v;
+            }
+        }
+        float s = 0.0f;
+        for (int q = 0; q < 16; q++) s += lane[q];
+        db[oc] += s;
+    }
+}
+
 static float *part_scratch(const conv_job *j, size_t t) { return (float *)j->l->scratch + t * part_floats(j->l, j->n); }
 
 static void forward_part(void *ctx, size_t tb, size_t te)
@@ -110,16 +160,7 @@ static void forward_part(void *ctx, size_t tb, size_t te)
                 t2__im2col(&j->g, j->x + (size_t)(i0 + i) * l->in_size, col + (long)i * j->P, NP);
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, j->OC, (int)NP, j->K, 1.0f, l->w, j->K, col,
                         (int)NP, 0.0f, tmp, (int)NP);
-            /* [OC, cnt*P] -> NCHW with the bias (and the fused relu). */
-            for (int i = 0; i < cnt; i++)
-                for (int oc = 0; oc < j->OC; oc++) {
-                    const float *restrict src = tmp + (long)oc * NP + (long)i * j->P;
-                    float *restrict dst = j->out + ((long)(i0 + i) * j->OC + oc) * j->P, bias = l->b[oc];
-                    if (l->fuse_relu)
-                        for (int p = 0; p < j->P; p++) dst[p] = src[p] + bias > 0.0f ? src[p] + bias : 0.0f;
-                    else
-                        for (int p = 0; p < j->P; p++) dst[p] = src[p] + bias;
-                }
+            to_nchw(tmp, l->b, j->out + (size_t)i0 * j->OC * j->P, cnt, j->OC, j->P, l->fuse_relu);
         }
     }
 }
@@ -140,20 +181,8 @@ static void backward_part(void *ctx, size_t tb, size_t te)
         for (int i0 = s0; i0 < s1; i0 += j->G) {
             int cnt = s1 - i0 < j->G ? s1 - i0 : j->G;
             long NP = (long)cnt * j->P;
-            for (int oc = 0; oc < j->OC; oc++) {
-                float s = 0.0f;
-                for (int i = 0; i < cnt; i++) {
-                    long off = ((long)(i0 + i) * j->OC + oc) * j->P;
-                    const float *restrict src = j->dy + off, *restrict y = j->y + off;
-                    float *restrict dst = dyt + (long)oc * NP + (long)i * j->P;
-                    if (l->fuse_relu)
-                        for (int p = 0; p < j->P; p++) dst[p] = y[p] > 0.0f ? src[p] : 0.0f;
-                    else
-                        for (int p = 0; p < j->P; p++) dst[p] = src[p];
-                    for (int p = 0; p < j->P; p++) s += dst[p];
-                }
-                db[oc] += s;
-            }
+            from_nchw(j->dy + (size_t)i0 * j->OC * j->P, j->y + (size_t)i0 * j->OC * j->P, dyt, db, cnt, j->OC,
+                      j->P, l->fuse_relu);
             for (int i = 0; i < cnt; i++)
                 t2__im2col(&j->g, j->x + (size_t)(i0 + i) * l->in_size, col + (long)i * j->P, NP);
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, j->OC, j->K, (int)NP, 1.0f, dyt, (int)NP, col,

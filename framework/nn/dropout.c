@@ -8,6 +8,7 @@
 #include "hash64.h"
 #include "net.h"
 #include "parallel.h"
+#include "vector_clones.h"
 
 /* Elements per pool range: below this a range is not worth waking a thread for. */
 #define MIN_PER_THREAD 16384
@@ -36,11 +37,7 @@ typedef struct {
 
 /* Element i is kept when the top 24 bits of splitmix64's output number i for the key clear
  * p * 2^24. Compiled per vector unit (64-bit multiplies are what bound it). */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__has_attribute)
-#if __has_attribute(target_clones)
-__attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
-#endif
-#endif
+T2__VECTOR_CLONES
 static void mask_range(void *ctx, size_t b, size_t e)
 {
     const drop_job *j = ctx;

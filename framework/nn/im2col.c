@@ -3,6 +3,7 @@
  * output row is a contiguous slice of an input row: copy it with zero fill at the borders. */
 #include <string.h>
 #include "im2col.h"
+#include "vector_clones.h"
 
 /* Output columns ow in [lo, hi) read inside the input row for kernel offset kj. */
 static void valid_range(const t2__conv_geom *g, int kj, int *lo, int *hi)
@@ -16,6 +17,7 @@ static void valid_range(const t2__conv_geom *g, int kj, int *lo, int *hi)
     *hi = h;
 }
 
+T2__VECTOR_CLONES
 void t2__im2col(const t2__conv_geom *g, const float *x, float *col, long ld)
 {
     int k = g->k;
@@ -45,6 +47,7 @@ void t2__im2col(const t2__conv_geom *g, const float *x, float *col, long ld)
     }
 }
 
+T2__VECTOR_CLONES
 void t2__col2im(const t2__conv_geom *g, const float *col, long ld, float *dx)
 {
     int k = g->k;

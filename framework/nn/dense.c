@@ -30,36 +30,70 @@ static void init(t2__layer *l, t2_rng *rng)
 }
 
 /* The GEMMs are split over the pool's threads by hand (OpenBLAS runs single-threaded under the
- * pool): forward and dx by samples, dW and db by output features, so parts never share output. */
+ * pool), always by the part count P and the shapes, never by the thread count, and so that no
+ * two parts write the same output (each output is one GEMM's dot product over all of K):
+ * - forward: a grid of a sample groups by b feature groups (a*b = P), the one that reads the
+ *   least: a part reads its samples' x and its features' W, so the parts read b copies of x and
+ *   a copies of W in all (splitting by samples alone, 16 parts each read all 4.7 MB of the seeds'
+ *   CNN's W for 4 samples);
+ * - backward: dW and dx by input features (columns), each part reading dy (small) and its
+ *   columns of x and W once; db after, in one pass. */
 typedef struct {
     t2__layer *l;
     const float *x, *y, *dy;
     float *out, *dx;
-    int n, parts;
+    int n, parts, groups; /* groups: forward's sample groups (a); parts / groups feature groups */
 } dense_job;
+
+/* Forward's grid: the divisor a of parts (sample groups) minimizing b*n + a*out, the floats of
+ * x and W read per input feature, with b = parts / a. */
+static int sample_groups(int parts, int n, int out)
+{
+    int best = 1;
+    double cost = -1;
+    for (int a = 1; a <= parts; a++) {
+        if (parts % a || a > n || parts / a > out) continue;
+        double c = (double)(parts / a) * n + (double)a * out;
+        if (cost < 0 || c < cost) cost = c, best = a;
+    }
+    return best;
+}
 
 static void forward_part(void *ctx, size_t tb, size_t te)
 {
     const dense_job *j = ctx;
     const t2__layer *l = j->l;
-    int in = (int)l->in_size, out = l->out_shape[0];
+    int in = (int)l->in_size, out = l->out_shape[0], a = j->groups, b = j->parts / a;
     for (size_t t = tb; t < te; t++) {
-        int s0 = (int)((size_t)j->n * t / (size_t)j->parts), s1 = (int)((size_t)j->n * (t + 1) / (size_t)j->parts);
-        float *y = j->out + (size_t)s0 * out;
-        for (int i = s0; i < s1; i++) memcpy(j->out + (size_t)i * out, l->b, (size_t)out * sizeof(float));
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, s1 - s0, out, in, 1.0f, j->x + (size_t)s0 * in, in,
-                    l->w, in, 1.0f, y, out);
+        int ga = (int)t / b, gb = (int)t % b;
+        int s0 = j->n * ga / a, s1 = j->n * (ga + 1) / a, r0 = out * gb / b, r1 = out * (gb + 1) / b;
+        if (s1 <= s0 || r1 <= r0) continue;
+        float *y = j->out + (size_t)s0 * out + r0;
+        for (int i = s0; i < s1; i++) memcpy(j->out + (size_t)i * out + r0, l->b + r0, (size_t)(r1 - r0) * sizeof(float));
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, s1 - s0, r1 - r0, in, 1.0f, j->x + (size_t)s0 * in, in,
+                    l->w + (size_t)r0 * in, in, 1.0f, y, out);
         if (l->fuse_relu)
-            for (size_t i = 0, c = (size_t)(s1 - s0) * out; i < c; i++) y[i] = y[i] > 0.0f ? y[i] : 0.0f;
+            for (int i = 0; i < s1 - s0; i++)
+                for (int r = 0; r < r1 - r0; r++) y[(size_t)i * out + r] = y[(size_t)i * out + r] > 0.0f ? y[(size_t)i * out + r] : 0.0f;
     }
+}
+
+/* At most parts pieces of at least MIN_COLS input features each (fewer pieces for narrow layers:
+ * the 128 -> 10 layer is not worth 16 GEMMs). */
+#define MIN_COLS 64
+static int column_parts(int parts, int in)
+{
+    int c = in / MIN_COLS;
+    return c < 1 ? 1 : c < parts ? c : parts;
 }
 
 static void forward(t2__layer *l, const float *x, float *y, int n, t2_mode mode, t2_rng *rng)
 {
     (void)mode;
     (void)rng;
-    dense_job j = {.l = l, .x = x, .out = y, .n = n, .parts = l->nparts < n ? l->nparts : n};
-    if (j.parts < 1) j.parts = 1;
+    int parts = l->nparts < 1 ? 1 : l->nparts;
+    dense_job j = {.l = l, .x = x, .out = y, .n = n, .parts = parts};
+    j.groups = sample_groups(parts, n, l->out_shape[0]);
     t2__parallel_for((size_t)j.parts, 1, forward_part, &j);
 }
 
@@ -69,27 +103,21 @@ static size_t scratch_bytes(const t2__layer *l, int n)
     return l->fuse_relu ? (size_t)n * (size_t)l->out_shape[0] * sizeof(float) : 0;
 }
 
-/* Part t: output features [r0, r1) of dW and db, and samples [s0, s1) of dx. */
+/* Part t: input features [k0, k1) of dW (dW[:, k0:k1] += dy^T x[:, k0:k1]) and of dx
+ * (dx[:, k0:k1] = dy W[:, k0:k1]). */
 static void backward_part(void *ctx, size_t tb, size_t te)
 {
     const dense_job *j = ctx;
     const t2__layer *l = j->l;
     int in = (int)l->in_size, out = l->out_shape[0], n = j->n;
     for (size_t t = tb; t < te; t++) {
-        int r0 = (int)((size_t)out * t / (size_t)j->parts), r1 = (int)((size_t)out * (t + 1) / (size_t)j->parts);
-        if (r1 > r0) {
-            /* dW[r0:r1, :] += dy[:, r0:r1]^T x */
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, r1 - r0, in, n, 1.0f, j->dy + r0, out, j->x, in,
-                        1.0f, l->dw + (size_t)r0 * in, in);
-            for (int i = 0; i < n; i++) {
-                const float *g = j->dy + (size_t)i * out;
-                for (int r = r0; r < r1; r++) l->db[r] += g[r];
-            }
-        }
-        int s0 = (int)((size_t)n * t / (size_t)j->parts), s1 = (int)((size_t)n * (t + 1) / (size_t)j->parts);
-        if (j->dx && s1 > s0)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s1 - s0, in, out, 1.0f, j->dy + (size_t)s0 * out,
-                        out, l->w, in, 0.0f, j->dx + (size_t)s0 * in, in);
+        int k0 = (int)((size_t)in * t / (size_t)j->parts), k1 = (int)((size_t)in * (t + 1) / (size_t)j->parts);
+        if (k1 <= k0) continue;
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out, k1 - k0, n, 1.0f, j->dy, out, j->x + k0, in, 1.0f,
+                    l->dw + k0, in);
+        if (j->dx)
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, k1 - k0, out, 1.0f, j->dy, out, l->w + k0, in,
+                        0.0f, j->dx + k0, in);
     }
 }
 
@@ -101,9 +129,13 @@ static void backward(t2__layer *l, const float *x, const float *y, const float *
         for (size_t i = 0, c = (size_t)n * out; i < c; i++) masked[i] = y[i] > 0.0f ? dy[i] : 0.0f;
         dy = masked;
     }
-    int parts = l->nparts < n ? l->nparts : n;
-    dense_job j = {.l = l, .x = x, .dy = dy, .dx = dx, .n = n, .parts = parts < 1 ? 1 : parts};
+    dense_job j = {.l = l, .x = x, .dy = dy, .dx = dx, .n = n};
+    j.parts = column_parts(l->nparts < 1 ? 1 : l->nparts, (int)l->in_size);
     t2__parallel_for((size_t)j.parts, 1, backward_part, &j);
+    for (int i = 0; i < n; i++) {
+        const float *g = dy + (size_t)i * out;
+        for (int r = 0; r < out; r++) l->db[r] += g[r];
+    }
 }
 
 const t2__layer_ops t2__dense_ops = {"dense", scratch_bytes, init, forward, backward};

@@ -133,7 +133,9 @@ int t2_net_init(t2_net *net, t2_rng *rng);
 
 /* Runs the net on x ([n, sample shape...]) and points *y at the output (owned by the net, valid
  * until the next forward). In T2_TRAIN mode the activations needed by t2_net_backward are kept
- * and dropout masks are drawn from rng (rng may be NULL in T2_EVAL mode). */
+ * and dropout masks are drawn from rng (rng may be NULL in T2_EVAL mode). In T2_EVAL mode a large
+ * batch runs through the layers a chunk of samples at a time (the activations stay the training
+ * batch's size), unless the net has a custom layer, which then sees the whole batch. */
 int t2_net_forward(t2_net *net, const t2_tensor *x, t2_mode mode, t2_rng *rng, const t2_tensor **y);
 
 /* Back-propagates dy (same shape as the last forward's output) through the last T2_TRAIN

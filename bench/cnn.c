@@ -2,6 +2,9 @@
  *
  *   cnn [--epochs E] [--batch B] [--lr LR] [--threads T]      train E epochs, report test accuracy
  *   cnn --bench N [--batch B] [--threads T]                   training and eval throughput only
+ *   ... --parts P                                               split each batch into P parts (default: the
+ *                                                               thread count), as a trial with P slots that
+ *                                                               runs on fewer threads does
  *   ... --profile                                               (bench mode) also each layer's forward and
  *                                                               backward time per timed batch
  *   ... --model resnet                                          the same for the example ResNet
@@ -20,6 +23,7 @@
 #include "../trials/fashion_mnist_cnn_model.h"
 #include "../trials/resnet_fashion_mnist_model.h"
 #include "internal.h"
+#include "parallel.h"
 
 #define TRY(expr)                                                                            \
     do {                                                                                     \
@@ -109,7 +113,7 @@ static void print_profile(const t2_net *net, const char *what, const double *acc
 
 int main(int argc, char **argv)
 {
-    int epochs = 1, batch = 64, threads = 2, bench = 0, resnet = 0, profile = 0;
+    int epochs = 1, batch = 64, threads = 2, bench = 0, resnet = 0, profile = 0, parts = 0;
     double lr = 0.05;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--epochs") && i + 1 < argc) epochs = atoi(argv[++i]);
@@ -118,17 +122,19 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--lr") && i + 1 < argc) lr = atof(argv[++i]);
         else if (!strcmp(argv[i], "--bench") && i + 1 < argc) bench = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--profile")) profile = 1;
+        else if (!strcmp(argv[i], "--parts") && i + 1 < argc) parts = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--model") && i + 1 < argc && (!strcmp(argv[i + 1], "cnn") || !strcmp(argv[i + 1], "resnet")))
             resnet = !strcmp(argv[++i], "resnet");
         else {
-            fprintf(stderr, "usage: cnn [--epochs E] [--batch B] [--lr LR] [--threads T] [--bench N] [--profile] [--model cnn|resnet]\n");
+            fprintf(stderr, "usage: cnn [--epochs E] [--batch B] [--lr LR] [--threads T] [--bench N] [--parts P] [--profile] [--model cnn|resnet]\n");
             return 2;
         }
     }
-    if (epochs < 1 || batch < 1 || threads < 1 || bench < 0 || !(lr > 0)) {
+    if (epochs < 1 || batch < 1 || threads < 1 || bench < 0 || parts < 0 || !(lr > 0)) {
         fprintf(stderr, "cnn: --epochs, --batch, --threads and --lr must be positive\n");
         return 2;
     }
+    TRY(t2__set_num_parts(parts));
     TRY(t2_set_num_threads(threads));
 
     t2_dataset *train = NULL, *test = NULL;
@@ -182,8 +188,8 @@ int main(int argc, char **argv)
         /* Eval batches are 1000 images; its "other" is the time outside the layers' forwards. */
         if (acc_s) print_profile(m.net, "profile_eval", acc_s, 10, 10000.0 / eval_rate);
         free(acc_s);
-        printf("t2_%s train_img_per_s=%.1f eval_img_per_s=%.1f batch=%d threads=%d\n", resnet ? "resnet" : "cnn",
-               train_rate, eval_rate, batch, threads);
+        printf("t2_%s train_img_per_s=%.1f eval_img_per_s=%.1f batch=%d threads=%d parts=%d\n",
+               resnet ? "resnet" : "cnn", train_rate, eval_rate, batch, threads, parts ? parts : threads);
     } else {
         int64_t per_epoch = t2_loader_batches_per_epoch(ld);
         for (int e = 0; e < epochs; e++) {

@@ -89,7 +89,15 @@ typedef struct t2__ctl {
     double saved_progress;   /* the progress last written (NAN: none yet) */
     t2__ctl_worker *workers; /* one entry per trial that may run at once (capacity) */
     int nworkers;
+    struct t2__chan_reader *rd; /* the running trials' channel readers, indexed by fd (channels.c) */
+    int nrd;
 } t2__ctl;
+
+/* The buffered reader of channel fd (grown on demand; NULL: out of memory, error set), its reset
+ * (a trial starts on fd, or fd is closed) and the end of them all (channels.c). */
+struct t2__chan_reader *t2__ctl_reader(t2__ctl *c, int fd);
+void t2__ctl_reader_reset(t2__ctl *c, int fd);
+void t2__ctl_readers_free(t2__ctl *c);
 
 /* The signal that stops the experiment: SIGINT/SIGTERM pause it (trials checkpoint, PAUSED),
  * SIGUSR2 (`t2exp kill`) kills it (trials killed, CANCELED). 0: none yet. */

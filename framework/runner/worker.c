@@ -55,8 +55,9 @@ static int run_one(const t2__runner_args *base, int fd, t2__chan_reader *rd, con
 int t2__worker_serve(const t2__runner_args *base, int fd)
 {
     int status = 0;
-    /* One buffered reader for the worker's life: the trials' runners read the same channel, and
-     * a read may take the next trial's assign with the end of this one. */
+    /* One buffered reader for the worker's life, lent to each trial's runner: a read may take
+     * more than the message asked for (an assign and the train sent right after it), and what it
+     * took stays in the buffer for the next reader. */
     t2__chan_reader rd = {0};
     for (;;) {
         t2__msg m;

@@ -89,7 +89,15 @@ typedef struct t2__ctl {
     double saved_progress;   /* the progress last written (NAN: none yet) */
     t2__ctl_worker *workers; /* one entry per trial that may run at once (capacity) */
     int nworkers;
+    struct t2__chan_reader *rd; /* the running trials' channel readers, indexed by fd (channels.c) */
+    int nrd;
 } t2__ctl;
+
+/* The buffered reader of channel fd (grown on demand; NULL: out of memory, error set), its reset
+ * (a trial starts on fd, or fd is closed) and the end of them all (channels.c). */
+struct t2__chan_reader *t2__ctl_reader(t2__ctl *c, int fd);
+void t2__ctl_reader_reset(t2__ctl *c, int fd);
+void t2__ctl_readers_free(t2__ctl *c);
 
 /* The signal that stops the experiment: SIGINT/SIGTERM pause it (trials checkpoint, PAUSED),
  * SIGUSR2 (`t2exp kill`) kills it (trials killed, CANCELED). 0: none yet. */
@@ -177,6 +185,11 @@ int t2__ctl_check_hosts(t2__ctl *c, t2__ctl_trial *t);
 /* Hands trial t (its runner args a, its log t->log_path) to an idle worker, forking one if none
  * is idle; t->pid and t->fd become the worker's. T2_EIO when no worker can be started. */
 int t2__ctl_worker_start(t2__ctl *c, t2__ctl_trial *t, const t2__runner_args *a);
+/* Forks the first n workers now, before the controller's heap grows with the trial table and
+ * the store's cache: every page a worker shares with the controller costs a copy-on-write fault
+ * (and a TLB shootdown) at the controller's next write to it. No-op without workers; a worker
+ * that cannot be forked now is forked by the first trial that needs it. */
+int t2__ctl_workers_prespawn(t2__ctl *c, int n);
 /* Whether t runs in a worker. */
 int t2__ctl_on_worker(const t2__ctl *c, const t2__ctl_trial *t);
 /* t's worker said finished: it is idle again, and t no longer holds it (pid 0, fd -1). */

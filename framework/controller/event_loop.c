@@ -151,6 +151,9 @@ int t2__ctl_trial_started(t2__ctl *c, t2__ctl_trial *t)
 {
     int rc;
     if ((rc = t2__tt_set_state(&c->tt, t, T2__CTL_RUNNING))) return rc;
+    /* Nothing buffered belongs to this trial: a worker's channel is quiet between its finished
+     * and the next assign, and a new descriptor may have been another channel's before. */
+    t2__ctl_reader_reset(c, t->fd);
     t->ready = t->exit_sent = t->pausing = 0;
     t->sent = -1;
     t2__progress_event(&c->prog, "trial %lld started%s (log %s)", (long long)t->id,
@@ -220,6 +223,7 @@ static int on_exit(t2__ctl *c, t2__ctl_trial *t)
 {
     int status = 0, rc = T2_OK;
     t2__ctl_worker_gone(c, t);
+    t2__ctl_reader_reset(c, t->fd);
     close(t->fd);
     t->fd = -1;
     while (waitpid(t->pid, &status, 0) < 0 && errno == EINTR) {
@@ -313,6 +317,47 @@ static void show(t2__ctl *c)
     t2__progress_update(&c->prog, t2__now(), done, total, c->best, run, n);
 }
 
+/* Handles the messages trial idx has sent, as far as they have arrived: one read (when poll said
+ * its channel is readable) and then every complete message in its buffer, so that a trial's
+ * metrics, metrics and done cost one wake-up, not three. Stops at the trial's end (its channel
+ * closed, or its worker's finished): what a channel holds after that belongs to no trial. */
+static int drain(t2__ctl *c, size_t idx, int may_read)
+{
+    t2__chan_reader *r = t2__ctl_reader(c, c->tt.t[idx].fd);
+    if (!r) return T2_ENOMEM;
+    for (;;) {
+        /* The trial array may move while ops are applied: look the trial up by index each time. */
+        t2__ctl_trial *t = &c->tt.t[idx];
+        t2__msg m;
+        int got;
+        int rc = t2__msg_recv_buffered(r, t->fd, may_read, &m, &got);
+        may_read = 0;
+        if (!rc && !got) return T2_OK;
+        if (rc == T2_ENOMEM) return rc;
+        if (rc == T2_EFORMAT || rc == T2_EUNSUPPORTED) {
+            /* A message the protocol does not allow: the runner (or a peer posing as one) is
+             * stopped, and its end of stream follows. */
+            char why[600];
+            snprintf(why, sizeof why, "%s", t2_errmsg());
+            t2_clearerr();
+            if ((rc = t2__ctl_reject_message(c, t, why))) return rc;
+            continue;
+        }
+        if (rc || m.kind == T2__MSG_NONE) {
+            if (rc && !t->error) t->error = strdup(t2_errmsg());
+            return on_exit(c, t);
+        }
+        if (m.kind == T2__MSG_FINISHED && t2__ctl_on_worker(c, t)) {
+            int64_t code = m.u.finished.status;
+            t2__msg_free(&m);
+            return on_finished(c, t, code);
+        }
+        rc = t2__ctl_on_message(c, t, &m);
+        t2__msg_free(&m);
+        if (rc) return rc;
+    }
+}
+
 /* Waits up to 250 ms for reports, handles them, and reaps runners whose channel closed. */
 int t2__ctl_pump(t2__ctl *c)
 {
@@ -330,43 +375,25 @@ int t2__ctl_pump(t2__ctl *c)
     }
     struct pollfd *pf = c->pf;
     size_t *idx = c->pf_trial;
-    int n = 0;
-    for (size_t k = 0; k < c->tt.nrun; k++)
-        if (c->tt.t[c->tt.run[k]].fd >= 0) {
-            pf[n] = (struct pollfd){.fd = c->tt.t[c->tt.run[k]].fd, .events = POLLIN};
-            idx[n++] = c->tt.run[k];
-        }
+    int n = 0, buffered = 0;
+    for (size_t k = 0; k < c->tt.nrun; k++) {
+        int fd = c->tt.t[c->tt.run[k]].fd;
+        if (fd < 0) continue;
+        pf[n] = (struct pollfd){.fd = fd, .events = POLLIN};
+        idx[n++] = c->tt.run[k];
+        buffered |= fd < c->nrd && t2__chan_reader_has_frame(&c->rd[fd]);
+    }
     int nt = n; /* the trials' entries; then the launches' (listening socket, callers) */
     n += t2__ctl_launch_fill(c, pf + n);
-    int r = poll(pf, (nfds_t)n, 250);
+    /* A message already in a reader's buffer is handled without waiting for new input. */
+    int r = poll(pf, (nfds_t)n, buffered ? 0 : 250);
     if (r < 0 && errno != EINTR) return t2_seterr(T2_EIO, "controller: poll: %s", strerror(errno));
-    for (int k = 0; r > 0 && k < nt; k++) {
-        if (!(pf[k].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-        /* The trial array may move while ops are applied: look the trial up by index each time. */
-        t2__msg m;
-        int rc = t2__msg_recv(c->tt.t[idx[k]].fd, &m);
-        if (rc == T2_EFORMAT || rc == T2_EUNSUPPORTED) {
-            /* A message the protocol does not allow: the runner (or a peer posing as one) is
-             * stopped, and its end of stream follows. */
-            char why[600];
-            snprintf(why, sizeof why, "%s", t2_errmsg());
-            t2_clearerr();
-            if ((rc = t2__ctl_reject_message(c, &c->tt.t[idx[k]], why))) return rc;
-            continue;
-        }
-        if (rc || m.kind == T2__MSG_NONE) {
-            if (rc && !c->tt.t[idx[k]].error) c->tt.t[idx[k]].error = strdup(t2_errmsg());
-            if ((rc = on_exit(c, &c->tt.t[idx[k]]))) return rc;
-            continue;
-        }
-        if (m.kind == T2__MSG_FINISHED && t2__ctl_on_worker(c, &c->tt.t[idx[k]])) {
-            int64_t code = m.u.finished.status;
-            t2__msg_free(&m);
-            if ((rc = on_finished(c, &c->tt.t[idx[k]], code))) return rc;
-            continue;
-        }
-        rc = t2__ctl_on_message(c, &c->tt.t[idx[k]], &m);
-        t2__msg_free(&m);
+    for (int k = 0; (r > 0 || buffered) && k < nt; k++) {
+        int fd = c->tt.t[idx[k]].fd;
+        int readable = r > 0 && (pf[k].revents & (POLLIN | POLLHUP | POLLERR));
+        if (fd < 0 || fd != pf[k].fd) continue; /* ended while an earlier entry was handled */
+        if (!readable && !(fd < c->nrd && t2__chan_reader_has_frame(&c->rd[fd]))) continue;
+        int rc = drain(c, idx[k], readable);
         if (rc) return rc;
     }
     /* Deadlines and mpirun's death are checked on every round, whether or not poll saw an event. */
@@ -418,6 +445,7 @@ void t2__ctl_kill_all_quietly(t2__ctl *c)
         while (t->pid > 0 && waitpid(t->pid, NULL, 0) < 0 && errno == EINTR) {
         }
         t2__ctl_worker_gone(c, t);
+        t2__ctl_reader_reset(c, t->fd);
         if (t->fd >= 0) close(t->fd);
         t->pid = 0;
         t->fd = -1;

@@ -159,7 +159,10 @@ int t2__ctl_run_experiment(t2__ctl *c, int resumed)
     int rc = t2__ctl_plan(c);
     if (rc) return rc;
     double t0 = t2__now();
-    if (!resumed) rc = t2__searcher_start(c->s, &c->ops);
+    /* Before the searcher's first trials fill the trial table and the store's cache. */
+    int64_t expect = t2__searcher_total_trials(c->s);
+    rc = t2__ctl_workers_prespawn(c, expect > 0 && expect < c->capacity ? (int)expect : c->capacity);
+    if (!rc && !resumed) rc = t2__searcher_start(c->s, &c->ops);
     if (!rc) rc = t2__ctl_apply_and_save(c);
     if (!rc) rc = t2__ctl_run_loop(c);
     /* Out of disk space (or over a file-size limit): the experiment pauses, to be resumed once
@@ -289,4 +292,5 @@ void t2__ctl_cleanup(t2__ctl *c)
     t2__ctl_launch_free(c);
     if (c->listen_fd >= 0) close(c->listen_fd);
     t2__ctl_workers_end(c);
+    t2__ctl_readers_free(c);
 }

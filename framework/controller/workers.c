@@ -53,15 +53,41 @@ static int assign(const t2__ctl_trial *t, const t2__ctl_worker *w, const t2__run
     return t2__msg_send(w->fd, &m);
 }
 
+static int table(t2__ctl *c)
+{
+    if (c->workers) return T2_OK;
+    int n = c->capacity > 0 ? c->capacity : 1;
+    if (!(c->workers = calloc((size_t)n, sizeof *c->workers))) return t2_seterr(T2_ENOMEM, "controller: out of memory");
+    for (int i = 0; i < n; i++) c->workers[i].fd = -1;
+    c->nworkers = n;
+    return T2_OK;
+}
+
+int t2__ctl_workers_prespawn(t2__ctl *c, int n)
+{
+    if (!t2__ctl_uses_workers(c) || n <= 0) return T2_OK;
+    int rc = table(c);
+    if (rc) return rc;
+    /* What a worker keeps of its args: the experiment's; each assign brings the trial's own. */
+    t2__runner_args a = {.cfg = c->cfg, .def = c->so.def, .threads = c->threads, .parts = c->parts, .fd = -1,
+                         .experiment_id = c->exp_id, .ckpt_dir = c->ckpt_dir};
+    for (int i = 0; i < c->nworkers && i < n; i++) {
+        if (c->workers[i].pid > 0) continue;
+        if ((rc = spawn(c, &c->workers[i], &a))) {
+            /* Not fatal: the first trial that needs this slot forks its worker then (and says why
+             * it cannot, if it still cannot). */
+            t2_clearerr();
+            forget(&c->workers[i]);
+            return T2_OK;
+        }
+    }
+    return T2_OK;
+}
+
 int t2__ctl_worker_start(t2__ctl *c, t2__ctl_trial *t, const t2__runner_args *a)
 {
-    if (!c->workers) {
-        int n = c->capacity > 0 ? c->capacity : 1;
-        if (!(c->workers = calloc((size_t)n, sizeof *c->workers)))
-            return t2_seterr(T2_ENOMEM, "controller: out of memory");
-        for (int i = 0; i < n; i++) c->workers[i].fd = -1;
-        c->nworkers = n;
-    }
+    int rc = table(c);
+    if (rc) return rc;
     t2__ctl_worker *w = NULL;
     for (int i = 0; i < c->nworkers && !w; i++)
         if (c->workers[i].pid > 0 && !c->workers[i].busy) w = &c->workers[i];
@@ -74,7 +100,7 @@ int t2__ctl_worker_start(t2__ctl *c, t2__ctl_trial *t, const t2__runner_args *a)
         w = &c->workers[c->nworkers++];
         *w = (t2__ctl_worker){.pid = 0, .fd = -1, .busy = 0};
     }
-    int rc = w->pid > 0 ? assign(t, w, a) : T2_EIO;
+    rc = w->pid > 0 ? assign(t, w, a) : T2_EIO;
     if (rc == T2_ENOMEM) return rc;
     if (rc) {
         /* An idle worker that died (or none yet): a fresh one gets the trial. */

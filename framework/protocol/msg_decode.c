@@ -340,3 +340,14 @@ int t2__msg_recv_by(int fd, t2__msg *out, size_t max_frame, double deadline)
     int rc = t2__channel_recv_by(fd, &v, max_frame, deadline);
     return decoded(rc, v, out);
 }
+
+int t2__msg_recv_buffered(t2__chan_reader *r, int fd, int may_read, t2__msg *out, int *got)
+{
+    t2__val *v = NULL;
+    int rc = t2__chan_reader_next(r, fd, may_read, &v, got);
+    if (!rc && !*got) {
+        memset(out, 0, sizeof *out);
+        return T2_OK;
+    }
+    return decoded(rc, v, out);
+}

@@ -22,4 +22,24 @@ int t2__channel_recv(int fd, t2__val **out);
  * (t2__now() seconds). */
 int t2__channel_recv_by(int fd, t2__val **out, size_t max_frame, double deadline);
 
+/* A buffered reader of one channel (channel_reader.c): zero-initialised, reset when its channel
+ * is closed or handed to another trial, freed with t2__chan_reader_free. */
+typedef struct t2__chan_reader {
+    char *buf;
+    size_t off, len, cap; /* the unread data is buf[off, len) */
+    int eof;              /* the peer closed its end: what is buffered is all there is */
+    int broken;           /* a frame over the limit came: the rest is dropped until the end */
+} t2__chan_reader;
+
+/* The next complete frame. With may_read (fd is readable: poll said so), one read() takes what
+ * fd has first if no complete frame is buffered; without, only buffered frames come out. *got = 1
+ * with *out the frame, or *out = NULL for a clean end of stream; *got = 0: no complete frame yet
+ * (wait for fd to be readable). Errors as t2__channel_recv, *got then 1: the stream ended inside
+ * a frame (T2_EIO), a frame over the limit or bad JSON (T2_EFORMAT, the frame consumed). */
+int t2__chan_reader_next(t2__chan_reader *r, int fd, int may_read, t2__val **out, int *got);
+/* 1 if t2__chan_reader_next would give something without reading. */
+int t2__chan_reader_has_frame(const t2__chan_reader *r);
+void t2__chan_reader_reset(t2__chan_reader *r);
+void t2__chan_reader_free(t2__chan_reader *r);
+
 #endif

@@ -77,7 +77,26 @@ static int set_threads(run *r, int64_t n)
     return T2_OK;
 }
 
-static int stop_while_idle(int fd);
+static int stop_while_idle(run *r);
+
+/* The next message from the controller, waiting for it; through the worker's buffered reader
+ * when there is one (one read takes an assign's train, or an exit, with what came before). */
+static int chan_recv(const t2__runner_args *a, t2__msg *m)
+{
+    if (!a->rd) return t2__msg_recv(a->fd, m);
+    for (;;) {
+        int got, rc = t2__msg_recv_buffered(a->rd, a->fd, 1, m, &got);
+        if (rc || got) return rc; /* else a frame in part: the next read waits for the rest */
+    }
+}
+
+/* 1 if a message from the controller is there to read now (buffered, or on the channel). */
+static int chan_ready(const t2__runner_args *a, int wait_ms)
+{
+    if (a->rd && t2__chan_reader_has_frame(a->rd)) return 1;
+    struct pollfd pf = {.fd = a->fd, .events = POLLIN};
+    return poll(&pf, 1, wait_ms);
+}
 
 /* Rank 0's next message from the controller, threads messages applied on the way (they come at
  * any time). idle: waiting for an op, when a stop ends the wait (kind NONE). */
@@ -89,10 +108,10 @@ static int recv_msg(run *r, t2__msg *m, int idle)
             *m = r->stash;
             memset(&r->stash, 0, sizeof r->stash);
             r->stashed = 0;
-        } else if (idle && stop_while_idle(r->a->fd)) {
+        } else if (idle && stop_while_idle(r)) {
             memset(m, 0, sizeof *m);
             return T2_OK;
-        } else if ((rc = t2__msg_recv(r->a->fd, m))) {
+        } else if ((rc = chan_recv(r->a, m))) {
             return rc;
         }
         if (m->kind != T2__MSG_THREADS) return T2_OK;
@@ -109,10 +128,9 @@ static int poll_threads(run *r)
 {
     if (r->ctx.comm.size > 1 || r->a->fd < 0) return T2_OK;
     while (!r->stashed) {
-        struct pollfd pf = {.fd = r->a->fd, .events = POLLIN};
-        if (poll(&pf, 1, 0) <= 0) return T2_OK;
+        if (chan_ready(r->a, 0) <= 0) return T2_OK;
         t2__msg m;
-        int rc = t2__msg_recv(r->a->fd, &m);
+        int rc = chan_recv(r->a, &m);
         if (rc) return rc;
         if (m.kind != T2__MSG_THREADS) {
             r->stash = m;
@@ -645,12 +663,11 @@ static int train_to(run *r, int64_t target)
  * at once, as an exit. A read would be restarted after the signal and wait on: the controller
  * then killed the runner after a minute. poll is never restarted; its short timeout covers a
  * signal that lands between the check and the call. 1 when asked to stop. */
-static int stop_while_idle(int fd)
+static int stop_while_idle(run *r)
 {
     for (;;) {
         if (stop_requested) return 1;
-        struct pollfd pf = {.fd = fd, .events = POLLIN};
-        int n = poll(&pf, 1, 100);
+        int n = chan_ready(r->a, 100);
         if (n > 0 || (n < 0 && errno != EINTR)) return 0; /* readable, or the read reports it */
     }
 }

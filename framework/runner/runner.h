@@ -28,6 +28,8 @@ typedef struct t2__runner_args {
     int warm_start;           /* restore_path is a warm start: parameters only, from batch 0 */
     t2__comm *comm;           /* the trial's ranks (NULL: one rank). Only rank 0 talks to the
                                  controller (fd); it relays the ops to the other ranks. */
+    struct t2__chan_reader *rd; /* reads fd buffered (a worker's, which outlives the trial; NULL:
+                                   frame by frame) */
 } t2__runner_args;
 
 /* Runs the trial until the controller sends exit or closes the channel. Returns 0 on success and

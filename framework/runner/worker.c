@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include "channel.h"
 #include "protocol/protocol.h"
 #include "worker.h"
 
@@ -21,7 +22,7 @@ static int output_to(int fd)
 
 /* One assigned trial: its exit status (the runner's, or 3 when its log cannot be opened: the
  * status a forked trial gets for the same, and the controller restarts it as any failure). */
-static int run_one(const t2__runner_args *base, int fd, const t2__msg *m)
+static int run_one(const t2__runner_args *base, int fd, t2__chan_reader *rd, const t2__msg *m)
 {
     /* 0600: a trial's output is the user's alone (the umask may take more, never add). */
     int log = open(m->u.assign.log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
@@ -37,6 +38,7 @@ static int run_one(const t2__runner_args *base, int fd, const t2__msg *m)
     if (bad) return 3;
     t2__runner_args a = *base;
     a.fd = fd;
+    a.rd = rd;
     a.hparams = m->u.assign.hparams;
     a.trial_id = m->u.assign.trial_id;
     a.seed = m->u.assign.seed;
@@ -53,9 +55,16 @@ static int run_one(const t2__runner_args *base, int fd, const t2__msg *m)
 int t2__worker_serve(const t2__runner_args *base, int fd)
 {
     int status = 0;
+    /* One buffered reader for the worker's life, lent to each trial's runner: a read may take
+     * more than the message asked for (an assign and the train sent right after it), and what it
+     * took stays in the buffer for the next reader. */
+    t2__chan_reader rd = {0};
     for (;;) {
         t2__msg m;
-        if (t2__msg_recv(fd, &m)) {
+        int got, rc;
+        while (!(rc = t2__msg_recv_buffered(&rd, fd, 1, &m, &got)) && !got) {
+        }
+        if (rc) {
             status = 2;
             break;
         }
@@ -72,7 +81,7 @@ int t2__worker_serve(const t2__runner_args *base, int fd)
             status = 2;
             break;
         }
-        int st = run_one(base, fd, &m);
+        int st = run_one(base, fd, &rd, &m);
         t2__msg_free(&m);
         t2__msg fin = {.kind = T2__MSG_FINISHED, .u.finished.status = st};
         if (t2__msg_send(fd, &fin)) {
@@ -86,5 +95,6 @@ int t2__worker_serve(const t2__runner_args *base, int fd)
         signal(SIGTERM, SIG_DFL);
         signal(SIGUSR1, SIG_DFL);
     }
+    t2__chan_reader_free(&rd);
     return status;
 }

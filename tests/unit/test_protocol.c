@@ -1,7 +1,7 @@
 /* test_protocol.c — every controller<->runner message: the round trip of each kind (encode, JSON,
  * decode, the same fields), each required field missing or of the wrong type, unknown kinds,
  * another protocol version, out-of-range values, and the channel around it (a socketpair, an
- * oversized frame, an early end). */
+ * oversized frame, an early end), read frame by frame or through the controller's buffered reader. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdlib.h>
@@ -344,12 +344,123 @@ static void over_a_channel(void)
     t2_clearerr();
 }
 
+/* Sends raw bytes on fd (a test's own frames, whole or cut). */
+static void put(int fd, const void *p, size_t n) { CHECK(write(fd, p, n) == (ssize_t)n); }
+
+/* The controller's buffered reader: several messages from one read, a frame cut anywhere waits for
+ * its rest without blocking, a stream that ends inside a frame is an error, an oversized frame is
+ * refused and the rest of the stream dropped until its end. */
+static void buffered_reader(void)
+{
+    int sv[2];
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+    t2__chan_reader r = {0};
+    t2__msg m;
+    int got;
+    /* Nothing buffered and not allowed to read: nothing, and no system call blocks. */
+    CHECK_OK(t2__msg_recv_buffered(&r, sv[1], 0, &m, &got));
+    CHECK(!got && !t2__chan_reader_has_frame(&r));
+    /* Three messages written, one read takes them all; the next two come without reading. */
+    for (int i = 1; i <= 3; i++) {
+        t2__msg d = {.kind = T2__MSG_DONE, .u.done.batches = i};
+        CHECK_OK(t2__msg_send(sv[0], &d));
+    }
+    for (int i = 1; i <= 3; i++) {
+        CHECK_OK(t2__msg_recv_buffered(&r, sv[1], i == 1, &m, &got));
+        CHECK(got && m.kind == T2__MSG_DONE && m.u.done.batches == i);
+        t2__msg_free(&m);
+        CHECK(t2__chan_reader_has_frame(&r) == (i < 3));
+    }
+    /* A frame cut in its header, then in its body: no message until it is whole. */
+    const char body[] = "{\"type\":\"done\",\"batches\":7}";
+    unsigned char hdr[4] = {(unsigned char)(sizeof body - 1), 0, 0, 0};
+    put(sv[0], hdr, 2);
+    CHECK_OK(t2__msg_recv_buffered(&r, sv[1], 1, &m, &got));
+    CHECK(!got && !t2__chan_reader_has_frame(&r));
+    put(sv[0], hdr + 2, 2);
+    put(sv[0], body, 5);
+    CHECK_OK(t2__msg_recv_buffered(&r, sv[1], 1, &m, &got));
+    CHECK(!got);
+    put(sv[0], body + 5, sizeof body - 1 - 5);
+    CHECK_OK(t2__msg_recv_buffered(&r, sv[1], 1, &m, &got));
+    CHECK(got && m.kind == T2__MSG_DONE && m.u.done.batches == 7);
+    t2__msg_free(&m);
+    /* A clean end between frames. */
+    close(sv[0]);
+    CHECK_OK(t2__msg_recv_buffered(&r, sv[1], 1, &m, &got));
+    CHECK(got && m.kind == T2__MSG_NONE);
+    close(sv[1]);
+    /* The end inside a frame. */
+    t2__chan_reader_reset(&r);
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+    put(sv[0], hdr, 4);
+    put(sv[0], body, 3);
+    close(sv[0]);
+    CHECK_OK(t2__msg_recv_buffered(&r, sv[1], 1, &m, &got));
+    CHECK(!got); /* the data came; the end is the next read's */
+    CHECK_RC(t2__msg_recv_buffered(&r, sv[1], 1, &m, &got), T2_EIO);
+    CHECK(got && strstr(t2_errmsg(), "ended inside a frame"));
+    close(sv[1]);
+    /* A 2 GB length prefix: refused at once, then the stream is dropped up to its end. */
+    t2__chan_reader_reset(&r);
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+    const unsigned char huge[] = {0, 0, 0, 0x80, 'x', 'y'};
+    put(sv[0], huge, sizeof huge);
+    CHECK_RC(t2__msg_recv_buffered(&r, sv[1], 1, &m, &got), T2_EFORMAT);
+    CHECK(strstr(t2_errmsg(), "too large"));
+    t2_clearerr();
+    CHECK(!t2__chan_reader_has_frame(&r));
+    t2__msg d = {.kind = T2__MSG_DONE, .u.done.batches = 1};
+    CHECK_OK(t2__msg_send(sv[0], &d));
+    CHECK_OK(t2__msg_recv_buffered(&r, sv[1], 1, &m, &got));
+    CHECK(!got); /* dropped */
+    close(sv[0]);
+    CHECK_OK(t2__msg_recv_buffered(&r, sv[1], 1, &m, &got));
+    CHECK(got && m.kind == T2__MSG_NONE);
+    close(sv[1]);
+    /* Bad JSON in a whole frame: a format error, and the frame after it still reads. */
+    t2__chan_reader_reset(&r);
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+    const unsigned char junk[] = {3, 0, 0, 0, '{', '"', 't'};
+    put(sv[0], junk, sizeof junk);
+    CHECK_OK(t2__msg_send(sv[0], &d));
+    CHECK_RC(t2__msg_recv_buffered(&r, sv[1], 1, &m, &got), T2_EFORMAT);
+    t2_clearerr();
+    CHECK_OK(t2__msg_recv_buffered(&r, sv[1], 0, &m, &got));
+    CHECK(got && m.kind == T2__MSG_DONE);
+    t2__msg_free(&m);
+    /* A frame bigger than one read's chunk arrives whole over several reads. */
+    t2__chan_reader_reset(&r);
+    size_t big = 100000; /* over one read's 64 KB chunk, under a socket buffer */
+    char *msg = malloc(big + 1);
+    CHECK(msg != NULL);
+    if (msg) {
+        memset(msg, 'a', big);
+        msg[big] = '\0';
+        t2__msg e = {.kind = T2__MSG_ERROR, .u.error = {.where = "test", .message = msg}};
+        CHECK_OK(t2__msg_send(sv[0], &e));
+        int reads = 0;
+        do {
+            CHECK_OK(t2__msg_recv_buffered(&r, sv[1], 1, &m, &got));
+            reads++;
+        } while (!got && reads < 100);
+        CHECK(got && m.kind == T2__MSG_ERROR && strlen(m.u.error.message) == big);
+        t2__msg_free(&m);
+        free(msg);
+    }
+    close(sv[0]);
+    close(sv[1]);
+    t2__chan_reader_free(&r);
+    t2_clearerr();
+}
+
 int main(void)
 {
     runner_kinds();
     controller_kinds();
     bad_messages();
     over_a_channel();
+    buffered_reader();
     /* Every kind has a name, and decoding a name gives the kind back. */
     for (int k = T2__MSG_NONE + 1; k < T2__MSG_KINDS; k++) CHECK(strlen(t2__msg_kind_name((t2__msg_kind)k)) > 0);
     return check_report("test_protocol");

@@ -254,8 +254,9 @@ static int cmd_resume(const args *a)
 }
 
 /* The config for evaluate: the file given, else the one stored with the checkpoint's experiment. */
-static int evaluate_config(const args *a, const t2_checkpoint_info *info, t2__config **cfg)
+static int evaluate_config(const args *a, const t2_checkpoint_info *info, t2__config **cfg, int *parts)
 {
+    *parts = 0;
     if (a->npos > 2) return t2__config_load(a->pos[2], a->overrides, a->noverrides, cfg);
     t2__store *st = NULL;
     t2__experiment_row row;
@@ -268,6 +269,7 @@ static int evaluate_config(const args *a, const t2_checkpoint_info *info, t2__co
     if (!rc) rc = t2__store_get_experiment(st, info->experiment_id, &row);
     if (!rc) rc = t2__experiment_overrides(&row, a->overrides, a->noverrides, &ovr, &novr, &doc);
     if (!rc) rc = t2__config_load_string(row.config_yaml, "stored config", ovr, novr, cfg);
+    if (!rc) *parts = row.parts;
     free(ovr);
     t2__val_free(doc);
     t2__experiment_row_free(&row);
@@ -285,18 +287,19 @@ static int cmd_evaluate(const args *a)
     t2_checkpoint_info info;
     size_t off;
     char *path = NULL;
+    int parts = 0; /* the experiment's P, so the evaluation rounds as its training did */
     /* metadata.json only: the runner reads the entries once the trial's model is built, bounded by
      * its size (a checkpoint that claims more than the model holds is never decoded). */
     int rc = resolve_checkpoint(a, a->pos[0], &path);
     if (!rc) rc = t2__ckpt_open_info(&ck, path);
     if (!rc) rc = t2__ckpt_get_info(ck, &info);
     if (!rc) rc = t2__val_from_json(info.hparams_json, strlen(info.hparams_json), &hp, &off);
-    if (!rc) rc = evaluate_config(a, &info, &cfg);
+    if (!rc) rc = evaluate_config(a, &info, &cfg, &parts);
     if (!rc) rc = t2__trial_so_open(a->pos[1], &so);
     if (!rc) {
         long cores = sysconf(_SC_NPROCESSORS_ONLN);
         t2__runner_args ra = {.cfg = cfg, .def = so.def, .hparams = hp, .trial_id = info.trial_id,
-                              .seed = 0, .threads = cores > 0 ? (int)cores : 1, .fd = -1,
+                              .seed = 0, .threads = cores > 0 ? (int)cores : 1, .parts = parts, .fd = -1,
                               .restore_path = path, .warm_start = 1};
         rc = t2__runner_evaluate(&ra, stdout);
     }

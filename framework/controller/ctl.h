@@ -61,6 +61,7 @@ typedef struct t2__ctl {
                                failed, and continue on resume */
     int slots, capacity, threads;
     int parts;              /* of every single-slot trial's batches (t2__sched_capacity.parts) */
+    int recorded_parts;     /* P as the store recorded it at create (resume); 0: none yet */
     int reshare;            /* a trial ended: the running trials' threads are to be shared again */
     double best;
     int64_t best_trial;

@@ -164,6 +164,7 @@ int t2__experiment_resume(const t2__resume_opts *o)
     t2__ctl_catch_signals(&sigs);
     if ((rc = t2__store_home(o->home, home, sizeof home)) || (rc = t2__store_open(home, 0, &c.st))) goto out;
     if ((rc = t2__store_get_experiment(c.st, c.exp_id, &row))) goto out;
+    c.recorded_parts = row.parts;
     if (row.state == T2__EXP_COMPLETED) {
         rc = t2_seterr(T2_ESTATE, "experiment %lld is already COMPLETED; nothing to resume", (long long)c.exp_id);
         goto out;

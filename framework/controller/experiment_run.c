@@ -133,7 +133,9 @@ int t2__ctl_plan(t2__ctl *c)
     c->slots = cap.slots;
     c->capacity = cap.capacity;
     c->threads = cap.threads;
-    c->parts = cap.parts;
+    /* P is the experiment's, decided once: a resume on other cores, a changed max_slots or a
+     * host lost from the pool keep it, and with it the numbers. */
+    c->parts = c->recorded_parts > 0 ? c->recorded_parts : cap.parts;
     return T2_OK;
 }
 
@@ -157,6 +159,10 @@ int t2__ctl_run_experiment(t2__ctl *c, int resumed)
     const t2__config *cfg = c->cfg;
     keep_heap();
     int rc = t2__ctl_plan(c);
+    if (!rc && c->recorded_parts <= 0) {
+        rc = t2__store_set_experiment_parts(c->st, c->exp_id, c->parts);
+        c->recorded_parts = c->parts;
+    }
     if (rc) return rc;
     double t0 = t2__now();
     /* Before the searcher's first trials fill the trial table and the store's cache. */

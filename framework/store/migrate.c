@@ -192,6 +192,11 @@ static const char SCHEMA_V8[] =
     "ALTER TABLE trials ADD COLUMN parent_trial_id INTEGER;"
     "ALTER TABLE trials ADD COLUMN parent_checkpoint TEXT;";
 
+/* Version 9: experiments.parts, the part count P its single-slot trials split their batches into
+ * (performance.md#threads), decided at create and kept: a resume on other cores, or with another
+ * resources.max_slots, keeps the numbers. NULL: made before schema 9 (the plan's P applies). */
+static const char SCHEMA_V9[] = "ALTER TABLE experiments ADD COLUMN parts INTEGER;";
+
 static const char *const MIGRATIONS[] = {
     SCHEMA_V1, /* 0 -> 1 */
     SCHEMA_V2, /* 1 -> 2 */
@@ -201,6 +206,7 @@ static const char *const MIGRATIONS[] = {
     SCHEMA_V6, /* 5 -> 6 */
     SCHEMA_V7, /* 6 -> 7 */
     SCHEMA_V8, /* 7 -> 8 */
+    SCHEMA_V9, /* 8 -> 9 */
 };
 
 _Static_assert(sizeof MIGRATIONS / sizeof MIGRATIONS[0] == T2__STORE_SCHEMA_VERSION,

@@ -52,7 +52,7 @@ int t2__store_experiment_dir(const char *home, int64_t experiment_id, const char
 /* ---- open / close / schema --------------------------------------------------------------- */
 
 /* The schema version this code writes (PRAGMA user_version). */
-#define T2__STORE_SCHEMA_VERSION 8
+#define T2__STORE_SCHEMA_VERSION 9
 
 /* Opens HOME/t2exp.db. Read-write: creates HOME (mkdir -p) and the database, sets WAL mode, and
  * applies the pending forward migrations in one transaction. Read-only: the database must exist
@@ -173,6 +173,8 @@ int t2__store_set_experiment_best(t2__store *st, int64_t id, int64_t trial_id, d
 int t2__store_set_experiment_error(t2__store *st, int64_t id, const char *error); /* NULL clears */
 /* Where the experiment's checkpoints go, set once by create (resume reads it back). */
 int t2__store_set_experiment_checkpoint_dir(t2__store *st, int64_t id, const char *dir);
+/* Records the experiment's part count P (1..64). */
+int t2__store_set_experiment_parts(t2__store *st, int64_t id, int parts);
 
 /* ---- liveness (liveness.c): which process runs an experiment ------------------------------- */
 
@@ -287,6 +289,7 @@ typedef struct {
     char *overrides_json; /* JSON array of --config strings; NULL: made before schema 2 (their
                              overrides are comment lines at the end of config_yaml) */
     char *checkpoint_dir; /* NULL: made before schema 2 (the old layout applies) */
+    int parts;            /* the part count P recorded at create; 0: none (before schema 9) */
 } t2__experiment_row;
 
 /* T2_ENOTFOUND if there is no experiment `id`. Free with t2__experiment_row_free (zeroes it). */

@@ -27,7 +27,7 @@ static int step_row(t2__store *st, sqlite3_stmt *s, const char *what)
 static const char SQL_GET_EXPERIMENT[] =
     "SELECT id, name, description, labels, config_yaml, searcher_name, metric, smaller_is_better,"
     " state, progress, trial_object, seed, created_at, started_at, ended_at, best_trial_id,"
-    " best_metric, error, num_trials, overrides, checkpoint_dir FROM experiments WHERE id = ?1";
+    " best_metric, error, num_trials, overrides, checkpoint_dir, parts FROM experiments WHERE id = ?1";
 
 void t2__experiment_row_free(t2__experiment_row *r)
 {
@@ -78,6 +78,8 @@ int t2__store_get_experiment(t2__store *st, int64_t id, t2__experiment_row *out)
     out->num_trials = sqlite3_column_int64(s, 18);
     out->overrides_json = t2__store_col_text(s, 19, &rc);
     out->checkpoint_dir = t2__store_col_text(s, 20, &rc);
+    out->parts = (int)col_i64_or(s, 21, 0);
+    if (out->parts < 0 || out->parts > 64) out->parts = 0; /* tampered: the plan's P applies */
     if (!rc && prc) rc = prc; /* the CHECK constraint makes this unreachable short of tampering */
 fail:
     sqlite3_reset(s);

@@ -120,6 +120,21 @@ int t2__store_set_experiment_error(t2__store *st, int64_t id, const char *error)
     return exec_one(st, s, "set experiment error", "experiment", id);
 }
 
+static const char SQL_EXP_PARTS[] = "UPDATE experiments SET parts = ?2 WHERE id = ?1";
+
+int t2__store_set_experiment_parts(t2__store *st, int64_t id, int parts)
+{
+    if (!st || parts < 1 || parts > 64)
+        return t2_seterr(T2_EINVAL, "store: set_experiment_parts: %d not in 1..64", parts);
+    int rc;
+    sqlite3_stmt *s;
+    if ((rc = t2__store_write_begin(st)) || (rc = t2__store_stmt(st, SQL_EXP_PARTS, &s))) return rc;
+    int b = sqlite3_bind_int64(s, 1, id);
+    b = b ? b : sqlite3_bind_int(s, 2, parts);
+    if ((rc = bind_rc(st, b))) return rc;
+    return exec_one(st, s, "set experiment parts", "experiment", id);
+}
+
 static const char SQL_EXP_CKPT_DIR[] = "UPDATE experiments SET checkpoint_dir = ?2 WHERE id = ?1";
 
 int t2__store_set_experiment_checkpoint_dir(t2__store *st, int64_t id, const char *dir)

@@ -6,7 +6,8 @@
 # 1): the trial's parts (2, the most threads it could get) fix the numbers, the threads only the
 # speed. With resources.max_threads_per_trial: 1 the parts and the threads stay 1, and the
 # parameters differ (so the parts do matter to this model, and the identity above means
-# something). The same under isolation: process_per_trial. A bad max_threads_per_trial is an error naming the key and where it is.
+# something). The same under isolation: process_per_trial. The experiment records its parts and a
+# resume on fewer slots keeps them. A bad max_threads_per_trial is an error naming the key and where it is.
 source "$(dirname "$0")/common.bash"
 command -v "${CC:-cc}" >/dev/null || { echo "threads_follow_slots: skipped (no C compiler)"; exit 77; }
 [ "$(nproc)" -ge 2 ] || { echo "threads_follow_slots: skipped (fewer than 2 cores)"; exit 77; }
@@ -70,6 +71,36 @@ expect_in "$OUT" "2 trial(s) completed, 0 errored"
 grep -qE "^threads 1 -> 2 at batch [0-9]+$" <<<"$(logs 4 2)" || fail "process_per_trial: no 1 -> 2: $(logs 4 2)"
 [ "$(params_sha "$(final 4 2)")" = "$(params_sha "$(final 2 2)")" ] ||
   fail "process_per_trial: the parameters differ between 1 -> 2 threads and 2 threads throughout"
+
+# The parts are the experiment's: recorded at create, kept by a resume with another max_slots.
+[ "$(sql 'SELECT parts FROM experiments WHERE id=2')" = 2 ] || fail "experiment 2 did not record 2 parts"
+[ "$(sql 'SELECT parts FROM experiments WHERE id=3')" = 1 ] || fail "max_threads_per_trial: 1 did not record 1 part"
+# One trial that waits 50 ms a batch (stall 3: never that many threads), paused after 10 batches
+# and resumed on 1 slot: still 2 parts, and the parameters of the same trial run uninterrupted.
+cat > "$WORK/pause.yaml" <<Y
+name: parts_kept
+hyperparameters: {global_batch_size: 32, stall: 3}
+searcher: {name: single, metric: validation_loss, smaller_is_better: true, max_length: {batches: 60}}
+min_validation_period: {batches: 10}
+min_checkpoint_period: {batches: 10}
+resources: {max_slots: 2}
+reproducibility: {experiment_seed: 7}
+Y
+"$T2EXP" create "$WORK/pause.yaml" "$WORK/threads.so" --plain > "$WORK/pause.log" 2>&1 &   # experiment 5
+pid=$!
+wait_for "SELECT batches_trained >= 10 FROM trials WHERE experiment_id=5" 600
+kill -INT $pid
+wait $pid && fail "a paused experiment should exit 1: $(cat "$WORK/pause.log")"
+expect_in "$(cat "$WORK/pause.log")" "experiment 5 PAUSED"
+[ "$(sql "SELECT batches_trained < 60 FROM trials WHERE experiment_id=5")" = 1 ] || fail "the pause came after the trial ended"
+expect_exit 0 "$T2EXP" resume 5 --config resources.max_slots=1 --plain
+expect_exit 0 "$T2EXP" create "$WORK/pause.yaml" "$WORK/threads.so" --plain         # experiment 6
+p5=$(sql "SELECT c.path FROM checkpoints c JOIN trials t ON t.id=c.trial_id WHERE t.experiment_id=5 AND c.batches=60 AND c.state='ACTIVE'")
+p6=$(sql "SELECT c.path FROM checkpoints c JOIN trials t ON t.id=c.trial_id WHERE t.experiment_id=6 AND c.batches=60 AND c.state='ACTIVE'")
+[ -n "$p5" ] && [ -n "$p6" ] || fail "final checkpoints of experiments 5 and 6 missing"
+[ "$(params_sha "$p5")" = "$(params_sha "$p6")" ] ||
+  fail "paused and resumed on 1 slot, the trial's parameters differ from an uninterrupted run's (P changed?)"
+expect_in "$("$T2EXP" logs "$(sql 'SELECT id FROM trials WHERE experiment_id=5')")" "threads 1, parts 2"
 
 # Bad values: located errors naming the key.
 config "$WORK/bad.yaml" 2 ", max_threads_per_trial: 0"

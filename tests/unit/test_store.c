@@ -153,6 +153,7 @@ static void test_migrate_v1(void)
                                     "ALTER TABLE trials DROP COLUMN hosts;"
                                     "ALTER TABLE trials DROP COLUMN parent_trial_id;"
                                     "ALTER TABLE trials DROP COLUMN parent_checkpoint;"
+                                    "ALTER TABLE experiments DROP COLUMN parts;"
                                     "PRAGMA user_version = 1;"));
     CHECK_OK(t2__store_exec_sql(st, "INSERT INTO experiments (name, config_yaml, searcher_name, metric,"
                                     " smaller_is_better, trial_object, seed, created_at) VALUES ('old',"
@@ -194,7 +195,7 @@ static void test_migrate_v1(void)
 }
 
 /* Schema 8 from 7: lineage columns, NULL (no parent) for the trials made before; a parent set
- * later reads back. */
+ * later reads back. Schema 9 on top: the experiment's parts, 0 (none recorded) before, then set. */
 static void test_migrate_v7(void)
 {
     char h[700];
@@ -203,6 +204,7 @@ static void test_migrate_v7(void)
     CHECK_OK(t2__store_open(h, 0, &st));
     CHECK_OK(t2__store_exec_sql(st, "ALTER TABLE trials DROP COLUMN parent_trial_id;"
                                     "ALTER TABLE trials DROP COLUMN parent_checkpoint;"
+                                    "ALTER TABLE experiments DROP COLUMN parts;"
                                     "PRAGMA user_version = 7;"));
     CHECK_OK(t2__store_exec_sql(st, "INSERT INTO experiments (name, config_yaml, searcher_name, metric,"
                                     " smaller_is_better, trial_object, seed, created_at) VALUES ('old', 'name: old',"
@@ -222,6 +224,15 @@ static void test_migrate_v7(void)
     CHECK(r.parent_trial_id == 1);
     CHECK_TEXT(r.parent_checkpoint, "0123abcd-0000-4000-8000-000000000000");
     t2__trial_row_free(&r);
+    t2__experiment_row e;
+    CHECK_OK(t2__store_get_experiment(st, 1, &e));
+    CHECK(e.parts == 0);
+    t2__experiment_row_free(&e);
+    CHECK_RC(t2__store_set_experiment_parts(st, 1, 65), T2_EINVAL);
+    CHECK_OK(t2__store_set_experiment_parts(st, 1, 16));
+    CHECK_OK(t2__store_get_experiment(st, 1, &e));
+    CHECK(e.parts == 16);
+    t2__experiment_row_free(&e);
     CHECK_OK(t2__store_close(st));
 }
 

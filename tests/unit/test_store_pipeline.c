@@ -18,6 +18,7 @@ static void test_migrate_v3(void)
     CHECK_OK(t2__store_exec_sql(st, "DROP TABLE stage_runs; DROP TABLE pipeline_runs;"
                                     " DROP INDEX trials_by_blas; ALTER TABLE trials DROP COLUMN blas; ALTER TABLE trials DROP COLUMN hosts;"
                                     " ALTER TABLE trials DROP COLUMN parent_trial_id; ALTER TABLE trials DROP COLUMN parent_checkpoint;"
+                                    " ALTER TABLE experiments DROP COLUMN parts;"
                                     " PRAGMA user_version = 3;"));
     CHECK_OK(t2__store_exec_sql(st, "INSERT INTO experiments (name, config_yaml, searcher_name, metric,"
                                     " smaller_is_better, trial_object, seed, created_at) VALUES ('old',"

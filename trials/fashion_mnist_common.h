@@ -71,11 +71,10 @@ static inline int fm_prepare_data(t2_ctx *ctx)
     return T2_OK;
 }
 
-static inline int fm_loader(t2_ctx *ctx, const char *split, int train, t2_loader **out)
+/* The examples' loader settings: the trial's batch size, shuffled and repeated for training (500
+ * a batch, one pass, for validation), one prefetching worker. */
+static inline t2_loader_params fm_loader_params(t2_ctx *ctx, int train)
 {
-    t2_dataset *ds = NULL;
-    int rc = fm_open(ctx, split, &ds);
-    if (rc) return rc;
     t2_loader_params p = t2_loader_params_default();
     p.batch_size = train ? t2_ctx_batch_size(ctx) : 500;
     p.shuffle = train;
@@ -83,11 +82,20 @@ static inline int fm_loader(t2_ctx *ctx, const char *split, int train, t2_loader
     p.repeat = train;
     p.num_workers = 1;
     p.prefetch = 4;
-    p.own_dataset = 1;
     /* Each rank reads its shard of every global batch; for validation the runner combines the
      * ranks' metrics weighted by their sample counts. */
     p.rank = t2_ctx_rank(ctx);
     p.world_size = t2_ctx_size(ctx);
+    return p;
+}
+
+static inline int fm_loader(t2_ctx *ctx, const char *split, int train, t2_loader **out)
+{
+    t2_dataset *ds = NULL;
+    int rc = fm_open(ctx, split, &ds);
+    if (rc) return rc;
+    t2_loader_params p = fm_loader_params(ctx, train);
+    p.own_dataset = 1;
     return t2_loader_create(out, ds, &p);
 }
 

@@ -176,16 +176,8 @@ static int build_model(t2_ctx *ctx, void **state)
 
 static int make_loader(t2_ctx *ctx, t2_dataset *ds, int own, int train, t2_loader **out)
 {
-    t2_loader_params p = t2_loader_params_default();
-    p.batch_size = train ? t2_ctx_batch_size(ctx) : 500;
-    p.shuffle = train;
-    p.seed = t2_ctx_seed(ctx);
-    p.repeat = train;
-    p.num_workers = 1;
-    p.prefetch = 4;
+    t2_loader_params p = fm_loader_params(ctx, train);
     p.own_dataset = own;
-    p.rank = t2_ctx_rank(ctx);
-    p.world_size = t2_ctx_size(ctx);
     if (train) {
         p.crop_padding = 2;
         p.hflip_prob = 0.5f;

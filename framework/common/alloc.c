@@ -27,19 +27,19 @@ void *t2__alloc_aligned(size_t count, size_t size)
     if (bytes == 0) bytes = 1;
     bytes = (bytes + 63) & ~(size_t)63;   /* aligned_alloc wants a multiple of the alignment */
     if (bytes == 0) return NULL;          /* rounding overflowed */
-    void *p;
+    size_t align = 64;
 #ifdef MADV_HUGEPAGE
     if (bytes >= HUGE_FROM && bytes <= SIZE_MAX - HUGE_PAGE) {
+        align = HUGE_PAGE;
         bytes = (bytes + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
-        if ((p = aligned_alloc(HUGE_PAGE, bytes))) {
-            (void)madvise(p, bytes, MADV_HUGEPAGE); /* a hint: without it the buffer works the same */
-            memset(p, 0, bytes);
-        }
-        return p;
     }
 #endif
-    p = aligned_alloc(64, bytes);
-    if (p) memset(p, 0, bytes);
+    void *p = aligned_alloc(align, bytes);
+    if (!p) return NULL;
+#ifdef MADV_HUGEPAGE
+    if (align == HUGE_PAGE) (void)madvise(p, bytes, MADV_HUGEPAGE); /* a hint: without it the buffer works the same */
+#endif
+    memset(p, 0, bytes);
     return p;
 }
 

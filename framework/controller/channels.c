@@ -28,6 +28,11 @@ t2__chan_reader *t2__ctl_reader(t2__ctl *c, int fd)
     return &c->rd[fd];
 }
 
+int t2__ctl_reader_has_frame(const t2__ctl *c, int fd)
+{
+    return fd >= 0 && fd < c->nrd && t2__chan_reader_has_frame(&c->rd[fd]);
+}
+
 void t2__ctl_reader_reset(t2__ctl *c, int fd)
 {
     if (fd >= 0 && fd < c->nrd) t2__chan_reader_reset(&c->rd[fd]);

@@ -97,6 +97,8 @@ typedef struct t2__ctl {
 /* The buffered reader of channel fd (grown on demand; NULL: out of memory, error set), its reset
  * (a trial starts on fd, or fd is closed) and the end of them all (channels.c). */
 struct t2__chan_reader *t2__ctl_reader(t2__ctl *c, int fd);
+/* 1 if channel fd's reader holds a message to handle without reading (channels.c). */
+int t2__ctl_reader_has_frame(const t2__ctl *c, int fd);
 void t2__ctl_reader_reset(t2__ctl *c, int fd);
 void t2__ctl_readers_free(t2__ctl *c);
 

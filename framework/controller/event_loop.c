@@ -381,7 +381,7 @@ int t2__ctl_pump(t2__ctl *c)
         if (fd < 0) continue;
         pf[n] = (struct pollfd){.fd = fd, .events = POLLIN};
         idx[n++] = c->tt.run[k];
-        buffered |= fd < c->nrd && t2__chan_reader_has_frame(&c->rd[fd]);
+        buffered |= t2__ctl_reader_has_frame(c, fd);
     }
     int nt = n; /* the trials' entries; then the launches' (listening socket, callers) */
     n += t2__ctl_launch_fill(c, pf + n);
@@ -392,7 +392,7 @@ int t2__ctl_pump(t2__ctl *c)
         int fd = c->tt.t[idx[k]].fd;
         int readable = r > 0 && (pf[k].revents & (POLLIN | POLLHUP | POLLERR));
         if (fd < 0 || fd != pf[k].fd) continue; /* ended while an earlier entry was handled */
-        if (!readable && !(fd < c->nrd && t2__chan_reader_has_frame(&c->rd[fd]))) continue;
+        if (!readable && !t2__ctl_reader_has_frame(c, fd)) continue;
         int rc = drain(c, idx[k], readable);
         if (rc) return rc;
     }

@@ -93,7 +93,7 @@ static int recv_frame(int fd, t2__val **out, size_t max_frame, double deadline)
     *out = NULL;
     if ((rc = read_all(fd, hdr, 4, &eof, deadline))) return rc;
     if (eof) return T2_OK;
-    uint32_t len = (uint32_t)hdr[0] | (uint32_t)hdr[1] << 8 | (uint32_t)hdr[2] << 16 | (uint32_t)hdr[3] << 24;
+    uint32_t len = t2__channel_frame_len(hdr);
     if (len > max_frame) return t2_seterr(T2_EFORMAT, "channel: frame of %u bytes is too large", len);
     char *buf = malloc(len + 1);
     if (!buf) return t2_seterr(T2_ENOMEM, "channel: out of memory");

@@ -5,9 +5,16 @@
 #ifndef T2_RUNNER_CHANNEL_H
 #define T2_RUNNER_CHANNEL_H
 
+#include <stdint.h>
 #include "configs/value.h"
 
 #define T2__CHANNEL_MAX_FRAME (16u << 20)
+
+/* The body length a frame's 4-byte header says (little-endian). */
+static inline uint32_t t2__channel_frame_len(const unsigned char h[4])
+{
+    return (uint32_t)h[0] | (uint32_t)h[1] << 8 | (uint32_t)h[2] << 16 | (uint32_t)h[3] << 24;
+}
 
 /* Writes one message. T2_EIO (peer gone, with errno's text), T2_ENOMEM, T2_ENUMERIC (NaN in v). */
 int t2__channel_send(int fd, const t2__val *v);

@@ -148,7 +148,7 @@ int t2__auth_server_read(t2__auth_server *s, int fd, int64_t *trial_id)
     for (;;) {
         size_t need = 4, len = 0;
         if (s->got >= 4) {
-            len = (size_t)s->buf[0] | (size_t)s->buf[1] << 8 | (size_t)s->buf[2] << 16 | (size_t)s->buf[3] << 24;
+            len = t2__channel_frame_len(s->buf);
             /* Refused from the prefix: a 2 GB length costs nothing but these four bytes. */
             if (len > T2__AUTH_MAX_FRAME)
                 return t2_seterr(T2_EFORMAT, "channel: a handshake frame of %zu bytes (the limit is %d)", len,

@@ -36,8 +36,7 @@ static size_t complete(const t2__chan_reader *r, uint32_t *body)
 {
     size_t have = r->len - r->off;
     if (have < 4) return 0;
-    const unsigned char *h = (const unsigned char *)r->buf + r->off;
-    *body = (uint32_t)h[0] | (uint32_t)h[1] << 8 | (uint32_t)h[2] << 16 | (uint32_t)h[3] << 24;
+    *body = t2__channel_frame_len((const unsigned char *)r->buf + r->off);
     return have - 4 >= *body ? 4 + (size_t)*body : 0;
 }
 

@@ -347,6 +347,24 @@ static void over_a_channel(void)
 /* Sends raw bytes on fd (a test's own frames, whole or cut). */
 static void put(int fd, const void *p, size_t n) { CHECK(write(fd, p, n) == (ssize_t)n); }
 
+/* The writer closes its end: the reader must then see a clean end of stream. Closes both ends. */
+static void expect_clean_end(t2__chan_reader *r, int sv[2])
+{
+    t2__msg m;
+    int got;
+    close(sv[0]);
+    CHECK_OK(t2__msg_recv_buffered(r, sv[1], 1, &m, &got));
+    CHECK(got && m.kind == T2__MSG_NONE);
+    close(sv[1]);
+}
+
+/* The reader starts over on a new stream sv. */
+static void new_stream(t2__chan_reader *r, int sv[2])
+{
+    t2__chan_reader_reset(r);
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+}
+
 /* The controller's buffered reader: several messages from one read, a frame cut anywhere waits for
  * its rest without blocking, a stream that ends inside a frame is an error, an oversized frame is
  * refused and the rest of the stream dropped until its end. */
@@ -386,13 +404,9 @@ static void buffered_reader(void)
     CHECK(got && m.kind == T2__MSG_DONE && m.u.done.batches == 7);
     t2__msg_free(&m);
     /* A clean end between frames. */
-    close(sv[0]);
-    CHECK_OK(t2__msg_recv_buffered(&r, sv[1], 1, &m, &got));
-    CHECK(got && m.kind == T2__MSG_NONE);
-    close(sv[1]);
+    expect_clean_end(&r, sv);
     /* The end inside a frame. */
-    t2__chan_reader_reset(&r);
-    CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+    new_stream(&r, sv);
     put(sv[0], hdr, 4);
     put(sv[0], body, 3);
     close(sv[0]);
@@ -402,8 +416,7 @@ static void buffered_reader(void)
     CHECK(got && strstr(t2_errmsg(), "ended inside a frame"));
     close(sv[1]);
     /* A 2 GB length prefix: refused at once, then the stream is dropped up to its end. */
-    t2__chan_reader_reset(&r);
-    CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+    new_stream(&r, sv);
     const unsigned char huge[] = {0, 0, 0, 0x80, 'x', 'y'};
     put(sv[0], huge, sizeof huge);
     CHECK_RC(t2__msg_recv_buffered(&r, sv[1], 1, &m, &got), T2_EFORMAT);
@@ -414,13 +427,9 @@ static void buffered_reader(void)
     CHECK_OK(t2__msg_send(sv[0], &d));
     CHECK_OK(t2__msg_recv_buffered(&r, sv[1], 1, &m, &got));
     CHECK(!got); /* dropped */
-    close(sv[0]);
-    CHECK_OK(t2__msg_recv_buffered(&r, sv[1], 1, &m, &got));
-    CHECK(got && m.kind == T2__MSG_NONE);
-    close(sv[1]);
+    expect_clean_end(&r, sv);
     /* Bad JSON in a whole frame: a format error, and the frame after it still reads. */
-    t2__chan_reader_reset(&r);
-    CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+    new_stream(&r, sv);
     const unsigned char junk[] = {3, 0, 0, 0, '{', '"', 't'};
     put(sv[0], junk, sizeof junk);
     CHECK_OK(t2__msg_send(sv[0], &d));

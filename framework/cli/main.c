@@ -463,27 +463,30 @@ static int cmd_delete(const args *a)
     return ex;
 }
 
+/* A trial's output (trial_log.c): its own log file, then each run's segment of a worker's log. */
 static int cmd_logs(t2__store *st, int64_t trial_id)
 {
-    t2__trial_row r;
-    if (t2__store_get_trial(st, trial_id, &r)) {
+    t2__trial_log l;
+    int rc = t2__trial_log_open(st, trial_id, &l);
+    if (rc) {
         fprintf(stderr, "t2exp logs: %s\n", t2_errmsg());
-        return EXIT_USAGE;
+        return rc == T2_ENOTFOUND ? EXIT_USAGE : EXIT_STORE;
     }
-    int ex = 0;
-    FILE *f = r.log_path ? fopen(r.log_path, "r") : NULL;
-    if (!f) {
-        fprintf(stderr, "t2exp logs: trial %lld has no log%s%s\n", (long long)trial_id, r.log_path ? " at " : "",
-                r.log_path ? r.log_path : "");
-        ex = EXIT_STORE;
-    } else {
-        char buf[65536];
-        size_t n;
-        while ((n = fread(buf, 1, sizeof buf, f)) > 0) fwrite(buf, 1, n, stdout);
-        fclose(f);
+    if (l.n == 0) {
+        fprintf(stderr, "t2exp logs: trial %lld has no log yet\n", (long long)trial_id);
+        t2__trial_log_free(&l);
+        return EXIT_STORE;
     }
-    t2__trial_row_free(&r);
-    return ex;
+    static char buf[65536];
+    int64_t at = 0;
+    size_t got;
+    while (!(rc = t2__trial_log_read(&l, at, buf, sizeof buf, &got)) && got > 0) {
+        fwrite(buf, 1, got, stdout);
+        at += (int64_t)got;
+    }
+    if (rc) fprintf(stderr, "t2exp logs: %s\n", t2_errmsg());
+    t2__trial_log_free(&l);
+    return rc ? EXIT_STORE : 0;
 }
 
 /* list/describe/trials/metrics/logs: read-only store commands. */

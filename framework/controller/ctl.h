@@ -40,8 +40,10 @@ typedef struct t2__caller {
 /* A long-lived worker process (workers.c); pid 0: none in this entry. */
 typedef struct t2__ctl_worker {
     pid_t pid;
-    int fd;   /* the controller's end of its channel */
-    int busy; /* running a trial (the trial holds the same pid and fd) */
+    int fd;         /* the controller's end of its channel */
+    int busy;       /* running a trial (the trial holds the same pid and fd) */
+    int log_fd;     /* the entry's log, kept open by the controller for its size; -1: not yet */
+    char *log_path; /* experiments/ID/worker-N.log, shared by the entry's successive processes */
 } t2__ctl_worker;
 
 typedef struct t2__ctl {
@@ -195,6 +197,8 @@ int t2__ctl_worker_start(t2__ctl *c, t2__ctl_trial *t, const t2__runner_args *a)
 int t2__ctl_workers_prespawn(t2__ctl *c, int n);
 /* Whether t runs in a worker. */
 int t2__ctl_on_worker(const t2__ctl *c, const t2__ctl_trial *t);
+/* Where t's output goes now: its worker's log, or its own (t->log_path). */
+const char *t2__ctl_output_path(const t2__ctl *c, const t2__ctl_trial *t);
 /* t's worker said finished: it is idle again, and t no longer holds it (pid 0, fd -1). */
 void t2__ctl_worker_idle(t2__ctl *c, t2__ctl_trial *t);
 /* t's worker is gone (its channel closed, the caller reaped it): its entry is free. */

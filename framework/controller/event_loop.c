@@ -65,13 +65,15 @@ static int start_distributed(t2__ctl *c, t2__ctl_trial *t, const int *fds, int n
 
 int t2__ctl_child_close_fds(const t2__ctl *c, int **fds, int *n)
 {
-    size_t cap = c->tt.nrun + (size_t)(c->nworkers > 0 ? c->nworkers : 0) + 1;
+    size_t cap = c->tt.nrun + 2 * (size_t)(c->nworkers > 0 ? c->nworkers : 0) + 1;
     int *v = malloc(cap * sizeof *v), k = 0;
     if (!v) return t2_seterr(T2_ENOMEM, "controller: out of memory");
     for (size_t i = 0; i < c->tt.nrun; i++)
         if (c->tt.t[c->tt.run[i]].fd >= 0) v[k++] = c->tt.t[c->tt.run[i]].fd;
-    for (int i = 0; i < c->nworkers; i++)
+    for (int i = 0; i < c->nworkers; i++) {
         if (c->workers[i].fd >= 0) v[k++] = c->workers[i].fd; /* a trial's channel twice: closed once, then EBADF */
+        if (c->workers[i].log_fd >= 0) v[k++] = c->workers[i].log_fd;
+    }
     if (c->listen_fd >= 0) v[k++] = c->listen_fd;
     *fds = v;
     *n = k;
@@ -157,7 +159,7 @@ int t2__ctl_trial_started(t2__ctl *c, t2__ctl_trial *t)
     t->ready = t->exit_sent = t->pausing = 0;
     t->sent = -1;
     t2__progress_event(&c->prog, "trial %lld started%s (log %s)", (long long)t->id,
-                       t->restarts ? " again" : "", t->log_path);
+                       t->restarts ? " again" : "", t2__ctl_output_path(c, t));
     return t2__ctl_store_trial(c, t, T2__TU_STATE, T2__TRIAL_RUNNING, NULL);
 }
 

@@ -24,10 +24,11 @@ static int child_setup(const t2__runner_args *args, int out, const int *close_fd
     signal(SIGINT, SIG_IGN);
     signal(SIGTERM, SIG_DFL);
     signal(SIGPIPE, SIG_DFL);
-    for (int i = 0; i < nclose; i++)
-        if (close_fds[i] >= 0) close(close_fds[i]);
+    /* out first: it may be among close_fds (a worker's log, which the controller keeps). */
     if (dup2(out, STDOUT_FILENO) < 0 || dup2(out, STDERR_FILENO) < 0) return -1;
     close(out);
+    for (int i = 0; i < nclose; i++)
+        if (close_fds[i] >= 0 && close_fds[i] != out) close(close_fds[i]);
     int nul = open("/dev/null", O_RDONLY);
     if (nul >= 0) {
         dup2(nul, STDIN_FILENO);
@@ -45,32 +46,23 @@ static int child_setup(const t2__runner_args *args, int out, const int *close_fd
     return 0;
 }
 
-/* Forks a child with a fresh socketpair whose stdout/stderr go to out_path (appending), and runs
- * body in it (worker: t2__worker_serve, else t2__runner_run). */
-static int fork_child(const t2__runner_args *args, const char *out_path, int worker, const int *close_fds,
-                      int nclose, pid_t *pid, int *fd)
+/* Forks a child with a fresh socketpair whose stdout/stderr go to out (the caller's descriptor,
+ * still its own after the call), and runs body in it (worker: t2__worker_serve, else
+ * t2__runner_run). */
+static int fork_child(const t2__runner_args *args, int out, int worker, const int *close_fds, int nclose,
+                      pid_t *pid, int *fd)
 {
     const char *what = worker ? "worker" : "trial";
     long long id = worker ? 0 : (long long)args->trial_id;
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
         return t2_seterr(T2_EIO, "%s %lld: socketpair: %s", what, id, strerror(errno));
-    /* 0600: a trial's output is the user's alone (the umask may take more, never add). */
-    int out = open(out_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-    if (out < 0) {
-        int e = errno;
-        close(sv[0]);
-        close(sv[1]);
-        return t2_seterr(T2_EIO, "%s %lld: cannot open %s %s: %s", what, id, worker ? "output" : "log", out_path,
-                         strerror(e));
-    }
     fflush(NULL); /* the child must not flush the parent's buffered output a second time */
     pid_t p = fork();
     if (p < 0) {
         int e = errno;
         close(sv[0]);
         close(sv[1]);
-        close(out);
         return t2_seterr(T2_EIO, "%s %lld: fork: %s", what, id, strerror(e));
     }
     if (p == 0) {
@@ -89,7 +81,6 @@ static int fork_child(const t2__runner_args *args, const char *out_path, int wor
         _exit(status); /* no atexit handlers: they belong to the controller (store, pool) */
     }
     close(sv[1]);
-    close(out);
     *pid = p;
     *fd = sv[0];
     return T2_OK;
@@ -98,12 +89,20 @@ static int fork_child(const t2__runner_args *args, const char *out_path, int wor
 int t2__trial_proc_start(const t2__runner_args *args, const char *log_path, const int *close_fds, int nclose,
                          pid_t *pid, int *fd)
 {
-    return fork_child(args, log_path, 0, close_fds, nclose, pid, fd);
+    /* 0600: a trial's output is the user's alone (the umask may take more, never add). */
+    int out = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (out < 0)
+        return t2_seterr(T2_EIO, "trial %lld: cannot open log %s: %s", (long long)args->trial_id, log_path,
+                         strerror(errno));
+    int rc = fork_child(args, out, 0, close_fds, nclose, pid, fd);
+    close(out);
+    return rc;
 }
 
-int t2__worker_proc_start(const t2__runner_args *base, const int *close_fds, int nclose, pid_t *pid, int *fd)
+int t2__worker_proc_start(const t2__runner_args *base, int log_fd, const int *close_fds, int nclose, pid_t *pid,
+                          int *fd)
 {
-    return fork_child(base, "/dev/null", 1, close_fds, nclose, pid, fd);
+    return fork_child(base, log_fd, 1, close_fds, nclose, pid, fd);
 }
 
 const char *t2__wait_status_str(int status, char *buf, size_t len)

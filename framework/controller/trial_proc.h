@@ -15,8 +15,10 @@ int t2__trial_proc_start(const t2__runner_args *args, const char *log_path, cons
 
 /* Forks a long-lived worker (resources.isolation: worker) that serves trials on its channel
  * (runner/worker.h) with base's config, trial object and checkpoint directory; its stdout/stderr
- * are /dev/null between trials. close_fds as above. *pid and *fd as above. T2_EIO as above. */
-int t2__worker_proc_start(const t2__runner_args *base, const int *close_fds, int nclose, pid_t *pid, int *fd);
+ * go to log_fd (the worker's log, opened O_APPEND by the caller, who keeps it). close_fds as
+ * above. *pid and *fd as above. T2_EIO as above. */
+int t2__worker_proc_start(const t2__runner_args *base, int log_fd, const int *close_fds, int nclose, pid_t *pid,
+                          int *fd);
 
 /* Describes a wait status: "exited with status 1", "killed by signal 11 (Segmentation fault)". */
 const char *t2__wait_status_str(int status, char *buf, size_t len);

@@ -1,10 +1,18 @@
 /* workers.c — the controller's side of resources.isolation: worker. Each local slot gets a
  * long-lived process, forked once, and every trial after is one assign message to an idle worker
  * (protocol.h): a trial starts without a fork, whose page-table copy and copy-on-write faults
- * were the first cost of a short trial. A worker that dies is replaced at the next start. */
+ * were the first cost of a short trial. A worker that dies is replaced at the next start.
+ *
+ * The trials of a worker write to its log (experiments/ID/worker-N.log), and each start records
+ * the log's size as the start of that trial's output (store_logs.c): a file per trial cost a
+ * file creation per trial, half of a short trial's time. */
 #define _XOPEN_SOURCE 700
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -30,15 +38,34 @@ static void reap(t2__ctl_worker *w)
     forget(w);
 }
 
+/* Entry w's log, opened once for the entry's life. The name is the entry's index, so a resume's
+ * workers append to the files of the run before: a segment is an offset, never a whole file. */
+static int open_log(t2__ctl *c, t2__ctl_worker *w)
+{
+    if (w->log_fd >= 0) return T2_OK;
+    char dir[PATH_MAX - 64], path[PATH_MAX];
+    int rc = t2__store_experiment_dir(t2__store_home_of(c->st), c->exp_id, NULL, dir, sizeof dir);
+    if (rc) return rc;
+    snprintf(path, sizeof path, "%s/worker-%d.log", dir, (int)(w - c->workers));
+    if (!(w->log_path = strdup(path))) return t2_seterr(T2_ENOMEM, "controller: out of memory");
+    /* 0600: a trial's output is the user's alone (the umask may take more, never add). */
+    if ((w->log_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600)) < 0) {
+        rc = t2_seterr(T2_EIO, "worker %d: cannot open its log %s: %s", (int)(w - c->workers), path, strerror(errno));
+        free(w->log_path);
+        w->log_path = NULL;
+    }
+    return rc;
+}
+
 /* A new worker in entry w (it closes the controller's other channels: t2__ctl_child_close_fds). */
 static int spawn(t2__ctl *c, t2__ctl_worker *w, const t2__runner_args *a)
 {
     int *fds, n;
-    int rc = t2__ctl_child_close_fds(c, &fds, &n);
-    if (rc) return rc;
+    int rc = open_log(c, w);
+    if (rc || (rc = t2__ctl_child_close_fds(c, &fds, &n))) return rc;
     t2__runner_args base = *a;
     base.fd = -1;
-    rc = t2__worker_proc_start(&base, fds, n, &w->pid, &w->fd);
+    rc = t2__worker_proc_start(&base, w->log_fd, fds, n, &w->pid, &w->fd);
     free(fds);
     return rc;
 }
@@ -47,10 +74,22 @@ static int assign(const t2__ctl_trial *t, const t2__ctl_worker *w, const t2__run
 {
     t2__msg m = {.kind = T2__MSG_ASSIGN,
                  .u.assign = {.trial_id = t->id, .seed = t->seed, .threads = a->threads, .parts = a->parts,
-                              .hparams = t->hparams,
-                              .log_path = t->log_path, .restore_path = a->restore_path,
+                              .hparams = t->hparams, .restore_path = a->restore_path,
                               .warm_start = a->warm_start}};
     return t2__msg_send(w->fd, &m);
+}
+
+/* Where t's output will start in w's log: the log's size before the assign goes out (after it,
+ * the worker may already be writing). Between trials a worker writes nothing (run_one flushes
+ * before its finished), so nothing of the trial before lands past it. */
+static int log_size(const t2__ctl_trial *t, const t2__ctl_worker *w, int64_t *size)
+{
+    struct stat sb;
+    if (fstat(w->log_fd, &sb) != 0)
+        return t2_seterr(T2_EIO, "trial %lld: cannot read the size of its log %s: %s", (long long)t->id, w->log_path,
+                         strerror(errno));
+    *size = (int64_t)sb.st_size;
+    return T2_OK;
 }
 
 static int table(t2__ctl *c)
@@ -58,7 +97,7 @@ static int table(t2__ctl *c)
     if (c->workers) return T2_OK;
     int n = c->capacity > 0 ? c->capacity : 1;
     if (!(c->workers = calloc((size_t)n, sizeof *c->workers))) return t2_seterr(T2_ENOMEM, "controller: out of memory");
-    for (int i = 0; i < n; i++) c->workers[i].fd = -1;
+    for (int i = 0; i < n; i++) c->workers[i].fd = c->workers[i].log_fd = -1;
     c->nworkers = n;
     return T2_OK;
 }
@@ -98,15 +137,17 @@ int t2__ctl_worker_start(t2__ctl *c, t2__ctl_trial *t, const t2__runner_args *a)
         if (!g) return t2_seterr(T2_ENOMEM, "controller: out of memory");
         c->workers = g;
         w = &c->workers[c->nworkers++];
-        *w = (t2__ctl_worker){.pid = 0, .fd = -1, .busy = 0};
+        *w = (t2__ctl_worker){.pid = 0, .fd = -1, .busy = 0, .log_fd = -1};
     }
+    int64_t start = 0;
+    if (w->pid > 0 && (rc = log_size(t, w, &start))) return rc;
     rc = w->pid > 0 ? assign(t, w, a) : T2_EIO;
     if (rc == T2_ENOMEM) return rc;
     if (rc) {
         /* An idle worker that died (or none yet): a fresh one gets the trial. */
         t2_clearerr();
         reap(w);
-        if ((rc = spawn(c, w, a))) return rc;
+        if ((rc = spawn(c, w, a)) || (rc = log_size(t, w, &start))) return rc;
         if ((rc = assign(t, w, a))) {
             reap(w);
             return rc;
@@ -115,7 +156,7 @@ int t2__ctl_worker_start(t2__ctl *c, t2__ctl_trial *t, const t2__runner_args *a)
     w->busy = 1;
     t->pid = w->pid;
     t->fd = w->fd;
-    return T2_OK;
+    return t2__store_add_log_segment(c->st, t->id, w->log_path, start);
 }
 
 static t2__ctl_worker *of(const t2__ctl *c, const t2__ctl_trial *t)
@@ -126,6 +167,12 @@ static t2__ctl_worker *of(const t2__ctl *c, const t2__ctl_trial *t)
 }
 
 int t2__ctl_on_worker(const t2__ctl *c, const t2__ctl_trial *t) { return of(c, t) != NULL; }
+
+const char *t2__ctl_output_path(const t2__ctl *c, const t2__ctl_trial *t)
+{
+    const t2__ctl_worker *w = of(c, t);
+    return w ? w->log_path : t->log_path;
+}
 
 void t2__ctl_worker_idle(t2__ctl *c, t2__ctl_trial *t)
 {
@@ -149,7 +196,11 @@ void t2__ctl_workers_end(t2__ctl *c)
         if (w->fd >= 0) close(w->fd);
         w->fd = -1;
     }
-    for (int i = 0; i < c->nworkers; i++) reap(&c->workers[i]);
+    for (int i = 0; i < c->nworkers; i++) {
+        reap(&c->workers[i]);
+        if (c->workers[i].log_fd >= 0) close(c->workers[i].log_fd);
+        free(c->workers[i].log_path);
+    }
     free(c->workers);
     c->workers = NULL;
     c->nworkers = 0;

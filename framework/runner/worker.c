@@ -1,5 +1,6 @@
 /* worker.c — the loop of a long-lived trial worker: take an assign, point stdout/stderr at that
- * trial's log, run the trial with the runner, say finished, wait for the next one. */
+ * trial's log if it names one (else they stay the worker's log), run the trial with the runner,
+ * say finished, wait for the next one. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <fcntl.h>
@@ -24,18 +25,20 @@ static int output_to(int fd)
  * status a forked trial gets for the same, and the controller restarts it as any failure). */
 static int run_one(const t2__runner_args *base, int fd, t2__chan_reader *rd, const t2__msg *m)
 {
-    /* 0600: a trial's output is the user's alone (the umask may take more, never add). */
-    int log = open(m->u.assign.log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-    if (log < 0) {
-        char msg[PATH_MAX + 128];
-        snprintf(msg, sizeof msg, "cannot open log %s: %s", m->u.assign.log_path, strerror(errno));
-        t2__msg e = {.kind = T2__MSG_ERROR, .u.error = {.where = "worker", .message = msg}};
-        if (t2__msg_send(fd, &e)) t2_clearerr();
-        return 3;
+    if (m->u.assign.log_path) { /* else the trial writes to the worker's own log */
+        /* 0600: a trial's output is the user's alone (the umask may take more, never add). */
+        int log = open(m->u.assign.log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+        if (log < 0) {
+            char msg[PATH_MAX + 128];
+            snprintf(msg, sizeof msg, "cannot open log %s: %s", m->u.assign.log_path, strerror(errno));
+            t2__msg e = {.kind = T2__MSG_ERROR, .u.error = {.where = "worker", .message = msg}};
+            if (t2__msg_send(fd, &e)) t2_clearerr();
+            return 3;
+        }
+        int bad = output_to(log);
+        close(log);
+        if (bad) return 3;
     }
-    int bad = output_to(log);
-    close(log);
-    if (bad) return 3;
     t2__runner_args a = *base;
     a.fd = fd;
     a.rd = rd;

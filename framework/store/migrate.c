@@ -197,6 +197,21 @@ static const char SCHEMA_V8[] =
  * resources.max_slots, keeps the numbers. NULL: made before schema 9 (the plan's P applies). */
 static const char SCHEMA_V9[] = "ALTER TABLE experiments ADD COLUMN parts INTEGER;";
 
+/* Version 10: where a trial's output is when it ran in a long-lived worker
+ * (resources.isolation: worker): from byte `start` of that worker's log, one row per run of the
+ * trial, in order (a restart adds one). A run ends where the next segment of the same file
+ * starts, or at the end of the file: a worker runs one trial at a time and writes nothing
+ * between them. A file per trial cost the worker a file creation per trial, half of a short
+ * trial's time. */
+static const char SCHEMA_V10[] =
+    "CREATE TABLE trial_log_segments ("
+    " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    " trial_id INTEGER NOT NULL REFERENCES trials(id) ON DELETE CASCADE,"
+    " path TEXT NOT NULL,"
+    " start INTEGER NOT NULL CHECK (start >= 0)"
+    ");"
+    "CREATE INDEX trial_log_segments_by_trial ON trial_log_segments (trial_id, id);";
+
 static const char *const MIGRATIONS[] = {
     SCHEMA_V1, /* 0 -> 1 */
     SCHEMA_V2, /* 1 -> 2 */
@@ -207,6 +222,7 @@ static const char *const MIGRATIONS[] = {
     SCHEMA_V7, /* 6 -> 7 */
     SCHEMA_V8, /* 7 -> 8 */
     SCHEMA_V9, /* 8 -> 9 */
+    SCHEMA_V10, /* 9 -> 10 */
 };
 
 _Static_assert(sizeof MIGRATIONS / sizeof MIGRATIONS[0] == T2__STORE_SCHEMA_VERSION,

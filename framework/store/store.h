@@ -52,7 +52,7 @@ int t2__store_experiment_dir(const char *home, int64_t experiment_id, const char
 /* ---- open / close / schema --------------------------------------------------------------- */
 
 /* The schema version this code writes (PRAGMA user_version). */
-#define T2__STORE_SCHEMA_VERSION 9
+#define T2__STORE_SCHEMA_VERSION 10
 
 /* Opens HOME/t2exp.db. Read-write: creates HOME (mkdir -p) and the database, sets WAL mode, and
  * applies the pending forward migrations in one transaction. Read-only: the database must exist
@@ -235,6 +235,37 @@ int t2__store_set_trial_blas(t2__store *st, int64_t trial_id, const char *blas);
 /* Records where the trial runs now: "host:slots[,host:slots...]" on resources.hostfile's pool.
  * T2_ENOTFOUND if no such trial. */
 int t2__store_set_trial_hosts(t2__store *st, int64_t trial_id, const char *hosts);
+/* One run of a trial in a long-lived worker (resources.isolation: worker): its output starts at
+ * byte `start` of the worker's log at path and runs to the next segment of that file or its end.
+ * Joins the open batch. */
+int t2__store_add_log_segment(t2__store *st, int64_t trial_id, const char *path, int64_t start);
+
+typedef struct {
+    char *path;
+    int64_t start, end; /* end -1: to the end of the file */
+} t2__log_segment;
+
+/* The trial's segments in run order, each with its end resolved, into a malloc'd array (NULL when
+ * *n == 0), freed with t2__log_segments_free. A trial that ran in its own process has none: its
+ * log is log_path. */
+int t2__store_log_segments(t2__store *st, int64_t trial_id, t2__log_segment **segs, size_t *n);
+void t2__log_segments_free(t2__log_segment *segs, size_t n);
+
+/* A trial's output as one stream (trial_log.c): its own log file if it has one (a run in its own
+ * process), then its runs' segments of worker logs, in order. */
+typedef struct {
+    int64_t trial_id;
+    t2__log_segment *pieces;
+    size_t n;
+} t2__trial_log;
+
+/* T2_ENOTFOUND if there is no such trial. Free with t2__trial_log_free. */
+int t2__trial_log_open(t2__store *st, int64_t trial_id, t2__trial_log *out);
+/* Up to cap bytes of the stream from offset into buf; *got 0: at its end. T2_EIO (message names
+ * the file) when a piece cannot be read: missing, not a regular file, or a symbolic link. */
+int t2__trial_log_read(const t2__trial_log *l, int64_t offset, void *buf, size_t cap, size_t *got);
+void t2__trial_log_free(t2__trial_log *l);
+
 /* A number that changes whenever another connection commits to the store (SQLite's
  * PRAGMA data_version on this connection): what a reader polls to learn that there is news. */
 int t2__store_data_version(t2__store *st, int64_t *version);

@@ -19,7 +19,7 @@ for comp in gzip zstd; do
     "SELECT count(*) FROM checkpoints c JOIN trials t ON t.id=c.trial_id WHERE t.experiment_id=$exp AND c.batches >= 100"
   trial=$(sql "SELECT id FROM trials WHERE experiment_id=$exp")
   [ "$(sql "SELECT restarts FROM trials WHERE id=$trial")" = 1 ] || fail "$comp: restarts should be 1"
-  grep -q "restored .*$ext: batch [1-9]" "$T2EXP_HOME/experiments/$exp/trial-$trial.log" \
+  grep -q "restored .*$ext: batch [1-9]" <(trial_log "$trial") \
     || fail "$comp: the restart did not restore a $ext checkpoint"
   [ "$(sql "SELECT count(*) FROM checkpoints c JOIN trials t ON t.id=c.trial_id WHERE t.experiment_id=$exp
             AND c.path NOT LIKE '%$ext'")" = 0 ] || fail "$comp: every checkpoint should end in $ext"

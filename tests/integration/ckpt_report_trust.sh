@@ -24,7 +24,7 @@ for attack in abs dots ext; do
   n=$((n + 1))
   echo "keep me" > "$HOSTILE_VICTIM"
   HOSTILE_ATTACK=$attack expect_exit 1 "$T2EXP" create "$WORK/c.yaml" "$WORK/hostile.so" --plain
-  grep -q "hostile: forged" "$T2EXP_HOME/experiments/$n/"trial-*.log || fail "$attack: the trial never forged its report"
+  grep -q "hostile: forged" <(exp_logs "$n") || fail "$attack: the trial never forged its report"
   expect_in "$OUT" "rejected checkpoint report"
   [ "$(cat "$HOSTILE_VICTIM")" = "keep me" ] || fail "$attack: the file named by a forged report was deleted"
   [ "$(sql "SELECT count(*) FROM checkpoints c JOIN trials t ON t.id = c.trial_id

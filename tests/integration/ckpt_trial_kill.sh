@@ -9,7 +9,7 @@ grep -q "killed by signal 9" "$WORK/create.log" || fail "the kill was not report
 [ "$(sql "SELECT restarts FROM trials WHERE id=1")" = 1 ] || fail "restarts should be 1"
 [ "$(sql "SELECT state FROM trials WHERE id=1")" = COMPLETED ] || fail "the trial should complete"
 [ "$(sql "SELECT batches_trained FROM trials WHERE id=1")" = 400 ] || fail "400 batches expected"
-grep -q "restored .* batch [1-9]" "$T2EXP_HOME/experiments/1/trial-1.log" || fail "the restart did not restore a checkpoint"
+grep -q "restored .* batch [1-9]" <(trial_log 1) || fail "the restart did not restore a checkpoint"
 # Every training report once: 400 / 25 = 16 loss values.
 [ "$(sql "SELECT count(*) FROM metrics WHERE trial_id=1 AND kind='training' AND name='loss'")" = 16 ] || fail "16 loss reports"
 store_ok

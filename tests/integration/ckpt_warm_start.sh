@@ -12,7 +12,7 @@ uuid=$(sql "SELECT uuid FROM checkpoints WHERE trial_id=1 AND state='ACTIVE' ORD
 src=$(sql "SELECT path FROM checkpoints WHERE uuid='$uuid'")
 [ -n "$uuid" ] && [ -f "$src" ] || fail "experiment 1 left no checkpoint"
 
-warm_log() { cat "$T2EXP_HOME/experiments/$1"/trial-*.log; }
+warm_log() { exp_logs "$1"; }
 
 create() { expect_exit "$1" "$T2EXP" create "$WORK/src.yaml" "$TRIALS/fashion_mnist_mlp.so" --quiet "${@:2}"; }
 create 0 --config searcher.source_checkpoint="$uuid" # 2

@@ -15,7 +15,7 @@ prlimit --pid "$runner" --fsize=1000000
 first=$(sql "SELECT uuid || ' ' || batches FROM checkpoints ORDER BY batches LIMIT 1")
 wait "$ctl" || fail "the experiment failed: $(cat "$WORK/create.log")"
 grep -q "checkpoint failed" "$WORK/create.log" || fail "the failed write was not reported: $(cat "$WORK/create.log")"
-grep -q "File too large" "$T2EXP_HOME/experiments/1/trial-1.log" || fail "the trial log should name the error"
+grep -q "File too large" <(trial_log 1) || fail "the trial log should name the error"
 [ "$(sql "SELECT state FROM trials WHERE id=1")" = COMPLETED ] || fail "the trial should go on and complete"
 # The latest checkpoint in the store is still the one written before the limit, and it is valid.
 n=$(sql "SELECT count(*) FROM checkpoints WHERE state='ACTIVE'")

@@ -30,7 +30,7 @@ expect_exit 0 "$T2EXP" evaluate 1.0 "$MLP"
 expect_in "$OUT" "validation_accuracy"
 
 expect_exit 0 "$T2EXP" create "$WORK/c.yaml" "$MLP" --quiet --from-checkpoint 1 # experiment 2
-expect_in "$(cat "$T2EXP_HOME"/experiments/2/trial-*.log)" "warm start from $bpath"
+expect_in "$(exp_logs 2)" "warm start from $bpath"
 
 # Trials: EXP.N and plain ids; metrics EXP is one table over the experiment's trials.
 expect_exit 0 "$T2EXP" checkpoints 1.0 --csv

@@ -37,7 +37,7 @@ bad=$(sql "SELECT count(*) FROM trials t JOIN checkpoints c ON c.uuid = t.parent
 [ "$bad" = 0 ] || fail "$bad children do not continue from their parent's checkpoint"
 [ "$(sql "SELECT count(*) FROM trials t JOIN checkpoints c ON c.uuid = t.parent_checkpoint WHERE t.experiment_id=1")" = 8 ] ||
     fail "every child's parent checkpoint is recorded"
-grep -q "^restored " "$T2EXP_HOME/experiments/1/trial-9.log" || fail "trial 9 (a child) did not restore a checkpoint"
+grep -q "^restored " <(trial_log 9) || fail "trial 9 (a child) did not restore a checkpoint"
 # Survivors' losses follow f(x, y) of their own hparams, children's of their explored ones.
 bad=$(sql "SELECT count(*) FROM trials WHERE experiment_id=1 AND abs(best_validation - ((json_extract(hparams,'\$.x')-1)*(json_extract(hparams,'\$.x')-1) + (json_extract(hparams,'\$.y')+2)*(json_extract(hparams,'\$.y')+2))) > 1e-9")
 [ "$bad" = 0 ] || fail "$bad trials report a loss that is not f(x, y)"

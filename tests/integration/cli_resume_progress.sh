@@ -34,7 +34,7 @@ expect_in "$OUT" "(trial 1, best of all validations)"
 
 # The first rate after the restore, against the fastest before the pause: the same machine, the
 # same model; counting the batches of the window before the pause made it hundreds of times more.
-restored=$(grep -m1 -oE "^restored .*: batch [0-9]+" "$T2EXP_HOME/experiments/1/trial-1.log" | grep -oE "[0-9]+$")
+restored=$(grep -m1 -oE "^restored .*: batch [0-9]+" <(trial_log 1) | grep -oE "[0-9]+$")
 [ -n "$restored" ] || fail "the trial never restored"
 before=$(sql "SELECT max(value) FROM metrics WHERE trial_id=1 AND name='t2exp.batches_per_s' AND batches <= $restored")
 after=$(sql "SELECT value FROM metrics WHERE trial_id=1 AND name='t2exp.batches_per_s' AND batches > $restored

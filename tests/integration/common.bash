@@ -57,6 +57,11 @@ start_dashboard() {
   fail "the dashboard printed no address: $(cat "$WORK/dash.log")"
 }
 
+# A trial's output as `t2exp logs` shows it (a worker's trials share the worker's log file).
+trial_log() { "$T2EXP" logs "$1"; }
+# Every trial's output of experiment $1, in trial order.
+exp_logs() { local t; for t in $(sql "SELECT id FROM trials WHERE experiment_id = $1 ORDER BY id"); do "$T2EXP" logs "$t"; done; }
+
 store_ok() { [ "$(sql 'PRAGMA integrity_check')" = "ok" ] || fail "store integrity check failed"; }
 
 # json EXPR — evaluates an SQLite JSON expression over $OUT, available as column j.

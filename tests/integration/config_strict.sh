@@ -86,8 +86,8 @@ environment:
 Y
 expect_exit 1 "$T2EXP" create "$WORK/env.yaml" "$WORK/hostile.so" --plain
 n=$(sql "SELECT max(id) FROM experiments")
-grep -q "hostile: forged a checkpoint report (abs)" "$T2EXP_HOME/experiments/$n/"trial-*.log \
-  || fail "environment_variables did not reach the trial: $(cat "$T2EXP_HOME/experiments/$n/"trial-*.log)"
+grep -q "hostile: forged a checkpoint report (abs)" <(exp_logs "$n") \
+  || fail "environment_variables did not reach the trial: $(exp_logs "$n")"
 [ -z "${HOSTILE_ATTACK:-}" ] || fail "the variable leaked into the shell"
 [ "$(cat "$WORK/victim")" = "keep me" ] || fail "the victim file changed"
 echo "config_strict: ok"

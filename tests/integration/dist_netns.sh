@@ -130,5 +130,5 @@ sql "SELECT restarts || ' ' || hosts FROM trials WHERE id = $on2" | grep -qE '^[
   || fail "trial $on2 did not restart on host 1: $(sql "SELECT restarts, hosts, error FROM trials WHERE id = $on2")"
 sql "SELECT error FROM trials WHERE id = $on2" | grep -q "10.77.0.2 is unreachable" || fail "trial $on2 lacks the reason"
 # It continued from its checkpoint, not from batch 0.
-grep -q "restored .* batch [1-9]" "$T2EXP_HOME/experiments/$exp/trial-$on2.log" || fail "trial $on2 did not restore a checkpoint"
+grep -q "restored .* batch [1-9]" <(trial_log "$on2") || fail "trial $on2 did not restore a checkpoint"
 echo "dist_netns: a dead host leaves the pool and its trial restarts on the other: ok"

@@ -34,7 +34,7 @@ wait "$ctl" || fail "the experiment failed after a rank was killed: $(cat "$WORK
 [ "$(sql "SELECT restarts FROM trials WHERE experiment_id=2")" = 1 ] || fail "the trial should have restarted once"
 [ "$(sql "SELECT state FROM trials WHERE experiment_id=2")" = COMPLETED ] || fail "the trial should complete"
 id2=$(sql "SELECT id FROM trials WHERE experiment_id=2")
-grep -q "restored .* batch [1-9]" "$T2EXP_HOME/experiments/2/trial-$id2.log" || fail "the restart did not restore a checkpoint"
+grep -q "restored .* batch [1-9]" <(trial_log "$id2") || fail "the restart did not restore a checkpoint"
 
 # Elastic: stop a two-rank experiment, resume it on one slot from the two-rank checkpoint.
 "$T2EXP" create "$WORK/long.yaml" "$TRIALS/fashion_mnist_mlp.so" --plain > "$WORK/create3.log" 2>&1 &
@@ -46,6 +46,6 @@ wait "$ctl" || true
 expect_exit 0 "$T2EXP" resume 3 --config resources.slots_per_trial=1 --plain
 [ "$(sql "SELECT batches_trained FROM trials WHERE experiment_id=3")" = 1200 ] || fail "1200 batches after the elastic resume"
 id3=$(sql "SELECT id FROM trials WHERE experiment_id=3")
-grep -q "restored .* batch [1-9]" "$T2EXP_HOME/experiments/3/trial-$id3.log" || fail "the one-slot run did not restore"
+grep -q "restored .* batch [1-9]" <(trial_log "$id3") || fail "the one-slot run did not restore"
 store_ok
 echo "dist_trial: ok"

@@ -28,7 +28,7 @@ done
 # A buffer whose size changed since the checkpoint: the restore names it and both sizes.
 expect_exit 1 "$T2EXP" create "$EXAMPLES/raw_mlp.yaml" "$TRIALS/raw_mlp.so" --quiet "${DATA[@]}" \
   --config hyperparameters.hidden=32 --config max_restarts=0 --from-checkpoint "$LAST"
-log=$(cat "$T2EXP_HOME"/experiments/2/trial-*.log)
+log=$(exp_logs 2)
 expect_in "$log" "raw buffer fc1.weight holds 256 floats in the checkpoint but 128 in the trial"
 store_ok
 echo "raw_mlp: ok"

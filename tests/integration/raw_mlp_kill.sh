@@ -24,10 +24,10 @@ kill -KILL "$runner"
 wait "$ctl" || fail "the experiment failed after its trial was killed: $(cat "$WORK/create.log")"
 [ "$(sql "SELECT restarts FROM trials WHERE experiment_id=2")" = 1 ] || fail "the trial should have restarted once"
 [ "$(sql "SELECT batches_trained FROM trials WHERE experiment_id=2")" = 3000 ] || fail "3000 batches expected"
-grep -q "restored .* batch [1-9]" "$T2EXP_HOME"/experiments/2/trial-*.log || fail "the restart did not restore a checkpoint"
+grep -q "restored .* batch [1-9]" <(exp_logs 2) || fail "the restart did not restore a checkpoint"
 export_last 2 "$WORK/killed.bin"
 cmp "$WORK/straight.bin" "$WORK/killed.bin" || fail "the killed and restarted run ended with other weights"
-at=$(grep -o "restored .* batch [0-9]*" "$T2EXP_HOME"/experiments/2/trial-*.log | grep -o "[0-9]*$")
+at=$(grep -o "restored .* batch [0-9]*" <(exp_logs 2) | grep -o "[0-9]*$")
 echo "raw_mlp_kill: killed, restarted from batch $at, final weights identical (sha256 $(sha256sum < "$WORK/killed.bin" | cut -c1-16))"
 store_ok
 echo "raw_mlp_kill: ok"

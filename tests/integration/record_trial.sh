@@ -39,7 +39,7 @@ expect_exit 2 "$T2EXP" evaluate "$ck" "$so" --config data.holdout=0
 expect_in "$OUT" "data.holdout 0 not in 1..30000"
 expect_exit 1 "$T2EXP" create "$EXAMPLES/fashion_mnist_record.yaml" "$so" --quiet \
   --config searcher.max_trials=1 --config searcher.max_length.batches=4 --config hyperparameters.blocks=4
-expect_in "$(cat "$T2EXP_HOME"/experiments/2/trial-1*.log)" "blocks 4 not 2 or 3"
+expect_in "$(exp_logs 2)" "blocks 4 not 2 or 3"
 # Every draw is invalid (blocks is a constant): 100 replacements in a row end the search.
 expect_in "$OUT" "100 trials in a row called their hyperparameters invalid"
 [ "$(sql "SELECT count(*) FROM trials WHERE experiment_id = 2")" = 100 ] ||

@@ -11,8 +11,8 @@ expect_exit 0 "$T2EXP" create "$EXAMPLES/quadratic_random.yaml" "$TRIALS/quadrat
   --config hyperparameters.model=1 --config hyperparameters.term_at_batch=3 # the 4th batch
 [ "$(sql "SELECT state || ' ' || batches_trained FROM trials")" = "COMPLETED 4" ] ||
   fail "the trial should complete at 4 batches: $(sql 'SELECT state, restarts, batches_trained, error FROM trials')"
-grep -q "checkpoint .* at batch 4" "$T2EXP_HOME"/experiments/1/trial-1.log || fail "the trial did not stop at batch 4"
-grep -q "restored" "$T2EXP_HOME"/experiments/1/trial-1.log || fail "the trial did not continue from its checkpoint"
+grep -q "checkpoint .* at batch 4" <(trial_log 1) || fail "the trial did not stop at batch 4"
+grep -q "restored" <(trial_log 1) || fail "the trial did not continue from its checkpoint"
 [ "$(sql "SELECT count(*) FROM metrics WHERE kind = 'validation' AND batches = 4 AND name = 'loss'")" = 1 ] ||
   fail "no validation at the target after the stop: $(sql "SELECT kind, batches, name, value FROM metrics")"
 [ "$(sql "SELECT best_validation IS NOT NULL FROM trials")" = 1 ] || fail "the trial has no best validation"

@@ -4,7 +4,8 @@
 # counts its build_model calls in a global and prints the count to the trial's log): on one slot
 # the four trials see 1, 2, 3, 4. Under `process_per_trial` every trial is a fresh process and
 # sees 1. A worker killed mid-trial fails only that trial, which is restarted (max_restarts) on a
-# fresh worker, and the experiment completes.
+# fresh worker, and the experiment completes. Each trial's `t2exp logs` shows its own runs only,
+# though a worker's trials share one log file.
 source "$(dirname "$0")/common.bash"
 command -v "${CC:-cc}" >/dev/null || { echo "trial_isolation: skipped (no C compiler)"; exit 77; }
 "${CC:-cc}" -std=c11 -Wall -Wextra -Werror -shared -fPIC -I "$T2EXP_SOURCE/framework/include" \
@@ -68,5 +69,8 @@ OUT=$(cat "$WORK/kill.out")
 expect_in "$OUT" "trial 9 failed (the trial process killed by signal 9 (Killed)); restart 1 of 1"
 expect_in "$OUT" "2 trial(s) completed, 0 errored"
 [ "$(sql "SELECT restarts FROM trials WHERE id=9")" = 1 ] || fail "trial 9 should have restarted once"
+# Its log holds both runs (the killed worker's part, then the fresh one's), and no other trial's.
+runs() { "$T2EXP" logs "$1" | grep -c "^scripted: build"; }
+[ "$(runs 9)" = 2 ] && [ "$(runs 10)" = 1 ] || fail "trial logs: trial 9 shows $(runs 9) runs (wanted 2), trial 10 $(runs 10) (wanted 1)"
 [ -z "$(own_pids 't2exp create')" ] || fail "a process of the experiment is left"
 store_ok

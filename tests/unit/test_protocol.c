@@ -202,7 +202,9 @@ static void controller_kinds(void)
     CHECK(t2__val_map_get(o.u.assign.hparams, "units")->i == 64);
     t2__msg_free(&o);
     as.u.assign.restore_path = NULL;
+    as.u.assign.log_path = NULL; /* a trial that writes to its worker's log */
     CHECK_OK(round_trip(&as, &o));
+    CHECK(o.u.assign.log_path == NULL && o.u.assign.restore_path == NULL);
     CHECK(o.u.assign.restore_path == NULL);
     t2__msg_free(&o);
     t2__val_free(hp);
@@ -282,8 +284,6 @@ static void bad_messages(void)
             "\"hparams\":{},\"log_path\":\"l\"}", T2_EFORMAT, "assign message: parts is not in 1..64");
     refused("{\"type\":\"finished\",\"status\":256}", T2_EFORMAT, "status is over 255");
     refused("{\"type\":\"finished\",\"status\":-1}", T2_EFORMAT, "status is negative");
-    refused("{\"type\":\"assign\",\"trial_id\":1,\"seed_hi\":0,\"seed_lo\":0,\"threads\":1,\"parts\":1,\"hparams\":{},"
-            "\"warm_start\":false}", T2_EFORMAT, "assign message: log_path is missing");
     refused("{\"type\":\"assign\",\"trial_id\":1,\"seed_hi\":0,\"seed_lo\":0,\"threads\":1,\"parts\":1,\"hparams\":{},"
             "\"log_path\":\"\"}", T2_EFORMAT, "log_path is empty");
     refused("{\"type\":\"assign\",\"trial_id\":1,\"seed_hi\":0,\"seed_lo\":4294967296,\"threads\":1,\"parts\":1,"

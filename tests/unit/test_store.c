@@ -154,6 +154,7 @@ static void test_migrate_v1(void)
                                     "ALTER TABLE trials DROP COLUMN parent_trial_id;"
                                     "ALTER TABLE trials DROP COLUMN parent_checkpoint;"
                                     "ALTER TABLE experiments DROP COLUMN parts;"
+                                    "DROP TABLE trial_log_segments;"
                                     "PRAGMA user_version = 1;"));
     CHECK_OK(t2__store_exec_sql(st, "INSERT INTO experiments (name, config_yaml, searcher_name, metric,"
                                     " smaller_is_better, trial_object, seed, created_at) VALUES ('old',"
@@ -205,6 +206,7 @@ static void test_migrate_v7(void)
     CHECK_OK(t2__store_exec_sql(st, "ALTER TABLE trials DROP COLUMN parent_trial_id;"
                                     "ALTER TABLE trials DROP COLUMN parent_checkpoint;"
                                     "ALTER TABLE experiments DROP COLUMN parts;"
+                                    "DROP TABLE trial_log_segments;"
                                     "PRAGMA user_version = 7;"));
     CHECK_OK(t2__store_exec_sql(st, "INSERT INTO experiments (name, config_yaml, searcher_name, metric,"
                                     " smaller_is_better, trial_object, seed, created_at) VALUES ('old', 'name: old',"

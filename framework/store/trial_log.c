@@ -1,0 +1,98 @@
+/* trial_log.c — a trial's output as one stream, wherever its runs wrote it: its own log file
+ * (log_path: a trial that ran in its own process or through mpirun), then each run's segment of a
+ * worker's log (store_logs.c), in run order. `t2exp logs` and the dashboard's log view read it
+ * through the same offsets. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "internal.h"
+#include "store.h"
+#include "t2exp/error.h"
+
+int t2__trial_log_open(t2__store *st, int64_t trial_id, t2__trial_log *out)
+{
+    memset(out, 0, sizeof *out);
+    t2__trial_row row;
+    int rc = t2__store_get_trial(st, trial_id, &row);
+    if (rc) return rc;
+    t2__log_segment *seg = NULL;
+    size_t n = 0;
+    if ((rc = t2__store_log_segments(st, trial_id, &seg, &n))) goto done;
+    /* A trial that only ran in workers has a log_path but no file there: then it is no piece. */
+    if (row.log_path && access(row.log_path, F_OK) == 0) {
+        t2__log_segment *v = realloc(seg, (n + 1) * sizeof *v);
+        if (!v) {
+            t2__log_segments_free(seg, n);
+            rc = t2_seterr(T2_ENOMEM, "trial %lld's log: out of memory", (long long)trial_id);
+            goto done;
+        }
+        memmove(v + 1, v, n * sizeof *v);
+        v[0] = (t2__log_segment){.path = row.log_path, .start = 0, .end = -1};
+        row.log_path = NULL; /* now the piece's */
+        seg = v;
+        n++;
+    }
+    out->trial_id = trial_id;
+    out->pieces = seg;
+    out->n = n;
+done:
+    t2__trial_row_free(&row);
+    return rc;
+}
+
+void t2__trial_log_free(t2__trial_log *l)
+{
+    if (!l) return;
+    t2__log_segments_free(l->pieces, l->n);
+    memset(l, 0, sizeof *l);
+}
+
+/* Piece i opened read-only, a regular file not reached through a symbolic link (the store names
+ * it; nothing else is read); *len its bytes now. -1 with the error set. */
+static int open_piece(const t2__trial_log *l, size_t i, int64_t *len)
+{
+    const t2__log_segment *p = &l->pieces[i];
+    int fd = open(p->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    struct stat sb;
+    if (fd < 0 || fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        int e = fd < 0 ? errno : EINVAL;
+        if (fd >= 0) close(fd);
+        t2_seterr(T2_EIO, "trial %lld: cannot read its log %s: %s", (long long)l->trial_id, p->path,
+                  e == EINVAL ? "not a regular file" : strerror(e));
+        return -1;
+    }
+    int64_t end = p->end >= 0 && p->end < (int64_t)sb.st_size ? p->end : (int64_t)sb.st_size;
+    *len = end > p->start ? end - p->start : 0;
+    return fd;
+}
+
+int t2__trial_log_read(const t2__trial_log *l, int64_t offset, void *buf, size_t cap, size_t *got)
+{
+    *got = 0;
+    for (size_t i = 0; i < l->n && *got < cap; i++) {
+        int64_t len;
+        int fd = open_piece(l, i, &len);
+        if (fd < 0) return T2_EIO;
+        if (offset >= len) { /* wholly before the asked range */
+            offset -= len;
+            close(fd);
+            continue;
+        }
+        int64_t want = len - offset;
+        if ((int64_t)(cap - *got) < want) want = (int64_t)(cap - *got);
+        ssize_t k = pread(fd, (char *)buf + *got, (size_t)want, (off_t)(l->pieces[i].start + offset));
+        int e = errno;
+        close(fd);
+        if (k < 0)
+            return t2_seterr(T2_EIO, "trial %lld: cannot read its log %s: %s", (long long)l->trial_id,
+                             l->pieces[i].path, strerror(e));
+        *got += (size_t)k;
+        offset = 0;
+        if (k < want) break; /* the file shrank under us: what is there is all */
+    }
+    return T2_OK;
+}

@@ -89,6 +89,7 @@ typedef struct t2__ctl {
     char connect_addr[300];
     char self_exe[PATH_MAX];
     char *saved_snapshot;    /* the searcher snapshot last written to the store (NULL: none yet) */
+    int snapshot_due;        /* an event changed the searcher since saved_snapshot was written */
     double saved_progress;   /* the progress last written (NAN: none yet) */
     t2__ctl_worker *workers; /* one entry per trial that may run at once (capacity) */
     int nworkers;
@@ -143,6 +144,9 @@ int t2__ctl_plan(t2__ctl *c);
 /* searcher_link.c */
 int t2__ctl_store_trial(t2__ctl *c, t2__ctl_trial *t, unsigned set, int state, const char *error);
 int t2__ctl_apply_and_save(t2__ctl *c);
+/* on: every commit first writes the searcher snapshot if an event changed it since the last one.
+ * off: no more snapshots (after a store error the searcher may be ahead of the stored rows). */
+void t2__ctl_snapshot_at_commit(t2__ctl *c, int on);
 int t2__ctl_save_searcher(t2__ctl *c);
 
 /* event_loop.c */

@@ -107,10 +107,11 @@ static int share_threads(t2__ctl *c, int extra, int *first)
     return T2_OK;
 }
 
-static int start_trial(t2__ctl *c, t2__ctl_trial *t)
+/* Starts t, the first of `starting` trials that start now (t2__sched_startable). */
+static int start_trial(t2__ctl *c, t2__ctl_trial *t, int starting)
 {
     int threads = c->threads, rc;
-    if (shares_threads(c) && (rc = share_threads(c, 1, &threads))) return rc;
+    if (shares_threads(c) && (rc = share_threads(c, starting, &threads))) return rc;
     t->threads = threads;
     /* A trial continues from its own latest checkpoint; a new one may warm-start from the
      * experiment's source checkpoint (see resolve_warm). */
@@ -168,7 +169,8 @@ static int schedule(t2__ctl *c)
     while ((int)c->tt.nrun < c->capacity && !t2__ctl_interrupted) {
         t2__ctl_trial *t = t2__sched_next(&c->tt);
         if (!t) break;
-        int rc = start_trial(c, t);
+        int starting = t2__sched_startable(&c->tt, c->capacity - (int)c->tt.nrun);
+        int rc = start_trial(c, t, starting > 0 ? starting : 1);
         if (rc) return rc;
     }
     return T2_OK;

@@ -168,9 +168,14 @@ int t2__ctl_run_experiment(t2__ctl *c, int resumed)
     /* Before the searcher's first trials fill the trial table and the store's cache. */
     int64_t expect = t2__searcher_total_trials(c->s);
     rc = t2__ctl_workers_prespawn(c, expect > 0 && expect < c->capacity ? (int)expect : c->capacity);
+    t2__ctl_snapshot_at_commit(c, 1);
     if (!rc && !resumed) rc = t2__searcher_start(c->s, &c->ops);
     if (!rc) rc = t2__ctl_apply_and_save(c);
     if (!rc) rc = t2__ctl_run_loop(c);
+    /* After a store error the searcher in memory may be ahead of the rows that reached the store
+     * (a lost batch): its snapshot would then name trials that do not exist. An interrupted run
+     * keeps the snapshot of its last event, which the final commit carries as any other. */
+    if (rc) t2__ctl_snapshot_at_commit(c, 0);
     /* Out of disk space (or over a file-size limit): the experiment pauses, to be resumed once
      * there is space. The failed batch is gone (SQLite rolled it back); emptying the write-ahead
      * log makes room for the few rows that record the pause. */
@@ -216,11 +221,10 @@ int t2__ctl_run_experiment(t2__ctl *c, int resumed)
         t2__store_set_experiment_error(c->st, c->exp_id, "no trial completed");
     }
     if (final == T2__EXP_COMPLETED) t2__store_set_experiment_progress(c->st, c->exp_id, 1.0);
-    /* After a store error the searcher in memory may be ahead of the rows that reached the store
-     * (a lost batch): its snapshot would then name trials that do not exist. */
-    if (!t2__ctl_interrupted && !rc) t2__ctl_save_searcher(c);
+    if (!t2__ctl_interrupted && !rc) c->snapshot_due = 1; /* the final commit writes it */
     int rc2 = t2__store_set_experiment_state(c->st, c->exp_id, final);
     if (!rc2) rc2 = t2__store_flush(c->st, 1);
+    t2__ctl_snapshot_at_commit(c, 0);
     FILE *out = c->o->out;
     char best[1100] = "";
     if (!isnan(c->best))

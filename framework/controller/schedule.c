@@ -55,6 +55,22 @@ t2__ctl_trial *t2__sched_next(t2__trial_table *tt)
     return best;
 }
 
+int t2__sched_startable(const t2__trial_table *tt, int limit)
+{
+    int n = 0;
+    for (size_t k = 0; k < tt->nspecial && n < limit; k++) {
+        const t2__ctl_trial *t = &tt->t[tt->special[k]];
+        if (t->state == T2__CTL_QUEUED && t->pending >= 0) n++;
+    }
+    for (size_t i = tt->sched_from; i < tt->nt && n < limit; i++) {
+        const t2__ctl_trial *t = &tt->t[i];
+        if (t->state != T2__CTL_QUEUED || t->listed) continue;
+        if (t->pending < 0) break; /* as t2__sched_next: the first never-started one has no work yet */
+        n++;
+    }
+    return n;
+}
+
 t2__feed_action t2__sched_feed(const t2__ctl_trial *t)
 {
     if (t->state != T2__CTL_RUNNING || (!t->ready && t->pending < 0) || t->sent >= 0 || t->exit_sent)

@@ -43,6 +43,10 @@ int t2__sched_share(int slots, int running, int k, int64_t max_threads);
  * trials are found from tt->sched_from on (which it advances); restarted and paused ones are on
  * the special list. NULL: none. */
 t2__ctl_trial *t2__sched_next(t2__trial_table *tt);
+/* How many trials t2__sched_next would hand out one after another, counting to limit at most:
+ * the trials that start together, so the first of them gets its final thread share (and no
+ * threads message when the next one starts a moment later). O(limit + running). */
+int t2__sched_startable(const t2__trial_table *tt, int limit);
 
 typedef enum {
     T2__FEED_NOTHING,    /* not running, waiting for its ready, or busy with an op */

@@ -152,14 +152,31 @@ int t2__ctl_save_searcher(t2__ctl *c)
     return rc;
 }
 
-/* The searcher's operations and the snapshot after them reach the store in one commit (see
- * t2__store_group): with 3000 trials queued at once, the batch filled up between the two, and a
- * resume after a crash there knew 1000 trials and ran only those. */
+/* The searcher's operations reach the store in one commit (t2__store_group), and the snapshot
+ * after them with that commit: it is written just before each commit (t2__ctl_snapshot_at_commit),
+ * not after every event, since a snapshot that no commit carries is overwritten before anyone
+ * can read it. With 3000 trials queued at once, the batch once filled up between the ops and the
+ * snapshot, and a resume after a crash there knew 1000 trials and ran only those. */
 int t2__ctl_apply_and_save(t2__ctl *c)
 {
     t2__store_group(c->st, 1);
     int rc = apply_ops(c);
-    if (!rc) rc = t2__ctl_save_searcher(c);
+    c->snapshot_due = 1;
     t2__store_group(c->st, 0);
     return rc;
+}
+
+static int save_before_commit(void *ud)
+{
+    t2__ctl *c = ud;
+    if (!c->snapshot_due) return T2_OK;
+    int rc = t2__ctl_save_searcher(c);
+    if (!rc) c->snapshot_due = 0;
+    return rc;
+}
+
+void t2__ctl_snapshot_at_commit(t2__ctl *c, int on)
+{
+    t2__store_set_precommit(c->st, on ? save_before_commit : NULL, c);
+    if (!on) c->snapshot_due = 0;
 }

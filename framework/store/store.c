@@ -245,11 +245,28 @@ static int open_tx(t2__store *st)
 
 static int commit_tx(t2__store *st)
 {
+    if (st->precommit) {
+        /* Its writes join this transaction; none of them may commit it half way. */
+        int (*fn)(void *) = st->precommit;
+        st->precommit = NULL;
+        st->group++;
+        int rc = fn(st->precommit_ud);
+        st->group--;
+        st->precommit = fn;
+        if (rc) return rc;
+    }
     int rc = exec(st, "COMMIT", "commit");
     if (rc) return rc;
     st->tx_open = st->explicit_tx = st->savepoint = 0;
     st->pending = 0;
     return 0;
+}
+
+void t2__store_set_precommit(t2__store *st, int (*fn)(void *ud), void *ud)
+{
+    if (!st) return;
+    st->precommit = fn;
+    st->precommit_ud = ud;
 }
 
 void t2__store_group(t2__store *st, int on)
@@ -388,6 +405,7 @@ static void store_free(t2__store *st)
 {
     if (!st) return;
     disconnect(st);
+    for (int i = 0; i < st->nupdate_sql; i++) free(st->update_sql[i].sql);
     free(st->path);
     free(st->home);
     free(st);

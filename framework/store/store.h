@@ -112,6 +112,11 @@ int t2__store_begin(t2__store *st);
 int t2__store_commit(t2__store *st);
 int t2__store_rollback(t2__store *st);
 
+/* fn(ud) runs before every commit (its writes join the transaction; a failure fails the commit):
+ * for a caller's state that only has to match the committed rows, written once per commit
+ * instead of once per change. NULL: none. */
+void t2__store_set_precommit(t2__store *st, int (*fn)(void *ud), void *ud);
+
 /* Commits the pending batch if it is due under the flush policy, or whenever force is non-zero.
  * Does nothing inside begin/commit or when nothing is pending. */
 int t2__store_flush(t2__store *st, int force);

@@ -7,7 +7,9 @@
 
 /* Hot statements (a metric insert per report) are prepared once per connection; the cache is
  * keyed by the address of the static SQL text, so it needs no names. */
-#define T2__STORE_STMT_CACHE 32
+#define T2__STORE_STMT_CACHE 64
+/* Trial-update statements, one per field mask that occurs (store_write.c). */
+#define T2__STORE_UPDATE_SQLS 24
 
 struct t2__store {
     sqlite3 *db;
@@ -29,10 +31,17 @@ struct t2__store {
     int turns_timeout_ms;    /* how long a writer waits for its turn before SQLITE_BUSY */
     int group;               /* t2__store_group depth: no commit splits the writes inside */
     int out_of_space;        /* a write failed for want of space (t2__store_out_of_space) */
+    int (*precommit)(void *); /* t2__store_set_precommit */
+    void *precommit_ud;
     struct {
         const char *sql;
         sqlite3_stmt *stmt;
     } cache[T2__STORE_STMT_CACHE];
+    struct {
+        unsigned mask;
+        char *sql; /* owned; the key of its statement in cache */
+    } update_sql[T2__STORE_UPDATE_SQLS];
+    int nupdate_sql;
 };
 
 /* t2_seterr with "store PATH: what: sqlite message"; maps SQLite codes to T2_E… (NOMEM, CONSTRAINT

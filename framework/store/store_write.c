@@ -2,6 +2,8 @@
  * prepared statement, so a write costs one B-tree insert or update and no commit. */
 #include <inttypes.h>
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 #include "store_internal.h"
 #include "t2exp/error.h"
 
@@ -181,9 +183,9 @@ int t2__store_create_trial(t2__store *st, int64_t experiment_id, int64_t ordinal
     return t2__store_write_done(st);
 }
 
-/* One statement for every combination of fields: ?2 is the T2__TU_* mask and each column keeps
- * its value unless its bit is set, so the controller's many small updates reuse one prepared
- * statement. SET expressions see the row's old values, which the VALIDATION case relies on. */
+/* Every combination of fields in one statement: ?2 is the T2__TU_* mask and each column keeps
+ * its value unless its bit is set. SET expressions see the row's old values, which the VALIDATION
+ * case relies on. Used when a store has met more masks than update_sql holds. */
 static const char SQL_UPDATE_TRIAL[] =
     "UPDATE trials SET"
     " state = CASE WHEN ?2 & 1 THEN ?3 ELSE state END,"
@@ -208,6 +210,57 @@ static const char SQL_UPDATE_TRIAL[] =
     "  ELSE ended_at END"
     " WHERE id = ?1";
 
+/* The statement for one mask: only the columns it sets, so an update of the state or the batch
+ * count leaves the indexes on best_validation and blas alone. SQLite maintains every index whose
+ * column a statement assigns, whatever the value, so the one-for-all statement rewrote both on
+ * every update: most of the controller's store time in a search of short trials. The same
+ * parameter numbers as SQL_UPDATE_TRIAL, and the same meaning for each mask. */
+static char *update_sql_for(unsigned m)
+{
+    char sql[1400] = "UPDATE trials SET";
+    const char *sep = " ";
+#define SET(text) (strcat(sql, sep), strcat(sql, text), sep = ", ")
+    if (m & T2__TU_STATE) SET("state = ?3");
+    if (m & T2__TU_RESTARTS) SET("restarts = ?4");
+    if (m & T2__TU_BATCHES) SET("batches_trained = ?5");
+    if (m & T2__TU_TARGET) SET("target_length_batches = ?6");
+    if (m & T2__TU_VALIDATION) {
+        SET("best_validation = CASE WHEN ?9 IS NOT NULL THEN CASE"
+            " WHEN best_validation IS NULL THEN ?9"
+            " WHEN (SELECT smaller_is_better FROM experiments WHERE experiments.id = trials.experiment_id)"
+            " THEN min(best_validation, ?9) ELSE max(best_validation, ?9) END");
+        strcat(sql, m & T2__TU_BEST ? " ELSE ?7 END" : " ELSE best_validation END");
+        SET("latest_validation = ?9");
+    } else {
+        if (m & T2__TU_BEST) SET("best_validation = ?7");
+        if (m & T2__TU_LATEST) SET("latest_validation = ?8");
+    }
+    if (m & T2__TU_ERROR) SET("error = ?10");
+    if (m & T2__TU_LOG_PATH) SET("log_path = ?11");
+    if (m & T2__TU_STARTED) SET("started_at = ?12");
+    else if (m & T2__TU_STATE) SET("started_at = CASE WHEN ?3 = 'RUNNING' THEN coalesce(started_at, ?14) ELSE started_at END");
+    if (m & T2__TU_ENDED) SET("ended_at = ?13");
+    else if (m & T2__TU_STATE) SET("ended_at = CASE WHEN ?3 IN ('COMPLETED', 'ERRORED', 'CANCELED') THEN ?14 END");
+#undef SET
+    if (!strcmp(sep, " ")) strcat(sql, " id = id"); /* no field: the row must still be there */
+    strcat(sql, " WHERE id = ?1");
+    char *p = malloc(strlen(sql) + 1);
+    return p ? strcpy(p, sql) : NULL;
+}
+
+/* The SQL for mask m, made once per store; SQL_UPDATE_TRIAL past the table's room. NULL: ENOMEM. */
+static const char *update_sql(t2__store *st, unsigned m)
+{
+    for (int i = 0; i < st->nupdate_sql; i++)
+        if (st->update_sql[i].mask == m) return st->update_sql[i].sql;
+    if (st->nupdate_sql == T2__STORE_UPDATE_SQLS) return SQL_UPDATE_TRIAL;
+    char *sql = update_sql_for(m);
+    if (!sql) return NULL;
+    st->update_sql[st->nupdate_sql].mask = m;
+    st->update_sql[st->nupdate_sql++].sql = sql;
+    return sql;
+}
+
 int t2__store_update_trial(t2__store *st, int64_t trial_id, const t2__trial_update *u)
 {
     if (!st || !u) return t2_seterr(T2_EINVAL, "store: update_trial: NULL argument");
@@ -216,25 +269,31 @@ int t2__store_update_trial(t2__store *st, int64_t trial_id, const t2__trial_upda
         return t2_seterr(T2_EINVAL, "store: update_trial: bad state %d", u->state);
     if (u->set >= (T2__TU_ENDED << 1))
         return t2_seterr(T2_EINVAL, "store: update_trial: unknown field bits 0x%x", u->set);
+    const char *sql = update_sql(st, u->set);
+    if (!sql) return t2_seterr(T2_ENOMEM, "store: out of memory");
     int rc;
     sqlite3_stmt *s;
-    if ((rc = t2__store_write_begin(st)) || (rc = t2__store_stmt(st, SQL_UPDATE_TRIAL, &s)))
-        return rc;
+    if ((rc = t2__store_write_begin(st)) || (rc = t2__store_stmt(st, sql, &s))) return rc;
+    /* A mask's statement names only some parameters: each is bound only up to the last it has
+     * (binding past it is SQLITE_RANGE; one skipped below it is harmless). */
+    int np = sqlite3_bind_parameter_count(s);
+#define BIND(i, call) (b ? b : (i) <= np ? (call) : SQLITE_OK)
     int b = sqlite3_bind_int64(s, 1, trial_id);
-    b = b ? b : sqlite3_bind_int(s, 2, (int)u->set);
-    b = b ? b : TEXT(s, 3, state);
-    b = b ? b : sqlite3_bind_int(s, 4, u->restarts);
-    b = b ? b : sqlite3_bind_int64(s, 5, u->batches_trained);
-    b = b ? b : u->target_length_batches > 0 ? sqlite3_bind_int64(s, 6, u->target_length_batches)
-                                             : sqlite3_bind_null(s, 6);
-    b = b ? b : t2__store_bind_real(s, 7, u->best_validation);
-    b = b ? b : t2__store_bind_real(s, 8, u->latest_validation);
-    b = b ? b : t2__store_bind_real(s, 9, u->validation);
-    b = b ? b : TEXT(s, 10, u->error);
-    b = b ? b : TEXT(s, 11, u->log_path);
-    b = b ? b : t2__store_bind_real(s, 12, u->started_at);
-    b = b ? b : t2__store_bind_real(s, 13, u->ended_at);
-    b = b ? b : sqlite3_bind_double(s, 14, t2__store_now(st));
+    b = BIND(2, sqlite3_bind_int(s, 2, (int)u->set));
+    b = BIND(3, TEXT(s, 3, state));
+    b = BIND(4, sqlite3_bind_int(s, 4, u->restarts));
+    b = BIND(5, sqlite3_bind_int64(s, 5, u->batches_trained));
+    b = BIND(6, u->target_length_batches > 0 ? sqlite3_bind_int64(s, 6, u->target_length_batches)
+                                             : sqlite3_bind_null(s, 6));
+    b = BIND(7, t2__store_bind_real(s, 7, u->best_validation));
+    b = BIND(8, t2__store_bind_real(s, 8, u->latest_validation));
+    b = BIND(9, t2__store_bind_real(s, 9, u->validation));
+    b = BIND(10, TEXT(s, 10, u->error));
+    b = BIND(11, TEXT(s, 11, u->log_path));
+    b = BIND(12, t2__store_bind_real(s, 12, u->started_at));
+    b = BIND(13, t2__store_bind_real(s, 13, u->ended_at));
+    b = BIND(14, sqlite3_bind_double(s, 14, t2__store_now(st)));
+#undef BIND
     if ((rc = bind_rc(st, b))) return rc;
     return exec_one(st, s, "update trial", "trial", trial_id);
 }

@@ -50,6 +50,7 @@ bg clang "${cfg_flags[@]}" "$src/fuzz/fuzz_json.c" "$src"/configs/value.c "$src"
 # controller's side of the handshake.
 bg clang "${cfg_flags[@]}" "$src/fuzz/fuzz_protocol.c" "$src"/framework/protocol/*.c "$src"/framework/runner/channel.c \
   "$src"/framework/runner/channel_reader.c \
+  "$src"/framework/runner/channel_writer.c \
   "$src"/framework/runner/channel_auth.c \
   "$src"/configs/value.c "$src"/configs/json.c "$src"/configs/keyidx.c "${common_src[@]}" "${cfg_libs[@]}" -lcrypto \
   -o "$out/fuzz_protocol"

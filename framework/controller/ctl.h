@@ -94,7 +94,10 @@ typedef struct t2__ctl {
     t2__ctl_worker *workers; /* one entry per trial that may run at once (capacity) */
     int nworkers;
     struct t2__chan_reader *rd; /* the running trials' channel readers, indexed by fd (channels.c) */
+    struct t2__chan_writer *wr; /* what the loop sends them, held until it waits, indexed by fd */
     int nrd;
+    int *send_fds; /* descriptors whose writer holds frames (may repeat) */
+    int nsend, capsend;
 } t2__ctl;
 
 /* The buffered reader of channel fd (grown on demand; NULL: out of memory, error set), its reset
@@ -103,6 +106,16 @@ struct t2__chan_reader *t2__ctl_reader(t2__ctl *c, int fd);
 /* 1 if channel fd's reader holds a message to handle without reading (channels.c). */
 int t2__ctl_reader_has_frame(const t2__ctl *c, int fd);
 void t2__ctl_reader_reset(t2__ctl *c, int fd);
+/* Queues m for channel fd; it goes out at the next t2__ctl_flush_sends, with whatever else was
+ * queued for fd, in one write. Only T2_ENOMEM (or an over-long message) fails here: a peer that
+ * is gone shows up as its end of stream. */
+struct t2__msg;
+int t2__ctl_send(t2__ctl *c, int fd, const struct t2__msg *m);
+/* Writes every queued message; the loop calls it before it waits (t2__ctl_pump). */
+void t2__ctl_flush_sends(t2__ctl *c);
+/* fd was closed: what its reader holds and what was queued for it are dropped (the number will
+ * be another channel's). */
+void t2__ctl_channel_closed(t2__ctl *c, int fd);
 void t2__ctl_readers_free(t2__ctl *c);
 
 /* The signal that stops the experiment: SIGINT/SIGTERM pause it (trials checkpoint, PAUSED),

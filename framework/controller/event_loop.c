@@ -99,9 +99,8 @@ static int share_threads(t2__ctl *c, int extra, int *first)
         int share = t2__sched_share(c->slots, n, (int)k, cap);
         if (share == t->threads || t->state != T2__CTL_RUNNING || t->fd < 0 || t->exit_sent || t->rejected) continue;
         t2__msg m = {.kind = T2__MSG_THREADS, .u.threads.threads = share};
-        int rc = t2__msg_send(t->fd, &m);
-        if (rc == T2_ENOMEM) return rc;
-        if (rc) t2_clearerr(); /* the runner is gone; its end of stream will tell why */
+        int rc = t2__ctl_send(c, t->fd, &m);
+        if (rc) return rc;
         t->threads = share;
     }
     return T2_OK;
@@ -203,21 +202,17 @@ static int feed(t2__ctl *c, t2__ctl_trial *t)
         t->exit_sent = 1;
         t->pausing = act == T2__FEED_EXIT_PAUSE;
     }
-    rc = t2__msg_send(t->fd, &m);
+    /* Queued (a runner that is gone shows up as its end of stream): only out of memory fails. */
+    rc = t2__ctl_send(c, t->fd, &m);
     if (act == T2__FEED_TRAIN) { /* sent once: the steps belong to this op only */
         free(t->report_at);
         t->report_at = NULL;
         t->nreport_at = 0;
     }
-    if (rc == T2_ENOMEM) return rc;
-    if (!rc && !t->exit_sent) {
+    if (rc) return rc;
+    if (!t->exit_sent) {
         t2__trial_update u = {.set = T2__TU_TARGET, .target_length_batches = t->target};
-        if ((rc = t2__store_update_trial(c->st, t->id, &u))) return rc;
-    }
-    if (rc) {
-        /* The runner is gone; its end of stream and exit status will tell why. */
-        t2_clearerr();
-        rc = T2_OK;
+        rc = t2__store_update_trial(c->st, t->id, &u);
     }
     return rc;
 }
@@ -227,7 +222,7 @@ static int on_exit(t2__ctl *c, t2__ctl_trial *t)
 {
     int status = 0, rc = T2_OK;
     t2__ctl_worker_gone(c, t);
-    t2__ctl_reader_reset(c, t->fd);
+    t2__ctl_channel_closed(c, t->fd);
     close(t->fd);
     t->fd = -1;
     while (waitpid(t->pid, &status, 0) < 0 && errno == EINTR) {
@@ -377,6 +372,7 @@ int t2__ctl_pump(t2__ctl *c)
         if (!g || !gi) return t2_seterr(T2_ENOMEM, "controller: out of memory");
         c->cap_pf = cap;
     }
+    t2__ctl_flush_sends(c); /* what this round queued goes out before the wait */
     struct pollfd *pf = c->pf;
     size_t *idx = c->pf_trial;
     int n = 0, buffered = 0;
@@ -449,7 +445,7 @@ void t2__ctl_kill_all_quietly(t2__ctl *c)
         while (t->pid > 0 && waitpid(t->pid, NULL, 0) < 0 && errno == EINTR) {
         }
         t2__ctl_worker_gone(c, t);
-        t2__ctl_reader_reset(c, t->fd);
+        t2__ctl_channel_closed(c, t->fd);
         if (t->fd >= 0) close(t->fd);
         t->pid = 0;
         t->fd = -1;

@@ -175,7 +175,7 @@ static int on_metrics(t2__ctl *c, t2__ctl_trial *t, const t2__msg *m)
     /* checkpoint_policy best: the runner waits for this answer before it goes on. */
     if (validation && !rc && m->u.metrics.ask_best) {
         t2__msg a = {.kind = T2__MSG_VALIDATED, .u.validated.new_best = new_best};
-        if (t2__msg_send(t->fd, &a)) t2_clearerr(); /* a runner that is gone shows up as its end of stream */
+        rc = t2__ctl_send(c, t->fd, &a); /* out before the loop waits again */
     }
     return rc;
 }

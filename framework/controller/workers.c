@@ -30,8 +30,9 @@ static void forget(t2__ctl_worker *w)
     w->busy = 0;
 }
 
-static void reap(t2__ctl_worker *w)
+static void reap(t2__ctl *c, t2__ctl_worker *w)
 {
+    t2__ctl_channel_closed(c, w->fd);
     if (w->fd >= 0) close(w->fd);
     while (w->pid > 0 && waitpid(w->pid, NULL, 0) < 0 && errno == EINTR) {
     }
@@ -70,13 +71,27 @@ static int spawn(t2__ctl *c, t2__ctl_worker *w, const t2__runner_args *a)
     return rc;
 }
 
-static int assign(const t2__ctl_trial *t, const t2__ctl_worker *w, const t2__runner_args *a)
+/* Queued: it goes out with the trial's first train in one write (t2__ctl_send). */
+static int assign(t2__ctl *c, const t2__ctl_trial *t, const t2__ctl_worker *w, const t2__runner_args *a)
 {
     t2__msg m = {.kind = T2__MSG_ASSIGN,
                  .u.assign = {.trial_id = t->id, .seed = t->seed, .threads = a->threads, .parts = a->parts,
                               .hparams = t->hparams, .restore_path = a->restore_path,
                               .warm_start = a->warm_start}};
-    return t2__msg_send(w->fd, &m);
+    return t2__ctl_send(c, w->fd, &m);
+}
+
+/* Whether w's process is still there. The assign is only queued, so a worker that died while
+ * idle (killed, OOM) must be found now, to give the trial a fresh one rather than a dead one. */
+static int alive(t2__ctl_worker *w)
+{
+    if (w->pid <= 0) return 0;
+    pid_t p;
+    while ((p = waitpid(w->pid, NULL, WNOHANG)) < 0 && errno == EINTR) {
+    }
+    if (p == 0) return 1;
+    w->pid = 0; /* reaped (or not ours to wait for): the caller closes its channel */
+    return 0;
 }
 
 /* Where t's output will start in w's log: the log's size before the assign goes out (after it,
@@ -140,19 +155,11 @@ int t2__ctl_worker_start(t2__ctl *c, t2__ctl_trial *t, const t2__runner_args *a)
         *w = (t2__ctl_worker){.pid = 0, .fd = -1, .busy = 0, .log_fd = -1};
     }
     int64_t start = 0;
-    if (w->pid > 0 && (rc = log_size(t, w, &start))) return rc;
-    rc = w->pid > 0 ? assign(t, w, a) : T2_EIO;
-    if (rc == T2_ENOMEM) return rc;
-    if (rc) {
-        /* An idle worker that died (or none yet): a fresh one gets the trial. */
-        t2_clearerr();
-        reap(w);
-        if ((rc = spawn(c, w, a)) || (rc = log_size(t, w, &start))) return rc;
-        if ((rc = assign(t, w, a))) {
-            reap(w);
-            return rc;
-        }
+    if (!alive(w)) { /* an idle worker that died (or none yet): a fresh one gets the trial */
+        reap(c, w);
+        if ((rc = spawn(c, w, a))) return rc;
     }
+    if ((rc = log_size(t, w, &start)) || (rc = assign(c, t, w, a))) return rc;
     w->busy = 1;
     t->pid = w->pid;
     t->fd = w->fd;
@@ -197,7 +204,7 @@ void t2__ctl_workers_end(t2__ctl *c)
         w->fd = -1;
     }
     for (int i = 0; i < c->nworkers; i++) {
-        reap(&c->workers[i]);
+        reap(c, &c->workers[i]);
         if (c->workers[i].log_fd >= 0) close(c->workers[i].log_fd);
         free(c->workers[i].log_path);
     }

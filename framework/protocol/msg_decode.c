@@ -312,6 +312,15 @@ int t2__msg_send(int fd, const t2__msg *m)
     return rc;
 }
 
+int t2__msg_put(t2__chan_writer *w, const t2__msg *m)
+{
+    t2__val *v = NULL;
+    int rc = t2__msg_encode(m, &v);
+    if (!rc) rc = t2__chan_writer_put(w, v);
+    t2__val_free(v);
+    return rc;
+}
+
 static int decoded(int rc, t2__val *v, t2__msg *out)
 {
     if (rc) {

@@ -172,6 +172,9 @@ void t2__msg_free(t2__msg *m);
 
 /* Encode and send one message on a channel. */
 int t2__msg_send(int fd, const t2__msg *m);
+/* Encodes m into w, to go out with the writer's next flush (runner/channel.h). */
+struct t2__chan_writer;
+int t2__msg_put(struct t2__chan_writer *w, const t2__msg *m);
 /* Receive and decode one message. T2__MSG_NONE: a clean end of stream. Errors as
  * t2__channel_recv and t2__msg_decode. */
 int t2__msg_recv(int fd, t2__msg *out);

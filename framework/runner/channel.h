@@ -49,4 +49,19 @@ int t2__chan_reader_has_frame(const t2__chan_reader *r);
 void t2__chan_reader_reset(t2__chan_reader *r);
 void t2__chan_reader_free(t2__chan_reader *r);
 
+/* Frames held for one channel until flushed (channel_writer.c): zero-initialised, reset when its
+ * channel is closed, freed with t2__chan_writer_free. */
+typedef struct t2__chan_writer {
+    char *buf;
+    size_t len, cap;
+} t2__chan_writer;
+
+/* Appends v as one frame. T2_ENOMEM, or T2_EINVAL for a message over the frame limit. */
+int t2__chan_writer_put(t2__chan_writer *w, const t2__val *v);
+/* Writes every held frame to fd (blocking until all is written) and empties the writer, also
+ * when a write fails (T2_EIO: the peer is gone; its end of stream tells the rest). */
+int t2__chan_writer_flush(t2__chan_writer *w, int fd);
+void t2__chan_writer_reset(t2__chan_writer *w);
+void t2__chan_writer_free(t2__chan_writer *w);
+
 #endif

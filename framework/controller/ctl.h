@@ -90,6 +90,8 @@ typedef struct t2__ctl {
     char self_exe[PATH_MAX];
     char *saved_snapshot;    /* the searcher snapshot last written to the store (NULL: none yet) */
     int snapshot_due;        /* an event changed the searcher since saved_snapshot was written */
+    size_t *lazy;            /* indices of trials with lazy fields (t2__ctl_store_trial) */
+    size_t nlazy, caplazy;
     double saved_progress;   /* the progress last written (NAN: none yet) */
     t2__ctl_worker *workers; /* one entry per trial that may run at once (capacity) */
     int nworkers;
@@ -155,10 +157,16 @@ int t2__ctl_run_experiment(t2__ctl *c, int resumed);
 int t2__ctl_plan(t2__ctl *c);
 
 /* searcher_link.c */
+/* Writes the fields `set` of t's row from t (state and error as given). Progress alone
+ * (T2__TU_BATCHES, T2__TU_TARGET) waits for t's next write or the next commit, whichever comes
+ * first, and goes with it: a one-batch trial wrote six updates, four now. */
 int t2__ctl_store_trial(t2__ctl *c, t2__ctl_trial *t, unsigned set, int state, const char *error);
+/* As t2__store_update_trial for t, with t's waiting progress fields added to u. */
+int t2__ctl_update_trial(t2__ctl *c, t2__ctl_trial *t, t2__trial_update *u);
 int t2__ctl_apply_and_save(t2__ctl *c);
-/* on: every commit first writes the searcher snapshot if an event changed it since the last one.
- * off: no more snapshots (after a store error the searcher may be ahead of the stored rows). */
+/* on: every commit first writes the trials' waiting progress fields (t2__ctl_store_trial) and the
+ * searcher snapshot if an event changed it since the last one. off: neither any more (after a
+ * store error the searcher may be ahead of the stored rows). */
 void t2__ctl_snapshot_at_commit(t2__ctl *c, int on);
 int t2__ctl_save_searcher(t2__ctl *c);
 

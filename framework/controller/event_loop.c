@@ -210,10 +210,7 @@ static int feed(t2__ctl *c, t2__ctl_trial *t)
         t->nreport_at = 0;
     }
     if (rc) return rc;
-    if (!t->exit_sent) {
-        t2__trial_update u = {.set = T2__TU_TARGET, .target_length_batches = t->target};
-        rc = t2__store_update_trial(c->st, t->id, &u);
-    }
+    if (!t->exit_sent) rc = t2__ctl_store_trial(c, t, T2__TU_TARGET, 0, NULL);
     return rc;
 }
 

@@ -291,6 +291,7 @@ void t2__ctl_cleanup(t2__ctl *c)
 {
     free(c->warm);
     free(c->saved_snapshot);
+    free(c->lazy);
     t2__tt_free(&c->tt);
     free(c->pf);
     free(c->pf_trial);

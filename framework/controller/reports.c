@@ -130,8 +130,7 @@ static int on_ready(t2__ctl *c, t2__ctl_trial *t, const t2__msg *m)
     if (m->u.ready.blas) rc = t2__store_set_trial_blas(c->st, t->id, m->u.ready.blas);
     if (!rc && t->sent >= 0) { /* the op went out before the epoch length was known */
         t->target = t2__length_to_batches(c->cfg->searcher.max_length.unit, t->sent, t->gb, t->bpe);
-        t2__trial_update u = {.set = T2__TU_TARGET, .target_length_batches = t->target};
-        rc = t2__store_update_trial(c->st, t->id, &u);
+        rc = t2__ctl_store_trial(c, t, T2__TU_TARGET, 0, NULL);
     }
     return rc;
 }
@@ -153,7 +152,7 @@ static int on_metrics(t2__ctl *c, t2__ctl_trial *t, const t2__msg *m)
             t->metric = v;
             t2__trial_update u = {.set = T2__TU_VALIDATION | T2__TU_BATCHES, .validation = v,
                                   .batches_trained = t->batches};
-            if (!rc) rc = t2__store_update_trial(c->st, t->id, &u);
+            if (!rc) rc = t2__ctl_update_trial(c, t, &u);
             if (!rc && t2__ctl_better(c, v, c->best)) {
                 new_best = 1;
                 c->best = v;

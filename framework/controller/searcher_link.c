@@ -10,11 +10,46 @@
 #include "ctl.h"
 #include "internal.h"
 
+#define LAZY_FIELDS (T2__TU_BATCHES | T2__TU_TARGET)
+
+int t2__ctl_update_trial(t2__ctl *c, t2__ctl_trial *t, t2__trial_update *u)
+{
+    if (t->lazy & T2__TU_BATCHES && !(u->set & T2__TU_BATCHES)) u->batches_trained = t->batches;
+    if (t->lazy & T2__TU_TARGET && !(u->set & T2__TU_TARGET)) u->target_length_batches = t->target;
+    u->set |= t->lazy;
+    t->lazy = 0;
+    return t2__store_update_trial(c->st, t->id, u);
+}
+
 int t2__ctl_store_trial(t2__ctl *c, t2__ctl_trial *t, unsigned set, int state, const char *error)
 {
+    if (set && !(set & ~(unsigned)LAZY_FIELDS)) {
+        if (!t->lazy) {
+            size_t *g = t2__grow_array(c->lazy, &c->caplazy, c->nlazy, sizeof *c->lazy, 64);
+            if (!g) return t2_seterr(T2_ENOMEM, "controller: out of memory");
+            c->lazy = g;
+            c->lazy[c->nlazy++] = (size_t)(t - c->tt.t);
+        }
+        t->lazy |= set;
+        return T2_OK;
+    }
     t2__trial_update u = {.set = set, .state = state, .restarts = t->restarts, .batches_trained = t->batches,
-                          .error = error, .log_path = t->log_path};
-    return t2__store_update_trial(c->st, t->id, &u);
+                          .target_length_batches = t->target, .error = error, .log_path = t->log_path};
+    return t2__ctl_update_trial(c, t, &u);
+}
+
+/* Every trial's waiting progress fields, before a commit. */
+static int write_lazy(t2__ctl *c)
+{
+    int rc = T2_OK;
+    for (size_t k = 0; k < c->nlazy && !rc; k++) {
+        t2__ctl_trial *t = &c->tt.t[c->lazy[k]];
+        if (!t->lazy) continue; /* written with a later update of its own */
+        t2__trial_update u = {0};
+        rc = t2__ctl_update_trial(c, t, &u);
+    }
+    c->nlazy = 0;
+    return rc;
 }
 
 /* pbt's exploit: the new trial starts from its parent's latest checkpoint as a full restore (the
@@ -169,8 +204,9 @@ int t2__ctl_apply_and_save(t2__ctl *c)
 static int save_before_commit(void *ud)
 {
     t2__ctl *c = ud;
-    if (!c->snapshot_due) return T2_OK;
-    int rc = t2__ctl_save_searcher(c);
+    int rc = write_lazy(c);
+    if (rc || !c->snapshot_due) return rc;
+    rc = t2__ctl_save_searcher(c);
     if (!rc) c->snapshot_due = 0;
     return rc;
 }

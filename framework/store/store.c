@@ -434,7 +434,7 @@ int t2__store_open(const char *home, int readonly, t2__store **out)
     st->readonly = readonly != 0;
     st->turns_fd = -1;
     st->turns_timeout_ms = WRITER_TIMEOUT_MS;
-    st->flush_rows = 1000;
+    st->flush_rows = 10000;
     st->flush_ms = 200;
     st->clock = wall_clock;
     size_t n = strlen(home);

@@ -102,7 +102,8 @@ int t2__store_set_busy_timeout(t2__store *st, int ms);
 /* ---- transactions and batching (writer only) ---------------------------------------------- */
 
 /* Flush policy: commit the batch once it holds `rows` writes (checked by every write) or is `ms`
- * milliseconds old (checked by t2__store_flush). Defaults: 1000 rows, 200 ms. */
+ * milliseconds old (checked by t2__store_flush). Defaults: 10000 rows, 200 ms (a commit rewrites
+ * every page the batch touched: at 1000 rows a search of one-batch trials committed every 60 trials). */
 void t2__store_set_flush_policy(t2__store *st, long rows, long ms);
 
 /* An explicit transaction for writes that must land together (a trial's state with the searcher

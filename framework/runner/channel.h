@@ -54,6 +54,7 @@ void t2__chan_reader_free(t2__chan_reader *r);
 typedef struct t2__chan_writer {
     char *buf;
     size_t len, cap;
+    double since; /* t2__now() when the oldest frame held was put */
 } t2__chan_writer;
 
 /* Appends v as one frame. T2_ENOMEM, or T2_EINVAL for a message over the frame limit. */

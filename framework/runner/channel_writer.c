@@ -32,6 +32,7 @@ int t2__chan_writer_put(t2__chan_writer *w, const t2__val *v)
         w->buf = g;
         w->cap = cap;
     }
+    if (w->len == 0) w->since = t2__now();
     unsigned char *h = (unsigned char *)w->buf + w->len;
     h[0] = (unsigned char)(len & 0xff);
     h[1] = (unsigned char)(len >> 8 & 0xff);

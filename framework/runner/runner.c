@@ -30,10 +30,26 @@ static void on_term(int sig)
     stop_requested = 1;
 }
 
-/* Only rank 0 talks to the controller; the other ranks' reports are dropped. */
-static int send_msg(int fd, const t2__comm *c, const t2__msg *m)
+/* How long a worker's runner may hold a report before it goes out though nothing waits. */
+#define HOLD_S 0.005
+
+/* Everything held for the controller goes out now (a worker's runner holds its reports: a
+ * one-batch trial's ready, metrics, metrics and done went out as four writes, each a wake-up of
+ * the controller, and now as one). */
+static int flush_reports(const t2__runner_args *a)
 {
-    return c->rank == 0 ? t2__msg_send(fd, m) : T2_OK;
+    return a->wr && a->wr->len ? t2__chan_writer_flush(a->wr, a->fd) : T2_OK;
+}
+
+/* Only rank 0 talks to the controller; the other ranks' reports are dropped. With a writer the
+ * report is held until the runner waits for the controller (chan_recv), or HOLD_S at most. */
+static int send_msg(const t2__runner_args *a, const t2__comm *c, const t2__msg *m)
+{
+    if (c->rank != 0) return T2_OK;
+    if (!a->wr) return t2__msg_send(a->fd, m);
+    int rc = t2__msg_put(a->wr, m);
+    if (!rc && t2__now() - a->wr->since >= HOLD_S) rc = flush_reports(a);
+    return rc;
 }
 
 int64_t t2__length_to_batches(t2__unit unit, int64_t n, int64_t global_batch, int64_t batches_per_epoch)
@@ -83,6 +99,11 @@ static int stop_while_idle(run *r);
  * when there is one (one read takes an assign's train, or an exit, with what came before). */
 static int chan_recv(const t2__runner_args *a, t2__msg *m)
 {
+    /* About to wait: what the controller is to answer must be out first. */
+    if (!(a->rd && t2__chan_reader_has_frame(a->rd))) {
+        int rc = flush_reports(a);
+        if (rc) return rc;
+    }
     if (!a->rd) return t2__msg_recv(a->fd, m);
     for (;;) {
         int got, rc = t2__msg_recv_buffered(a->rd, a->fd, 1, m, &got);
@@ -90,10 +111,12 @@ static int chan_recv(const t2__runner_args *a, t2__msg *m)
     }
 }
 
-/* 1 if a message from the controller is there to read now (buffered, or on the channel). */
+/* 1 if a message from the controller is there to read now (buffered, or on the channel),
+ * waiting up to wait_ms for one. */
 static int chan_ready(const t2__runner_args *a, int wait_ms)
 {
     if (a->rd && t2__chan_reader_has_frame(a->rd)) return 1;
+    if (wait_ms != 0 && flush_reports(a)) return -1; /* about to wait: the reports go first */
     struct pollfd pf = {.fd = a->fd, .events = POLLIN};
     return poll(&pf, 1, wait_ms);
 }
@@ -126,6 +149,11 @@ static int recv_msg(run *r, t2__msg *m, int idle)
  * keep their count (the controller sends them none). */
 static int poll_threads(run *r)
 {
+    const t2__runner_args *a = r->a;
+    if (a->wr && a->wr->len && t2__now() - a->wr->since >= HOLD_S) { /* reports held past HOLD_S */
+        int rc = flush_reports(a);
+        if (rc) return rc;
+    }
     if (r->ctx.comm.size > 1 || r->a->fd < 0) return T2_OK;
     while (!r->stashed) {
         if (chan_ready(r->a, 0) <= 0) return T2_OK;
@@ -167,7 +195,7 @@ static int fail(run *r, const char *where, int rc)
                  .u.error = {.where = where, .message = msg, .batches = r->ctx.batches_trained,
                              .invalid_hparams = rc == T2_EHPARAM, .fatal = deterministic(where, rc)}};
     /* The exit status says it failed whatever happens to this report; its stderr line says why. */
-    if (send_msg(r->a->fd, &r->ctx.comm, &m)) t2_clearerr();
+    if (send_msg(r->a, &r->ctx.comm, &m)) t2_clearerr();
     return 1;
 }
 
@@ -237,7 +265,7 @@ static int send_metrics(run *r, int validation, const t2_metrics *m, const t2__m
                                               : 0.0,
                                  .values = values, .has_timing = timing != NULL, .ask_best = ask_best}};
     if (timing) msg.u.metrics.timing = *timing;
-    int rc = send_msg(r->a->fd, &r->ctx.comm, &msg);
+    int rc = send_msg(r->a, &r->ctx.comm, &msg);
     t2__val_free(values);
     return rc;
 }
@@ -514,7 +542,7 @@ static int checkpoint(run *r)
                                        .batches = r->ctx.batches_trained, .bytes = (int64_t)res.bytes,
                                        .has_metric = !isnan(at_metric), .metric = at_metric}};
     }
-    rc = send_msg(a->fd, &r->ctx.comm, &m);
+    rc = send_msg(a, &r->ctx.comm, &m);
     free(streams);
     return rc ? fail(r, "report", rc) : 0;
 }
@@ -599,7 +627,7 @@ static int stop(run *r)
     int rc = checkpoint(r);
     if (rc) return rc;
     t2__msg m = {.kind = T2__MSG_STOPPED, .u.stopped.batches = r->ctx.batches_trained};
-    if (send_msg(r->a->fd, &r->ctx.comm, &m)) t2_clearerr(); /* a controller that is gone needs no word */
+    if (send_msg(r->a, &r->ctx.comm, &m)) t2_clearerr(); /* a controller that is gone needs no word */
     return 2; /* tells serve() to leave */
 }
 
@@ -654,7 +682,7 @@ static int train_to(run *r, int64_t target)
     if (r->last_validated != r->ctx.batches_trained && (rc = validate(r))) return rc;
     if ((rc = checkpoint(r))) return rc;
     t2__msg m = {.kind = T2__MSG_DONE, .u.done.batches = r->ctx.batches_trained};
-    rc = send_msg(r->a->fd, &r->ctx.comm, &m);
+    rc = send_msg(r->a, &r->ctx.comm, &m);
     return rc ? fail(r, "report", rc) : 0;
 }
 
@@ -739,7 +767,7 @@ static int serve(run *r)
     t2__msg ready = {.kind = T2__MSG_READY,
                      .u.ready = {.batches_per_epoch = r->batches_per_epoch, .params = (int64_t)np,
                                  .blas = r->blas[0] ? r->blas : NULL}};
-    if ((rc = send_msg(r->a->fd, &r->ctx.comm, &ready))) return fail(r, "report", rc);
+    if ((rc = send_msg(r->a, &r->ctx.comm, &ready))) return fail(r, "report", rc);
     for (;;) {
         t2__msg op;
         if ((rc = next_op(r, &op))) return fail(r, "channel", rc);

@@ -30,6 +30,8 @@ typedef struct t2__runner_args {
                                  controller (fd); it relays the ops to the other ranks. */
     struct t2__chan_reader *rd; /* reads fd buffered (a worker's, which outlives the trial; NULL:
                                    frame by frame) */
+    struct t2__chan_writer *wr; /* holds reports for fd until the runner waits, or for 5 ms at
+                                   most (a worker's; NULL: each goes out at once) */
 } t2__runner_args;
 
 /* Runs the trial until the controller sends exit or closes the channel. Returns 0 on success and

@@ -23,7 +23,7 @@ static int output_to(int fd)
 
 /* One assigned trial: its exit status (the runner's, or 3 when its log cannot be opened: the
  * status a forked trial gets for the same, and the controller restarts it as any failure). */
-static int run_one(const t2__runner_args *base, int fd, t2__chan_reader *rd, const t2__msg *m)
+static int run_one(const t2__runner_args *base, int fd, t2__chan_reader *rd, t2__chan_writer *wr, const t2__msg *m)
 {
     if (m->u.assign.log_path) { /* else the trial writes to the worker's own log */
         /* 0600: a trial's output is the user's alone (the umask may take more, never add). */
@@ -42,6 +42,7 @@ static int run_one(const t2__runner_args *base, int fd, t2__chan_reader *rd, con
     t2__runner_args a = *base;
     a.fd = fd;
     a.rd = rd;
+    a.wr = wr;
     a.hparams = m->u.assign.hparams;
     a.trial_id = m->u.assign.trial_id;
     a.seed = m->u.assign.seed;
@@ -62,6 +63,7 @@ int t2__worker_serve(const t2__runner_args *base, int fd)
      * more than the message asked for (an assign and the train sent right after it), and what it
      * took stays in the buffer for the next reader. */
     t2__chan_reader rd = {0};
+    t2__chan_writer wr = {0}; /* the trial's reports, held until it waits (runner.c), and finished */
     for (;;) {
         t2__msg m;
         int got, rc;
@@ -84,10 +86,11 @@ int t2__worker_serve(const t2__runner_args *base, int fd)
             status = 2;
             break;
         }
-        int st = run_one(base, fd, &rd, &m);
+        int st = run_one(base, fd, &rd, &wr, &m);
         t2__msg_free(&m);
+        /* After what the trial still holds, in the same write. */
         t2__msg fin = {.kind = T2__MSG_FINISHED, .u.finished.status = st};
-        if (t2__msg_send(fd, &fin)) {
+        if (t2__msg_put(&wr, &fin) || t2__chan_writer_flush(&wr, fd)) {
             status = 2;
             break;
         }
@@ -99,5 +102,6 @@ int t2__worker_serve(const t2__runner_args *base, int fd)
         signal(SIGUSR1, SIG_DFL);
     }
     t2__chan_reader_free(&rd);
+    t2__chan_writer_free(&wr);
     return status;
 }

@@ -674,6 +674,8 @@ static int train_to(run *r, int64_t target)
         if (r->cperiod > 0 && r->ctx.batches_trained % r->cperiod == 0 && r->ctx.batches_trained < target &&
             (rc = checkpoint(r)))
             return rc;
+        /* After a batch that took HOLD_S or more, its reports go now: the next may take as long. */
+        if (t2__now() - t0 >= HOLD_S && (rc = flush_reports(r->a))) return fail(r, "report", rc);
         int halt = stop_requested;
         if (r->ctx.comm.size > 1 && (rc = t2__comm_broadcast(&r->ctx.comm, &halt, sizeof halt)))
             return fail(r, "communication", rc); /* rank 0 decides, so all ranks stop at the same batch */

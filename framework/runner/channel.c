@@ -69,18 +69,26 @@ static int read_all(int fd, void *buf, size_t len, int *eof, double deadline)
     return T2_OK;
 }
 
+int t2__channel_frame_body(const t2__val *v, char **json, size_t *len)
+{
+    int rc = t2__val_to_json(v, json, len);
+    if (rc) return rc;
+    if (*len > T2__CHANNEL_MAX_FRAME) {
+        free(*json);
+        *json = NULL;
+        return t2_seterr(T2_EINVAL, "channel: message of %zu bytes exceeds the frame limit", *len);
+    }
+    return T2_OK;
+}
+
 int t2__channel_send(int fd, const t2__val *v)
 {
     char *json = NULL;
     size_t len = 0;
-    int rc = t2__val_to_json(v, &json, &len);
+    int rc = t2__channel_frame_body(v, &json, &len);
     if (rc) return rc;
-    if (len > T2__CHANNEL_MAX_FRAME) {
-        free(json);
-        return t2_seterr(T2_EINVAL, "channel: message of %zu bytes exceeds the frame limit", len);
-    }
-    unsigned char hdr[4] = {(unsigned char)(len & 0xff), (unsigned char)(len >> 8 & 0xff),
-                            (unsigned char)(len >> 16 & 0xff), (unsigned char)(len >> 24 & 0xff)};
+    unsigned char hdr[4];
+    t2__channel_frame_header(hdr, len);
     rc = write_frame(fd, hdr, json, len);
     free(json);
     return rc;

@@ -16,6 +16,19 @@ static inline uint32_t t2__channel_frame_len(const unsigned char h[4])
     return (uint32_t)h[0] | (uint32_t)h[1] << 8 | (uint32_t)h[2] << 16 | (uint32_t)h[3] << 24;
 }
 
+/* The 4-byte header of a frame of len bytes. */
+static inline void t2__channel_frame_header(unsigned char h[4], size_t len)
+{
+    h[0] = (unsigned char)(len & 0xff);
+    h[1] = (unsigned char)(len >> 8 & 0xff);
+    h[2] = (unsigned char)(len >> 16 & 0xff);
+    h[3] = (unsigned char)(len >> 24 & 0xff);
+}
+
+/* v as a frame's body: its JSON (malloc'd) and length. T2_EINVAL over T2__CHANNEL_MAX_FRAME, else
+ * as t2__val_to_json. */
+int t2__channel_frame_body(const t2__val *v, char **json, size_t *len);
+
 /* Writes one message. T2_EIO (peer gone, with errno's text), T2_ENOMEM, T2_ENUMERIC (NaN in v). */
 int t2__channel_send(int fd, const t2__val *v);
 

@@ -15,12 +15,8 @@ int t2__chan_writer_put(t2__chan_writer *w, const t2__val *v)
 {
     char *json = NULL;
     size_t len = 0;
-    int rc = t2__val_to_json(v, &json, &len);
+    int rc = t2__channel_frame_body(v, &json, &len);
     if (rc) return rc;
-    if (len > T2__CHANNEL_MAX_FRAME) {
-        free(json);
-        return t2_seterr(T2_EINVAL, "channel: message of %zu bytes exceeds the frame limit", len);
-    }
     if (w->cap - w->len < 4 + len) {
         size_t cap = w->cap ? w->cap : 4096;
         while (cap - w->len < 4 + len) cap *= 2;
@@ -33,11 +29,7 @@ int t2__chan_writer_put(t2__chan_writer *w, const t2__val *v)
         w->cap = cap;
     }
     if (w->len == 0) w->since = t2__now();
-    unsigned char *h = (unsigned char *)w->buf + w->len;
-    h[0] = (unsigned char)(len & 0xff);
-    h[1] = (unsigned char)(len >> 8 & 0xff);
-    h[2] = (unsigned char)(len >> 16 & 0xff);
-    h[3] = (unsigned char)(len >> 24 & 0xff);
+    t2__channel_frame_header((unsigned char *)w->buf + w->len, len);
     memcpy(w->buf + w->len + 4, json, len);
     w->len += 4 + len;
     free(json);

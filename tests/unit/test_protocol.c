@@ -4,6 +4,7 @@
  * oversized frame, an early end), read frame by frame or through the controller's buffered reader. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -463,6 +464,47 @@ static void buffered_reader(void)
     t2_clearerr();
 }
 
+/* The held writer (channel_writer.c): frames put one by one go out in one write, in order, and
+ * read back whole; a flush to a peer that is gone fails, and the writer is empty after it. */
+static void held_writer(void)
+{
+    int sv[2];
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+    t2__chan_writer w = {0};
+    t2__msg a = {.kind = T2__MSG_TRAIN, .u.train.length = 3}, b = {.kind = T2__MSG_EXIT},
+            c = {.kind = T2__MSG_THREADS, .u.threads.threads = 2};
+    CHECK_OK(t2__msg_put(&w, &a));
+    CHECK(w.len > 4 && w.since > 0);
+    CHECK_OK(t2__msg_put(&w, &b));
+    CHECK_OK(t2__msg_put(&w, &c));
+    size_t held = w.len;
+    CHECK_OK(t2__chan_writer_flush(&w, sv[0]));
+    CHECK(w.len == 0);
+    char buf[512];
+    CHECK(read(sv[1], buf, sizeof buf) == (ssize_t)held); /* one write: all three at once */
+    t2__chan_reader r = {0};
+    CHECK_OK(t2__msg_put(&w, &a));
+    CHECK_OK(t2__msg_put(&w, &b));
+    CHECK_OK(t2__chan_writer_flush(&w, sv[0]));
+    t2__msg m;
+    int got;
+    CHECK_OK(t2__msg_recv_buffered(&r, sv[1], 1, &m, &got));
+    CHECK(got && m.kind == T2__MSG_TRAIN && m.u.train.length == 3);
+    t2__msg_free(&m);
+    CHECK_OK(t2__msg_recv_buffered(&r, sv[1], 0, &m, &got)); /* already in the buffer */
+    CHECK(got && m.kind == T2__MSG_EXIT);
+    t2__msg_free(&m);
+    close(sv[1]);
+    signal(SIGPIPE, SIG_IGN);
+    CHECK_OK(t2__msg_put(&w, &c));
+    CHECK_RC(t2__chan_writer_flush(&w, sv[0]), T2_EIO);
+    CHECK(w.len == 0);
+    t2_clearerr();
+    close(sv[0]);
+    t2__chan_reader_free(&r);
+    t2__chan_writer_free(&w);
+}
+
 int main(void)
 {
     runner_kinds();
@@ -470,6 +512,7 @@ int main(void)
     bad_messages();
     over_a_channel();
     buffered_reader();
+    held_writer();
     /* Every kind has a name, and decoding a name gives the kind back. */
     for (int k = T2__MSG_NONE + 1; k < T2__MSG_KINDS; k++) CHECK(strlen(t2__msg_kind_name((t2__msg_kind)k)) > 0);
     return check_report("test_protocol");

@@ -99,12 +99,14 @@ static void next_and_table(void)
     for (int i = 0; i < 40; i++) add(&tt, i, 100);
     CHECK(tt.nt == 40 && tt.nspecial == 0);
     CHECK(t2__tt_find(&tt, 17) == &tt.t[17] && t2__tt_find(&tt, 99) == NULL);
-    /* Request order. */
+    /* Request order. t2__sched_startable counts what sched_next would hand out, up to its limit. */
+    CHECK(t2__sched_startable(&tt, 2) == 2 && t2__sched_startable(&tt, 100) == 40);
     t2__ctl_trial *n = t2__sched_next(&tt);
     CHECK(n && n->rid == 0);
     CHECK_OK(t2__tt_set_state(&tt, &tt.t[0], T2__CTL_RUNNING));
     CHECK_OK(t2__tt_set_state(&tt, &tt.t[1], T2__CTL_RUNNING));
     CHECK(tt.nrun == 2);
+    CHECK(t2__sched_startable(&tt, 100) == 38);
     n = t2__sched_next(&tt);
     CHECK(n && n->rid == 2);
     /* Trial 0 fails and is queued again with a restart: it comes before trial 2 (lower id), from
@@ -114,13 +116,16 @@ static void next_and_table(void)
     CHECK(tt.nrun == 1 && tt.nspecial == 1 && tt.t[0].listed);
     n = t2__sched_next(&tt);
     CHECK(n && n->rid == 0);
+    CHECK(t2__sched_startable(&tt, 100) == 39); /* the restarted one, then 2..39 */
     /* A paused trial with no work is not startable; it becomes so when the searcher gives it work. */
     CHECK_OK(t2__tt_set_state(&tt, &tt.t[0], T2__CTL_RUNNING));
     tt.t[1].pending = -1;
     CHECK_OK(t2__tt_set_state(&tt, &tt.t[1], T2__CTL_QUEUED));
     n = t2__sched_next(&tt);
     CHECK(n && n->rid == 2);
+    CHECK(t2__sched_startable(&tt, 100) == 38); /* not the paused one without work */
     tt.t[1].pending = 300;
+    CHECK(t2__sched_startable(&tt, 100) == 39);
     n = t2__sched_next(&tt);
     CHECK(n && n->rid == 1);
     /* Done and errored trials are counted, and never started again. */
@@ -136,6 +141,7 @@ static void next_and_table(void)
     for (size_t i = 2; i < tt.nt; i++) tt.t[i].pending = -1;
     tt.t[30].pending = 100;
     CHECK(t2__sched_next(&tt) == NULL);
+    CHECK(t2__sched_startable(&tt, 100) == 0);
     t2__tt_free(&tt);
 }
 

@@ -172,6 +172,10 @@ int t2__ctl_run_experiment(t2__ctl *c, int resumed)
     if (!rc && !resumed) rc = t2__searcher_start(c->s, &c->ops);
     if (!rc) rc = t2__ctl_apply_and_save(c);
     if (!rc) rc = t2__ctl_run_loop(c);
+    /* The run's last batch commits now, while its end can still be told apart: a commit that
+     * fails for want of space pauses the experiment as one mid-run does, instead of a COMPLETED
+     * whose rows are gone (the end's own rows then fail to commit too). */
+    if (!rc) rc = t2__store_flush(c->st, 1);
     /* After a store error the searcher in memory may be ahead of the rows that reached the store
      * (a lost batch): its snapshot would then name trials that do not exist. An interrupted run
      * keeps the snapshot of its last event, which the final commit carries as any other. */

@@ -156,7 +156,7 @@ int t2__ctl_trial_started(t2__ctl *c, t2__ctl_trial *t)
     /* Nothing buffered belongs to this trial: a worker's channel is quiet between its finished
      * and the next assign, and a new descriptor may have been another channel's before. */
     t2__ctl_reader_reset(c, t->fd);
-    t->ready = t->exit_sent = t->pausing = 0;
+    t->ready = t->exit_sent = t->pausing = t->auto_exit = 0;
     t->sent = -1;
     t2__progress_event(&c->prog, "trial %lld started%s (log %s)", (long long)t->id,
                        t->restarts ? " again" : "", t2__ctl_output_path(c, t));
@@ -186,6 +186,13 @@ static int feed(t2__ctl *c, t2__ctl_trial *t)
         m.u.train.length = t->pending;
         m.u.train.report_at = t->report_at;
         m.u.train.nreport_at = t->nreport_at;
+        /* To max_length a worker's runner leaves after its done, unasked: the exit and the wait
+         * for it were a round trip per trial. Only in a worker, which goes on reading its channel
+         * (a message the controller sent meanwhile, a threads one, is dropped there); a trial's
+         * own process that exits with a message unread resets the channel, and the controller's
+         * read then fails (ECONNRESET) where the rest of the stream was. Forked and distributed
+         * trials keep the exit. */
+        m.u.train.last = t->auto_exit = t2__ctl_on_worker(c, t) && t->pending >= c->cfg->searcher.max_length.n;
         t->sent = t->pending;
         t->pending = -1;
         /* In epochs, the length needs the epoch's batches, which the runner reports once it has

@@ -73,6 +73,7 @@ int t2__sched_startable(const t2__trial_table *tt, int limit)
 
 t2__feed_action t2__sched_feed(const t2__ctl_trial *t)
 {
+    if (t->auto_exit) return T2__FEED_NOTHING; /* it leaves by itself; work that came meanwhile waits */
     if (t->state != T2__CTL_RUNNING || (!t->ready && t->pending < 0) || t->sent >= 0 || t->exit_sent)
         return T2__FEED_NOTHING;
     if (t->pending >= 0) return T2__FEED_TRAIN;
@@ -81,8 +82,11 @@ t2__feed_action t2__sched_feed(const t2__ctl_trial *t)
 
 t2__exit_verdict t2__sched_exit(const t2__ctl_trial *t, const t2__exit_facts *f)
 {
-    int ok = f->exited_ok && t->exit_sent && !t->error;
-    if (ok) return t->pausing && !t->closing ? T2__EXIT_PAUSED : T2__EXIT_COMPLETED;
+    /* A trial that left after a last op's done (auto_exit) left as if asked: closed, it is
+     * complete; not (yet) closed, or given more work meanwhile, it is paused like one at a rung. */
+    int left = t->exit_sent || (t->auto_exit && t->sent < 0);
+    int ok = f->exited_ok && left && !t->error;
+    if (ok) return (t->pausing || !t->exit_sent) && !t->closing ? T2__EXIT_PAUSED : T2__EXIT_COMPLETED;
     /* Closed by the searcher with all its work done (its last op ended with "done", which the
      * runner sends after the op's checkpoint) and no error: however the process then ended
      * (killed before it left as asked), nothing is lost. A restart would have no op to run and

@@ -30,6 +30,7 @@ typedef struct t2__ctl_trial {
     pid_t pid;
     int fd;
     int ready, exit_sent, closing, pausing;
+    int auto_exit;          /* its op in flight is a last one: it leaves after done, unasked */
     int rejected;           /* sent a report the controller refused: stopped, its messages ignored */
     int64_t pending;        /* TRAIN length not yet sent (-1: none) */
     int64_t sent;           /* TRAIN length in progress (-1: idle) */

@@ -105,6 +105,7 @@ static void read_metrics(reader *r, t2__msg *out)
 static void read_train(reader *r, t2__msg *out)
 {
     out->u.train.length = count(r, "length");
+    out->u.train.last = flag(r, "last");
     const t2__val *l = field(r, "report_at", T2__VAL_LIST, 0);
     if (!l || l->n == 0) return;
     if (!(out->owned_steps = malloc(l->n * sizeof *out->owned_steps))) {

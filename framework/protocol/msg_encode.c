@@ -177,6 +177,7 @@ static void put_body(builder *b, const t2__msg *m)
     case T2__MSG_TRAIN:
         put_count(b, "length", m->u.train.length);
         if (m->u.train.nreport_at) put_list_of_counts(b, "report_at", m->u.train.report_at, m->u.train.nreport_at);
+        if (m->u.train.last) put(b, "last", t2__val_bool(1));
         break;
     case T2__MSG_EXIT:
         break;

@@ -17,8 +17,12 @@
  *                           ckpt_dir?, restore_path?, warm_start}
  * Then, on every channel:
  *   runner -> controller   ready      {batches_per_epoch, params, blas?, version}   once built
- *   controller -> runner   train      {length, report_at?: [batches...]}
+ *   controller -> runner   train      {length, report_at?: [batches...], last?: true}
  *                          length: the total length to reach, in searcher.max_length units.
+ *                          last: the runner leaves after this op's done, without an exit (a
+ *                          worker's trial's op to max_length, past which no searcher gives more;
+ *                          one that did would find the trial paused, to continue from its
+ *                          checkpoint).
  *                          report_at (ascending): in the first op of a trial that trained before,
  *                          the steps where its training-metric windows closed, which this run
  *                          closes them at too, so that a run without a checkpoint to continue from
@@ -127,7 +131,9 @@ typedef struct t2__msg {
         struct { int64_t batches; } done, stopped;
         struct { const char *where, *message; int64_t batches; int invalid_hparams, fatal; } error;
         struct { int64_t trial_id, version; const char *nonce, *mac; } hello;
-        struct { int64_t length; const int64_t *report_at; size_t nreport_at; } train;
+        /* last: the runner leaves after this op's done without waiting for an exit (the op takes
+         * the trial to searcher.max_length, past which no searcher gives a trial more). */
+        struct { int64_t length; const int64_t *report_at; size_t nreport_at; int last; } train;
         struct { int new_best; } validated;
         struct {
             const char *config_yaml, *trial_object, *ckpt_dir, *restore_path; /* the last two: NULL if none */

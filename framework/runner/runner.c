@@ -783,10 +783,12 @@ static int serve(run *r)
             return fail(r, "channel", T2_EFORMAT);
         }
         int64_t target = t2__length_to_batches(cfg->searcher.max_length.unit, op.u.train.length, gb, r->batches_per_epoch);
+        int last = op.u.train.last;
         rc = op.u.train.nreport_at ? take_report_steps(r, op.u.train.report_at, op.u.train.nreport_at) : T2_OK;
         t2__msg_free(&op);
         if (rc) return fail(r, "channel", rc);
         if ((rc = train_to(r, target))) return rc == 2 ? 0 : rc;
+        if (last) return 0; /* no exit to wait for: a worker's finished follows its done at once */
     }
 }
 

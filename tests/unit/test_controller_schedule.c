@@ -219,6 +219,24 @@ static void feed_and_exit(void)
     t.error = NULL;
     t.closing = 0; /* idle, not closed: the searcher has not decided; it waits QUEUED for work */
     CHECK(t2__sched_exit(&t, &f) == T2__EXIT_RESTART);
+
+    /* A trial sent a last op leaves after its done, unasked (auto_exit): no exit is fed to it
+     * (work that comes meanwhile waits), and leaving is not a failure: closed, it is complete; not
+     * closed, it is paused. Leaving before its done (an op still in flight) fails as ever. */
+    memset(&t, 0, sizeof t);
+    t.state = T2__CTL_RUNNING;
+    t.ready = t.auto_exit = t.closing = 1;
+    t.sent = t.pending = -1;
+    CHECK(t2__sched_feed(&t) == T2__FEED_NOTHING);
+    t.pending = 50;
+    CHECK(t2__sched_feed(&t) == T2__FEED_NOTHING);
+    f = (t2__exit_facts){.exited_ok = 1, .max_restarts = 2};
+    t.pending = -1;
+    CHECK(t2__sched_exit(&t, &f) == T2__EXIT_COMPLETED);
+    t.closing = 0;
+    CHECK(t2__sched_exit(&t, &f) == T2__EXIT_PAUSED);
+    t.sent = 100;
+    CHECK(t2__sched_exit(&t, &f) == T2__EXIT_RESTART);
 }
 
 static void pool(void)

@@ -154,8 +154,13 @@ static void controller_kinds(void)
     t2__msg_free(&o);
     train.u.train.nreport_at = 0;
     CHECK_OK(round_trip(&train, &o));
-    CHECK(o.u.train.nreport_at == 0 && o.u.train.report_at == NULL);
+    CHECK(o.u.train.nreport_at == 0 && o.u.train.report_at == NULL && !o.u.train.last);
     t2__msg_free(&o);
+    train.u.train.last = 1; /* the op to max_length: the runner leaves after its done */
+    CHECK_OK(round_trip(&train, &o));
+    CHECK(o.u.train.last == 1);
+    t2__msg_free(&o);
+    refused("{\"type\":\"train\",\"length\":1,\"last\":1}", T2_EFORMAT, "last");
 
     t2__msg ex = {.kind = T2__MSG_EXIT}, val = {.kind = T2__MSG_VALIDATED, .u.validated.new_best = 1};
     CHECK_OK(round_trip(&ex, &o));

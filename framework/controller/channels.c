@@ -47,13 +47,9 @@ int t2__ctl_send(t2__ctl *c, int fd, const t2__msg *m)
     int rc = grow(c, fd);
     if (rc) return rc;
     if (c->wr[fd].len == 0) { /* first frame since the last flush: fd joins the list to flush */
-        if (c->nsend == c->capsend) {
-            int cap = c->capsend ? 2 * c->capsend : 16;
-            int *g = realloc(c->send_fds, (size_t)cap * sizeof *g);
-            if (!g) return t2_seterr(T2_ENOMEM, "controller: out of memory");
-            c->send_fds = g;
-            c->capsend = cap;
-        }
+        int *g = t2__grow_array(c->send_fds, &c->capsend, c->nsend, sizeof *g, 16);
+        if (!g) return t2_seterr(T2_ENOMEM, "controller: out of memory");
+        c->send_fds = g;
         c->send_fds[c->nsend++] = fd;
     }
     return t2__msg_put(&c->wr[fd], m);
@@ -61,7 +57,7 @@ int t2__ctl_send(t2__ctl *c, int fd, const t2__msg *m)
 
 void t2__ctl_flush_sends(t2__ctl *c)
 {
-    for (int i = 0; i < c->nsend; i++) {
+    for (size_t i = 0; i < c->nsend; i++) {
         int fd = c->send_fds[i];
         /* A failed write means the peer is gone: its end of stream, which poll sees next, settles
          * its trial. A descriptor listed twice (closed and reused) is empty the second time. */
@@ -89,5 +85,6 @@ void t2__ctl_readers_free(t2__ctl *c)
     c->rd = NULL;
     c->wr = NULL;
     c->send_fds = NULL;
-    c->nrd = c->nsend = c->capsend = 0;
+    c->nrd = 0;
+    c->nsend = c->capsend = 0;
 }

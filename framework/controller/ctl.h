@@ -99,7 +99,7 @@ typedef struct t2__ctl {
     struct t2__chan_writer *wr; /* what the loop sends them, held until it waits, indexed by fd */
     int nrd;
     int *send_fds; /* descriptors whose writer holds frames (may repeat) */
-    int nsend, capsend;
+    size_t nsend, capsend;
 } t2__ctl;
 
 /* The buffered reader of channel fd (grown on demand; NULL: out of memory, error set), its reset

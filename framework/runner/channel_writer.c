@@ -17,17 +17,12 @@ int t2__chan_writer_put(t2__chan_writer *w, const t2__val *v)
     size_t len = 0;
     int rc = t2__channel_frame_body(v, &json, &len);
     if (rc) return rc;
-    if (w->cap - w->len < 4 + len) {
-        size_t cap = w->cap ? w->cap : 4096;
-        while (cap - w->len < 4 + len) cap *= 2;
-        char *g = realloc(w->buf, cap);
-        if (!g) {
-            free(json);
-            return t2_seterr(T2_ENOMEM, "channel: out of memory");
-        }
-        w->buf = g;
-        w->cap = cap;
+    char *g = t2__grow_array(w->buf, &w->cap, w->len + 4 + len - 1, 1, 4096); /* room for the frame */
+    if (!g) {
+        free(json);
+        return t2_seterr(T2_ENOMEM, "channel: out of memory");
     }
+    w->buf = g;
     if (w->len == 0) w->since = t2__now();
     t2__channel_frame_header((unsigned char *)w->buf + w->len, len);
     memcpy(w->buf + w->len + 4, json, len);

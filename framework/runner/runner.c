@@ -41,6 +41,12 @@ static int flush_reports(const t2__runner_args *a)
     return a->wr && a->wr->len ? t2__chan_writer_flush(a->wr, a->fd) : T2_OK;
 }
 
+/* What has been held HOLD_S or longer goes out now, though nothing waits. */
+static int flush_overdue(const t2__runner_args *a)
+{
+    return a->wr && a->wr->len && t2__now() - a->wr->since >= HOLD_S ? flush_reports(a) : T2_OK;
+}
+
 /* Only rank 0 talks to the controller; the other ranks' reports are dropped. With a writer the
  * report is held until the runner waits for the controller (chan_recv), or HOLD_S at most. */
 static int send_msg(const t2__runner_args *a, const t2__comm *c, const t2__msg *m)
@@ -48,8 +54,7 @@ static int send_msg(const t2__runner_args *a, const t2__comm *c, const t2__msg *
     if (c->rank != 0) return T2_OK;
     if (!a->wr) return t2__msg_send(a->fd, m);
     int rc = t2__msg_put(a->wr, m);
-    if (!rc && t2__now() - a->wr->since >= HOLD_S) rc = flush_reports(a);
-    return rc;
+    return rc ? rc : flush_overdue(a);
 }
 
 int64_t t2__length_to_batches(t2__unit unit, int64_t n, int64_t global_batch, int64_t batches_per_epoch)
@@ -149,17 +154,13 @@ static int recv_msg(run *r, t2__msg *m, int idle)
  * keep their count (the controller sends them none). */
 static int poll_threads(run *r)
 {
-    const t2__runner_args *a = r->a;
-    if (a->wr && a->wr->len && t2__now() - a->wr->since >= HOLD_S) { /* reports held past HOLD_S */
-        int rc = flush_reports(a);
-        if (rc) return rc;
-    }
+    int rc = flush_overdue(r->a);
+    if (rc) return rc;
     if (r->ctx.comm.size > 1 || r->a->fd < 0) return T2_OK;
     while (!r->stashed) {
         if (chan_ready(r->a, 0) <= 0) return T2_OK;
         t2__msg m;
-        int rc = chan_recv(r->a, &m);
-        if (rc) return rc;
+        if ((rc = chan_recv(r->a, &m))) return rc;
         if (m.kind != T2__MSG_THREADS) {
             r->stash = m;
             r->stashed = 1;

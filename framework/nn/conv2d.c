@@ -7,6 +7,7 @@
 #include <cblas.h>
 #include <math.h>
 #include <string.h>
+#include "conv_direct.h"
 #include "im2col.h"
 #include "net.h"
 #include "parallel.h"
@@ -61,19 +62,43 @@ static int chunk_samples(const t2__layer *l, int n)
     return g < (size_t)n ? (int)g : n;
 }
 
-/* Floats of one part's scratch: the column matrix and the [OC, g*P] GEMM output of a chunk, and
- * the part's private weight and bias gradients. */
+/* The stride-1 path (conv_direct.h) needs no im2col for forward and the input gradient, only a
+ * zero-padded copy of the image (forward, padding > 0) or of dy (input gradient), and the two
+ * packed weights, which the parts share at the front of the scratch. */
+static int direct_fits(const t2__layer *l) { return l->stride == 1; }
+
+static size_t round16(size_t f) { return (f + 15) & ~(size_t)15; } /* keeps every region 64-byte aligned */
+
+/* Floats of the padded image ([C, H + 2 pad, W + 2 pad]) or padded dy ([OC, OH + 2 (k - 1), ...]). */
+static size_t padded_floats(const t2__layer *l)
+{
+    if (!direct_fits(l)) return 0;
+    size_t k1 = (size_t)(l->kernel - 1), p2 = 2 * (size_t)l->padding;
+    size_t img = (size_t)l->in_shape[0] * ((size_t)l->in_shape[1] + p2) * ((size_t)l->in_shape[2] + p2);
+    size_t dy = (size_t)l->out_shape[0] * ((size_t)l->out_shape[1] + 2 * k1) * ((size_t)l->out_shape[2] + 2 * k1);
+    return round16(img > dy ? img : dy);
+}
+
+static size_t shared_floats(const t2__layer *l)
+{
+    if (!direct_fits(l)) return 0;
+    int kk = l->kernel * l->kernel;
+    return round16(t2__conv_direct_packed_floats(l->out_shape[0], l->in_shape[0] * kk)) +
+           round16(t2__conv_direct_packed_floats(l->in_shape[0], l->out_shape[0] * kk));
+}
+
+/* Floats of one part's scratch: the column matrix and the [OC, g*P] GEMM output of a chunk, the
+ * part's private weight and bias gradients, and the padded copy of the direct path. */
 static size_t part_floats(const t2__layer *l, int n)
 {
     size_t g = (size_t)chunk_samples(l, n), P = (size_t)(l->out_shape[1] * l->out_shape[2]);
     size_t K = (size_t)l->in_shape[0] * (size_t)(l->kernel * l->kernel), OC = (size_t)l->out_shape[0];
-    size_t f = g * P * (K + OC) + OC * K + OC;
-    return (f + 15) & ~(size_t)15; /* keep every part 64-byte aligned */
+    return round16(g * P * (K + OC) + OC * K + OC) + padded_floats(l);
 }
 
 static size_t scratch_bytes(const t2__layer *l, int n)
 {
-    return (size_t)(l->nparts > 0 ? l->nparts : 1) * part_floats(l, n) * sizeof(float);
+    return (shared_floats(l) + (size_t)(l->nparts > 0 ? l->nparts : 1) * part_floats(l, n)) * sizeof(float);
 }
 
 static void init(t2__layer *l, t2_rng *rng)
@@ -93,6 +118,8 @@ typedef struct {
     const float *x, *y, *dy;
     float *out, *dx;
     int n, parts, G, OC, P, K;
+    int direct;             /* stride-1 path of conv_direct.h */
+    const float *wp, *wq;   /* its packed weights: forward, flipped for the input gradient */
 } conv_job;
 
 /* The GEMM's [OC, cnt*P] result to NCHW [cnt, OC, P] at out, adding the bias (and the fused
@@ -144,7 +171,64 @@ static void from_nchw(const float *dy, const float *y, float *dyt, float *db, in
     }
 }
 
-static float *part_scratch(const conv_job *j, size_t t) { return (float *)j->l->scratch + t * part_floats(j->l, j->n); }
+static float *part_scratch(const conv_job *j, size_t t)
+{
+    return (float *)j->l->scratch + shared_floats(j->l) + t * part_floats(j->l, j->n);
+}
+
+/* The part's private weight gradient (its bias gradient follows) and padded copy. */
+static float *part_dw(const conv_job *j, size_t t)
+{
+    return part_scratch(j, t) + (size_t)j->K * j->G * j->P + (size_t)j->OC * j->G * j->P;
+}
+
+static float *part_padded(const conv_job *j, size_t t) { return part_scratch(j, t) + part_floats(j->l, j->n) - padded_floats(j->l); }
+
+/* src [C][H][W] into dst [C][H + 2 pad][W + 2 pad] with zero borders. */
+static void pad_image(const float *src, int C, int H, int W, int pad, float *dst)
+{
+    int hp = H + 2 * pad, wp = W + 2 * pad;
+    for (int c = 0; c < C; c++) {
+        float *d = dst + (size_t)c * hp * wp;
+        memset(d, 0, (size_t)pad * wp * sizeof(float));
+        for (int r = 0; r < H; r++) {
+            float *row = d + (size_t)(r + pad) * wp;
+            const float *s = src + ((size_t)c * H + r) * W;
+            for (int i = 0; i < pad; i++) row[i] = row[pad + W + i] = 0.0f;
+            for (int i = 0; i < W; i++) row[pad + i] = s[i];
+        }
+        memset(d + (size_t)(pad + H) * wp, 0, (size_t)pad * wp * sizeof(float));
+    }
+}
+
+/* One sample's forward on the direct path. */
+static void forward_direct(const conv_job *j, size_t t, int i)
+{
+    const t2__layer *l = j->l;
+    const float *x = j->x + (size_t)i * l->in_size;
+    int pad = j->g.pad, hp = j->g.h + 2 * pad, wp = j->g.w + 2 * pad;
+    if (pad > 0) {
+        float *xp = part_padded(j, t);
+        pad_image(x, j->g.c, j->g.h, j->g.w, pad, xp);
+        x = xp;
+    }
+    t2__conv_direct(x, j->g.c, hp, wp, j->g.k, j->wp, j->OC, l->b, l->fuse_relu, 0, j->g.oh, 0, j->g.ow,
+                    j->out + (size_t)i * j->OC * j->P, j->g.ow, j->P);
+}
+
+/* One sample's input gradient on the direct path: a forward pass over dy padded by k - 1 (dyt,
+ * already masked by the fused relu, in the chunk's [OC, cnt*P] layout, sample i of the chunk) with
+ * the flipped kernel, whose outputs at the image's pixels (the padded grid's interior) are dx. */
+static void input_grad_direct(const conv_job *j, size_t t, const float *dyt, long NP, int i, float *dx)
+{
+    int k1 = j->g.k - 1, pad = j->g.pad;
+    float *q = part_padded(j, t);
+    for (int oc = 0; oc < j->OC; oc++)
+        pad_image(dyt + (long)oc * NP + (long)i * j->P, 1, j->g.oh, j->g.ow, k1,
+                  q + (size_t)oc * (j->g.oh + 2 * k1) * (j->g.ow + 2 * k1));
+    t2__conv_direct(q, j->OC, j->g.oh + 2 * k1, j->g.ow + 2 * k1, j->g.k, j->wq, j->g.c, NULL, 0, pad, pad + j->g.h,
+                    pad, pad + j->g.w, dx, j->g.w, (long)j->g.h * j->g.w);
+}
 
 static void forward_part(void *ctx, size_t tb, size_t te)
 {
@@ -152,6 +236,10 @@ static void forward_part(void *ctx, size_t tb, size_t te)
     const t2__layer *l = j->l;
     for (size_t t = tb; t < te; t++) {
         int s0 = (int)((size_t)j->n * t / (size_t)j->parts), s1 = (int)((size_t)j->n * (t + 1) / (size_t)j->parts);
+        if (j->direct) {
+            for (int i = s0; i < s1; i++) forward_direct(j, t, i);
+            continue;
+        }
         float *col = part_scratch(j, t), *tmp = col + (size_t)j->K * j->G * j->P;
         for (int i0 = s0; i0 < s1; i0 += j->G) {
             int cnt = s1 - i0 < j->G ? s1 - i0 : j->G;
@@ -175,9 +263,9 @@ static void backward_part(void *ctx, size_t tb, size_t te)
     for (size_t t = tb; t < te; t++) {
         int s0 = (int)((size_t)j->n * t / (size_t)j->parts), s1 = (int)((size_t)j->n * (t + 1) / (size_t)j->parts);
         float *col = part_scratch(j, t), *dyt = col + (size_t)j->K * j->G * j->P;
-        float *dw = dyt + (size_t)j->OC * j->G * j->P, *db = dw + (size_t)j->OC * j->K;
+        float *dw = part_dw(j, t), *db = dw + (size_t)j->OC * j->K;
         memset(dw, 0, ((size_t)j->OC * j->K + (size_t)j->OC) * sizeof(float));
-        if (j->dx) memset(j->dx + (size_t)s0 * l->in_size, 0, (size_t)(s1 - s0) * l->in_size * sizeof(float));
+        if (j->dx && !j->direct) memset(j->dx + (size_t)s0 * l->in_size, 0, (size_t)(s1 - s0) * l->in_size * sizeof(float));
         for (int i0 = s0; i0 < s1; i0 += j->G) {
             int cnt = s1 - i0 < j->G ? s1 - i0 : j->G;
             long NP = (long)cnt * j->P;
@@ -188,6 +276,10 @@ static void backward_part(void *ctx, size_t tb, size_t te)
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, j->OC, j->K, (int)NP, 1.0f, dyt, (int)NP, col,
                         (int)NP, 1.0f, dw, j->K);
             if (!j->dx) continue;
+            if (j->direct) {
+                for (int i = 0; i < cnt; i++) input_grad_direct(j, t, dyt, NP, i, j->dx + (size_t)(i0 + i) * l->in_size);
+                continue;
+            }
             cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, j->K, (int)NP, j->OC, 1.0f, l->w, j->K, dyt,
                         (int)NP, 0.0f, col, (int)NP);
             for (int i = 0; i < cnt; i++)
@@ -204,6 +296,7 @@ static conv_job job_for(t2__layer *l, int n)
     j.G = chunk_samples(l, n);
     j.parts = l->nparts < n ? l->nparts : n;
     if (j.parts < 1) j.parts = 1;
+    j.direct = direct_fits(l) && t2__conv_direct_available();
     return j;
 }
 
@@ -214,6 +307,11 @@ static void forward(t2__layer *l, const float *x, float *y, int n, t2_mode mode,
     conv_job j = job_for(l, n);
     j.x = x;
     j.out = y;
+    if (j.direct) {
+        float *wp = l->scratch;
+        t2__conv_direct_pack(l->w, j.OC, j.g.c, j.g.k, wp);
+        j.wp = wp;
+    }
     t2__parallel_for((size_t)j.parts, 1, forward_part, &j);
 }
 
@@ -224,11 +322,16 @@ static void backward(t2__layer *l, const float *x, const float *y, const float *
     j.y = y;
     j.dy = dy;
     j.dx = dx;
+    if (j.direct && dx) {
+        float *wq = (float *)l->scratch + round16(t2__conv_direct_packed_floats(j.OC, j.K));
+        t2__conv_direct_pack_flipped(l->w, j.OC, j.g.c, j.g.k, wq);
+        j.wq = wq;
+    }
     t2__parallel_for((size_t)j.parts, 1, backward_part, &j);
     /* Sum the parts' gradients in part order, so the result depends only on the part count. */
     size_t nw = (size_t)j.OC * j.K;
     for (int t = 0; t < j.parts; t++) {
-        const float *dw = part_scratch(&j, (size_t)t) + (size_t)j.K * j.G * j.P + (size_t)j.OC * j.G * j.P;
+        const float *dw = part_dw(&j, (size_t)t);
         for (size_t i = 0; i < nw; i++) l->dw[i] += dw[i];
         for (int oc = 0; oc < j.OC; oc++) l->db[oc] += dw[nw + oc];
     }

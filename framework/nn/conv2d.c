@@ -87,13 +87,34 @@ static size_t shared_floats(const t2__layer *l)
            round16(t2__conv_direct_packed_floats(l->in_shape[0], l->out_shape[0] * kk));
 }
 
-/* Floats of one part's scratch: the column matrix and the [OC, g*P] GEMM output of a chunk, the
- * part's private weight and bias gradients, and the padded copy of the direct path. */
-static size_t part_floats(const t2__layer *l, int n)
+/* Floats of one part's scratch. The im2col path: the column matrix and the [OC, g*P] GEMM output
+ * of a chunk, the part's private weight and bias gradients. The direct path: the private weight
+ * gradient transposed ([K][lanes]) and bias gradient, one sample's transposed dy ([P][lanes]) and
+ * the padded copy. A layer that fits the direct path may still take the other one (a CPU without
+ * AVX-512, a test that switches it off): room for both, not at once. */
+static size_t im2col_floats(const t2__layer *l, int n)
 {
     size_t g = (size_t)chunk_samples(l, n), P = (size_t)(l->out_shape[1] * l->out_shape[2]);
     size_t K = (size_t)l->in_shape[0] * (size_t)(l->kernel * l->kernel), OC = (size_t)l->out_shape[0];
-    return round16(g * P * (K + OC) + OC * K + OC) + padded_floats(l);
+    return round16(g * P * (K + OC) + OC * K + OC);
+}
+
+static size_t direct_grads_floats(const t2__layer *l)
+{
+    size_t K = (size_t)l->in_shape[0] * (size_t)(l->kernel * l->kernel);
+    return round16((K + 1) * (size_t)t2__conv_direct_lanes(l->out_shape[0]));
+}
+
+static size_t direct_dyt_floats(const t2__layer *l)
+{
+    return round16((size_t)(l->out_shape[1] * l->out_shape[2]) * (size_t)t2__conv_direct_lanes(l->out_shape[0]));
+}
+
+static size_t part_floats(const t2__layer *l, int n)
+{
+    size_t a = im2col_floats(l, n);
+    size_t d = direct_fits(l) ? direct_grads_floats(l) + direct_dyt_floats(l) + padded_floats(l) : 0;
+    return a > d ? a : d;
 }
 
 static size_t scratch_bytes(const t2__layer *l, int n)
@@ -182,23 +203,9 @@ static float *part_dw(const conv_job *j, size_t t)
     return part_scratch(j, t) + (size_t)j->K * j->G * j->P + (size_t)j->OC * j->G * j->P;
 }
 
-static float *part_padded(const conv_job *j, size_t t) { return part_scratch(j, t) + part_floats(j->l, j->n) - padded_floats(j->l); }
-
-/* src [C][H][W] into dst [C][H + 2 pad][W + 2 pad] with zero borders. */
-static void pad_image(const float *src, int C, int H, int W, int pad, float *dst)
+static float *part_padded(const conv_job *j, size_t t)
 {
-    int hp = H + 2 * pad, wp = W + 2 * pad;
-    for (int c = 0; c < C; c++) {
-        float *d = dst + (size_t)c * hp * wp;
-        memset(d, 0, (size_t)pad * wp * sizeof(float));
-        for (int r = 0; r < H; r++) {
-            float *row = d + (size_t)(r + pad) * wp;
-            const float *s = src + ((size_t)c * H + r) * W;
-            for (int i = 0; i < pad; i++) row[i] = row[pad + W + i] = 0.0f;
-            for (int i = 0; i < W; i++) row[pad + i] = s[i];
-        }
-        memset(d + (size_t)(pad + H) * wp, 0, (size_t)pad * wp * sizeof(float));
-    }
+    return part_scratch(j, t) + direct_grads_floats(j->l) + direct_dyt_floats(j->l);
 }
 
 /* One sample's forward on the direct path. */
@@ -209,25 +216,34 @@ static void forward_direct(const conv_job *j, size_t t, int i)
     int pad = j->g.pad, hp = j->g.h + 2 * pad, wp = j->g.w + 2 * pad;
     if (pad > 0) {
         float *xp = part_padded(j, t);
-        pad_image(x, j->g.c, j->g.h, j->g.w, pad, xp);
+        t2__conv_direct_pad(x, NULL, j->g.c, j->g.h, j->g.w, pad, xp);
         x = xp;
     }
     t2__conv_direct(x, j->g.c, hp, wp, j->g.k, j->wp, j->OC, l->b, l->fuse_relu, 0, j->g.oh, 0, j->g.ow,
                     j->out + (size_t)i * j->OC * j->P, j->g.ow, j->P);
 }
 
-/* One sample's input gradient on the direct path: a forward pass over dy padded by k - 1 (dyt,
- * already masked by the fused relu, in the chunk's [OC, cnt*P] layout, sample i of the chunk) with
- * the flipped kernel, whose outputs at the image's pixels (the padded grid's interior) are dx. */
-static void input_grad_direct(const conv_job *j, size_t t, const float *dyt, long NP, int i, float *dx)
+/* One sample's gradients on the direct path (see conv_direct.h): dy (masked by y > 0 with a fused
+ * relu) transposed adds the sample's share into the part's dwt and db; the input gradient is a
+ * forward pass over dy padded by k - 1 with the flipped kernel, whose outputs at the image's pixels
+ * (the padded grid's interior) are dx. */
+static void backward_direct(const conv_job *j, size_t t, int i, float *dwt, float *db)
 {
-    int k1 = j->g.k - 1, pad = j->g.pad;
-    float *q = part_padded(j, t);
-    for (int oc = 0; oc < j->OC; oc++)
-        pad_image(dyt + (long)oc * NP + (long)i * j->P, 1, j->g.oh, j->g.ow, k1,
-                  q + (size_t)oc * (j->g.oh + 2 * k1) * (j->g.ow + 2 * k1));
-    t2__conv_direct(q, j->OC, j->g.oh + 2 * k1, j->g.ow + 2 * k1, j->g.k, j->wq, j->g.c, NULL, 0, pad, pad + j->g.h,
-                    pad, pad + j->g.w, dx, j->g.w, (long)j->g.h * j->g.w);
+    const t2__layer *l = j->l;
+    int k = j->g.k, k1 = k - 1, pad = j->g.pad, hp = j->g.h + 2 * pad, wp = j->g.w + 2 * pad;
+    const float *dy = j->dy + (size_t)i * j->OC * j->P, *y = l->fuse_relu ? j->y + (size_t)i * j->OC * j->P : NULL;
+    const float *x = j->x + (size_t)i * l->in_size;
+    float *padded = part_padded(j, t), *dyt = part_scratch(j, t) + direct_grads_floats(l);
+    if (pad > 0) {
+        t2__conv_direct_pad(x, NULL, j->g.c, j->g.h, j->g.w, pad, padded);
+        x = padded;
+    }
+    t2__conv_direct_transpose_dy(dy, y, j->OC, j->P, dyt, db);
+    t2__conv_direct_weight_grad(x, j->g.c, hp, wp, k, dyt, j->OC, j->g.oh, j->g.ow, dwt);
+    if (!j->dx) return;
+    t2__conv_direct_pad(dy, y, j->OC, j->g.oh, j->g.ow, k1, padded);
+    t2__conv_direct(padded, j->OC, j->g.oh + 2 * k1, j->g.ow + 2 * k1, k, j->wq, j->g.c, NULL, 0, pad, pad + j->g.h,
+                    pad, pad + j->g.w, j->dx + (size_t)i * l->in_size, j->g.w, (long)j->g.h * j->g.w);
 }
 
 static void forward_part(void *ctx, size_t tb, size_t te)
@@ -262,10 +278,16 @@ static void backward_part(void *ctx, size_t tb, size_t te)
     const t2__layer *l = j->l;
     for (size_t t = tb; t < te; t++) {
         int s0 = (int)((size_t)j->n * t / (size_t)j->parts), s1 = (int)((size_t)j->n * (t + 1) / (size_t)j->parts);
+        if (j->direct) {
+            float *dwt = part_scratch(j, t), *db = dwt + (size_t)j->K * t2__conv_direct_lanes(j->OC);
+            memset(dwt, 0, direct_grads_floats(l) * sizeof(float));
+            for (int i = s0; i < s1; i++) backward_direct(j, t, i, dwt, db);
+            continue;
+        }
         float *col = part_scratch(j, t), *dyt = col + (size_t)j->K * j->G * j->P;
         float *dw = part_dw(j, t), *db = dw + (size_t)j->OC * j->K;
         memset(dw, 0, ((size_t)j->OC * j->K + (size_t)j->OC) * sizeof(float));
-        if (j->dx && !j->direct) memset(j->dx + (size_t)s0 * l->in_size, 0, (size_t)(s1 - s0) * l->in_size * sizeof(float));
+        if (j->dx) memset(j->dx + (size_t)s0 * l->in_size, 0, (size_t)(s1 - s0) * l->in_size * sizeof(float));
         for (int i0 = s0; i0 < s1; i0 += j->G) {
             int cnt = s1 - i0 < j->G ? s1 - i0 : j->G;
             long NP = (long)cnt * j->P;
@@ -276,10 +298,6 @@ static void backward_part(void *ctx, size_t tb, size_t te)
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, j->OC, j->K, (int)NP, 1.0f, dyt, (int)NP, col,
                         (int)NP, 1.0f, dw, j->K);
             if (!j->dx) continue;
-            if (j->direct) {
-                for (int i = 0; i < cnt; i++) input_grad_direct(j, t, dyt, NP, i, j->dx + (size_t)(i0 + i) * l->in_size);
-                continue;
-            }
             cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, j->K, (int)NP, j->OC, 1.0f, l->w, j->K, dyt,
                         (int)NP, 0.0f, col, (int)NP);
             for (int i = 0; i < cnt; i++)
@@ -330,6 +348,17 @@ static void backward(t2__layer *l, const float *x, const float *y, const float *
     t2__parallel_for((size_t)j.parts, 1, backward_part, &j);
     /* Sum the parts' gradients in part order, so the result depends only on the part count. */
     size_t nw = (size_t)j.OC * j.K;
+    if (j.direct) {
+        size_t ld = (size_t)t2__conv_direct_lanes(j.OC);
+        for (int t = 0; t < j.parts; t++) {
+            const float *dwt = part_scratch(&j, (size_t)t), *db = dwt + (size_t)j.K * ld;
+            for (int oc = 0; oc < j.OC; oc++) {
+                for (int k = 0; k < j.K; k++) l->dw[(size_t)oc * j.K + k] += dwt[(size_t)k * ld + oc];
+                l->db[oc] += db[oc];
+            }
+        }
+        return;
+    }
     for (int t = 0; t < j.parts; t++) {
         const float *dw = part_dw(&j, (size_t)t);
         for (size_t i = 0; i < nw; i++) l->dw[i] += dw[i];

@@ -7,6 +7,7 @@
  * do not fault on masked-off lanes). The sum over the taps runs in tap order, one FMA each, so the
  * result depends only on the shapes, never on the thread that computes it. */
 #include "conv_direct.h"
+#include <stdint.h>
 #include <string.h>
 #include "cpu_features.h"
 
@@ -34,6 +35,8 @@ int t2__conv_direct_available(void)
 }
 
 int t2__conv_direct_set(int on) { return __atomic_exchange_n(&direct_on, on ? 1 : 0, __ATOMIC_RELAXED); }
+
+int t2__conv_direct_lanes(int cout) { return (cout + 15) & ~15; }
 
 size_t t2__conv_direct_packed_floats(int cout, int kin) { return (size_t)((cout + MR - 1) / MR) * MR * (size_t)kin; }
 
@@ -63,24 +66,32 @@ void t2__conv_direct_pack_flipped(const float *w, int cout, int cin, int k, floa
                 }
 }
 
-/* The runs of one tile: grid positions [q, q + len) of the tile map to out offset dst (relative to
- * a channel's start). At most one run per grid row the tile touches. */
+/* Where one tile's vectors go: lanes `mask` of vector v (grid positions p + 16 v + lane) are the
+ * outputs at offset off + lane of a channel's output (off may be negative: the lanes before the
+ * mask are never written). At most one segment per vector and grid row the tile touches. */
 typedef struct {
-    int q, len;
-    long dst;
-} run;
+    int v;
+    unsigned mask;
+    long off;
+} segment;
 
-static int tile_runs(long p, long n, int w, int r0, int c0, int c1, long orow, run *runs)
+static int tile_segments(long p, long n, int w, int r0, int c0, int c1, long orow, segment *segs)
 {
-    int nr = 0;
+    int ns = 0;
     long r = p / w, c = p % w;
     for (long q = 0; q < n; r++, c = 0) {
         long len = w - c < n - q ? w - c : n - q;
         long lo = c > c0 ? c : c0, hi = c + len < c1 ? c + len : c1;
-        if (hi > lo) runs[nr++] = (run){(int)(q + lo - c), (int)(hi - lo), (r - r0) * orow + (lo - c0)};
+        if (hi > lo) { /* tile positions [a, e) are outputs dst .. */
+            long a = q + lo - c, e = q + hi - c, dst = (r - r0) * orow + (lo - c0);
+            for (long v = a / 16; v * 16 < e; v++) {
+                long l0 = a > 16 * v ? a - 16 * v : 0, l1 = e < 16 * v + 16 ? e - 16 * v : 16;
+                segs[ns++] = (segment){(int)v, ((1u << l1) - 1u) & ~((1u << l0) - 1u), dst - a + 16 * v};
+            }
+        }
         q += len;
     }
-    return nr;
+    return ns;
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -91,6 +102,42 @@ static inline __mmask16 __attribute__((target("avx512f"))) lanes(long n)
     return n >= 16 ? (__mmask16)0xFFFF : n <= 0 ? (__mmask16)0 : (__mmask16)((1u << n) - 1u);
 }
 
+/* One tile's sums over every tap into tile[m][0 .. TILE). masked is a constant at each call: full
+ * tiles load without masks (no mask register to keep live), the grid's last tile with them. */
+static inline void __attribute__((target("avx512f"), always_inline))
+tile_sums(const int masked, const float *in, int cin, long plane, int w, int k, const float *wk, long p, long n,
+          float tile[MR][TILE])
+{
+    __mmask16 m0 = lanes(n), m1 = lanes(n - 16), m2 = lanes(n - 32);
+    __m512 acc[MR][NV];
+#pragma GCC unroll 8
+    for (int m = 0; m < MR; m++)
+#pragma GCC unroll 3
+        for (int v = 0; v < NV; v++) acc[m][v] = _mm512_setzero_ps();
+    for (int ch = 0; ch < cin; ch++)
+        for (int ki = 0; ki < k; ki++) {
+            const float *row = in + ch * plane + (long)ki * w + p;
+            for (int kj = 0; kj < k; kj++, wk += MR) {
+                __m512 v0 = masked ? _mm512_maskz_loadu_ps(m0, row + kj) : _mm512_loadu_ps(row + kj);
+                __m512 v1 = masked ? _mm512_maskz_loadu_ps(m1, row + kj + 16) : _mm512_loadu_ps(row + kj + 16);
+                __m512 v2 = masked ? _mm512_maskz_loadu_ps(m2, row + kj + 32) : _mm512_loadu_ps(row + kj + 32);
+#pragma GCC unroll 8
+                for (int m = 0; m < MR; m++) {
+                    __m512 s = _mm512_set1_ps(wk[m]);
+                    acc[m][0] = _mm512_fmadd_ps(s, v0, acc[m][0]);
+                    acc[m][1] = _mm512_fmadd_ps(s, v1, acc[m][1]);
+                    acc[m][2] = _mm512_fmadd_ps(s, v2, acc[m][2]);
+                }
+            }
+        }
+    /* Out of the registers with constant indices: an accumulator indexed by a variable in the
+     * epilogue would make the compiler keep all of them in memory. */
+#pragma GCC unroll 8
+    for (int m = 0; m < MR; m++)
+#pragma GCC unroll 3
+        for (int v = 0; v < NV; v++) _mm512_store_ps(&tile[m][16 * v], acc[m][v]);
+}
+
 __attribute__((target("avx512f"))) static void direct_avx512(const float *in, int cin, int h, int w, int k,
                                                             const float *wp, int cout, const float *bias, int relu,
                                                             int r0, int r1, int c0, int c1, float *out, long orow,
@@ -98,61 +145,263 @@ __attribute__((target("avx512f"))) static void direct_avx512(const float *in, in
 {
     long kin = (long)cin * k * k, plane = (long)h * w;
     long pb = (long)r0 * w + c0, pe = (long)(r1 - 1) * w + c1;
-    run runs[TILE + 1];
+    segment segs[TILE + NV + 1];
+    float tile[MR][TILE] __attribute__((aligned(64)));
     for (int b = 0; b < (cout + MR - 1) / MR; b++) {
         const float *wb = wp + (long)b * kin * MR;
         int mr = cout - b * MR < MR ? cout - b * MR : MR;
         for (long p = pb; p < pe; p += TILE) {
             long n = pe - p < TILE ? pe - p : TILE;
-            __mmask16 m0 = lanes(n), m1 = lanes(n - 16), m2 = lanes(n - 32);
-            __m512 acc[MR][NV];
-#pragma GCC unroll 8
-            for (int m = 0; m < MR; m++)
-#pragma GCC unroll 3
-                for (int v = 0; v < NV; v++) acc[m][v] = _mm512_setzero_ps();
-            const float *wk = wb;
-            for (int ch = 0; ch < cin; ch++)
-                for (int ki = 0; ki < k; ki++) {
-                    const float *row = in + ch * plane + (long)ki * w + p;
-                    for (int kj = 0; kj < k; kj++, wk += MR) {
-                        __m512 v0 = _mm512_maskz_loadu_ps(m0, row + kj);
-                        __m512 v1 = _mm512_maskz_loadu_ps(m1, row + kj + 16);
-                        __m512 v2 = _mm512_maskz_loadu_ps(m2, row + kj + 32);
-#pragma GCC unroll 8
-                        for (int m = 0; m < MR; m++) {
-                            __m512 s = _mm512_set1_ps(wk[m]);
-                            acc[m][0] = _mm512_fmadd_ps(s, v0, acc[m][0]);
-                            acc[m][1] = _mm512_fmadd_ps(s, v1, acc[m][1]);
-                            acc[m][2] = _mm512_fmadd_ps(s, v2, acc[m][2]);
-                        }
-                    }
-                }
-            /* Out of the registers at once with constant indices: an accumulator indexed by a
-             * variable in the epilogue would make the compiler keep all of them in memory. */
-            float tile[MR][TILE];
-#pragma GCC unroll 8
-            for (int m = 0; m < MR; m++)
-#pragma GCC unroll 3
-                for (int v = 0; v < NV; v++) _mm512_storeu_ps(&tile[m][16 * v], acc[m][v]);
-            int nr = tile_runs(p, n, w, r0, c0, c1, orow, runs);
+            if (n == TILE)
+                tile_sums(0, in, cin, plane, w, k, wb, p, n, tile);
+            else
+                tile_sums(1, in, cin, plane, w, k, wb, p, n, tile);
+            /* Each vector is read back whole from where it was stored (a partial or shifted
+             * read of a fresh store stalls), then stored with a mask straight to the output. */
+            int ns = tile_segments(p, n, w, r0, c0, c1, orow, segs);
             for (int m = 0; m < mr; m++) {
                 int o = b * MR + m;
                 __m512 bv = bias ? _mm512_set1_ps(bias[o]) : _mm512_setzero_ps();
-                for (int v = 0; v < NV; v++) {
-                    __m512 y = _mm512_add_ps(_mm512_loadu_ps(&tile[m][16 * v]), bv);
-                    _mm512_storeu_ps(&tile[m][16 * v], relu ? _mm512_max_ps(y, _mm512_setzero_ps()) : y);
-                }
                 float *dst = out + o * och;
-                for (int i = 0; i < nr; i++)
-                    for (int j = 0; j < runs[i].len; j += 16) {
-                        __mmask16 mk = lanes(runs[i].len - j);
-                        _mm512_mask_storeu_ps(dst + runs[i].dst + j, mk, _mm512_maskz_loadu_ps(mk, &tile[m][runs[i].q + j]));
-                    }
+                for (int i = 0; i < ns; i++) {
+                    __m512 y = _mm512_add_ps(_mm512_load_ps(&tile[m][16 * segs[i].v]), bv);
+                    if (relu) y = _mm512_max_ps(y, _mm512_setzero_ps());
+                    _mm512_mask_storeu_ps((float *)((uintptr_t)dst + (uintptr_t)(segs[i].off * (long)sizeof(float))),
+                                          (__mmask16)segs[i].mask, y);
+                }
+            }
+        }
+    }
+}
+
+__attribute__((target("avx512f"))) static void pad_avx512(const float *src, const float *mask, int c, int h, int w,
+                                                         int pad, float *dst)
+{
+    int hp = h + 2 * pad, wp = w + 2 * pad;
+    for (int ch = 0; ch < c; ch++) {
+        float *d = dst + (long)ch * hp * wp;
+        memset(d, 0, (size_t)pad * wp * sizeof(float));
+        for (int r = 0; r < h; r++) {
+            float *row = d + (long)(r + pad) * wp;
+            long at = ((long)ch * h + r) * w;
+            for (int i = 0; i < pad; i++) row[i] = row[pad + w + i] = 0.0f;
+            for (int i = 0; i < w; i += 16) {
+                __mmask16 m = lanes(w - i);
+                if (mask) m &= _mm512_cmp_ps_mask(_mm512_maskz_loadu_ps(m, mask + at + i), _mm512_setzero_ps(), _CMP_GT_OQ);
+                /* Lanes the mask drops are stored as zero, lanes past the row not at all. */
+                _mm512_mask_storeu_ps(row + pad + i, lanes(w - i), _mm512_maskz_loadu_ps(m, src + at + i));
+            }
+        }
+        memset(d + (long)(pad + h) * wp, 0, (size_t)pad * wp * sizeof(float));
+    }
+}
+
+/* Rows r[0..15] (16 floats each) become columns: r[j] = (old r[0][j], ..., old r[15][j]). Three
+ * rounds of pairwise shuffles: 32-bit pairs, 64-bit pairs, then a 4 x 4 transpose of the 128-bit
+ * lanes. */
+static inline void __attribute__((target("avx512f"), always_inline)) transpose16(__m512 r[16])
+{
+    __m512 a[16], b[16];
+    for (int i = 0; i < 8; i++) {
+        a[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        a[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    for (int i = 0; i < 4; i++) {
+        __m512d a0 = _mm512_castps_pd(a[4 * i]), a1 = _mm512_castps_pd(a[4 * i + 1]);
+        __m512d a2 = _mm512_castps_pd(a[4 * i + 2]), a3 = _mm512_castps_pd(a[4 * i + 3]);
+        b[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a0, a2));
+        b[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a0, a2));
+        b[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(a1, a3));
+        b[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(a1, a3));
+    }
+    /* b[4g + e], 128-bit lane L: element 4L + e of rows 4g .. 4g + 3. */
+    for (int e = 0; e < 4; e++) {
+        __m512 c0 = _mm512_shuffle_f32x4(b[e], b[4 + e], 0x44), c1 = _mm512_shuffle_f32x4(b[e], b[4 + e], 0xEE);
+        __m512 c2 = _mm512_shuffle_f32x4(b[8 + e], b[12 + e], 0x44), c3 = _mm512_shuffle_f32x4(b[8 + e], b[12 + e], 0xEE);
+        r[e] = _mm512_shuffle_f32x4(c0, c2, 0x88);
+        r[4 + e] = _mm512_shuffle_f32x4(c0, c2, 0xDD);
+        r[8 + e] = _mm512_shuffle_f32x4(c1, c3, 0x88);
+        r[12 + e] = _mm512_shuffle_f32x4(c1, c3, 0xDD);
+    }
+}
+
+__attribute__((target("avx512f"))) static void transpose_avx512(const float *dy, const float *y, int cout, int P,
+                                                               float *dyt, float *db)
+{
+    int ld = t2__conv_direct_lanes(cout);
+    for (int o0 = 0; o0 < ld; o0 += 16) {
+        __m512 sum = _mm512_setzero_ps();
+        for (int p0 = 0; p0 < P; p0 += 16) {
+            __mmask16 pm = lanes(P - p0);
+            __m512 r[16];
+            for (int i = 0; i < 16; i++) {
+                int o = o0 + i;
+                if (o >= cout) {
+                    r[i] = _mm512_setzero_ps();
+                    continue;
+                }
+                const float *src = dy + (long)o * P + p0;
+                __mmask16 m = pm;
+                if (y) m &= _mm512_cmp_ps_mask(_mm512_maskz_loadu_ps(pm, y + (long)o * P + p0), _mm512_setzero_ps(), _CMP_GT_OQ);
+                r[i] = _mm512_maskz_loadu_ps(m, src);
+            }
+            transpose16(r);
+            int np = P - p0 < 16 ? P - p0 : 16;
+            for (int j = 0; j < np; j++) {
+                _mm512_store_ps(dyt + (long)(p0 + j) * ld + o0, r[j]);
+                sum = _mm512_add_ps(sum, r[j]);
+            }
+        }
+        float s[16];
+        _mm512_storeu_ps(s, sum);
+        for (int i = 0; i < 16 && o0 + i < cout; i++) db[o0 + i] += s[i];
+    }
+}
+
+/* One block of the weight gradient: taps off[0 .. nt) (nt <= 24 / nv) x nv vectors of channels,
+ * over output rows [r0, r1): 24 / nv x nv accumulators in registers, one aligned load per channel
+ * vector and one broadcast per tap at each position. nv is a constant at every call, so the loops
+ * unroll and the accumulators stay in registers. */
+static inline void __attribute__((target("avx512f"), always_inline))
+wgrad_block(const int nv, const float *in, const long *off, int nt, const float *dyt, long ld, int r0, int r1, int ow,
+            int w, float *dwt)
+{
+    const int nk = 24 / nv;
+    __m512 acc[24];
+#pragma GCC unroll 24
+    for (int i = 0; i < 24; i++) acc[i] = _mm512_setzero_ps();
+    for (int r = r0; r < r1; r++)
+        for (int c = 0; c < ow; c++) {
+            const float *d = dyt + ((long)r * ow + c) * ld;
+            const float *x = in + (long)r * w + c;
+            __m512 dv[4];
+#pragma GCC unroll 4
+            for (int v = 0; v < nv; v++) dv[v] = _mm512_load_ps(d + 16 * v);
+#pragma GCC unroll 24
+            for (int t = 0; t < nk; t++) {
+                if (t >= nt) break;
+                __m512 s = _mm512_set1_ps(x[off[t]]);
+#pragma GCC unroll 4
+                for (int v = 0; v < nv; v++) acc[t * nv + v] = _mm512_fmadd_ps(s, dv[v], acc[t * nv + v]);
+            }
+        }
+#pragma GCC unroll 24
+    for (int t = 0; t < nk; t++) {
+        if (t >= nt) break;
+#pragma GCC unroll 4
+        for (int v = 0; v < nv; v++) {
+            float *o = dwt + t * ld + 16 * v;
+            _mm512_store_ps(o, _mm512_add_ps(_mm512_load_ps(o), acc[t * nv + v]));
+        }
+    }
+}
+
+__attribute__((target("avx512f"))) static void wgrad_avx512(const float *in, int cin, int h, int w, int k,
+                                                           const float *dyt, int cout, int oh, int ow, float *dwt)
+{
+    long ld = t2__conv_direct_lanes(cout), kin = (long)cin * k * k, plane = (long)h * w;
+    for (int o0 = 0; o0 < ld; o0 += 64) {
+        int nv = ld - o0 >= 64 ? 4 : (int)(ld - o0) / 16, nk = 24 / nv;
+        /* Rows per pass: their dy (about 16 KB) stays in L1 while every tap block reads it. */
+        int rows = (int)(4096 / ((long)ow * 16 * nv));
+        if (rows < 1) rows = 1;
+        for (int r0 = 0; r0 < oh; r0 += rows) {
+            int r1 = r0 + rows < oh ? r0 + rows : oh;
+            for (long t0 = 0; t0 < kin; t0 += nk) {
+                long off[24];
+                int nt = kin - t0 < nk ? (int)(kin - t0) : nk;
+                for (int t = 0; t < nt; t++) {
+                    long tap = t0 + t, ch = tap / (k * k), ki = tap / k % k, kj = tap % k;
+                    off[t] = ch * plane + ki * w + kj;
+                }
+                const float *d = dyt + o0;
+                float *o = dwt + t0 * ld + o0;
+                switch (nv) {
+                case 4: wgrad_block(4, in, off, nt, d, ld, r0, r1, ow, w, o); break;
+                case 3: wgrad_block(3, in, off, nt, d, ld, r0, r1, ow, w, o); break;
+                case 2: wgrad_block(2, in, off, nt, d, ld, r0, r1, ow, w, o); break;
+                default: wgrad_block(1, in, off, nt, d, ld, r0, r1, ow, w, o); break;
+                }
             }
         }
     }
 }
 #endif
+
+static void pad_scalar(const float *src, const float *mask, int c, int h, int w, int pad, float *dst)
+{
+    int hp = h + 2 * pad, wp = w + 2 * pad;
+    memset(dst, 0, (size_t)c * hp * wp * sizeof(float));
+    for (long i = 0; i < (long)c * h * w; i++) {
+        long ch = i / ((long)h * w), r = i / w % h, col = i % w;
+        dst[(ch * hp + r + pad) * wp + col + pad] = mask && !(mask[i] > 0.0f) ? 0.0f : src[i];
+    }
+}
+
+void t2__conv_direct_pad(const float *src, const float *mask, int c, int h, int w, int pad, float *dst)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (t2__conv_direct_available()) {
+        pad_avx512(src, mask, c, h, w, pad, dst);
+        return;
+    }
+#endif
+    pad_scalar(src, mask, c, h, w, pad, dst);
+}
+
+static void transpose_scalar(const float *dy, const float *y, int cout, int P, float *dyt, float *db)
+{
+    int ld = t2__conv_direct_lanes(cout);
+    for (int p = 0; p < P; p++)
+        for (int o = 0; o < ld; o++) {
+            float v = o < cout ? dy[(long)o * P + p] : 0.0f;
+            if (o < cout && y && !(y[(long)o * P + p] > 0.0f)) v = 0.0f;
+            dyt[(long)p * ld + o] = v;
+        }
+    for (int o = 0; o < cout; o++) {
+        float s = 0.0f;
+        for (int p = 0; p < P; p++) s += dyt[(long)p * ld + o];
+        db[o] += s;
+    }
+}
+
+static void wgrad_scalar(const float *in, int cin, int h, int w, int k, const float *dyt, int cout, int oh, int ow,
+                         float *dwt)
+{
+    long ld = t2__conv_direct_lanes(cout), kin = (long)cin * k * k, plane = (long)h * w;
+    for (long t = 0; t < kin; t++) {
+        long off = t / (k * k) * plane + t / k % k * w + t % k;
+        for (int o = 0; o < cout; o++) {
+            float s = 0.0f;
+            for (int r = 0; r < oh; r++)
+                for (int c = 0; c < ow; c++) s += dyt[((long)r * ow + c) * ld + o] * in[off + (long)r * w + c];
+            dwt[t * ld + o] += s;
+        }
+    }
+}
+
+void t2__conv_direct_transpose_dy(const float *dy, const float *y, int cout, int P, float *dyt, float *db)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (t2__conv_direct_available()) {
+        transpose_avx512(dy, y, cout, P, dyt, db);
+        return;
+    }
+#endif
+    transpose_scalar(dy, y, cout, P, dyt, db);
+}
+
+void t2__conv_direct_weight_grad(const float *in, int cin, int h, int w, int k, const float *dyt, int cout, int oh,
+                                 int ow, float *dwt)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (t2__conv_direct_available()) {
+        wgrad_avx512(in, cin, h, w, k, dyt, cout, oh, ow, dwt);
+        return;
+    }
+#endif
+    wgrad_scalar(in, cin, h, w, k, dyt, cout, oh, ow, dwt);
+}
 
 /* The same sums one output at a time, for builds without AVX-512 intrinsics (never chosen at
  * run time there: t2__conv_direct_available says 0). */

@@ -42,4 +42,23 @@ void t2__conv_direct_pack_flipped(const float *w, int cout, int cin, int k, floa
 void t2__conv_direct(const float *in, int cin, int h, int w, int k, const float *wp, int cout, const float *bias,
                      int relu, int r0, int r1, int c0, int c1, float *out, long orow, long och);
 
+/* src [c][h][w] into dst [c][h + 2 pad][w + 2 pad] with zero borders, each value zeroed where mask
+ * (same shape as src; NULL for none) is not > 0: the fused relu's mask on dy. */
+void t2__conv_direct_pad(const float *src, const float *mask, int c, int h, int w, int pad, float *dst);
+
+/* Channels of a transposed dy row: cout rounded up to 16 (one or more whole vectors). */
+int t2__conv_direct_lanes(int cout);
+
+/* For the weight gradient: dy [cout][P] (masked by y > 0 where y is not NULL, the fused relu) into
+ * dyt [P][t2__conv_direct_lanes(cout)] (zero past cout; dyt 64-byte aligned), adding each channel's
+ * sum into db. */
+void t2__conv_direct_transpose_dy(const float *dy, const float *y, int cout, int P, float *dyt, float *db);
+
+/* The weight gradient of a stride-1 valid convolution of in [cin][h][w] whose output is oh x ow:
+ *   dwt[t][o] += sum over r < oh, c < ow of dyt[r * ow + c][o] * in[ch][r + ki][c + kj]
+ * for every tap t = (ch * k + ki) * k + kj, dwt [cin * k * k][lanes] (lanes as for dyt; dwt
+ * 64-byte aligned). The sum runs over the positions in order, so it depends only on the shapes. */
+void t2__conv_direct_weight_grad(const float *in, int cin, int h, int w, int k, const float *dyt, int cout, int oh,
+                                 int ow, float *dwt);
+
 #endif

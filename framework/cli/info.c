@@ -13,6 +13,7 @@
 #ifdef T2EXP_HAVE_MPI
 #include <mpi.h>
 #endif
+#include "nn/conv_direct.h"
 #include "info.h"
 #include "store/store.h"
 #include "t2exp.h"
@@ -75,6 +76,9 @@ int t2__info_print(FILE *out, const char *home, int json)
         {"blas_core", b.core},
         {"blas_core_best_for_cpu", b.cpu_core},
         {"blas_core_why", b.why},
+        {"conv2d", t2__conv_direct_available()
+                       ? "direct AVX-512 kernels for stride 1 (im2col + BLAS otherwise)"
+                       : "im2col + BLAS (the direct kernels need AVX-512F)"},
         {"cores", threads},
         {"mpi", mpi},
         {"sqlite", sqlite3_libversion()},

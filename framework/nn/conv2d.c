@@ -333,6 +333,23 @@ static void forward(t2__layer *l, const float *x, float *y, int n, t2_mode mode,
     t2__parallel_for((size_t)j.parts, 1, forward_part, &j);
 }
 
+/* Taps [tb, te) of the parts' transposed weight gradients (tap K: their bias gradients) into the
+ * layer's, in part order. */
+static void sum_direct_grads(void *ctx, size_t tb, size_t te)
+{
+    const conv_job *j = ctx;
+    t2__layer *l = j->l;
+    size_t ld = (size_t)t2__conv_direct_lanes(j->OC), K = (size_t)j->K, stride = part_floats(l, j->n);
+    const float *first = part_scratch(j, 0);
+    for (size_t k = tb; k < te; k++)
+        for (int oc = 0; oc < j->OC; oc++) {
+            float *to = k < K ? &l->dw[(size_t)oc * K + k] : &l->db[oc];
+            float s = *to;
+            for (int t = 0; t < j->parts; t++) s += first[(size_t)t * stride + k * ld + (size_t)oc];
+            *to = s;
+        }
+}
+
 static void backward(t2__layer *l, const float *x, const float *y, const float *dy, float *dx, int n)
 {
     conv_job j = job_for(l, n);
@@ -349,14 +366,9 @@ static void backward(t2__layer *l, const float *x, const float *y, const float *
     /* Sum the parts' gradients in part order, so the result depends only on the part count. */
     size_t nw = (size_t)j.OC * j.K;
     if (j.direct) {
-        size_t ld = (size_t)t2__conv_direct_lanes(j.OC);
-        for (int t = 0; t < j.parts; t++) {
-            const float *dwt = part_scratch(&j, (size_t)t), *db = dwt + (size_t)j.K * ld;
-            for (int oc = 0; oc < j.OC; oc++) {
-                for (int k = 0; k < j.K; k++) l->dw[(size_t)oc * j.K + k] += dwt[(size_t)k * ld + oc];
-                l->db[oc] += db[oc];
-            }
-        }
+        /* Rows of taps (the bias as row K) split over the pool; each element still adds the parts
+         * in part order. */
+        t2__parallel_for((size_t)j.K + 1, 16, sum_direct_grads, &j);
         return;
     }
     for (int t = 0; t < j.parts; t++) {

@@ -20,6 +20,9 @@ elif has avx2 && has fma; then
   case "$core" in Haswell|Zen|SkylakeX|Cooperlake) ;; *) fail "CPU has AVX2+FMA but the core is $core" ;; esac
 fi
 expect_in "$OUT" "cpu_features"
+# The convolution kernels follow the same CPUID facts.
+if has avx512f; then expect_in "$OUT" "conv2d                   direct AVX-512"
+else expect_in "$OUT" "conv2d                   im2col + BLAS"; fi
 expect_in "$OUT" "sqlite"
 expect_in "$OUT" "store                    $T2EXP_HOME"
 # The decision is cached per machine: a second run reads it and says the same.

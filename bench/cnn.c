@@ -9,6 +9,8 @@
  *                                                               backward time per timed batch
  *   ... --model resnet                                          the same for the example ResNet
  *                                                               (trials/resnet_fashion_mnist_model.h, width 16)
+ *   ... --conv im2col                                           conv2d without its direct AVX-512 kernels
+ *                                                               (conv_direct.h), to compare the two paths
  *
  * Throughput is measured like ../shared/bench/torch_cnn.py: N timed SGD(momentum 0.9) steps after
  * 10 warm-up steps, then eval over the 10000 test images in batches of 1000. Prints one line
@@ -23,6 +25,7 @@
 #include "../trials/fashion_mnist_cnn_model.h"
 #include "../trials/resnet_fashion_mnist_model.h"
 #include "internal.h"
+#include "../framework/nn/conv_direct.h"
 #include "parallel.h"
 
 #define TRY(expr)                                                                            \
@@ -113,7 +116,7 @@ static void print_profile(const t2_net *net, const char *what, const double *acc
 
 int main(int argc, char **argv)
 {
-    int epochs = 1, batch = 64, threads = 2, bench = 0, resnet = 0, profile = 0, parts = 0;
+    int epochs = 1, batch = 64, threads = 2, bench = 0, resnet = 0, profile = 0, parts = 0, direct = 1;
     double lr = 0.05;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--epochs") && i + 1 < argc) epochs = atoi(argv[++i]);
@@ -125,8 +128,11 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--parts") && i + 1 < argc) parts = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--model") && i + 1 < argc && (!strcmp(argv[i + 1], "cnn") || !strcmp(argv[i + 1], "resnet")))
             resnet = !strcmp(argv[++i], "resnet");
-        else {
-            fprintf(stderr, "usage: cnn [--epochs E] [--batch B] [--lr LR] [--threads T] [--bench N] [--parts P] [--profile] [--model cnn|resnet]\n");
+        else if (!strcmp(argv[i], "--conv") && i + 1 < argc && !strcmp(argv[i + 1], "im2col")) {
+            i++;
+            direct = 0;
+        } else {
+            fprintf(stderr, "usage: cnn [--epochs E] [--batch B] [--lr LR] [--threads T] [--bench N] [--parts P] [--profile] [--model cnn|resnet] [--conv im2col]\n");
             return 2;
         }
     }
@@ -134,6 +140,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "cnn: --epochs, --batch, --threads and --lr must be positive\n");
         return 2;
     }
+    t2__conv_direct_set(direct);
     TRY(t2__set_num_parts(parts));
     TRY(t2_set_num_threads(threads));
 
@@ -188,8 +195,9 @@ int main(int argc, char **argv)
         /* Eval batches are 1000 images; its "other" is the time outside the layers' forwards. */
         if (acc_s) print_profile(m.net, "profile_eval", acc_s, 10, 10000.0 / eval_rate);
         free(acc_s);
-        printf("t2_%s train_img_per_s=%.1f eval_img_per_s=%.1f batch=%d threads=%d parts=%d\n",
-               resnet ? "resnet" : "cnn", train_rate, eval_rate, batch, threads, parts ? parts : threads);
+        printf("t2_%s train_img_per_s=%.1f eval_img_per_s=%.1f batch=%d threads=%d parts=%d conv=%s\n",
+               resnet ? "resnet" : "cnn", train_rate, eval_rate, batch, threads, parts ? parts : threads,
+               t2__conv_direct_available() ? "direct" : "im2col");
     } else {
         int64_t per_epoch = t2_loader_batches_per_epoch(ld);
         for (int e = 0; e < epochs; e++) {

@@ -19,6 +19,7 @@
 #include "parallel.h"
 #include "runner.h"
 #include "t2exp/blas.h"
+#include "nn/conv_direct.h"
 #include "t2exp/nn.h"
 #include "internal.h"
 
@@ -814,6 +815,11 @@ int t2__runner_run(const t2__runner_args *a)
     t2__metrics_init(&r.vm);
     /* The kernels a result was trained on come first in its log (a bug report's first question). */
     if (t2_blas_line(r.blas, sizeof r.blas) != T2_OK) r.blas[0] = '\0';
+    if (r.blas[0]) { /* conv2d's own kernels change the numbers as much as the BLAS core does */
+        size_t used = strlen(r.blas);
+        snprintf(r.blas + used, sizeof r.blas - used, "; conv2d: %s",
+                 t2__conv_direct_available() ? "direct AVX-512" : "im2col + BLAS");
+    }
     if (r.blas[0] && (!a->comm || a->comm->rank == 0)) {
         printf("%s\n", r.blas);
         fflush(stdout);

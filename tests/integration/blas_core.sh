@@ -58,6 +58,7 @@ expect_exit 0 env -u OPENBLAS_CORETYPE "$T2EXP" create "$EXAMPLES/quadratic_rand
 expect_exit 0 "$T2EXP" logs 1.0
 first=$(head -n1 <<<"$OUT")
 case "$first" in "BLAS: OpenBLAS "*", core $core "*) ;; *) fail "trial log does not begin with the BLAS line of core $core: $first" ;; esac
+if has avx512f; then expect_in "$first" "; conv2d: direct AVX-512"; else expect_in "$first" "; conv2d: im2col + BLAS"; fi
 echo "ok: core $core; trial log: $first"
 # The store keeps each trial's line, and describe shows the kernels the experiment's results came from.
 expect_exit 0 "$T2EXP" describe 1

@@ -64,7 +64,7 @@ static const char SQL_EXPERIMENT[] =
     "SELECT id, name, description, labels, state, searcher_name AS searcher, metric,"
     " smaller_is_better, progress, num_trials AS trials,"
     " best_trial_id AS best_trial, best_metric,"
-    " trial_object, seed, " ISO("created_at") " AS created, " ISO("started_at") " AS started, "
+    " trial_object, seed, parts, " ISO("created_at") " AS created, " ISO("started_at") " AS started, "
     ISO("ended_at") " AS ended, " RUN_SECONDS("ACTIVE") " AS duration, error,"
     " overrides, checkpoint_dir,"
     /* Which BLAS kernels the trials ran on: one line each, normally one in all. Found by seeking

@@ -75,6 +75,11 @@ grep -qE "^threads 1 -> 2 at batch [0-9]+$" <<<"$(logs 4 2)" || fail "process_pe
 # The parts are the experiment's: recorded at create, kept by a resume with another max_slots.
 [ "$(sql 'SELECT parts FROM experiments WHERE id=2')" = 2 ] || fail "experiment 2 did not record 2 parts"
 [ "$(sql 'SELECT parts FROM experiments WHERE id=3')" = 1 ] || fail "max_threads_per_trial: 1 did not record 1 part"
+# describe shows them, since they fix the numbers (table and JSON).
+expect_exit 0 "$T2EXP" describe 2
+grep -qE "^parts +2$" <<<"$OUT" || fail "describe does not show the experiment's 2 parts: $OUT"
+expect_exit 0 "$T2EXP" describe 3 --json
+expect_in "$OUT" '"parts":1'
 # One trial that waits 50 ms a batch (stall 3: never that many threads), paused after 10 batches
 # and resumed on 1 slot: still 2 parts, and the parameters of the same trial run uninterrupted.
 cat > "$WORK/pause.yaml" <<Y

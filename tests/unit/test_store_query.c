@@ -156,7 +156,7 @@ static const char WANT4[] =
     "\"labels\":[\"x\"],\"state\":\"ACTIVE\",\"searcher\":\"adaptive_asha\","
     "\"metric\":\"validation_loss\",\"smaller_is_better\":1,\"progress\":0.5,"
     "\"trials\":3,\"best_trial\":1,\"best_metric\":0.25,\"trial_object\":\"/t/cnn.so\","
-    "\"seed\":7,\"created\":\"2023-11-14T22:13:20Z\",\"started\":\"2023-11-14T22:13:20Z\","
+    "\"seed\":7,\"parts\":null,\"created\":\"2023-11-14T22:13:20Z\",\"started\":\"2023-11-14T22:13:20Z\","
     "\"ended\":null,\"duration\":3677.0,\"error\":null,\"overrides\":[],\"checkpoint_dir\":null,\"blas\":null,\"config\":\"name: fmnist\\nsearcher:\\n  name: adaptive_asha\\n\"},"
     "\"trials\":[{\"trial\":1,\"id\":1,\"state\":\"RUNNING\",\"hparams\":{\"lr\":0.1,"
     "\"layers\":[32,64]},\"best_validation\":0.25,\"latest_validation\":0.25,"

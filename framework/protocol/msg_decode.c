@@ -148,8 +148,6 @@ static void read_assign(reader *r, t2__msg *out)
     out->u.assign.threads = count(r, "threads");
     out->u.assign.parts = thread_count(r, "parts");
     out->u.assign.hparams = field(r, "hparams", T2__VAL_MAP, 1);
-    out->u.assign.log_path = str(r, "log_path", 0);
-    if (out->u.assign.log_path && !out->u.assign.log_path[0]) bad(r, "log_path", "is empty");
     out->u.assign.restore_path = str(r, "restore_path", 0);
     out->u.assign.warm_start = flag(r, "warm_start");
 }

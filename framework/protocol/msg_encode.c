@@ -122,7 +122,6 @@ static void put_assign(builder *b, const t2__msg *m)
     put_count(b, "parts", m->u.assign.parts);
     if (!m->u.assign.hparams && !b->rc) b->rc = t2_seterr(T2_EINVAL, "protocol: assign message without hparams");
     put(b, "hparams", m->u.assign.hparams ? t2__val_copy(m->u.assign.hparams) : NULL);
-    put_str(b, "log_path", m->u.assign.log_path, 0);
     put_str(b, "restore_path", m->u.assign.restore_path, 0);
     put(b, "warm_start", t2__val_bool(m->u.assign.warm_start));
 }

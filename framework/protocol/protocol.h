@@ -54,15 +54,14 @@
  * controller, that runs one trial after another on its socketpair; it already holds the config,
  * the trial object and the experiment's checkpoint directory, so a trial needs only:
  *   controller -> worker   assign     {trial_id, seed_hi, seed_lo, threads, parts, hparams: {...},
- *                           log_path?, restore_path?, warm_start}
+ *                           restore_path?, warm_start}
  *                          then the channel carries that trial's messages as above (ready ...
  *                          exit), and when its runner returns:
- *   worker -> controller   finished   {status}   the runner's exit status (0 ok, 1 failed, 3: the
- *                          worker could not set the trial up, e.g. open log_path); the worker
- *                          then waits for the next assign, and exits at the end of stream.
- *                          Without log_path the trial writes to the worker's own output (its
- *                          log, which the controller opened when it forked the worker: a
- *                          file per trial costs a file creation per trial).
+ *   worker -> controller   finished   {status}   the runner's exit status (0 ok, 1 failed); the
+ *                          worker then waits for the next assign, and exits at the end of
+ *                          stream. The trial writes to the worker's own output (its log, which
+ *                          the controller opened when it forked the worker: a file per trial
+ *                          cost a file creation per trial).
  *
  * threads (spec, assign, threads) is the trial's thread count now; parts (1..64) is the count of
  * parts its layers split a batch into, fixed for the experiment (the most threads the trial could
@@ -148,7 +147,7 @@ typedef struct t2__msg {
         struct { const char *mac; } welcome;
         struct { int64_t status; } finished;
         struct {
-            const char *log_path, *restore_path; /* restore_path: NULL if none */
+            const char *restore_path; /* NULL if none */
             const t2__val *hparams;              /* a map */
             int64_t trial_id, threads, parts;
             uint64_t seed;

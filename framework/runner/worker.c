@@ -1,44 +1,17 @@
-/* worker.c — the loop of a long-lived trial worker: take an assign, point stdout/stderr at that
- * trial's log if it names one (else they stay the worker's log), run the trial with the runner,
- * say finished, wait for the next one. */
+/* worker.c — the loop of a long-lived trial worker: take an assign, run the trial with the runner
+ * (its output goes to the worker's log, which the controller reads by segments), say finished,
+ * wait for the next one. */
 #define _POSIX_C_SOURCE 200809L
-#include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
-#include <string.h>
 #include <unistd.h>
 #include "channel.h"
 #include "protocol/protocol.h"
 #include "worker.h"
 
-/* stdout and stderr to fd (a trial's log). */
-static int output_to(int fd)
-{
-    fflush(stdout);
-    fflush(stderr);
-    return dup2(fd, STDOUT_FILENO) < 0 || dup2(fd, STDERR_FILENO) < 0 ? -1 : 0;
-}
-
-/* One assigned trial: its exit status (the runner's, or 3 when its log cannot be opened: the
- * status a forked trial gets for the same, and the controller restarts it as any failure). */
+/* One assigned trial: its exit status (the runner's). Its output goes to the worker's own log. */
 static int run_one(const t2__runner_args *base, int fd, t2__chan_reader *rd, t2__chan_writer *wr, const t2__msg *m)
 {
-    if (m->u.assign.log_path) { /* else the trial writes to the worker's own log */
-        /* 0600: a trial's output is the user's alone (the umask may take more, never add). */
-        int log = open(m->u.assign.log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-        if (log < 0) {
-            char msg[PATH_MAX + 128];
-            snprintf(msg, sizeof msg, "cannot open log %s: %s", m->u.assign.log_path, strerror(errno));
-            t2__msg e = {.kind = T2__MSG_ERROR, .u.error = {.where = "worker", .message = msg}};
-            if (t2__msg_send(fd, &e)) t2_clearerr();
-            return 3;
-        }
-        int bad = output_to(log);
-        close(log);
-        if (bad) return 3;
-    }
     t2__runner_args a = *base;
     a.fd = fd;
     a.rd = rd;

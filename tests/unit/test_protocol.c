@@ -199,18 +199,15 @@ static void controller_kinds(void)
     t2__val_map_set(hp, "units", t2__val_int(64));
     t2__msg as = {.kind = T2__MSG_ASSIGN,
                   .u.assign = {.trial_id = 7, .seed = 0x8000000000000001ull, .threads = 2, .parts = 3, .hparams = hp,
-                               .log_path = "/l/trial-7.log", .restore_path = "/c/u.tar", .warm_start = 0}};
+                               .restore_path = "/c/u.tar", .warm_start = 0}};
     CHECK_OK(round_trip(&as, &o));
     CHECK(o.kind == T2__MSG_ASSIGN && o.u.assign.trial_id == 7 && o.u.assign.seed == 0x8000000000000001ull);
     CHECK(o.u.assign.threads == 2 && o.u.assign.parts == 3 && !o.u.assign.warm_start);
-    CHECK_STR(o.u.assign.log_path, "/l/trial-7.log");
     CHECK_STR(o.u.assign.restore_path, "/c/u.tar");
     CHECK(t2__val_map_get(o.u.assign.hparams, "units")->i == 64);
     t2__msg_free(&o);
     as.u.assign.restore_path = NULL;
-    as.u.assign.log_path = NULL; /* a trial that writes to its worker's log */
     CHECK_OK(round_trip(&as, &o));
-    CHECK(o.u.assign.log_path == NULL && o.u.assign.restore_path == NULL);
     CHECK(o.u.assign.restore_path == NULL);
     t2__msg_free(&o);
     t2__val_free(hp);
@@ -284,18 +281,16 @@ static void bad_messages(void)
     refused("{\"type\":\"threads\",\"threads\":0}", T2_EFORMAT, "threads message: threads is not in 1..64");
     refused("{\"type\":\"threads\",\"threads\":65}", T2_EFORMAT, "threads is not in 1..64");
     refused("{\"type\":\"threads\",\"threads\":2.5}", T2_EFORMAT, "threads message: threads is not an integer");
-    refused("{\"type\":\"assign\",\"trial_id\":1,\"seed_hi\":0,\"seed_lo\":0,\"threads\":1,\"hparams\":{},"
-            "\"log_path\":\"l\"}", T2_EFORMAT, "assign message: parts is missing");
+    refused("{\"type\":\"assign\",\"trial_id\":1,\"seed_hi\":0,\"seed_lo\":0,\"threads\":1,\"hparams\":{}}",
+            T2_EFORMAT, "assign message: parts is missing");
     refused("{\"type\":\"assign\",\"trial_id\":1,\"seed_hi\":0,\"seed_lo\":0,\"threads\":1,\"parts\":0,"
-            "\"hparams\":{},\"log_path\":\"l\"}", T2_EFORMAT, "assign message: parts is not in 1..64");
+            "\"hparams\":{}}", T2_EFORMAT, "assign message: parts is not in 1..64");
     refused("{\"type\":\"finished\",\"status\":256}", T2_EFORMAT, "status is over 255");
     refused("{\"type\":\"finished\",\"status\":-1}", T2_EFORMAT, "status is negative");
-    refused("{\"type\":\"assign\",\"trial_id\":1,\"seed_hi\":0,\"seed_lo\":0,\"threads\":1,\"parts\":1,\"hparams\":{},"
-            "\"log_path\":\"\"}", T2_EFORMAT, "log_path is empty");
     refused("{\"type\":\"assign\",\"trial_id\":1,\"seed_hi\":0,\"seed_lo\":4294967296,\"threads\":1,\"parts\":1,"
-            "\"hparams\":{},\"log_path\":\"l\"}", T2_EFORMAT, "seed_lo is over 32 bits");
-    refused("{\"type\":\"assign\",\"trial_id\":1,\"seed_hi\":0,\"seed_lo\":0,\"threads\":1,\"parts\":1,\"hparams\":[],"
-            "\"log_path\":\"l\"}", T2_EFORMAT, "hparams is not a map");
+            "\"hparams\":{}}", T2_EFORMAT, "seed_lo is over 32 bits");
+    refused("{\"type\":\"assign\",\"trial_id\":1,\"seed_hi\":0,\"seed_lo\":0,\"threads\":1,\"parts\":1,\"hparams\":[]}",
+            T2_EFORMAT, "hparams is not a map");
     /* Unknown fields are ignored; an optional field may be null. */
     t2__msg m;
     CHECK_OK(decode_text("{\"type\":\"done\",\"batches\":3,\"later\":[1,{}]}", &m));

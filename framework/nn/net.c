@@ -395,9 +395,13 @@ static int eval_chunk(const t2_net *net, int n)
 {
     for (int i = 0; i < net->nlayers; i++)
         if (net->layers[i].def) return 0;
-    int chunk = 8 * t2__pool_parts();
+    int parts = t2__pool_parts(), chunk = 8 * parts;
     if (chunk < 64) chunk = 64;
-    if (chunk < net->max_batch && net->parts == t2__pool_parts()) chunk = net->max_batch;
+    /* Within the training batch's activations when they hold 64 or more: 8 samples a part would
+     * otherwise (16 parts, batch 64) reallocate and first-touch every activation at twice the
+     * size for the first evaluation, which on a VM cost more than that evaluation's arithmetic. */
+    if (net->parts == parts && net->max_batch >= 64 && chunk > net->max_batch) chunk = net->max_batch;
+    if (chunk < net->max_batch && net->parts == parts) chunk = net->max_batch;
     return n > chunk ? chunk : 0;
 }
 

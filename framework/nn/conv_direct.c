@@ -117,6 +117,7 @@ tile_sums(const int masked, const float *in, int cin, long plane, int w, int k, 
     for (int ch = 0; ch < cin; ch++)
         for (int ki = 0; ki < k; ki++) {
             const float *row = in + ch * plane + (long)ki * w + p;
+#pragma GCC unroll 4
             for (int kj = 0; kj < k; kj++, wk += MR) {
                 __m512 v0 = masked ? _mm512_maskz_loadu_ps(m0, row + kj) : _mm512_loadu_ps(row + kj);
                 __m512 v1 = masked ? _mm512_maskz_loadu_ps(m1, row + kj + 16) : _mm512_loadu_ps(row + kj + 16);
@@ -152,7 +153,10 @@ __attribute__((target("avx512f"))) static void direct_avx512(const float *in, in
         int mr = cout - b * MR < MR ? cout - b * MR : MR;
         for (long p = pb; p < pe; p += TILE) {
             long n = pe - p < TILE ? pe - p : TILE;
-            if (n == TILE)
+            /* k = 3 (most convolutions) gets its own copy with the tap loop unrolled. */
+            if (n == TILE && k == 3)
+                tile_sums(0, in, cin, plane, w, 3, wb, p, n, tile);
+            else if (n == TILE)
                 tile_sums(0, in, cin, plane, w, k, wb, p, n, tile);
             else
                 tile_sums(1, in, cin, plane, w, k, wb, p, n, tile);

@@ -67,6 +67,11 @@ int t2__info_print(FILE *out, const char *home, int json)
     mpi_version(mpi, sizeof mpi);
     if (t2__store_home(home, store, sizeof store)) snprintf(store, sizeof store, "(none: %s)", t2_errmsg());
     int cores = usable_cores();
+    char conv[128]; /* the same name as each trial log's, with where it applies */
+    snprintf(conv, sizeof conv,
+             t2__conv_direct_available() ? "%s kernels for stride 1 (im2col + BLAS otherwise)"
+                                         : "%s (the direct kernels need AVX-512F)",
+             t2__conv_direct_kernels());
     snprintf(threads, sizeof threads, "%d", cores);
     const char *rows[][2] = {
         {"t2exp", t2_version()},
@@ -76,9 +81,7 @@ int t2__info_print(FILE *out, const char *home, int json)
         {"blas_core", b.core},
         {"blas_core_best_for_cpu", b.cpu_core},
         {"blas_core_why", b.why},
-        {"conv2d", t2__conv_direct_available()
-                       ? "direct AVX-512 kernels for stride 1 (im2col + BLAS otherwise)"
-                       : "im2col + BLAS (the direct kernels need AVX-512F)"},
+        {"conv2d", conv},
         {"cores", threads},
         {"mpi", mpi},
         {"sqlite", sqlite3_libversion()},

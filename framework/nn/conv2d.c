@@ -197,12 +197,13 @@ static float *part_scratch(const conv_job *j, size_t t)
     return (float *)j->l->scratch + shared_floats(j->l) + t * part_floats(j->l, j->n);
 }
 
-/* The part's private weight gradient (its bias gradient follows) and padded copy. */
+/* The im2col path's private weight gradient of a part (its bias gradient follows). */
 static float *part_dw(const conv_job *j, size_t t)
 {
     return part_scratch(j, t) + (size_t)j->K * j->G * j->P + (size_t)j->OC * j->G * j->P;
 }
 
+/* The direct path's padded copy (image or dy) of a part. */
 static float *part_padded(const conv_job *j, size_t t)
 {
     return part_scratch(j, t) + direct_grads_floats(j->l) + direct_dyt_floats(j->l);
@@ -364,13 +365,13 @@ static void backward(t2__layer *l, const float *x, const float *y, const float *
     }
     t2__parallel_for((size_t)j.parts, 1, backward_part, &j);
     /* Sum the parts' gradients in part order, so the result depends only on the part count. */
-    size_t nw = (size_t)j.OC * j.K;
     if (j.direct) {
         /* Rows of taps (the bias as row K) split over the pool; each element still adds the parts
          * in part order. */
         t2__parallel_for((size_t)j.K + 1, 16, sum_direct_grads, &j);
         return;
     }
+    size_t nw = (size_t)j.OC * j.K;
     for (int t = 0; t < j.parts; t++) {
         const float *dw = part_dw(&j, (size_t)t);
         for (size_t i = 0; i < nw; i++) l->dw[i] += dw[i];

@@ -36,6 +36,8 @@ int t2__conv_direct_available(void)
 
 int t2__conv_direct_set(int on) { return __atomic_exchange_n(&direct_on, on ? 1 : 0, __ATOMIC_RELAXED); }
 
+const char *t2__conv_direct_kernels(void) { return t2__conv_direct_available() ? "direct AVX-512" : "im2col + BLAS"; }
+
 int t2__conv_direct_lanes(int cout) { return (cout + 15) & ~15; }
 
 size_t t2__conv_direct_packed_floats(int cout, int kin) { return (size_t)((cout + MR - 1) / MR) * MR * (size_t)kin; }
@@ -66,6 +68,9 @@ void t2__conv_direct_pack_flipped(const float *w, int cout, int cin, int k, floa
                 }
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
 /* Where one tile's vectors go: lanes `mask` of vector v (grid positions p + 16 v + lane) are the
  * outputs at offset off + lane of a channel's output (off may be negative: the lanes before the
  * mask are never written). At most one segment per vector and grid row the tile touches. */
@@ -93,9 +98,6 @@ static int tile_segments(long p, long n, int w, int r0, int c0, int c1, long oro
     }
     return ns;
 }
-
-#if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
 
 static inline __mmask16 __attribute__((target("avx512f"))) lanes(long n)
 {
@@ -330,9 +332,33 @@ __attribute__((target("avx512f"))) static void wgrad_avx512(const float *in, int
         }
     }
 }
-#endif
 
-static void pad_scalar(const float *src, const float *mask, int c, int h, int w, int pad, float *dst)
+void t2__conv_direct_pad(const float *src, const float *mask, int c, int h, int w, int pad, float *dst)
+{
+    pad_avx512(src, mask, c, h, w, pad, dst);
+}
+
+void t2__conv_direct_transpose_dy(const float *dy, const float *y, int cout, int P, float *dyt, float *db)
+{
+    transpose_avx512(dy, y, cout, P, dyt, db);
+}
+
+void t2__conv_direct_weight_grad(const float *in, int cin, int h, int w, int k, const float *dyt, int cout, int oh,
+                                 int ow, float *dwt)
+{
+    wgrad_avx512(in, cin, h, w, k, dyt, cout, oh, ow, dwt);
+}
+
+void t2__conv_direct(const float *in, int cin, int h, int w, int k, const float *wp, int cout, const float *bias,
+                     int relu, int r0, int r1, int c0, int c1, float *out, long orow, long och)
+{
+    if (r1 > r0 && c1 > c0) direct_avx512(in, cin, h, w, k, wp, cout, bias, relu, r0, r1, c0, c1, out, orow, och);
+}
+
+#else
+/* Plain C versions for builds on other architectures, where t2__conv_direct_available() says 0 and
+ * conv2d never calls them: every entry point still has a defined result. */
+void t2__conv_direct_pad(const float *src, const float *mask, int c, int h, int w, int pad, float *dst)
 {
     int hp = h + 2 * pad, wp = w + 2 * pad;
     memset(dst, 0, (size_t)c * hp * wp * sizeof(float));
@@ -342,18 +368,7 @@ static void pad_scalar(const float *src, const float *mask, int c, int h, int w,
     }
 }
 
-void t2__conv_direct_pad(const float *src, const float *mask, int c, int h, int w, int pad, float *dst)
-{
-#if defined(__x86_64__) && defined(__GNUC__)
-    if (t2__conv_direct_available()) {
-        pad_avx512(src, mask, c, h, w, pad, dst);
-        return;
-    }
-#endif
-    pad_scalar(src, mask, c, h, w, pad, dst);
-}
-
-static void transpose_scalar(const float *dy, const float *y, int cout, int P, float *dyt, float *db)
+void t2__conv_direct_transpose_dy(const float *dy, const float *y, int cout, int P, float *dyt, float *db)
 {
     int ld = t2__conv_direct_lanes(cout);
     for (int p = 0; p < P; p++)
@@ -369,8 +384,8 @@ static void transpose_scalar(const float *dy, const float *y, int cout, int P, f
     }
 }
 
-static void wgrad_scalar(const float *in, int cin, int h, int w, int k, const float *dyt, int cout, int oh, int ow,
-                         float *dwt)
+void t2__conv_direct_weight_grad(const float *in, int cin, int h, int w, int k, const float *dyt, int cout, int oh,
+                                 int ow, float *dwt)
 {
     long ld = t2__conv_direct_lanes(cout), kin = (long)cin * k * k, plane = (long)h * w;
     for (long t = 0; t < kin; t++) {
@@ -384,33 +399,8 @@ static void wgrad_scalar(const float *in, int cin, int h, int w, int k, const fl
     }
 }
 
-void t2__conv_direct_transpose_dy(const float *dy, const float *y, int cout, int P, float *dyt, float *db)
-{
-#if defined(__x86_64__) && defined(__GNUC__)
-    if (t2__conv_direct_available()) {
-        transpose_avx512(dy, y, cout, P, dyt, db);
-        return;
-    }
-#endif
-    transpose_scalar(dy, y, cout, P, dyt, db);
-}
-
-void t2__conv_direct_weight_grad(const float *in, int cin, int h, int w, int k, const float *dyt, int cout, int oh,
-                                 int ow, float *dwt)
-{
-#if defined(__x86_64__) && defined(__GNUC__)
-    if (t2__conv_direct_available()) {
-        wgrad_avx512(in, cin, h, w, k, dyt, cout, oh, ow, dwt);
-        return;
-    }
-#endif
-    wgrad_scalar(in, cin, h, w, k, dyt, cout, oh, ow, dwt);
-}
-
-/* The same sums one output at a time, for builds without AVX-512 intrinsics (never chosen at
- * run time there: t2__conv_direct_available says 0). */
-static void direct_scalar(const float *in, int cin, int h, int w, int k, const float *wp, int cout, const float *bias,
-                          int relu, int r0, int r1, int c0, int c1, float *out, long orow, long och)
+void t2__conv_direct(const float *in, int cin, int h, int w, int k, const float *wp, int cout, const float *bias,
+                     int relu, int r0, int r1, int c0, int c1, float *out, long orow, long och)
 {
     long kin = (long)cin * k * k, plane = (long)h * w;
     for (int o = 0; o < cout; o++)
@@ -425,16 +415,4 @@ static void direct_scalar(const float *in, int cin, int h, int w, int k, const f
                 out[o * och + (r - r0) * orow + (c - c0)] = relu && !(s > 0.0f) ? 0.0f : s;
             }
 }
-
-void t2__conv_direct(const float *in, int cin, int h, int w, int k, const float *wp, int cout, const float *bias,
-                     int relu, int r0, int r1, int c0, int c1, float *out, long orow, long och)
-{
-    if (r1 <= r0 || c1 <= c0) return;
-#if defined(__x86_64__) && defined(__GNUC__)
-    if (t2__conv_direct_available()) {
-        direct_avx512(in, cin, h, w, k, wp, cout, bias, relu, r0, r1, c0, c1, out, orow, och);
-        return;
-    }
 #endif
-    direct_scalar(in, cin, h, w, k, wp, cout, bias, relu, r0, r1, c0, c1, out, orow, och);
-}

@@ -24,6 +24,13 @@ int t2__conv_direct_available(void);
  * returns the previous setting. */
 int t2__conv_direct_set(int on);
 
+/* The kernels conv2d runs stride-1 layers on now: "direct AVX-512" or "im2col + BLAS" (trial logs,
+ * `t2exp info`). */
+const char *t2__conv_direct_kernels(void);
+
+/* The functions below are called only where t2__conv_direct_available() said 1: conv2d asks once
+ * per pass, not per sample. (A build for another architecture has plain C versions of them.) */
+
 /* Floats of a packed weight for cout output channels over kin = cin * k * k inputs. */
 size_t t2__conv_direct_packed_floats(int cout, int kin);
 

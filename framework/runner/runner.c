@@ -817,8 +817,7 @@ int t2__runner_run(const t2__runner_args *a)
     if (t2_blas_line(r.blas, sizeof r.blas) != T2_OK) r.blas[0] = '\0';
     if (r.blas[0]) { /* conv2d's own kernels change the numbers as much as the BLAS core does */
         size_t used = strlen(r.blas);
-        snprintf(r.blas + used, sizeof r.blas - used, "; conv2d: %s",
-                 t2__conv_direct_available() ? "direct AVX-512" : "im2col + BLAS");
+        snprintf(r.blas + used, sizeof r.blas - used, "; conv2d: %s", t2__conv_direct_kernels());
     }
     if (r.blas[0] && (!a->comm || a->comm->rank == 0)) {
         printf("%s\n", r.blas);

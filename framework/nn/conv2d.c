@@ -69,13 +69,14 @@ static int direct_fits(const t2__layer *l) { return l->stride == 1; }
 
 static size_t round16(size_t f) { return (f + 15) & ~(size_t)15; } /* keeps every region 64-byte aligned */
 
-/* Floats of the padded image ([C, H + 2 pad, W + 2 pad]) or padded dy ([OC, OH + 2 (k - 1), ...]). */
+/* Floats of the padded image ([C, H + 2 pad, W + 2 pad]) or padded dy ([OC, OH + 2 (k - 1),
+ * OW + k - 1] and k - 1 floats: t2__conv_direct_pad_dy). */
 static size_t padded_floats(const t2__layer *l)
 {
     if (!direct_fits(l)) return 0;
     size_t k1 = (size_t)(l->kernel - 1), p2 = 2 * (size_t)l->padding;
     size_t img = (size_t)l->in_shape[0] * ((size_t)l->in_shape[1] + p2) * ((size_t)l->in_shape[2] + p2);
-    size_t dy = (size_t)l->out_shape[0] * ((size_t)l->out_shape[1] + 2 * k1) * ((size_t)l->out_shape[2] + 2 * k1);
+    size_t dy = (size_t)l->out_shape[0] * ((size_t)l->out_shape[1] + 2 * k1) * ((size_t)l->out_shape[2] + k1) + k1;
     return round16(img > dy ? img : dy);
 }
 
@@ -226,8 +227,8 @@ static void forward_direct(const conv_job *j, size_t t, int i)
 
 /* One sample's gradients on the direct path (see conv_direct.h): dy (masked by y > 0 with a fused
  * relu) transposed adds the sample's share into the part's dwt and db; the input gradient is a
- * forward pass over dy padded by k - 1 with the flipped kernel, whose outputs at the image's pixels
- * (the padded grid's interior) are dx. */
+ * forward pass over dy padded by k - 1 (on the left, top and bottom: t2__conv_direct_pad_dy) with
+ * the flipped kernel, whose outputs at the image's pixels (the padded grid's interior) are dx. */
 static void backward_direct(const conv_job *j, size_t t, int i, float *dwt, float *db)
 {
     const t2__layer *l = j->l;
@@ -242,8 +243,8 @@ static void backward_direct(const conv_job *j, size_t t, int i, float *dwt, floa
     t2__conv_direct_transpose_dy(dy, y, j->OC, j->P, dyt, db);
     t2__conv_direct_weight_grad(x, j->g.c, hp, wp, k, dyt, j->OC, j->g.oh, j->g.ow, dwt);
     if (!j->dx) return;
-    t2__conv_direct_pad(dy, y, j->OC, j->g.oh, j->g.ow, k1, padded);
-    t2__conv_direct(padded, j->OC, j->g.oh + 2 * k1, j->g.ow + 2 * k1, k, j->wq, j->g.c, NULL, 0, pad, pad + j->g.h,
+    t2__conv_direct_pad_dy(dy, y, j->OC, j->g.oh, j->g.ow, k1, padded);
+    t2__conv_direct(padded, j->OC, j->g.oh + 2 * k1, j->g.ow + k1, k, j->wq, j->g.c, NULL, 0, pad, pad + j->g.h,
                     pad, pad + j->g.w, j->dx + (size_t)i * l->in_size, j->g.w, (long)j->g.h * j->g.w);
 }
 

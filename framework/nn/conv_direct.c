@@ -15,6 +15,8 @@
 #define NV 3
 #define TILE (16 * NV)
 
+
+
 static int direct_on = 1;
 static int cpu_has = -1; /* -1: not yet read */
 
@@ -180,26 +182,29 @@ __attribute__((target("avx512f"))) static void direct_avx512(const float *in, in
     }
 }
 
+/* src [c][h][w] into dst [c][h + 2 pad][left + w + right], zero borders, then `slack` zero floats. */
 __attribute__((target("avx512f"))) static void pad_avx512(const float *src, const float *mask, int c, int h, int w,
-                                                         int pad, float *dst)
+                                                         int pad, int left, int right, long slack, float *dst)
 {
-    int hp = h + 2 * pad, wp = w + 2 * pad;
+    int hp = h + 2 * pad, wp = left + w + right;
     for (int ch = 0; ch < c; ch++) {
         float *d = dst + (long)ch * hp * wp;
         memset(d, 0, (size_t)pad * wp * sizeof(float));
         for (int r = 0; r < h; r++) {
             float *row = d + (long)(r + pad) * wp;
             long at = ((long)ch * h + r) * w;
-            for (int i = 0; i < pad; i++) row[i] = row[pad + w + i] = 0.0f;
+            for (int i = 0; i < left; i++) row[i] = 0.0f;
+            for (int i = 0; i < right; i++) row[left + w + i] = 0.0f;
             for (int i = 0; i < w; i += 16) {
                 __mmask16 m = lanes(w - i);
                 if (mask) m &= _mm512_cmp_ps_mask(_mm512_maskz_loadu_ps(m, mask + at + i), _mm512_setzero_ps(), _CMP_GT_OQ);
                 /* Lanes the mask drops are stored as zero, lanes past the row not at all. */
-                _mm512_mask_storeu_ps(row + pad + i, lanes(w - i), _mm512_maskz_loadu_ps(m, src + at + i));
+                _mm512_mask_storeu_ps(row + left + i, lanes(w - i), _mm512_maskz_loadu_ps(m, src + at + i));
             }
         }
         memset(d + (long)(pad + h) * wp, 0, (size_t)pad * wp * sizeof(float));
     }
+    memset(dst + (long)c * hp * wp, 0, (size_t)slack * sizeof(float));
 }
 
 /* Rows r[0..15] (16 floats each) become columns: r[j] = (old r[0][j], ..., old r[15][j]). Three
@@ -266,13 +271,16 @@ __attribute__((target("avx512f"))) static void transpose_avx512(const float *dy,
 
 /* One block of the weight gradient: taps off[0 .. nt) (nt <= 24 / nv) x nv vectors of channels,
  * over output rows [r0, r1): 24 / nv x nv accumulators in registers, one aligned load per channel
- * vector and one broadcast per tap at each position. nv is a constant at every call, so the loops
- * unroll and the accumulators stay in registers. */
+ * vector and one broadcast per tap at each position. nv and full (nt is then 24 / nv) are constants
+ * at every call, so the loops unroll, the accumulators stay in registers and a full block tests no
+ * tap count inside its loop. Full blocks get their own copies for 64 and 32 channels, the common
+ * widths; the others share the general one. */
 static inline void __attribute__((target("avx512f"), always_inline))
-wgrad_block(const int nv, const float *in, const long *off, int nt, const float *dyt, long ld, int r0, int r1, int ow,
-            int w, float *dwt)
+wgrad_block(const int nv, const int full, const float *in, const long *off, int nt, const float *dyt, long ld, int r0,
+            int r1, int ow, int w, float *dwt)
 {
     const int nk = 24 / nv;
+    if (full) nt = nk;
     __m512 acc[24];
 #pragma GCC unroll 24
     for (int i = 0; i < 24; i++) acc[i] = _mm512_setzero_ps();
@@ -308,26 +316,35 @@ __attribute__((target("avx512f"))) static void wgrad_avx512(const float *in, int
     long ld = t2__conv_direct_lanes(cout), kin = (long)cin * k * k, plane = (long)h * w;
     for (int o0 = 0; o0 < ld; o0 += 64) {
         int nv = ld - o0 >= 64 ? 4 : (int)(ld - o0) / 16, nk = 24 / nv;
-        /* Rows per pass: their dy (about 16 KB) stays in L1 while every tap block reads it. */
-        int rows = (int)(4096 / ((long)ow * 16 * nv));
+        /* Rows per pass: their dy (at most 24 KB) stays in L1 while every tap block reads it, and
+         * a block's accumulators go out to dwt once per 6144 / 16 nv positions. (2 rows of the
+         * seeds' conv2 per pass gave 5-8% less than 4.) */
+        int rows = (int)(6144 / ((long)ow * 16 * nv));
         if (rows < 1) rows = 1;
         for (int r0 = 0; r0 < oh; r0 += rows) {
             int r1 = r0 + rows < oh ? r0 + rows : oh;
+            /* The taps' offsets by counting (ch, ki, kj) along: a division per tap, once per block
+             * and pass, cost as much as a third of the block's FMAs. */
+            long ch = 0, ki = 0, kj = 0;
             for (long t0 = 0; t0 < kin; t0 += nk) {
                 long off[24];
                 int nt = kin - t0 < nk ? (int)(kin - t0) : nk;
                 for (int t = 0; t < nt; t++) {
-                    long tap = t0 + t, ch = tap / (k * k), ki = tap / k % k, kj = tap % k;
                     off[t] = ch * plane + ki * w + kj;
+                    if (++kj == k) {
+                        kj = 0;
+                        if (++ki == k) ki = 0, ch++;
+                    }
                 }
                 const float *d = dyt + o0;
                 float *o = dwt + t0 * ld + o0;
-                switch (nv) {
-                case 4: wgrad_block(4, in, off, nt, d, ld, r0, r1, ow, w, o); break;
-                case 3: wgrad_block(3, in, off, nt, d, ld, r0, r1, ow, w, o); break;
-                case 2: wgrad_block(2, in, off, nt, d, ld, r0, r1, ow, w, o); break;
-                default: wgrad_block(1, in, off, nt, d, ld, r0, r1, ow, w, o); break;
-                }
+                int full = nt == nk;
+                if (full && nv == 4) wgrad_block(4, 1, in, off, nt, d, ld, r0, r1, ow, w, o);
+                else if (full && nv == 2) wgrad_block(2, 1, in, off, nt, d, ld, r0, r1, ow, w, o);
+                else if (nv == 4) wgrad_block(4, 0, in, off, nt, d, ld, r0, r1, ow, w, o);
+                else if (nv == 3) wgrad_block(3, 0, in, off, nt, d, ld, r0, r1, ow, w, o);
+                else if (nv == 2) wgrad_block(2, 0, in, off, nt, d, ld, r0, r1, ow, w, o);
+                else wgrad_block(1, 0, in, off, nt, d, ld, r0, r1, ow, w, o);
             }
         }
     }
@@ -335,7 +352,12 @@ __attribute__((target("avx512f"))) static void wgrad_avx512(const float *in, int
 
 void t2__conv_direct_pad(const float *src, const float *mask, int c, int h, int w, int pad, float *dst)
 {
-    pad_avx512(src, mask, c, h, w, pad, dst);
+    pad_avx512(src, mask, c, h, w, pad, pad, pad, 0, dst);
+}
+
+void t2__conv_direct_pad_dy(const float *dy, const float *mask, int c, int h, int w, int k1, float *dst)
+{
+    pad_avx512(dy, mask, c, h, w, k1, k1, 0, k1, dst);
 }
 
 void t2__conv_direct_transpose_dy(const float *dy, const float *y, int cout, int P, float *dyt, float *db)
@@ -358,14 +380,25 @@ void t2__conv_direct(const float *in, int cin, int h, int w, int k, const float 
 #else
 /* Plain C versions for builds on other architectures, where t2__conv_direct_available() says 0 and
  * conv2d never calls them: every entry point still has a defined result. */
-void t2__conv_direct_pad(const float *src, const float *mask, int c, int h, int w, int pad, float *dst)
+static void pad_plain(const float *src, const float *mask, int c, int h, int w, int pad, int left, int right,
+                      long slack, float *dst)
 {
-    int hp = h + 2 * pad, wp = w + 2 * pad;
-    memset(dst, 0, (size_t)c * hp * wp * sizeof(float));
+    int hp = h + 2 * pad, wp = left + w + right;
+    memset(dst, 0, ((size_t)c * hp * wp + (size_t)slack) * sizeof(float));
     for (long i = 0; i < (long)c * h * w; i++) {
         long ch = i / ((long)h * w), r = i / w % h, col = i % w;
-        dst[(ch * hp + r + pad) * wp + col + pad] = mask && !(mask[i] > 0.0f) ? 0.0f : src[i];
+        dst[(ch * hp + r + pad) * wp + col + left] = mask && !(mask[i] > 0.0f) ? 0.0f : src[i];
     }
+}
+
+void t2__conv_direct_pad(const float *src, const float *mask, int c, int h, int w, int pad, float *dst)
+{
+    pad_plain(src, mask, c, h, w, pad, pad, pad, 0, dst);
+}
+
+void t2__conv_direct_pad_dy(const float *dy, const float *mask, int c, int h, int w, int k1, float *dst)
+{
+    pad_plain(dy, mask, c, h, w, k1, k1, 0, k1, dst);
 }
 
 void t2__conv_direct_transpose_dy(const float *dy, const float *y, int cout, int P, float *dyt, float *db)

@@ -8,7 +8,8 @@
  * computes such a grid (the w - ow columns past each output row are computed and dropped: 8% more
  * arithmetic for conv2 of the seeds' CNN) and writes the valid outputs in NCHW with the bias and
  * relu applied. The input gradient is the same computation on dy padded by k - 1 with the kernel
- * flipped, so both use one kernel. */
+ * flipped, so both use one kernel; its grid is exactly as wide as the (padded) input
+ * (t2__conv_direct_pad_dy). */
 #ifndef T2_NN_CONV_DIRECT_H
 #define T2_NN_CONV_DIRECT_H
 
@@ -43,15 +44,25 @@ void t2__conv_direct_pack(const float *w, int cout, int cin, int k, float *wp);
 void t2__conv_direct_pack_flipped(const float *w, int cout, int cin, int k, float *wp);
 
 /* A stride-1 valid convolution of in [cin][h][w] with the packed weight wp of cout channels,
- * kernel k: for output rows r in [r0, r1) and columns c in [c0, c1) (c1 <= w - k + 1),
+ * kernel k: for output rows r in [r0, r1) (r1 <= h - k + 1) and columns c in [c0, c1),
  *   out[o * och + (r - r0) * orow + (c - c0)] = act(bias[o] + sum in[ch][r + ki][c + kj] * W),
- * bias NULL for none, act the relu if relu is nonzero. Reads no float of in past h * w per channel. */
+ * bias NULL for none, act the relu if relu is nonzero. With c1 <= w - k + 1 it reads no float of in
+ * past h * w per channel. Columns up to c1 = w are allowed where the layout wraps (see
+ * t2__conv_direct_pad_dy): column c + kj >= w is then read as the first floats of the next row (of
+ * the next channel for the last row, past the last plane for the last channel). */
 void t2__conv_direct(const float *in, int cin, int h, int w, int k, const float *wp, int cout, const float *bias,
                      int relu, int r0, int r1, int c0, int c1, float *out, long orow, long och);
 
 /* src [c][h][w] into dst [c][h + 2 pad][w + 2 pad] with zero borders, each value zeroed where mask
  * (same shape as src; NULL for none) is not > 0: the fused relu's mask on dy. */
 void t2__conv_direct_pad(const float *src, const float *mask, int c, int h, int w, int pad, float *dst);
+
+/* dy [c][h][w] for the input gradient (zeroed where mask, NULL for none, is not > 0) into dst
+ * [c][h + 2 k1][k1 + w] with zero borders, then k1 zero floats: k1 zero columns on the left only.
+ * Row by row, each row's left zeros follow the row before, so for the full convolution (grid
+ * rows and columns of t2__conv_direct up to h + k1 and w + k1) a tap past a row's end reads the
+ * next row's left zeros, as a right border would give: the grid needs no columns past the image. */
+void t2__conv_direct_pad_dy(const float *dy, const float *mask, int c, int h, int w, int k1, float *dst);
 
 /* Channels of a transposed dy row: cout rounded up to 16 (one or more whole vectors). */
 int t2__conv_direct_lanes(int cout);

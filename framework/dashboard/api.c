@@ -133,7 +133,9 @@ static int experiment_config(t2__dash_reply *r, t2__store *st, int64_t id)
 }
 
 /* Bytes of the trial's log (its stream: trial_log.c) from offset (capped); X-Next-Offset says
- * where the next ask starts. A piece that cannot be read ends the answer where it starts. */
+ * where the next ask starts. An offset past the end answers nothing and points back at the end
+ * (a page that kept asking from there would never see the log's new lines). A piece that cannot
+ * be read ends the answer where it starts. */
 static int trial_log(t2__dash_reply *r, t2__store *st, int64_t id, const char *offset_text)
 {
     long long offset = 0;
@@ -152,6 +154,9 @@ static int trial_log(t2__dash_reply *r, t2__store *st, int64_t id, const char *o
         return t2_seterr(T2_ENOMEM, "dashboard: out of memory");
     }
     size_t got = 0;
+    int64_t size;
+    if (t2__trial_log_size(&l, &size)) t2_clearerr();
+    else if (offset > size) offset = size;
     if (t2__trial_log_read(&l, offset, buf, LOG_CHUNK, &got)) t2_clearerr();
     t2__trial_log_free(&l);
     snprintf(r->next_offset, sizeof r->next_offset, "%lld", offset + (long long)got);

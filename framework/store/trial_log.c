@@ -70,6 +70,19 @@ static int open_piece(const t2__trial_log *l, size_t i, int64_t *len)
     return fd;
 }
 
+int t2__trial_log_size(const t2__trial_log *l, int64_t *size)
+{
+    *size = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        int64_t len;
+        int fd = open_piece(l, i, &len);
+        if (fd < 0) return T2_EIO;
+        close(fd);
+        *size += len;
+    }
+    return T2_OK;
+}
+
 int t2__trial_log_read(const t2__trial_log *l, int64_t offset, void *buf, size_t cap, size_t *got)
 {
     *got = 0;

@@ -44,6 +44,19 @@ same /api/trials/1/checkpoints checkpoints 1.0
 [ "$(get /api/experiments/1/config)" = "$(sql "SELECT config_yaml FROM experiments WHERE id = 1")" ] || fail "config differs"
 echo "dashboard_api: /api answers equal the CLI's --json"
 
+# The log in pieces: offset 0 is `t2exp logs`' first bytes, X-Next-Offset where the answer ended,
+# and an offset past the end answers nothing and points back at the end.
+hdr() { curl -s -D - -o "$WORK/body" --max-time 10 "$base$1" | tr -d '\r' | sed -n 's/^X-Next-Offset: //Ip'; }
+logsize=$("$T2EXP" logs 1.0 | wc -c)
+[ "$logsize" -gt 0 ] || fail "trial 1.0 has an empty log"
+[ "$(hdr "/api/trials/1.0/log?offset=0")" = "$logsize" ] || fail "X-Next-Offset is not the log's $logsize bytes"
+cmp -s "$WORK/body" <("$T2EXP" logs 1.0) || fail "the log's bytes differ from t2exp logs"
+[ "$(hdr "/api/trials/1.0/log?offset=5")" = "$logsize" ] || fail "a later offset does not end at the log's end"
+[ "$(hdr "/api/trials/1.0/log?offset=99999999")" = "$logsize" ] || fail "an offset past the end is not clamped to it"
+[ ! -s "$WORK/body" ] || fail "an offset past the end answered bytes"
+[ "$(code "$base/api/trials/1.0/log?offset=-3")" = 400 ] || fail "a negative offset not 400"
+echo "dashboard_api: the log endpoint's offsets ($logsize bytes)"
+
 # Errors are JSON with a reason; bad arguments 400, unknown things 404.
 [ "$(code "$base/api/experiments/99")" = 404 ] || fail "unknown experiment not 404"
 [ "$(code "$base/api/trials/1.99")" = 404 ] || fail "unknown trial not 404"

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <time.h>
 #include <t2exp.h>
+#include "tiny_loader.h" /* four samples: the loop needs batches, the values do not matter */
 
 typedef struct {
     double x, y, lr;
@@ -49,35 +50,6 @@ static int build_model(t2_ctx *ctx, void **state)
     if (t2_hp_double(ctx, "invalid_above", &limit) == T2_OK && q->x > limit)
         return t2_seterr(T2_EHPARAM, "quadratic: x = %g is above invalid_above = %g", q->x, limit);
     return T2_OK;
-}
-
-/* A tiny in-memory dataset: the loop needs batches, the values do not matter. */
-static int loader(t2_ctx *ctx, int train, t2_loader **out)
-{
-    float x[4] = {0, 1, 2, 3};
-    int32_t labels[4] = {0, 0, 0, 0};
-    t2_tensor t = t2_tensor_view(x, 2, (int[]){4, 1});
-    t2_dataset *ds = NULL;
-    int rc = t2_dataset_from_tensor(&ds, &t, labels, 1);
-    if (rc) return rc;
-    t2_loader_params p = t2_loader_params_default();
-    p.batch_size = 1;
-    p.repeat = train;
-    p.own_dataset = 1;
-    p.seed = t2_ctx_seed(ctx);
-    return t2_loader_create(out, ds, &p);
-}
-
-static int build_training_loader(t2_ctx *ctx, void *state, t2_loader **out)
-{
-    (void)state;
-    return loader(ctx, 1, out);
-}
-
-static int build_validation_loader(t2_ctx *ctx, void *state, t2_loader **out)
-{
-    (void)state;
-    return loader(ctx, 0, out);
 }
 
 static double loss_of(const quad *q) { return (q->x - 1) * (q->x - 1) + (q->y + 2) * (q->y + 2) + q->lr; }

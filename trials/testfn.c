@@ -14,6 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <t2exp.h>
+/* One sample: one training batch per epoch, and a validation pass of one batch, so the validation
+ * metric is f itself, not a mean of copies. */
+#define TINY_LOADER_SAMPLES 1
+#include "tiny_loader.h"
 
 typedef struct {
     double value;
@@ -101,36 +105,6 @@ static int build_model(t2_ctx *ctx, void **state)
         return t2_seterr(T2_EHPARAM, "testfn: fn = \"%s\" is not branin, hartmann6, styblinski_tang10 or mixed", fn);
     }
     return T2_OK;
-}
-
-/* One sample: one training batch per epoch, and a validation pass of one batch, so the validation
- * metric is f itself, not a mean of copies. */
-static int loader(t2_ctx *ctx, int train, t2_loader **out)
-{
-    float x[1] = {0};
-    int32_t labels[1] = {0};
-    t2_tensor t = t2_tensor_view(x, 2, (int[]){1, 1});
-    t2_dataset *ds = NULL;
-    int rc = t2_dataset_from_tensor(&ds, &t, labels, 1);
-    if (rc) return rc;
-    t2_loader_params p = t2_loader_params_default();
-    p.batch_size = 1;
-    p.repeat = train;
-    p.own_dataset = 1;
-    p.seed = t2_ctx_seed(ctx);
-    return t2_loader_create(out, ds, &p);
-}
-
-static int build_training_loader(t2_ctx *ctx, void *state, t2_loader **out)
-{
-    (void)state;
-    return loader(ctx, 1, out);
-}
-
-static int build_validation_loader(t2_ctx *ctx, void *state, t2_loader **out)
-{
-    (void)state;
-    return loader(ctx, 0, out);
 }
 
 static int train_batch(t2_ctx *ctx, void *state, const t2_batch *b, t2_metrics *m)

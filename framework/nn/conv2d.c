@@ -221,8 +221,8 @@ static void forward_direct(const conv_job *j, size_t t, int i)
         t2__conv_direct_pad(x, NULL, j->g.c, j->g.h, j->g.w, pad, xp);
         x = xp;
     }
-    t2__conv_direct(x, j->g.c, hp, wp, j->g.k, j->wp, j->OC, l->b, l->fuse_relu, 0, j->g.oh, 0, j->g.ow,
-                    j->out + (size_t)i * j->OC * j->P, j->g.ow, j->P);
+    t2__conv_direct(x, j->g.c, hp, wp, j->g.k, pad, pad + j->g.h, j->wp, j->OC, l->b, l->fuse_relu, 0, j->g.oh, 0,
+                    j->g.ow, j->out + (size_t)i * j->OC * j->P, j->g.ow, j->P);
 }
 
 /* One sample's gradients on the direct path (see conv_direct.h): dy (masked by y > 0 with a fused
@@ -244,8 +244,8 @@ static void backward_direct(const conv_job *j, size_t t, int i, float *dwt, floa
     t2__conv_direct_weight_grad(x, j->g.c, hp, wp, k, dyt, j->OC, j->g.oh, j->g.ow, dwt);
     if (!j->dx) return;
     t2__conv_direct_pad_dy(dy, y, j->OC, j->g.oh, j->g.ow, k1, padded);
-    t2__conv_direct(padded, j->OC, j->g.oh + 2 * k1, j->g.ow + k1, k, j->wq, j->g.c, NULL, 0, pad, pad + j->g.h,
-                    pad, pad + j->g.w, j->dx + (size_t)i * l->in_size, j->g.w, (long)j->g.h * j->g.w);
+    t2__conv_direct(padded, j->OC, j->g.oh + 2 * k1, j->g.ow + k1, k, k1, k1 + j->g.oh, j->wq, j->g.c, NULL, 0, pad,
+                    pad + j->g.h, pad, pad + j->g.w, j->dx + (size_t)i * l->in_size, j->g.w, (long)j->g.h * j->g.w);
 }
 
 static void forward_part(void *ctx, size_t tb, size_t te)

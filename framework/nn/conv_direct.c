@@ -106,11 +106,12 @@ static inline __mmask16 __attribute__((target("avx512f"))) lanes(long n)
     return n >= 16 ? (__mmask16)0xFFFF : n <= 0 ? (__mmask16)0 : (__mmask16)((1u << n) - 1u);
 }
 
-/* One tile's sums over every tap into tile[m][0 .. TILE). masked is a constant at each call: full
- * tiles load without masks (no mask register to keep live), the grid's last tile with them. */
+/* One tile's sums over the taps of kernel rows [ki0, ki1) into tile[m][0 .. TILE) (the other
+ * rows read only zeros for this tile). masked is a constant at each call: full tiles load without
+ * masks (no mask register to keep live), the grid's last tile with them. */
 static inline void __attribute__((target("avx512f"), always_inline))
-tile_sums(const int masked, const float *in, int cin, long plane, int w, int k, const float *wk, long p, long n,
-          float tile[MR][TILE])
+tile_sums(const int masked, const float *in, int cin, long plane, int w, int k, int ki0, int ki1, const float *wb,
+          long p, long n, float tile[MR][TILE])
 {
     __mmask16 m0 = lanes(n), m1 = lanes(n - 16), m2 = lanes(n - 32);
     __m512 acc[MR][NV];
@@ -119,8 +120,9 @@ tile_sums(const int masked, const float *in, int cin, long plane, int w, int k, 
 #pragma GCC unroll 3
         for (int v = 0; v < NV; v++) acc[m][v] = _mm512_setzero_ps();
     for (int ch = 0; ch < cin; ch++)
-        for (int ki = 0; ki < k; ki++) {
+        for (int ki = ki0; ki < ki1; ki++) {
             const float *row = in + ch * plane + (long)ki * w + p;
+            const float *wk = wb + ((long)ch * k + ki) * k * MR;
 #pragma GCC unroll 4
             for (int kj = 0; kj < k; kj++, wk += MR) {
                 __m512 v0 = masked ? _mm512_maskz_loadu_ps(m0, row + kj) : _mm512_loadu_ps(row + kj);
@@ -144,9 +146,9 @@ tile_sums(const int masked, const float *in, int cin, long plane, int w, int k, 
 }
 
 __attribute__((target("avx512f"))) static void direct_avx512(const float *in, int cin, int h, int w, int k,
-                                                            const float *wp, int cout, const float *bias, int relu,
-                                                            int r0, int r1, int c0, int c1, float *out, long orow,
-                                                            long och)
+                                                            int z0, int z1, const float *wp, int cout,
+                                                            const float *bias, int relu, int r0, int r1, int c0,
+                                                            int c1, float *out, long orow, long och)
 {
     long kin = (long)cin * k * k, plane = (long)h * w;
     long pb = (long)r0 * w + c0, pe = (long)(r1 - 1) * w + c1;
@@ -157,13 +159,19 @@ __attribute__((target("avx512f"))) static void direct_avx512(const float *in, in
         int mr = cout - b * MR < MR ? cout - b * MR : MR;
         for (long p = pb; p < pe; p += TILE) {
             long n = pe - p < TILE ? pe - p : TILE;
-            /* k = 3 (most convolutions) gets its own copy with the tap loop unrolled. */
-            if (n == TILE && k == 3)
-                tile_sums(0, in, cin, plane, w, 3, wb, p, n, tile);
+            /* Kernel rows that read a nonzero row of in for some grid row [ra, rb] of the tile:
+             * near the zero border rows of a padded image or dy, a third of the taps or more
+             * read only zeros. */
+            int ra = (int)(p / w), rb = (int)((p + n - 1) / w);
+            int ki0 = z0 - rb > 0 ? z0 - rb : 0, ki1 = z1 - ra < k ? z1 - ra : k;
+            if (ki1 < ki0) ki1 = ki0;
+            /* k = 3 (most convolutions) gets its own copy with the tap loops unrolled. */
+            if (n == TILE && k == 3 && ki0 == 0 && ki1 == 3)
+                tile_sums(0, in, cin, plane, w, 3, 0, 3, wb, p, n, tile);
             else if (n == TILE)
-                tile_sums(0, in, cin, plane, w, k, wb, p, n, tile);
+                tile_sums(0, in, cin, plane, w, k, ki0, ki1, wb, p, n, tile);
             else
-                tile_sums(1, in, cin, plane, w, k, wb, p, n, tile);
+                tile_sums(1, in, cin, plane, w, k, ki0, ki1, wb, p, n, tile);
             /* Each vector is read back whole from where it was stored (a partial or shifted
              * read of a fresh store stalls), then stored with a mask straight to the output. */
             int ns = tile_segments(p, n, w, r0, c0, c1, orow, segs);
@@ -371,10 +379,11 @@ void t2__conv_direct_weight_grad(const float *in, int cin, int h, int w, int k, 
     wgrad_avx512(in, cin, h, w, k, dyt, cout, oh, ow, dwt);
 }
 
-void t2__conv_direct(const float *in, int cin, int h, int w, int k, const float *wp, int cout, const float *bias,
-                     int relu, int r0, int r1, int c0, int c1, float *out, long orow, long och)
+void t2__conv_direct(const float *in, int cin, int h, int w, int k, int z0, int z1, const float *wp, int cout,
+                     const float *bias, int relu, int r0, int r1, int c0, int c1, float *out, long orow, long och)
 {
-    if (r1 > r0 && c1 > c0) direct_avx512(in, cin, h, w, k, wp, cout, bias, relu, r0, r1, c0, c1, out, orow, och);
+    if (r1 > r0 && c1 > c0)
+        direct_avx512(in, cin, h, w, k, z0, z1, wp, cout, bias, relu, r0, r1, c0, c1, out, orow, och);
 }
 
 #else
@@ -432,9 +441,10 @@ void t2__conv_direct_weight_grad(const float *in, int cin, int h, int w, int k, 
     }
 }
 
-void t2__conv_direct(const float *in, int cin, int h, int w, int k, const float *wp, int cout, const float *bias,
-                     int relu, int r0, int r1, int c0, int c1, float *out, long orow, long och)
+void t2__conv_direct(const float *in, int cin, int h, int w, int k, int z0, int z1, const float *wp, int cout,
+                     const float *bias, int relu, int r0, int r1, int c0, int c1, float *out, long orow, long och)
 {
+    (void)z0, (void)z1; /* the zero rows add zero here */
     long kin = (long)cin * k * k, plane = (long)h * w;
     for (int o = 0; o < cout; o++)
         for (int r = r0; r < r1; r++)

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "ctl.h"
@@ -106,6 +107,24 @@ static int share_threads(t2__ctl *c, int extra, int *first)
     return T2_OK;
 }
 
+/* Where this run's output will start in t's own log (its process, or mpirun, appends to it): its
+ * size now, 0 if there is none yet. Each run records it as a segment (store_logs.c), so that a
+ * trial that also ran in workers reads back in run order. -1 where the log is no regular file
+ * (/dev/null for a trial of an old store that had none): no segment. */
+static int own_log_end(const t2__ctl_trial *t, int64_t *from)
+{
+    struct stat sb;
+    *from = -1;
+    if (stat(t->log_path, &sb) == 0) {
+        if (S_ISREG(sb.st_mode)) *from = (int64_t)sb.st_size;
+        return T2_OK;
+    }
+    if (errno == ENOENT) *from = 0;
+    else return t2_seterr(T2_EIO, "trial %lld: cannot read the size of its log %s: %s", (long long)t->id,
+                          t->log_path, strerror(errno));
+    return T2_OK;
+}
+
 /* Starts t, the first of `starting` trials that start now (t2__sched_startable). */
 static int start_trial(t2__ctl *c, t2__ctl_trial *t, int starting)
 {
@@ -134,10 +153,12 @@ static int start_trial(t2__ctl *c, t2__ctl_trial *t, int starting)
         return t2__ctl_trial_started(c, t);
     }
     int *fds, n;
-    if ((rc = t2__ctl_child_close_fds(c, &fds, &n))) return rc;
+    int64_t from;
+    if ((rc = own_log_end(t, &from)) || (rc = t2__ctl_child_close_fds(c, &fds, &n))) return rc;
     if (t2__ctl_via_mpi(c)) {
         rc = start_distributed(c, t, fds, n); /* LAUNCHING: started once rank 0 calls back */
         free(fds);
+        if (!rc && from >= 0) rc = t2__store_add_log_segment(c->st, t->id, t->log_path, from);
         return rc;
     } else {
         /* The child never touches the store (it only talks over its channel and leaves with
@@ -145,6 +166,7 @@ static int start_trial(t2__ctl *c, t2__ctl_trial *t, int starting)
         rc = t2__trial_proc_start(&a, t->log_path, fds, n, &t->pid, &t->fd);
     }
     free(fds);
+    if (!rc && from >= 0) rc = t2__store_add_log_segment(c->st, t->id, t->log_path, from);
     if (rc) return rc;
     return t2__ctl_trial_started(c, t);
 }

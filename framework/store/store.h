@@ -241,9 +241,9 @@ int t2__store_set_trial_blas(t2__store *st, int64_t trial_id, const char *blas);
 /* Records where the trial runs now: "host:slots[,host:slots...]" on resources.hostfile's pool.
  * T2_ENOTFOUND if no such trial. */
 int t2__store_set_trial_hosts(t2__store *st, int64_t trial_id, const char *hosts);
-/* One run of a trial in a long-lived worker (resources.isolation: worker): its output starts at
- * byte `start` of the worker's log at path and runs to the next segment of that file or its end.
- * Joins the open batch. */
+/* One run of a trial: its output starts at byte `start` of the log at path (a long-lived worker's,
+ * or the trial's own for a run in its own process or through mpirun) and runs to the next segment
+ * of that file or its end. Joins the open batch. */
 int t2__store_add_log_segment(t2__store *st, int64_t trial_id, const char *path, int64_t start);
 
 typedef struct {
@@ -252,13 +252,13 @@ typedef struct {
 } t2__log_segment;
 
 /* The trial's segments in run order, each with its end resolved, into a malloc'd array (NULL when
- * *n == 0), freed with t2__log_segments_free. A trial that ran in its own process has none: its
- * log is log_path. */
+ * *n == 0), freed with t2__log_segments_free. Runs of older versions in the trial's own process
+ * recorded none: what its log_path holds before its first segment is theirs. */
 int t2__store_log_segments(t2__store *st, int64_t trial_id, t2__log_segment **segs, size_t *n);
 void t2__log_segments_free(t2__log_segment *segs, size_t n);
 
-/* A trial's output as one stream (trial_log.c): its own log file if it has one (a run in its own
- * process), then its runs' segments of worker logs, in order. */
+/* A trial's output as one stream (trial_log.c): what its own log file holds before any segment
+ * (runs that recorded none), then its runs' segments, in order. */
 typedef struct {
     int64_t trial_id;
     t2__log_segment *pieces;

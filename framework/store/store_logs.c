@@ -1,6 +1,7 @@
-/* store_logs.c — where each run of a trial left its output when it ran in a long-lived worker:
- * from a byte offset of that worker's log (schema 10's trial_log_segments) to the next run's start
- * in the same file, or its end. `t2exp logs` reads them back in run order. */
+/* store_logs.c — where each run of a trial left its output: from a byte offset of the log it
+ * appended to (a long-lived worker's, or the trial's own for a run in its own process or through
+ * mpirun; schema 10's trial_log_segments) to the next run's start in the same file, or its end.
+ * `t2exp logs` reads them back in run order. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,6 @@
-/* trial_log.c — a trial's output as one stream, wherever its runs wrote it: its own log file
- * (log_path: a trial that ran in its own process or through mpirun), then each run's segment of a
- * worker's log (store_logs.c), in run order. `t2exp logs` and the dashboard's log view read it
+/* trial_log.c — a trial's output as one stream, wherever its runs wrote it: each run's segment
+ * (store_logs.c) of a worker's log or of the trial's own log file (log_path: a run in its own
+ * process or through mpirun), in run order. `t2exp logs` and the dashboard's log view read it
  * through the same offsets. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -22,8 +22,14 @@ int t2__trial_log_open(t2__store *st, int64_t trial_id, t2__trial_log *out)
     t2__log_segment *seg = NULL;
     size_t n = 0;
     if ((rc = t2__store_log_segments(st, trial_id, &seg, &n))) goto done;
-    /* A trial that only ran in workers has a log_path but no file there: then it is no piece. */
-    if (row.log_path && access(row.log_path, F_OK) == 0) {
+    /* Every run records its segment now, a run in its own process too, so the pieces come in run
+     * order whichever isolation each run had. What the trial's own log holds before its first
+     * segment (runs of an older version, which recorded none) comes first, as it always did; a
+     * trial that only ran in workers has a log_path but no file there: then it is no piece. */
+    int64_t first = -1; /* where the first segment of the own log starts */
+    for (size_t i = 0; row.log_path && i < n; i++)
+        if (strcmp(seg[i].path, row.log_path) == 0 && (first < 0 || seg[i].start < first)) first = seg[i].start;
+    if (row.log_path && first != 0 && access(row.log_path, F_OK) == 0) {
         t2__log_segment *v = realloc(seg, (n + 1) * sizeof *v);
         if (!v) {
             t2__log_segments_free(seg, n);
@@ -31,7 +37,7 @@ int t2__trial_log_open(t2__store *st, int64_t trial_id, t2__trial_log *out)
             goto done;
         }
         memmove(v + 1, v, n * sizeof *v);
-        v[0] = (t2__log_segment){.path = row.log_path, .start = 0, .end = -1};
+        v[0] = (t2__log_segment){.path = row.log_path, .start = 0, .end = first};
         row.log_path = NULL; /* now the piece's */
         seg = v;
         n++;

@@ -12,7 +12,8 @@
  * (T2_ENOTFOUND and T2_EINVAL: the codes a missing or mistyped hyperparameter gives, which the
  * runner once refused to restart.)
  * build_model also counts its calls in a global and prints "scripted: build N in this process" to
- * the trial's log: the state a trial leaves in a worker (resources.isolation, trial_isolation.sh).
+ * the trial's log: the state a trial leaves in a worker (resources.isolation, trial_isolation.sh),
+ * and then "scripted: pid P", which says which run a piece of a log is.
  * Built by the tests with the public header only: cc -shared -fPIC -I framework/include. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -34,6 +35,8 @@ static int builds; /* build_model calls in this process: a global, as a user's t
 static int build_model(t2_ctx *ctx, void **state)
 {
     printf("scripted: build %d in this process\n", ++builds);
+    printf("scripted: pid %ld\n", (long)getpid()); /* which run a piece of the log is */
+    fflush(stdout);
     scripted *s = calloc(1, sizeof *s);
     if (!s) return t2_seterr(T2_ENOMEM, "scripted: out of memory");
     *state = s;

@@ -73,4 +73,38 @@ expect_in "$OUT" "2 trial(s) completed, 0 errored"
 runs() { "$T2EXP" logs "$1" | grep -c "^scripted: build"; }
 [ "$(runs 9)" = 2 ] && [ "$(runs 10)" = 1 ] || fail "trial logs: trial 9 shows $(runs 9) runs (wanted 2), trial 10 $(runs 10) (wanted 1)"
 [ -z "$(own_pids 't2exp create')" ] || fail "a process of the experiment is left"
+
+# A trial that ran in a worker and then, after a resume that changed resources.isolation, in its
+# own process: its log reads in run order, the worker's run first (the own process's log used to
+# come first, whatever the order of the runs).
+cat > "$WORK/mixed.yaml" <<Y
+name: mixed_isolation
+hyperparameters: {global_batch_size: 1, wait_for: "$WORK/go2", peak: 1}
+searcher: {name: single, metric: score, smaller_is_better: false, max_length: {batches: 20}}
+resources: {max_slots: 1}
+Y
+"$T2EXP" create "$WORK/mixed.yaml" "$WORK/scripted.so" --plain > "$WORK/mixed.out" 2>&1 &
+ctl=$!
+worker=""
+for _ in $(seq 600); do
+  [ -s "$WORK/go2.pid" ] && worker=$(cat "$WORK/go2.pid") && break
+  sleep 0.1
+done
+[ -n "$worker" ] || { kill "$ctl"; fail "the mixed trial never started waiting: $(cat "$WORK/mixed.out")"; }
+# The run's segment is in the store once the controller's batch commits (a crash before that would
+# lose it, with the rest of the batch).
+wait_for "SELECT count(*) FROM trial_log_segments s JOIN trials t ON t.id = s.trial_id JOIN experiments e ON e.id = t.experiment_id WHERE e.name = 'mixed_isolation'"
+kill -KILL "$ctl" # the controller dies mid-trial: the experiment stays RUNNING, for resume
+kill -KILL "$worker"
+wait "$ctl" 2>/dev/null || true
+touch "$WORK/go2"
+exp=$(sql "SELECT id FROM experiments WHERE name = 'mixed_isolation'")
+expect_exit 0 "$T2EXP" resume "$exp" --config resources.isolation=process_per_trial --plain
+tid=$(sql "SELECT id FROM trials WHERE experiment_id = $exp")
+pids=$("$T2EXP" logs "$tid" | sed -n 's/^scripted: pid //p' | tr '\n' ' ')
+set -- $pids
+[ $# = 2 ] || fail "the mixed trial's log shows $# runs (pids: $pids), wanted 2"
+[ "$1" = "$worker" ] && [ "$2" != "$worker" ] \
+  || fail "the mixed trial's log is out of run order: pids $pids, the worker's run ($worker) first wanted"
+echo "trial_isolation: a worker run, then one in its own process, read back in that order"
 store_ok

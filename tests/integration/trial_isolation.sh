@@ -54,14 +54,19 @@ searcher: {name: grid, metric: score, smaller_is_better: false, max_length: {bat
 resources: {max_slots: 1}
 max_restarts: 1
 Y
+# waiting_pid GATE CTL LOG — the pid of the trial process waiting for GATE (scripted_trial.c's
+# wait_for writes it to GATE.pid); fails, stopping the controller CTL, if none comes in 60 s.
+waiting_pid() {
+  for _ in $(seq 600); do
+    [ -s "$1.pid" ] && { cat "$1.pid"; return; }
+    sleep 0.1
+  done
+  kill "$2"
+  fail "no trial started waiting for $1: $(cat "$3")"
+}
 "$T2EXP" create "$WORK/kill.yaml" "$WORK/scripted.so" --plain > "$WORK/kill.out" 2>&1 &
 ctl=$!
-worker=""
-for _ in $(seq 600); do
-  [ -s "$WORK/go.pid" ] && worker=$(cat "$WORK/go.pid") && break
-  sleep 0.1
-done
-[ -n "$worker" ] || { kill "$ctl"; fail "the trial never started waiting: $(cat "$WORK/kill.out")"; }
+worker=$(waiting_pid "$WORK/go" "$ctl" "$WORK/kill.out") || exit 1
 kill -KILL "$worker"
 touch "$WORK/go"
 wait "$ctl" || fail "the experiment failed: $(cat "$WORK/kill.out")"
@@ -85,12 +90,7 @@ resources: {max_slots: 1}
 Y
 "$T2EXP" create "$WORK/mixed.yaml" "$WORK/scripted.so" --plain > "$WORK/mixed.out" 2>&1 &
 ctl=$!
-worker=""
-for _ in $(seq 600); do
-  [ -s "$WORK/go2.pid" ] && worker=$(cat "$WORK/go2.pid") && break
-  sleep 0.1
-done
-[ -n "$worker" ] || { kill "$ctl"; fail "the mixed trial never started waiting: $(cat "$WORK/mixed.out")"; }
+worker=$(waiting_pid "$WORK/go2" "$ctl" "$WORK/mixed.out") || exit 1
 # The run's segment is in the store once the controller's batch commits (a crash before that would
 # lose it, with the rest of the batch).
 wait_for "SELECT count(*) FROM trial_log_segments s JOIN trials t ON t.id = s.trial_id JOIN experiments e ON e.id = t.experiment_id WHERE e.name = 'mixed_isolation'"

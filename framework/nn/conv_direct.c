@@ -15,8 +15,6 @@
 #define NV 3
 #define TILE (16 * NV)
 
-
-
 static int direct_on = 1;
 static int cpu_has = -1; /* -1: not yet read */
 

@@ -106,9 +106,11 @@ double t2__blas_probe_gflops(void)
     return best;
 }
 
-/* Runs `exe __blas-probe` with OPENBLAS_CORETYPE=core; its GFLOPS, or 0 if it could not run. */
-static double probe_core(const char *exe, const char *core)
+/* Runs `exe __blas-probe` with OPENBLAS_CORETYPE=core; its GFLOPS, or 0 if it could not run.
+ * *signal (NULL: not asked) is the signal that killed the probe, 0 if none did. */
+static double probe_core(const char *exe, const char *core, int *signal)
 {
+    if (signal) *signal = 0;
     int fds[2];
     if (pipe(fds)) return 0;
     pid_t pid = fork();
@@ -140,6 +142,7 @@ static double probe_core(const char *exe, const char *core)
     }
     char name[32];
     double g = 0;
+    if (signal && WIFSIGNALED(status)) *signal = WTERMSIG(status);
     /* The child prints "<core it loaded> <GFLOPS>": a core OpenBLAS refused shows up as another name. */
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || sscanf(buf, "%31s %lf", name, &g) != 2 ||
         strcasecmp(name, core) != 0 || !(g > 0))
@@ -207,6 +210,22 @@ static void cache_write(const char *path, const char *key, const char *core, con
     t2__outfile_commit(&o);
 }
 
+int t2__blas_check_own(const char *exe, const char *current, char *core, size_t core_len, char *why, size_t why_len)
+{
+    core[0] = '\0';
+    int sig;
+    double g = probe_core(exe, current, &sig);
+    if (sig) {
+        snprintf(core, core_len, "PRESCOTT");
+        snprintf(why, why_len, "OpenBLAS chose %s, whose sgemm died on this CPU (%s); the generic kernel instead",
+                 current, strsignal(sig));
+        return 1;
+    }
+    if (g > 0) snprintf(why, why_len, "OpenBLAS's own choice, checked: %s ran its sgemm here", current);
+    else snprintf(why, why_len, "OpenBLAS's own choice (its check could not run)");
+    return 0;
+}
+
 int t2__blas_choose(const char *exe, const char *cache_path, char *core, size_t core_len, char *why,
                     size_t why_len)
 {
@@ -217,10 +236,21 @@ int t2__blas_choose(const char *exe, const char *cache_path, char *core, size_t 
     const char *current = openblas_get_corename();
     const char *cand[4];
     int nc = t2__blas_candidates(t2__cpu_tier(&f), current, cand, 4);
-    if (nc == 0) return 0;
+    /* Without AVX there is nothing faster to try, but OpenBLAS's pick of an older family's core is
+     * not always one this CPU can run: under QEMU's default x86-64 model it chose Opteron, whose
+     * sgemm died of an illegal instruction in every trial. Its own core is run once in a child
+     * first; the generic kernel replaces a core that dies. */
+    int check = nc == 0 && t2__cpu_tier(&f) == T2__TIER_GENERIC && t2__blas_core_tier(current) == T2__TIER_GENERIC &&
+                strcasecmp(current, "PRESCOTT") != 0;
+    if (nc == 0 && !check) return 0;
     char key[1024];
     cache_key(key, sizeof key);
     if (cache_path && cache_read(cache_path, key, core, core_len, why, why_len)) return core[0] != '\0';
+    if (check) {
+        int chosen = t2__blas_check_own(exe, current, core, core_len, why, why_len);
+        if (cache_path && (chosen || strstr(why, "checked"))) cache_write(cache_path, key, core, why);
+        return chosen;
+    }
 
     /* The current core measures in this process; each candidate in a child that loads it. */
     double best = t2__blas_probe_gflops();
@@ -230,7 +260,7 @@ int t2__blas_choose(const char *exe, const char *cache_path, char *core, size_t 
     int w = snprintf(why, why_len, "OpenBLAS chose %s; 1-thread sgemm GFLOPS: %s %.0f", current, current, best);
     off = w > 0 ? (size_t)w : 0;
     for (int i = 0; i < nc; i++) {
-        double g = probe_core(exe, cand[i]);
+        double g = probe_core(exe, cand[i], NULL);
         failed += !(g > 0);
         if (off < why_len) {
             w = g > 0 ? snprintf(why + off, why_len - off, ", %s %.0f", cand[i], g)

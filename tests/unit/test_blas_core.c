@@ -1,11 +1,52 @@
-/* test_blas_core.c — choosing OpenBLAS's core: the pure candidate table, the report, the advice. */
+/* test_blas_core.c — choosing OpenBLAS's core: the pure candidate table, the report, the advice,
+ * and the check of OpenBLAS's own core on a CPU without AVX (its probe run by a real child: one
+ * that dies of SIGILL as a core with an instruction the CPU lacks would, one that runs, one that
+ * cannot start). */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "check.h"
 #include "common/blas_core.h"
 #include "t2exp.h"
+
+/* An executable script at path with body `body`; 1 on success. */
+static int script(const char *path, const char *body)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) return 0;
+    int ok = fprintf(f, "#!/bin/sh\n%s\n", body) > 0;
+    ok &= fclose(f) == 0;
+    return ok && chmod(path, 0700) == 0;
+}
+
+static void check_own_core(void)
+{
+    char dir[] = "/tmp/t2_blas_check_XXXXXX", dies[64], runs[64], core[32], why[384];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(dies, sizeof dies, "%s/dies", dir);
+    snprintf(runs, sizeof runs, "%s/runs", dir);
+    /* The probe's contract: print "<core loaded> <GFLOPS>" (t2__blas_probe_main). */
+    CHECK(script(dies, "kill -ILL $$"));
+    CHECK(script(runs, "echo \"$OPENBLAS_CORETYPE 3.5\""));
+    CHECK(t2__blas_check_own(dies, "Opteron", core, sizeof core, why, sizeof why) == 1);
+    CHECK_STR(core, "PRESCOTT");
+    CHECK(strstr(why, "OpenBLAS chose Opteron, whose sgemm died on this CPU") != NULL);
+    CHECK(strstr(why, "generic kernel") != NULL);
+    CHECK(t2__blas_check_own(runs, "Opteron", core, sizeof core, why, sizeof why) == 0);
+    CHECK_STR(core, "");
+    CHECK(strstr(why, "checked: Opteron ran its sgemm here") != NULL);
+    /* A probe that cannot even start is no verdict: the core stands. */
+    snprintf(runs, sizeof runs, "%s/missing", dir);
+    CHECK(t2__blas_check_own(runs, "Opteron", core, sizeof core, why, sizeof why) == 0);
+    CHECK(strstr(why, "could not run") != NULL);
+    snprintf(dies, sizeof dies, "%s/dies", dir);
+    remove(dies);
+    snprintf(runs, sizeof runs, "%s/runs", dir);
+    remove(runs);
+    remove(dir);
+}
 
 static int count(t2__vec_tier tier, const char *current, const char **out)
 {
@@ -106,5 +147,6 @@ int main(void)
     double g = t2__blas_probe_gflops();
     CHECK(g > 0);
     printf("1-thread sgemm %.1f GFLOPS\n", g);
+    check_own_core();
     return check_report("test_blas_core");
 }

@@ -155,19 +155,16 @@ static int start_trial(t2__ctl *c, t2__ctl_trial *t, int starting)
     int *fds, n;
     int64_t from;
     if ((rc = own_log_end(t, &from)) || (rc = t2__ctl_child_close_fds(c, &fds, &n))) return rc;
-    if (t2__ctl_via_mpi(c)) {
+    int dist = t2__ctl_via_mpi(c);
+    if (dist)
         rc = start_distributed(c, t, fds, n); /* LAUNCHING: started once rank 0 calls back */
-        free(fds);
-        if (!rc && from >= 0) rc = t2__store_add_log_segment(c->st, t->id, t->log_path, from);
-        return rc;
-    } else {
+    else
         /* The child never touches the store (it only talks over its channel and leaves with
          * _exit), so an open batch transaction in the controller need not be flushed first. */
         rc = t2__trial_proc_start(&a, t->log_path, fds, n, &t->pid, &t->fd);
-    }
     free(fds);
     if (!rc && from >= 0) rc = t2__store_add_log_segment(c->st, t->id, t->log_path, from);
-    if (rc) return rc;
+    if (rc || dist) return rc;
     return t2__ctl_trial_started(c, t);
 }
 

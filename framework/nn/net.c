@@ -397,11 +397,11 @@ static int eval_chunk(const t2_net *net, int n)
         if (net->layers[i].def) return 0;
     int parts = t2__pool_parts(), chunk = 8 * parts;
     if (chunk < 64) chunk = 64;
-    /* Within the training batch's activations when they hold 64 or more: 8 samples a part would
-     * otherwise (16 parts, batch 64) reallocate and first-touch every activation at twice the
-     * size for the first evaluation, which on a VM cost more than that evaluation's arithmetic. */
-    if (net->parts == parts && net->max_batch >= 64 && chunk > net->max_batch) chunk = net->max_batch;
-    if (chunk < net->max_batch && net->parts == parts) chunk = net->max_batch;
+    /* Exactly the training batch's activations when they hold 64 or more: a larger chunk (8
+     * samples a part at 16 parts, batch 64) would reallocate and first-touch every activation at
+     * twice the size for the first evaluation, which on a VM cost more than that evaluation's
+     * arithmetic; a smaller one would leave them part unused. */
+    if (net->parts == parts && net->max_batch >= 64) chunk = net->max_batch;
     return n > chunk ? chunk : 0;
 }
 

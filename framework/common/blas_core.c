@@ -210,11 +210,13 @@ static void cache_write(const char *path, const char *key, const char *core, con
     t2__outfile_commit(&o);
 }
 
-int t2__blas_check_own(const char *exe, const char *current, char *core, size_t core_len, char *why, size_t why_len)
+int t2__blas_check_own(const char *exe, const char *current, char *core, size_t core_len, char *why, size_t why_len,
+                       int *verdict)
 {
     core[0] = '\0';
     int sig;
     double g = probe_core(exe, current, &sig);
+    if (verdict) *verdict = sig != 0 || g > 0;
     if (sig) {
         snprintf(core, core_len, "PRESCOTT");
         snprintf(why, why_len, "OpenBLAS chose %s, whose sgemm died on this CPU (%s); the generic kernel instead",
@@ -247,8 +249,8 @@ int t2__blas_choose(const char *exe, const char *cache_path, char *core, size_t 
     cache_key(key, sizeof key);
     if (cache_path && cache_read(cache_path, key, core, core_len, why, why_len)) return core[0] != '\0';
     if (check) {
-        int chosen = t2__blas_check_own(exe, current, core, core_len, why, why_len);
-        if (cache_path && (chosen || strstr(why, "checked"))) cache_write(cache_path, key, core, why);
+        int verdict, chosen = t2__blas_check_own(exe, current, core, core_len, why, why_len, &verdict);
+        if (cache_path && verdict) cache_write(cache_path, key, core, why);
         return chosen;
     }
 

@@ -39,8 +39,10 @@ int t2__blas_choose(const char *exe, const char *cache_path, char *core, size_t 
 /* On a CPU without AVX: runs OpenBLAS's own core `current` once in a probe child (`exe`, as for
  * t2__blas_choose). Returns 1 with core "PRESCOTT" (the generic kernel) and why when the probe
  * died of a signal (an instruction this CPU lacks), 0 when the core stands (why says whether it
- * was checked). */
-int t2__blas_check_own(const char *exe, const char *current, char *core, size_t core_len, char *why, size_t why_len);
+ * was checked). *verdict (NULL: not asked) is 1 when the probe ran or died, a result worth
+ * caching, 0 when it could not start. */
+int t2__blas_check_own(const char *exe, const char *current, char *core, size_t core_len, char *why, size_t why_len,
+                       int *verdict);
 
 /* The internal command T2__BLAS_PROBE_ARG: prints "<core loaded> <GFLOPS>"; the exit status. */
 int t2__blas_probe_main(void);

@@ -30,16 +30,20 @@ static void check_own_core(void)
     /* The probe's contract: print "<core loaded> <GFLOPS>" (t2__blas_probe_main). */
     CHECK(script(dies, "kill -ILL $$"));
     CHECK(script(runs, "echo \"$OPENBLAS_CORETYPE 3.5\""));
-    CHECK(t2__blas_check_own(dies, "Opteron", core, sizeof core, why, sizeof why) == 1);
+    int verdict = -1;
+    CHECK(t2__blas_check_own(dies, "Opteron", core, sizeof core, why, sizeof why, &verdict) == 1);
+    CHECK(verdict == 1);
     CHECK_STR(core, "PRESCOTT");
     CHECK(strstr(why, "OpenBLAS chose Opteron, whose sgemm died on this CPU") != NULL);
     CHECK(strstr(why, "generic kernel") != NULL);
-    CHECK(t2__blas_check_own(runs, "Opteron", core, sizeof core, why, sizeof why) == 0);
+    CHECK(t2__blas_check_own(runs, "Opteron", core, sizeof core, why, sizeof why, &verdict) == 0);
+    CHECK(verdict == 1);
     CHECK_STR(core, "");
     CHECK(strstr(why, "checked: Opteron ran its sgemm here") != NULL);
     /* A probe that cannot even start is no verdict: the core stands. */
     snprintf(runs, sizeof runs, "%s/missing", dir);
-    CHECK(t2__blas_check_own(runs, "Opteron", core, sizeof core, why, sizeof why) == 0);
+    CHECK(t2__blas_check_own(runs, "Opteron", core, sizeof core, why, sizeof why, &verdict) == 0);
+    CHECK(verdict == 0);
     CHECK(strstr(why, "could not run") != NULL);
     snprintf(dies, sizeof dies, "%s/dies", dir);
     remove(dies);

@@ -48,9 +48,10 @@ void t2__conv_direct_pack_flipped(const float *w, int cout, int cin, int k, floa
  *   out[o * och + (r - r0) * orow + (c - c0)] = act(bias[o] + sum in[ch][r + ki][c + kj] * W),
  * bias NULL for none, act the relu if relu is nonzero. The caller promises that every row of in
  * outside [z0, z1) is zero (a padded image's or dy's border; 0, h for none): taps that would read
- * only such rows are skipped. With c1 <= w - k + 1 it reads no float of in past h * w per channel. Columns up to c1 = w are allowed where the layout wraps (see
- * t2__conv_direct_pad_dy): column c + kj >= w is then read as the first floats of the next row (of
- * the next channel for the last row, past the last plane for the last channel). */
+ * only such rows are skipped. With c1 <= w - k + 1 it reads no float of in past h * w per
+ * channel. Columns up to c1 = w are allowed where the layout wraps (see t2__conv_direct_pad_dy):
+ * column c + kj >= w is then read as the first floats of the next row (of the next channel for the
+ * last row, past the last plane for the last channel). */
 void t2__conv_direct(const float *in, int cin, int h, int w, int k, int z0, int z1, const float *wp, int cout,
                      const float *bias, int relu, int r0, int r1, int c0, int c1, float *out, long orow, long och);
 

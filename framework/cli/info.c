@@ -4,7 +4,6 @@
 #include <archive.h>
 #include <libdeflate.h>
 #include <openssl/crypto.h>
-#include <sched.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,20 +12,12 @@
 #ifdef T2EXP_HAVE_MPI
 #include <mpi.h>
 #endif
+#include "common/internal.h"
 #include "nn/conv_direct.h"
 #include "info.h"
 #include "store/store.h"
 #include "t2exp.h"
 #include "t2exp/blas.h"
-
-/* Cores this process may run on (its affinity mask, as a container or `taskset` limits it). */
-static int usable_cores(void)
-{
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (int)n : 1;
-}
 
 static void mpi_version(char *buf, size_t len)
 {
@@ -66,7 +57,7 @@ int t2__info_print(FILE *out, const char *home, int json)
     char mpi[256], store[4096], threads[64];
     mpi_version(mpi, sizeof mpi);
     if (t2__store_home(home, store, sizeof store)) snprintf(store, sizeof store, "(none: %s)", t2_errmsg());
-    int cores = usable_cores();
+    int cores = t2__usable_cores();
     char conv[128]; /* the same name as each trial log's, with where it applies */
     snprintf(conv, sizeof conv,
              t2__conv_direct_available() ? "%s kernels for stride 1 (im2col + BLAS otherwise)"

@@ -12,6 +12,7 @@
 #include "checkpoints/ckpt.h"
 #include "configs/config.h"
 #include "framework/common/blas_core.h"
+#include "framework/common/internal.h"
 #include "framework/common/outfile.h"
 #include "framework/cli/args.h"
 #include "framework/cli/commands.h"
@@ -297,9 +298,8 @@ static int cmd_evaluate(const args *a)
     if (!rc) rc = evaluate_config(a, &info, &cfg, &parts);
     if (!rc) rc = t2__trial_so_open(a->pos[1], &so);
     if (!rc) {
-        long cores = sysconf(_SC_NPROCESSORS_ONLN);
         t2__runner_args ra = {.cfg = cfg, .def = so.def, .hparams = hp, .trial_id = info.trial_id,
-                              .seed = 0, .threads = cores > 0 ? (int)cores : 1, .parts = parts, .fd = -1,
+                              .seed = 0, .threads = t2__usable_cores(), .parts = parts, .fd = -1,
                               .restore_path = path, .warm_start = 1};
         rc = t2__runner_evaluate(&ra, stdout);
     }

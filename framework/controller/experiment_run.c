@@ -72,8 +72,7 @@ int t2__ctl_better(const t2__ctl *c, double a, double b)
 
 int t2__ctl_cores(void)
 {
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (int)n : 1;
+    return t2__usable_cores();
 }
 
 /* The checkpoint directory: the one recorded at create (resume), else checkpoint_storage's

@@ -60,8 +60,8 @@ int t2_dataset_to_tensor(const t2_dataset *ds, t2_tensor *x, int32_t **labels)
         free(data);
         return t2_seterr(T2_ENOMEM, "t2_dataset_to_tensor: out of memory");
     }
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    int nt = cpus < 1 ? 1 : cpus > MAX_THREADS ? MAX_THREADS : (int)cpus;
+    int cpus = t2__usable_cores();
+    int nt = cpus > MAX_THREADS ? MAX_THREADS : cpus;
     if ((size_t)ds->n * ds->numel < ((size_t)1 << 20)) nt = 1; /* threads cost more than they save */
     part parts[MAX_THREADS];
     pthread_t th[MAX_THREADS];

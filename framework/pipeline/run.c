@@ -704,7 +704,7 @@ int t2__pipeline_run(const t2__pipeline_opts *o, int64_t *run_id)
         seed[i] = 1;
     }
     t2__flow_descendants(f, seed, forced);
-    int64_t pool = o->jobs > 0 ? o->jobs : sysconf(_SC_NPROCESSORS_ONLN);
+    int64_t pool = o->jobs > 0 ? o->jobs : t2__usable_cores();
     if (pool < 1) pool = 1;
     for (size_t i = 0; i < f->n; i++) slots[i] = stage_slots(&f->stages[i], pool);
     char flow_hash[65];

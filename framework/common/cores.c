@@ -1,0 +1,128 @@
+/* cores.c — how many cores this process may use, for every "all cores" default (the slot pool,
+ * evaluate's threads, a pipeline's jobs, the dataset conversion).
+ *
+ * Why not sysconf(_SC_NPROCESSORS_ONLN): that counts the machine's cores. Under `taskset`, a Slurm
+ * job's cpuset, `docker --cpuset-cpus` or numactl the process may run on fewer, and under a CPU
+ * quota (`docker --cpus`, a Kubernetes CPU limit) it may use fewer at a time. A pool sized from the
+ * machine then runs a worker and a BLAS thread per host core on a few cores, each trial slowed by
+ * as many times as it is oversubscribed. So: the affinity mask's count, capped by the tightest
+ * quota on the way from this process's cgroup up to the root, rounded up. */
+#define _GNU_SOURCE
+#include <limits.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "internal.h"
+
+/* quota / period rounded up: 150000/100000 is 2 cores (the pool may use 1.5 at a time). <= 0
+ * (no limit, or a value we cannot use). */
+int t2__cores_from_quota(long long quota, long long period)
+{
+    if (quota <= 0 || period <= 0) return 0;
+    long long n = (quota + period - 1) / period;
+    return n > INT_MAX ? INT_MAX : (int)n;
+}
+
+/* Reads "QUOTA PERIOD" (cgroup v2 cpu.max; QUOTA may be "max") into a core count. */
+static int read_cpu_max(const char *path)
+{
+    FILE *f = fopen(path, "re");
+    if (!f) return 0;
+    char q[32];
+    long long period = 0;
+    int n = fscanf(f, "%31s %lld", q, &period);
+    fclose(f);
+    if (n != 2 || strcmp(q, "max") == 0) return 0;
+    return t2__cores_from_quota(strtoll(q, NULL, 10), period);
+}
+
+/* cgroup v1: cpu.cfs_quota_us (-1: none) over cpu.cfs_period_us in DIR. */
+static int read_cfs(const char *dir)
+{
+    char path[PATH_MAX];
+    long long quota = -1, period = 0;
+    FILE *f;
+    snprintf(path, sizeof path, "%s/cpu.cfs_quota_us", dir);
+    if ((f = fopen(path, "re"))) {
+        if (fscanf(f, "%lld", &quota) != 1) quota = -1;
+        fclose(f);
+    }
+    snprintf(path, sizeof path, "%s/cpu.cfs_period_us", dir);
+    if ((f = fopen(path, "re"))) {
+        if (fscanf(f, "%lld", &period) != 1) period = 0;
+        fclose(f);
+    }
+    return t2__cores_from_quota(quota, period);
+}
+
+/* The tightest quota from ROOT/REL up to ROOT. v2 selects cpu.max, v1 the cfs pair. */
+static int tightest(const char *root, const char *rel, int v2)
+{
+    char dir[PATH_MAX];
+    int best = 0;
+    if (snprintf(dir, sizeof dir, "%s%s", root, rel) >= (int)sizeof dir) return 0;
+    size_t stop = strlen(root);
+    for (;;) {
+        int n;
+        if (v2) {
+            char path[PATH_MAX + 16];
+            snprintf(path, sizeof path, "%s/cpu.max", dir);
+            n = read_cpu_max(path);
+        } else {
+            n = read_cfs(dir);
+        }
+        if (n > 0 && (best == 0 || n < best)) best = n;
+        char *slash = strrchr(dir, '/');
+        if (!slash || (size_t)(slash - dir) < stop) break;
+        *slash = '\0';
+    }
+    return best;
+}
+
+/* The quota of this process's cgroups, as /proc/self/cgroup names them ("ID:CONTROLLERS:PATH"):
+ * the v2 line (ID 0, no controllers) under /sys/fs/cgroup (or the hybrid layout's
+ * /sys/fs/cgroup/unified), and the v1 line whose controllers include cpu under
+ * /sys/fs/cgroup/cpu. Inside a container with its own cgroup namespace the path is "/" and the
+ * container's limit is on the mount's root itself. 0: no quota found. */
+static int quota_cores(void)
+{
+    FILE *f = fopen("/proc/self/cgroup", "re");
+    if (!f) return 0;
+    char line[PATH_MAX + 64];
+    int best = 0;
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+        if (!c2) continue;
+        *c1 = *c2 = '\0';
+        const char *ctrl = c1 + 1, *rel = c2 + 1;
+        if (strcmp(rel, "/") == 0) rel = "";
+        int n = 0;
+        if (strcmp(line, "0") == 0 && !*ctrl) {
+            n = tightest("/sys/fs/cgroup", rel, 1);
+            if (!n) n = tightest("/sys/fs/cgroup/unified", rel, 1);
+        } else {
+            char list[256];
+            snprintf(list, sizeof list, ",%s,", ctrl);
+            if (strstr(list, ",cpu,")) n = tightest("/sys/fs/cgroup/cpu", rel, 0);
+        }
+        if (n > 0 && (best == 0 || n < best)) best = n;
+    }
+    fclose(f);
+    return best;
+}
+
+int t2__usable_cores(void)
+{
+    int n = 0;
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) n = CPU_COUNT(&set);
+    if (n <= 0) {
+        long m = sysconf(_SC_NPROCESSORS_ONLN);
+        n = m > 0 ? (m > INT_MAX ? INT_MAX : (int)m) : 1;
+    }
+    int q = quota_cores();
+    return q > 0 && q < n ? q : n;
+}

@@ -5,6 +5,10 @@
 # search on the same space, in memory and on SQLite (../shared/bench/optuna_trials.py), measured
 # in this run. ratio = our trials/s over Optuna in-memory trials/s. Also times `t2exp list` and
 # `t2exp describe` on the resulting store. Needs python3-optuna for the reference.
+#
+# SCALING=1 also runs the same search on 2 of the machine's cores (`taskset`: the slot pool follows
+# the cores the process may use, performance.md#the-cores) and ends with one more line,
+# `trials_scaling: ratio=<all cores' rate / 2 cores' rate> cores=N` (issue 12's 16-core check).
 set -euo pipefail
 shared="${T2EXP_SHARED:-$(cd "$(dirname "$0")/../.." && pwd)/shared}"
 n="${TRIALS:-10000}"
@@ -13,13 +17,30 @@ export T2EXP_HOME="$tmp/home" TMPDIR="$tmp"
 # The BLAS core probe (blas_core.h: about 0.2 s, once per machine, cached in the home) is paid by
 # a user's first run only; a fresh home would charge it to every run of this benchmark.
 build/t2exp info >/dev/null
-t0=$(date +%s.%N)
-build/t2exp create bench/configs/trials_random.yaml build/trials/quadratic.so --quiet --config searcher.max_trials="$n" \
-  ${ISOLATION:+--config resources.isolation="$ISOLATION"} | tail -n 2
-t1=$(date +%s.%N)
-stored=$(sqlite3 "$tmp/home/t2exp.db" "SELECT count(*) FROM trials WHERE state = 'COMPLETED'")
-ours=$(awk -v a="$t0" -v b="$t1" -v n="$stored" 'BEGIN { printf "%.1f", n / (b - a) }')
-echo "t2exp_trials trials=$stored trials_per_s=$ours"
+# search [PREFIX...] — runs the search (under PREFIX, e.g. taskset) as the home's next experiment;
+# sets $stored (its COMPLETED trials) and $rate (their number over the wall time).
+exp=0
+search() {
+  exp=$((exp + 1))
+  local t0 t1
+  t0=$(date +%s.%N)
+  "$@" build/t2exp create bench/configs/trials_random.yaml build/trials/quadratic.so --quiet --config searcher.max_trials="$n" \
+    ${ISOLATION:+--config resources.isolation="$ISOLATION"} | tail -n 2
+  t1=$(date +%s.%N)
+  stored=$(sqlite3 "$tmp/home/t2exp.db" "SELECT count(*) FROM trials WHERE experiment_id = $exp AND state = 'COMPLETED'")
+  rate=$(awk -v a="$t0" -v b="$t1" -v n="$stored" 'BEGIN { printf "%.1f", n / (b - a) }')
+}
+search
+ours=$rate ours_stored=$stored
+echo "t2exp_trials trials=$stored trials_per_s=$ours cores=$(sed -n 's/^cores  *//p' <<<"$(build/t2exp info)")"
+if [ -n "${SCALING:-}" ]; then
+  # The first 2 cores of this process's list ("0-3,8" style).
+  two=$(taskset -pc $$ | sed 's/.*: *//' | awk -F, '{ for (i = 1; i <= NF; i++) { split($i, r, "-");
+    if (r[2] == "") r[2] = r[1]; for (c = r[1]; c <= r[2]; c++) print c } }' | head -n 2 | paste -sd, -)
+  search taskset -c "$two"
+  two_rate=$rate two_stored=$stored
+  echo "t2exp_trials_2cores trials=$two_stored trials_per_s=$two_rate cores=$two"
+fi
 mem=$(/usr/bin/python3 "$shared/bench/optuna_trials.py" --trials "${OPTUNA_TRIALS:-2000}")
 echo "$mem"
 sq=$(/usr/bin/python3 "$shared/bench/optuna_trials.py" --trials "${OPTUNA_SQLITE_TRIALS:-300}" --sqlite "$tmp/optuna.db")
@@ -27,6 +48,10 @@ echo "$sq"
 ms() { local s e; s=$(date +%s%N); "$@" >/dev/null; e=$(date +%s%N); echo $(( (e - s) / 1000000 )); }
 list_ms=$(ms build/t2exp list); describe_ms=$(ms build/t2exp describe 1 --top 10)
 get() { sed -n "s/.*trials_per_s=\([0-9.]*\).*/\1/p" <<<"$1"; }
-awk -v o="$ours" -v m="$(get "$mem")" -v s="$(get "$sq")" -v l="$list_ms" -v d="$describe_ms" -v n="$stored" 'BEGIN {
+awk -v o="$ours" -v m="$(get "$mem")" -v s="$(get "$sq")" -v l="$list_ms" -v d="$describe_ms" -v n="$ours_stored" 'BEGIN {
   printf "trials: ratio=%.2f trials_per_s=%.0f optuna_memory_trials_per_s=%.0f optuna_sqlite_trials_per_s=%.0f sqlite_ratio=%.1f trials=%d list_ms=%d describe_ms=%d\n",
     o / m, o, m, s, o / s, n, l, d }'
+if [ -n "${SCALING:-}" ]; then
+  awk -v a="$ours" -v b="$two_rate" -v c="$(build/t2exp info | sed -n 's/^cores  *//p')" 'BEGIN {
+    printf "trials_scaling: ratio=%.2f trials_per_s=%.0f two_core_trials_per_s=%.0f cores=%d\n", a / b, a, b, c }'
+fi

@@ -212,6 +212,23 @@ static const char SCHEMA_V10[] =
     ");"
     "CREATE INDEX trial_log_segments_by_trial ON trial_log_segments (trial_id, id);";
 
+/* Version 11: each distinct BLAS line once (blas_lines), a trial pointing at its line (blas_id).
+ * The line (about 190 bytes, the same for nearly every trial of a machine) was in every trial's row
+ * and again in the trials_by_blas index: a third of the bytes a short trial adds to the store, and
+ * a store's writes are the serial part of a search of many short trials (performance.md). The
+ * lines move to the table; trials.blas stays, NULL, for readers of older versions' SQL. */
+static const char SCHEMA_V11[] =
+    "CREATE TABLE blas_lines ("
+    " id INTEGER PRIMARY KEY,"
+    " line TEXT NOT NULL UNIQUE"
+    ");"
+    "ALTER TABLE trials ADD COLUMN blas_id INTEGER REFERENCES blas_lines(id);"
+    "INSERT OR IGNORE INTO blas_lines (line) SELECT DISTINCT blas FROM trials WHERE blas IS NOT NULL;"
+    "UPDATE trials SET blas_id = (SELECT id FROM blas_lines WHERE line = trials.blas), blas = NULL"
+    " WHERE blas IS NOT NULL;"
+    "DROP INDEX trials_by_blas;"
+    "CREATE INDEX trials_by_blas_id ON trials (experiment_id, blas_id);";
+
 static const char *const MIGRATIONS[] = {
     SCHEMA_V1, /* 0 -> 1 */
     SCHEMA_V2, /* 1 -> 2 */
@@ -223,6 +240,7 @@ static const char *const MIGRATIONS[] = {
     SCHEMA_V8, /* 7 -> 8 */
     SCHEMA_V9, /* 8 -> 9 */
     SCHEMA_V10, /* 9 -> 10 */
+    SCHEMA_V11, /* 10 -> 11 */
 };
 
 _Static_assert(sizeof MIGRATIONS / sizeof MIGRATIONS[0] == T2__STORE_SCHEMA_VERSION,

@@ -238,6 +238,7 @@ static int open_tx(t2__store *st)
     t2__turns_got_lock(st);
     if (rc) return rc;
     st->tx_open = 1;
+    st->tx_gen++;
     st->pending = 0;
     st->tx_opened = t2__store_mono_ms();
     return 0;
@@ -329,6 +330,7 @@ int t2__store_rollback(t2__store *st)
          * makes the next flush come a little early. */
         rc = exec(st, "ROLLBACK TO t2__explicit; RELEASE t2__explicit", "rollback to savepoint");
         st->explicit_tx = st->savepoint = 0;
+        st->tx_gen++; /* what the undone writes added is gone */
         return rc;
     }
     rc = exec(st, "ROLLBACK", "rollback");
@@ -406,6 +408,7 @@ static void store_free(t2__store *st)
     if (!st) return;
     disconnect(st);
     for (int i = 0; i < st->nupdate_sql; i++) free(st->update_sql[i].sql);
+    free(st->blas_line);
     free(st->path);
     free(st->home);
     free(st);

@@ -42,6 +42,10 @@ struct t2__store {
         char *sql; /* owned; the key of its statement in cache */
     } update_sql[T2__STORE_UPDATE_SQLS];
     int nupdate_sql;
+    unsigned long tx_gen; /* counts transactions (and savepoint rollbacks): what a cache may trust */
+    char *blas_line;      /* the last BLAS line set on a trial, its blas_lines id, and the tx_gen */
+    int64_t blas_id;      /* it was looked up in (store_write.c) */
+    unsigned long blas_gen;
 };
 
 /* t2_seterr with "store PATH: what: sqlite message"; maps SQLite codes to T2_E… (NOMEM, CONSTRAINT

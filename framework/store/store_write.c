@@ -298,7 +298,9 @@ int t2__store_update_trial(t2__store *st, int64_t trial_id, const t2__trial_upda
     return exec_one(st, s, "update trial", "trial", trial_id);
 }
 
-static const char SQL_SET_TRIAL_BLAS[] = "UPDATE trials SET blas = ?2 WHERE id = ?1";
+static const char SQL_BLAS_LINE_ADD[] = "INSERT OR IGNORE INTO blas_lines (line) VALUES (?1)";
+static const char SQL_BLAS_LINE_ID[] = "SELECT id FROM blas_lines WHERE line = ?1";
+static const char SQL_SET_TRIAL_BLAS[] = "UPDATE trials SET blas_id = ?2 WHERE id = ?1";
 static const char SQL_SET_TRIAL_HOSTS[] = "UPDATE trials SET hosts = ?2 WHERE id = ?1";
 
 /* One text column of one trial. */
@@ -330,9 +332,54 @@ int t2__store_set_trial_parent(t2__store *st, int64_t trial_id, int64_t parent_i
     return exec_one(st, s, "set trial parent", "trial", trial_id);
 }
 
+/* blas_lines' id of line, the line added if new. Every trial on a machine reports the same line,
+ * so the last one is remembered, for the rest of the transaction only: a rollback would take a
+ * line added in it away again. */
+static int blas_line_id(t2__store *st, const char *line, int64_t *id)
+{
+    if (st->blas_line && st->blas_gen == st->tx_gen && strcmp(st->blas_line, line) == 0) {
+        *id = st->blas_id;
+        return 0;
+    }
+    int rc;
+    sqlite3_stmt *s;
+    if ((rc = t2__store_stmt(st, SQL_BLAS_LINE_ADD, &s))) return rc;
+    if ((rc = bind_rc(st, TEXT(s, 1, line))) || (rc = t2__store_exec_stmt(st, s, "add BLAS line"))) return rc;
+    if ((rc = t2__store_stmt(st, SQL_BLAS_LINE_ID, &s))) return rc;
+    if ((rc = bind_rc(st, TEXT(s, 1, line)))) return rc;
+    int step = sqlite3_step(s);
+    if (step != SQLITE_ROW) {
+        rc = step == SQLITE_DONE ? t2_seterr(T2_EIO, "store %s: BLAS line added but not found", st->path)
+                                 : t2__store_err(st, step, "find BLAS line");
+        sqlite3_reset(s);
+        return rc;
+    }
+    *id = sqlite3_column_int64(s, 0);
+    sqlite3_reset(s);
+    size_t n = strlen(line) + 1;
+    char *copy = malloc(n);
+    if (!copy) return t2_seterr(T2_ENOMEM, "store %s: out of memory", st->path);
+    memcpy(copy, line, n);
+    free(st->blas_line);
+    st->blas_line = copy;
+    st->blas_id = *id;
+    st->blas_gen = st->tx_gen;
+    return 0;
+}
+
 int t2__store_set_trial_blas(t2__store *st, int64_t trial_id, const char *blas)
 {
-    return set_trial_text(st, SQL_SET_TRIAL_BLAS, trial_id, blas, "set trial blas");
+    if (!st || !blas) return t2_seterr(T2_EINVAL, "store: set trial blas: NULL argument");
+    int rc;
+    int64_t line = 0;
+    sqlite3_stmt *s;
+    if ((rc = t2__store_write_begin(st)) || (rc = blas_line_id(st, blas, &line)) ||
+        (rc = t2__store_stmt(st, SQL_SET_TRIAL_BLAS, &s)))
+        return rc;
+    int b = sqlite3_bind_int64(s, 1, trial_id);
+    b = b ? b : sqlite3_bind_int64(s, 2, line);
+    if ((rc = bind_rc(st, b))) return rc;
+    return exec_one(st, s, "set trial blas", "trial", trial_id);
 }
 
 int t2__store_set_trial_hosts(t2__store *st, int64_t trial_id, const char *hosts)

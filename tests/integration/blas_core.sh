@@ -63,5 +63,6 @@ echo "ok: core $core; trial log: $first"
 # The store keeps each trial's line, and describe shows the kernels the experiment's results came from.
 expect_exit 0 "$T2EXP" describe 1
 expect_in "$OUT" "$first"
-[ "$(sql "SELECT count(*) FROM trials WHERE experiment_id = 1 AND blas IS NOT NULL")" = 2 ] || fail "trials do not record their BLAS line"
-[ "$(sql "SELECT DISTINCT blas FROM trials WHERE experiment_id = 1")" = "$first" ] || fail "the stored BLAS line is not the log's"
+[ "$(sql "SELECT count(*) FROM trials WHERE experiment_id = 1 AND blas_id IS NOT NULL")" = 2 ] || fail "trials do not record their BLAS line"
+[ "$(sql "SELECT DISTINCT l.line FROM trials t JOIN blas_lines l ON l.id = t.blas_id WHERE t.experiment_id = 1")" = "$first" ] ||
+  fail "the stored BLAS line is not the log's"

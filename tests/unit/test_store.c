@@ -149,7 +149,7 @@ static void test_migrate_v1(void)
                                     "ALTER TABLE experiments DROP COLUMN controller_pid;"
                                     "ALTER TABLE experiments DROP COLUMN controller_token;"
                                     "DROP TABLE stage_runs; DROP TABLE pipeline_runs;"
-                                    "DROP INDEX trials_by_blas; ALTER TABLE trials DROP COLUMN blas;"
+                                    "DROP INDEX trials_by_blas_id; ALTER TABLE trials DROP COLUMN blas_id; DROP TABLE blas_lines; ALTER TABLE trials DROP COLUMN blas;"
                                     "ALTER TABLE trials DROP COLUMN hosts;"
                                     "ALTER TABLE trials DROP COLUMN parent_trial_id;"
                                     "ALTER TABLE trials DROP COLUMN parent_checkpoint;"
@@ -207,6 +207,8 @@ static void test_migrate_v7(void)
                                     "ALTER TABLE trials DROP COLUMN parent_checkpoint;"
                                     "ALTER TABLE experiments DROP COLUMN parts;"
                                     "DROP TABLE trial_log_segments;"
+                                    "DROP INDEX trials_by_blas_id; ALTER TABLE trials DROP COLUMN blas_id; DROP TABLE blas_lines;"
+                                    "CREATE INDEX trials_by_blas ON trials (experiment_id, blas);"
                                     "PRAGMA user_version = 7;"));
     CHECK_OK(t2__store_exec_sql(st, "INSERT INTO experiments (name, config_yaml, searcher_name, metric,"
                                     " smaller_is_better, trial_object, seed, created_at) VALUES ('old', 'name: old',"
@@ -235,6 +237,53 @@ static void test_migrate_v7(void)
     CHECK_OK(t2__store_get_experiment(st, 1, &e));
     CHECK(e.parts == 16);
     t2__experiment_row_free(&e);
+    CHECK_OK(t2__store_close(st));
+}
+
+/* Schema 11 from 10: the trials' BLAS lines move to blas_lines, each distinct line once, and each
+ * trial points at its own; a new trial with a known line reuses its row, a new line adds one. A
+ * line added inside a begin that is rolled back is gone, and setting it again adds it again (a
+ * remembered id from the undone writes would point nowhere: a foreign key error). */
+static void test_migrate_v10(void)
+{
+    char h[700], buf[256];
+    snprintf(h, sizeof h, "%s/v10", dir);
+    t2__store *st = NULL;
+    CHECK_OK(t2__store_open(h, 0, &st));
+    CHECK_OK(t2__store_exec_sql(st, "DROP INDEX trials_by_blas_id; ALTER TABLE trials DROP COLUMN blas_id;"
+                                    "DROP TABLE blas_lines;"
+                                    "CREATE INDEX trials_by_blas ON trials (experiment_id, blas);"
+                                    "PRAGMA user_version = 10;"));
+    CHECK_OK(t2__store_exec_sql(st, "INSERT INTO experiments (name, config_yaml, searcher_name, metric,"
+                                    " smaller_is_better, trial_object, seed, created_at) VALUES ('old', 'name: old',"
+                                    " 'random', 'loss', 1, '/t.so', 1, 0);"
+                                    "INSERT INTO trials (experiment_id, ordinal, hparams, seed, created_at, blas)"
+                                    " VALUES (1, 0, '{}', 1, 0, 'BLAS: core A'), (1, 1, '{}', 2, 0, 'BLAS: core B'),"
+                                    " (1, 2, '{}', 3, 0, 'BLAS: core A'), (1, 3, '{}', 4, 0, NULL);"));
+    CHECK_OK(t2__store_close(st));
+    CHECK_OK(t2__store_open(h, 0, &st));
+    CHECK(sql_int(st, "PRAGMA user_version") == T2__STORE_SCHEMA_VERSION);
+    CHECK(sql_int(st, "SELECT count(*) FROM blas_lines") == 2);
+    CHECK(sql_int(st, "SELECT count(*) FROM trials WHERE blas IS NOT NULL") == 0);
+    CHECK_TEXT(sql_text(st, "SELECT group_concat(x, '|') FROM (SELECT coalesce(l.line, '-') AS x FROM trials t"
+                            " LEFT JOIN blas_lines l ON l.id = t.blas_id ORDER BY t.id)", buf, sizeof buf),
+               "BLAS: core A|BLAS: core B|BLAS: core A|-");
+    int64_t t5 = 0, t6 = 0;
+    CHECK_OK(t2__store_create_trial(st, 1, -1, "{}", 5, 0, &t5));
+    CHECK_OK(t2__store_set_trial_blas(st, t5, "BLAS: core B"));
+    CHECK_OK(t2__store_set_trial_blas(st, 4, "BLAS: core C"));
+    CHECK(sql_int(st, "SELECT count(*) FROM blas_lines") == 3);
+    CHECK(sql_int(st, "SELECT count(DISTINCT blas_id) FROM trials WHERE blas_id IS NOT NULL") == 3);
+    CHECK_OK(t2__store_begin(st)); /* a savepoint inside the open batch */
+    CHECK_OK(t2__store_create_trial(st, 1, -1, "{}", 6, 0, &t6));
+    CHECK_OK(t2__store_set_trial_blas(st, t6, "BLAS: core D"));
+    CHECK_OK(t2__store_rollback(st));
+    CHECK(sql_int(st, "SELECT count(*) FROM blas_lines WHERE line = 'BLAS: core D'") == 0);
+    CHECK_OK(t2__store_set_trial_blas(st, 4, "BLAS: core D"));
+    CHECK(sql_int(st, "SELECT count(*) FROM blas_lines WHERE line = 'BLAS: core D'") == 1);
+    CHECK_OK(t2__store_set_trial_blas(st, t5, "BLAS: core D"));
+    CHECK(sql_int(st, "SELECT count(*) FROM trials WHERE blas_id = (SELECT id FROM blas_lines"
+                      " WHERE line = 'BLAS: core D')") == 2);
     CHECK_OK(t2__store_close(st));
 }
 
@@ -769,6 +818,7 @@ int main(void)
     test_private_modes();
     test_migrate_v1();
     test_migrate_v7();
+    test_migrate_v10();
     test_versions();
     test_experiments();
     test_trials();

@@ -149,7 +149,9 @@ static void test_migrate_v1(void)
                                     "ALTER TABLE experiments DROP COLUMN controller_pid;"
                                     "ALTER TABLE experiments DROP COLUMN controller_token;"
                                     "DROP TABLE stage_runs; DROP TABLE pipeline_runs;"
-                                    "DROP INDEX trials_by_blas_id; ALTER TABLE trials DROP COLUMN blas_id; DROP TABLE blas_lines; ALTER TABLE trials DROP COLUMN blas;"
+                                    "DROP TABLE experiment_blas; DROP TRIGGER trials_blas;"
+                                    "ALTER TABLE trials DROP COLUMN blas_id; DROP TABLE blas_lines;"
+                                    "ALTER TABLE trials DROP COLUMN blas;"
                                     "ALTER TABLE trials DROP COLUMN hosts;"
                                     "ALTER TABLE trials DROP COLUMN parent_trial_id;"
                                     "ALTER TABLE trials DROP COLUMN parent_checkpoint;"
@@ -207,7 +209,8 @@ static void test_migrate_v7(void)
                                     "ALTER TABLE trials DROP COLUMN parent_checkpoint;"
                                     "ALTER TABLE experiments DROP COLUMN parts;"
                                     "DROP TABLE trial_log_segments;"
-                                    "DROP INDEX trials_by_blas_id; ALTER TABLE trials DROP COLUMN blas_id; DROP TABLE blas_lines;"
+                                    "DROP TABLE experiment_blas; DROP TRIGGER trials_blas;"
+                                    "ALTER TABLE trials DROP COLUMN blas_id; DROP TABLE blas_lines;"
                                     "CREATE INDEX trials_by_blas ON trials (experiment_id, blas);"
                                     "PRAGMA user_version = 7;"));
     CHECK_OK(t2__store_exec_sql(st, "INSERT INTO experiments (name, config_yaml, searcher_name, metric,"
@@ -250,8 +253,8 @@ static void test_migrate_v10(void)
     snprintf(h, sizeof h, "%s/v10", dir);
     t2__store *st = NULL;
     CHECK_OK(t2__store_open(h, 0, &st));
-    CHECK_OK(t2__store_exec_sql(st, "DROP INDEX trials_by_blas_id; ALTER TABLE trials DROP COLUMN blas_id;"
-                                    "DROP TABLE blas_lines;"
+    CHECK_OK(t2__store_exec_sql(st, "DROP TABLE experiment_blas; DROP TRIGGER trials_blas;"
+                                    "ALTER TABLE trials DROP COLUMN blas_id; DROP TABLE blas_lines;"
                                     "CREATE INDEX trials_by_blas ON trials (experiment_id, blas);"
                                     "PRAGMA user_version = 10;"));
     CHECK_OK(t2__store_exec_sql(st, "INSERT INTO experiments (name, config_yaml, searcher_name, metric,"
@@ -264,6 +267,7 @@ static void test_migrate_v10(void)
     CHECK_OK(t2__store_open(h, 0, &st));
     CHECK(sql_int(st, "PRAGMA user_version") == T2__STORE_SCHEMA_VERSION);
     CHECK(sql_int(st, "SELECT count(*) FROM blas_lines") == 2);
+    CHECK(sql_int(st, "SELECT count(*) FROM experiment_blas WHERE experiment_id = 1") == 2);
     CHECK(sql_int(st, "SELECT count(*) FROM trials WHERE blas IS NOT NULL") == 0);
     CHECK_TEXT(sql_text(st, "SELECT group_concat(x, '|') FROM (SELECT coalesce(l.line, '-') AS x FROM trials t"
                             " LEFT JOIN blas_lines l ON l.id = t.blas_id ORDER BY t.id)", buf, sizeof buf),
@@ -273,6 +277,7 @@ static void test_migrate_v10(void)
     CHECK_OK(t2__store_set_trial_blas(st, t5, "BLAS: core B"));
     CHECK_OK(t2__store_set_trial_blas(st, 4, "BLAS: core C"));
     CHECK(sql_int(st, "SELECT count(*) FROM blas_lines") == 3);
+    CHECK(sql_int(st, "SELECT count(*) FROM experiment_blas WHERE experiment_id = 1") == 3);
     CHECK(sql_int(st, "SELECT count(DISTINCT blas_id) FROM trials WHERE blas_id IS NOT NULL") == 3);
     CHECK_OK(t2__store_begin(st)); /* a savepoint inside the open batch */
     CHECK_OK(t2__store_create_trial(st, 1, -1, "{}", 6, 0, &t6));

@@ -131,7 +131,7 @@ int main(void)
     /* And the indexes they are meant to use. */
     check_plan(st, t2__store_queries[2].sql, "trials_by_metric", NULL);
     check_plan(st, t2__store_queries[3].sql, "trials_by_metric", NULL);
-    check_plan(st, t2__store_queries[1].sql, "trials_by_blas_id", NULL);
+    check_plan(st, t2__store_queries[1].sql, "SEARCH x USING PRIMARY KEY (experiment_id=?)", NULL);
     check_plan(st, t2__store_queries[2].sql, "checkpoints_by_trial", NULL);
 
     const timed runs[] = {

@@ -16,7 +16,8 @@ static void test_migrate_v3(void)
     t2__store *st = NULL;
     CHECK_OK(t2__store_open(h, 0, &st));
     CHECK_OK(t2__store_exec_sql(st, "DROP TABLE stage_runs; DROP TABLE pipeline_runs;"
-                                    " DROP INDEX trials_by_blas_id; ALTER TABLE trials DROP COLUMN blas_id; DROP TABLE blas_lines; ALTER TABLE trials DROP COLUMN blas; ALTER TABLE trials DROP COLUMN hosts;"
+                                    " DROP TABLE experiment_blas; DROP TRIGGER trials_blas; ALTER TABLE trials DROP COLUMN blas_id;"
+                                    " DROP TABLE blas_lines; ALTER TABLE trials DROP COLUMN blas; ALTER TABLE trials DROP COLUMN hosts;"
                                     " ALTER TABLE trials DROP COLUMN parent_trial_id; ALTER TABLE trials DROP COLUMN parent_checkpoint;"
                                     " ALTER TABLE experiments DROP COLUMN parts;"
                                     " DROP TABLE trial_log_segments;"

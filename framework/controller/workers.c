@@ -66,6 +66,9 @@ static int spawn(t2__ctl *c, t2__ctl_worker *w, const t2__runner_args *a)
     if (rc || (rc = t2__ctl_child_close_fds(c, &fds, &n))) return rc;
     t2__runner_args base = *a;
     base.fd = -1;
+    char runs[PATH_MAX];
+    snprintf(runs, sizeof runs, "%s%s", w->log_path, T2__LOG_RUNS_SUFFIX); /* read in the child */
+    base.worker_runs = runs;
     rc = t2__worker_proc_start(&base, w->log_fd, fds, n, &w->pid, &w->fd);
     free(fds);
     return rc;

@@ -32,6 +32,8 @@ typedef struct t2__runner_args {
                                    frame by frame) */
     struct t2__chan_writer *wr; /* holds reports for fd until the runner waits, or for 5 ms at
                                    most (a worker's; NULL: each goes out at once) */
+    const char *worker_runs; /* a worker's record of its runs' starts in its log (log_runs.c;
+                                NULL: none) */
 } t2__runner_args;
 
 /* Runs the trial until the controller sends exit or closes the channel. Returns 0 on success and

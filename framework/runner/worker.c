@@ -2,16 +2,27 @@
  * (its output goes to the worker's log, which the controller reads by segments), say finished,
  * wait for the next one. */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 #include "channel.h"
 #include "protocol/protocol.h"
+#include "store/store.h"
 #include "worker.h"
 
-/* One assigned trial: its exit status (the runner's). Its output goes to the worker's own log. */
-static int run_one(const t2__runner_args *base, int fd, t2__chan_reader *rd, t2__chan_writer *wr, const t2__msg *m)
+/* One assigned trial: its exit status (the runner's). Its output goes to the worker's own log
+ * (stdout), whose size now is where the run starts: recorded in runs first (log_runs.c), where a
+ * killed controller cannot lose it. */
+static int run_one(const t2__runner_args *base, int fd, int runs, t2__chan_reader *rd, t2__chan_writer *wr,
+                   const t2__msg *m)
 {
+    off_t start = runs >= 0 ? lseek(STDOUT_FILENO, 0, SEEK_END) : -1;
+    if (start >= 0 && t2__log_runs_append(runs, m->u.assign.trial_id, (int64_t)start) != 0)
+        fprintf(stderr, "t2exp worker: cannot record where trial %lld's output starts in %s: %s\n",
+                (long long)m->u.assign.trial_id, base->worker_runs, strerror(errno));
     t2__runner_args a = *base;
     a.fd = fd;
     a.rd = rd;
@@ -37,6 +48,11 @@ int t2__worker_serve(const t2__runner_args *base, int fd)
      * took stays in the buffer for the next reader. */
     t2__chan_reader rd = {0};
     t2__chan_writer wr = {0}; /* the trial's reports, held until it waits (runner.c), and finished */
+    /* 0600 as the log. Without it the worker still runs trials: `t2exp logs` then has only the
+     * store's segments, as before the record existed. */
+    int runs = base->worker_runs ? open(base->worker_runs, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600) : -1;
+    if (base->worker_runs && runs < 0)
+        fprintf(stderr, "t2exp worker: cannot open %s: %s\n", base->worker_runs, strerror(errno));
     for (;;) {
         t2__msg m;
         int got, rc;
@@ -59,7 +75,7 @@ int t2__worker_serve(const t2__runner_args *base, int fd)
             status = 2;
             break;
         }
-        int st = run_one(base, fd, &rd, &wr, &m);
+        int st = run_one(base, fd, runs, &rd, &wr, &m);
         t2__msg_free(&m);
         /* After what the trial still holds, in the same write. */
         t2__msg fin = {.kind = T2__MSG_FINISHED, .u.finished.status = st};
@@ -76,5 +92,6 @@ int t2__worker_serve(const t2__runner_args *base, int fd)
     }
     t2__chan_reader_free(&rd);
     t2__chan_writer_free(&wr);
+    if (runs >= 0) close(runs);
     return status;
 }

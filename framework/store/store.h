@@ -257,6 +257,13 @@ typedef struct {
 int t2__store_log_segments(t2__store *st, int64_t trial_id, t2__log_segment **segs, size_t *n);
 void t2__log_segments_free(t2__log_segment *segs, size_t n);
 
+/* A worker's record of its runs' starts (log_runs.c): LOG + T2__LOG_RUNS_SUFFIX. append: one run
+ * of trial_id starts at byte `start` of the worker's log; 0 or -1 (errno). next: the first start
+ * recorded for log_path past `start`, or -1 (none, or no record). */
+#define T2__LOG_RUNS_SUFFIX ".runs"
+int t2__log_runs_append(int fd, int64_t trial_id, int64_t start);
+int64_t t2__log_runs_next(const char *log_path, int64_t start);
+
 /* A trial's output as one stream (trial_log.c): what its own log file holds before any segment
  * (runs that recorded none), then its runs' segments, in order. */
 typedef struct {

@@ -1,0 +1,78 @@
+/* log_runs.c — a worker's own record of where each of its runs starts in its log (worker-N.log.runs
+ * beside worker-N.log), written by the worker before the run writes its first byte.
+ *
+ * Why: the store learns a run's start (trial_log_segments) in the controller's batch, which a
+ * killed controller loses, up to flush_ms of runs. A segment ends where the next recorded one in
+ * the same file starts, so the last segment the store kept ran on over every lost run after it:
+ * `t2exp logs` of that one trial showed hundreds of other trials' output. The worker's record
+ * survives the controller, and a segment now also ends at the next run start the worker recorded.
+ *
+ * Format: 16-byte records, the trial id and the start offset as little-endian int64, appended in
+ * run order, so the starts only grow (while nobody replaces the log) and a lookup is a binary
+ * search. A torn last record (a worker killed inside its write) is ignored. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "store.h"
+
+#define RECORD 16
+
+static void put_le64(unsigned char *p, int64_t v)
+{
+    uint64_t u = (uint64_t)v;
+    for (int i = 0; i < 8; i++) p[i] = (unsigned char)(u >> (8 * i));
+}
+
+static int64_t get_le64(const unsigned char *p)
+{
+    uint64_t u = 0;
+    for (int i = 0; i < 8; i++) u |= (uint64_t)p[i] << (8 * i);
+    return (int64_t)u;
+}
+
+int t2__log_runs_append(int fd, int64_t trial_id, int64_t start)
+{
+    unsigned char rec[RECORD];
+    put_le64(rec, trial_id);
+    put_le64(rec + 8, start);
+    ssize_t k;
+    while ((k = write(fd, rec, sizeof rec)) < 0 && errno == EINTR) {
+    }
+    return k == (ssize_t)sizeof rec ? 0 : -1;
+}
+
+int64_t t2__log_runs_next(const char *log_path, int64_t start)
+{
+    char path[PATH_MAX];
+    if (snprintf(path, sizeof path, "%s%s", log_path, T2__LOG_RUNS_SUFFIX) >= (int)sizeof path) return -1;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0) return -1; /* a log no worker wrote (a trial's own), or one from before this record */
+    struct stat sb;
+    int64_t found = -1;
+    if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode)) {
+        /* The first record whose start is past `start`. */
+        int64_t lo = 0, hi = (int64_t)sb.st_size / RECORD;
+        while (lo < hi) {
+            int64_t mid = lo + (hi - lo) / 2;
+            unsigned char rec[RECORD];
+            if (pread(fd, rec, sizeof rec, (off_t)(mid * RECORD)) != (ssize_t)sizeof rec) {
+                found = -1;
+                break;
+            }
+            int64_t s = get_le64(rec + 8);
+            if (s > start) {
+                found = s;
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+    }
+    close(fd);
+    return found;
+}

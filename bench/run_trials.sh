@@ -18,28 +18,35 @@ export T2EXP_HOME="$tmp/home" TMPDIR="$tmp"
 # a user's first run only; a fresh home would charge it to every run of this benchmark.
 build/t2exp info >/dev/null
 # search [PREFIX...] — runs the search (under PREFIX, e.g. taskset) as the home's next experiment;
-# sets $stored (its COMPLETED trials) and $rate (their number over the wall time).
+# sets $stored (its COMPLETED trials), $rate (their number over the wall time) and $split (the
+# controller's and the workers' CPU per trial, from bench/preload/cpu_split.c, which prints the
+# controller's own CPU time and its reaped children's when it ends).
 exp=0
 search() {
   exp=$((exp + 1))
-  local t0 t1
+  local t0 t1 cpu
   t0=$(date +%s.%N)
-  "$@" build/t2exp create bench/configs/trials_random.yaml build/trials/quadratic.so --quiet --config searcher.max_trials="$n" \
-    ${ISOLATION:+--config resources.isolation="$ISOLATION"} | tail -n 2
+  LD_PRELOAD="$PWD/build/bench/libcpu_split.so" "$@" build/t2exp create bench/configs/trials_random.yaml \
+    build/trials/quadratic.so --quiet --config searcher.max_trials="$n" \
+    ${ISOLATION:+--config resources.isolation="$ISOLATION"} 2>"$tmp/create.err" | tail -n 2
   t1=$(date +%s.%N)
+  grep -v '^cpu_split: ' "$tmp/create.err" >&2 || true
   stored=$(sqlite3 "$tmp/home/t2exp.db" "SELECT count(*) FROM trials WHERE experiment_id = $exp AND state = 'COMPLETED'")
   rate=$(awk -v a="$t0" -v b="$t1" -v n="$stored" 'BEGIN { printf "%.1f", n / (b - a) }')
+  cpu=$(sed -n 's/^cpu_split: //p' "$tmp/create.err")
+  split=$(awk -v n="$stored" -v c="$cpu" 'BEGIN { split(c, f, /[= ]/);
+    printf "controller_us_per_trial=%.0f worker_us_per_trial=%.0f", f[2] / n * 1e6, f[4] / n * 1e6 }')
 }
 search
-ours=$rate ours_stored=$stored
-echo "t2exp_trials trials=$stored trials_per_s=$ours cores=$(sed -n 's/^cores  *//p' <<<"$(build/t2exp info)")"
+ours=$rate ours_stored=$stored ours_split=$split
+echo "t2exp_trials trials=$stored trials_per_s=$ours cores=$(sed -n 's/^cores  *//p' <<<"$(build/t2exp info)") $split"
 if [ -n "${SCALING:-}" ]; then
   # The first 2 cores of this process's list ("0-3,8" style).
   two=$(taskset -pc $$ | sed 's/.*: *//' | awk -F, '{ for (i = 1; i <= NF; i++) { split($i, r, "-");
     if (r[2] == "") r[2] = r[1]; for (c = r[1]; c <= r[2]; c++) print c } }' | head -n 2 | paste -sd, -)
   search taskset -c "$two"
   two_rate=$rate two_stored=$stored
-  echo "t2exp_trials_2cores trials=$two_stored trials_per_s=$two_rate cores=$two"
+  echo "t2exp_trials_2cores trials=$two_stored trials_per_s=$two_rate cores=$two $split"
 fi
 mem=$(/usr/bin/python3 "$shared/bench/optuna_trials.py" --trials "${OPTUNA_TRIALS:-2000}")
 echo "$mem"
@@ -49,8 +56,9 @@ ms() { local s e; s=$(date +%s%N); "$@" >/dev/null; e=$(date +%s%N); echo $(( (e
 list_ms=$(ms build/t2exp list); describe_ms=$(ms build/t2exp describe 1 --top 10)
 get() { sed -n "s/.*trials_per_s=\([0-9.]*\).*/\1/p" <<<"$1"; }
 awk -v o="$ours" -v m="$(get "$mem")" -v s="$(get "$sq")" -v l="$list_ms" -v d="$describe_ms" -v n="$ours_stored" 'BEGIN {
-  printf "trials: ratio=%.2f trials_per_s=%.0f optuna_memory_trials_per_s=%.0f optuna_sqlite_trials_per_s=%.0f sqlite_ratio=%.1f trials=%d list_ms=%d describe_ms=%d\n",
+  printf "trials: ratio=%.2f trials_per_s=%.0f optuna_memory_trials_per_s=%.0f optuna_sqlite_trials_per_s=%.0f sqlite_ratio=%.1f trials=%d list_ms=%d describe_ms=%d",
     o / m, o, m, s, o / s, n, l, d }'
+echo " $ours_split"
 if [ -n "${SCALING:-}" ]; then
   awk -v a="$ours" -v b="$two_rate" -v c="$(build/t2exp info | sed -n 's/^cores  *//p')" 'BEGIN {
     printf "trials_scaling: ratio=%.2f trials_per_s=%.0f two_core_trials_per_s=%.0f cores=%d\n", a / b, a, b, c }'

@@ -1,0 +1,31 @@
+/* cpu_split.c — LD_PRELOAD'ed by bench/run_trials.sh into `t2exp create`: when the process that
+ * loaded it first ends, prints to stderr the CPU time of that process (the controller) and of its
+ * reaped children (the trial workers) apart, one line:
+ *   cpu_split: self_s=<user+sys> children_s=<user+sys>
+ * The controller's own CPU per trial is the search's serial cost: on a machine with cores to
+ * spare its rate cannot pass 1 / that (performance.md). Forked workers share the mapping but end
+ * with _exit (no destructors) and have another pid. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+static pid_t first;
+
+__attribute__((constructor)) static void note_pid(void)
+{
+    if (!first) first = getpid(); /* an exec into itself keeps the pid and runs this again */
+}
+
+static double seconds(const struct rusage *r)
+{
+    return (double)r->ru_utime.tv_sec + r->ru_utime.tv_usec / 1e6 + (double)r->ru_stime.tv_sec +
+           r->ru_stime.tv_usec / 1e6;
+}
+
+__attribute__((destructor)) static void report(void)
+{
+    struct rusage self, children;
+    if (getpid() != first || getrusage(RUSAGE_SELF, &self) || getrusage(RUSAGE_CHILDREN, &children)) return;
+    fprintf(stderr, "cpu_split: self_s=%.3f children_s=%.3f\n", seconds(&self), seconds(&children));
+}

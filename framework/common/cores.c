@@ -41,7 +41,7 @@ static int read_cpu_max(const char *path)
 /* cgroup v1: cpu.cfs_quota_us (-1: none) over cpu.cfs_period_us in DIR. */
 static int read_cfs(const char *dir)
 {
-    char path[PATH_MAX];
+    char path[PATH_MAX + 32]; /* dir is at most PATH_MAX - 1 bytes */
     long long quota = -1, period = 0;
     FILE *f;
     snprintf(path, sizeof path, "%s/cpu.cfs_quota_us", dir);
@@ -67,7 +67,7 @@ static int tightest(const char *root, const char *rel, int v2)
     for (;;) {
         int n;
         if (v2) {
-            char path[PATH_MAX + 16];
+            char path[PATH_MAX + 32];
             snprintf(path, sizeof path, "%s/cpu.max", dir);
             n = read_cpu_max(path);
         } else {

@@ -18,7 +18,7 @@
 
 /* quota / period rounded up: 150000/100000 is 2 cores (the pool may use 1.5 at a time). <= 0
  * (no limit, or a value we cannot use). */
-int t2__cores_from_quota(long long quota, long long period)
+static int cores_from_quota(long long quota, long long period)
 {
     if (quota <= 0 || period <= 0) return 0;
     long long n = (quota + period - 1) / period;
@@ -35,7 +35,7 @@ static int read_cpu_max(const char *path)
     int n = fscanf(f, "%31s %lld", q, &period);
     fclose(f);
     if (n != 2 || strcmp(q, "max") == 0) return 0;
-    return t2__cores_from_quota(strtoll(q, NULL, 10), period);
+    return cores_from_quota(strtoll(q, NULL, 10), period);
 }
 
 /* cgroup v1: cpu.cfs_quota_us (-1: none) over cpu.cfs_period_us in DIR. */
@@ -54,7 +54,7 @@ static int read_cfs(const char *dir)
         if (fscanf(f, "%lld", &period) != 1) period = 0;
         fclose(f);
     }
-    return t2__cores_from_quota(quota, period);
+    return cores_from_quota(quota, period);
 }
 
 /* The tightest quota from ROOT/REL up to ROOT. v2 selects cpu.max, v1 the cfs pair. */

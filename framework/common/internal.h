@@ -26,8 +26,6 @@ int t2__random_bytes(void *buf, size_t n);
 /* The cores this process may use: its affinity mask (taskset, a Slurm or container cpuset),
  * capped by its cgroup's CPU quota rounded up (docker --cpus, a Kubernetes limit). At least 1. */
 int t2__usable_cores(void);
-/* quota / period of a cgroup CPU limit, rounded up; 0 for no limit (quota or period <= 0). */
-int t2__cores_from_quota(long long quota, long long period);
 
 /* Seconds on the monotonic clock (for intervals only). */
 double t2__now(void);

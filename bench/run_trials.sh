@@ -4,7 +4,10 @@
 # per trial), every trial persisted in the store — against Optuna's random
 # search on the same space, in memory and on SQLite (../shared/bench/optuna_trials.py), measured
 # in this run. ratio = our trials/s over Optuna in-memory trials/s. Also times `t2exp list` and
-# `t2exp describe` on the resulting store. Needs python3-optuna for the reference.
+# `t2exp describe` on the resulting store. The reference needs Optuna in OPTUNA_PYTHON (default
+# /usr/bin/python3, Debian's python3-optuna); without it the Optuna lines say so and `ratio` is n/a,
+# the rest still runs (the 16-core device machine has no Debian packages, so no sqlite3 tool either:
+# the trials are counted from the store through `t2exp trials --csv`).
 #
 # SCALING=1 also runs the same search on 2 of the machine's cores (`taskset`: the slot pool follows
 # the cores the process may use, performance.md#the-cores) and ends with one more line,
@@ -31,7 +34,7 @@ search() {
     ${ISOLATION:+--config resources.isolation="$ISOLATION"} 2>"$tmp/create.err" | tail -n 2
   t1=$(date +%s.%N)
   grep -v '^cpu_split: ' "$tmp/create.err" >&2 || true
-  stored=$(sqlite3 "$tmp/home/t2exp.db" "SELECT count(*) FROM trials WHERE experiment_id = $exp AND state = 'COMPLETED'")
+  stored=$(build/t2exp trials "$exp" --csv | awk -F, 'NR > 1 && $3 == "COMPLETED"' | wc -l)
   rate=$(awk -v a="$t0" -v b="$t1" -v n="$stored" 'BEGIN { printf "%.1f", n / (b - a) }')
   cpu=$(sed -n 's/^cpu_split: //p' "$tmp/create.err")
   split=$(awk -v n="$stored" -v c="$cpu" 'BEGIN { split(c, f, /[= ]/);
@@ -40,6 +43,10 @@ search() {
 search
 ours=$rate ours_stored=$stored ours_split=$split
 echo "t2exp_trials trials=$stored trials_per_s=$ours cores=$(sed -n 's/^cores  *//p' <<<"$(build/t2exp info)") $split"
+if [ -n "${SCALING:-}" ] && ! command -v taskset >/dev/null; then
+  echo "trials_scaling: skipped (no taskset)"
+  SCALING=
+fi
 if [ -n "${SCALING:-}" ]; then
   # The first 2 cores of this process's list ("0-3,8" style).
   two=$(taskset -pc $$ | sed 's/.*: *//' | awk -F, '{ for (i = 1; i <= NF; i++) { split($i, r, "-");
@@ -48,14 +55,20 @@ if [ -n "${SCALING:-}" ]; then
   two_rate=$rate two_stored=$stored
   echo "t2exp_trials_2cores trials=$two_stored trials_per_s=$two_rate cores=$two $split"
 fi
-mem=$(/usr/bin/python3 "$shared/bench/optuna_trials.py" --trials "${OPTUNA_TRIALS:-2000}")
+py="${OPTUNA_PYTHON:-/usr/bin/python3}"
+if "$py" -c 'import optuna' 2>/dev/null; then
+  mem=$("$py" "$shared/bench/optuna_trials.py" --trials "${OPTUNA_TRIALS:-2000}")
+  sq=$("$py" "$shared/bench/optuna_trials.py" --trials "${OPTUNA_SQLITE_TRIALS:-300}" --sqlite "$tmp/optuna.db")
+else
+  mem="optuna_trials: skipped ($py has no optuna)" sq=""
+fi
 echo "$mem"
-sq=$(/usr/bin/python3 "$shared/bench/optuna_trials.py" --trials "${OPTUNA_SQLITE_TRIALS:-300}" --sqlite "$tmp/optuna.db")
-echo "$sq"
+[ -z "$sq" ] || echo "$sq"
 ms() { local s e; s=$(date +%s%N); "$@" >/dev/null; e=$(date +%s%N); echo $(( (e - s) / 1000000 )); }
 list_ms=$(ms build/t2exp list); describe_ms=$(ms build/t2exp describe 1 --top 10)
 get() { sed -n "s/.*trials_per_s=\([0-9.]*\).*/\1/p" <<<"$1"; }
 awk -v o="$ours" -v m="$(get "$mem")" -v s="$(get "$sq")" -v l="$list_ms" -v d="$describe_ms" -v n="$ours_stored" 'BEGIN {
+  if (m == "") { printf "trials: ratio=n/a trials_per_s=%.0f trials=%d list_ms=%d describe_ms=%d", o, n, l, d; exit }
   printf "trials: ratio=%.2f trials_per_s=%.0f optuna_memory_trials_per_s=%.0f optuna_sqlite_trials_per_s=%.0f sqlite_ratio=%.1f trials=%d list_ms=%d describe_ms=%d",
     o / m, o, m, s, o / s, n, l, d }'
 echo " $ours_split"

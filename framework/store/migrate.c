@@ -215,10 +215,10 @@ static const char SCHEMA_V10[] =
 /* Version 11: each distinct BLAS line once (blas_lines), a trial pointing at its line (blas_id),
  * and the lines each experiment's trials ran on (experiment_blas, kept by a trigger, for describe).
  * The line (about 190 bytes, the same for nearly every trial of a machine) was in every trial's row
- * and again in the trials_by_blas index, and keeping that index (a trial's entry moved from NULL to
- * its line) cost more than the rest of the line's bytes: a 10,000-trial search's store took 12.3 MB
- * and its controller 14 us a trial more (performance.md). trials.blas stays, NULL, for readers of
- * older versions' SQL. */
+ * and again in the trials_by_blas index. Measured in place (performance.md): the line once but
+ * still indexed per trial, +3..+11% trials/s; without the per-trial index, +12% more, the
+ * controller 109-112 -> 94-95 us a trial, a 10,000-trial store 12.3 -> 7.9 MB. trials.blas stays,
+ * NULL, for readers of older versions' SQL. */
 static const char SCHEMA_V11[] =
     "CREATE TABLE blas_lines ("
     " id INTEGER PRIMARY KEY,"

@@ -38,23 +38,23 @@ static int read_cpu_max(const char *path)
     return cores_from_quota(strtoll(q, NULL, 10), period);
 }
 
+/* The first integer in DIR/NAME, or `otherwise` when the file is missing or holds none. */
+static long long read_ll(const char *dir, const char *name, long long otherwise)
+{
+    char path[PATH_MAX + 32]; /* dir is at most PATH_MAX - 1 bytes */
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "re");
+    long long v;
+    if (!f) return otherwise;
+    if (fscanf(f, "%lld", &v) != 1) v = otherwise;
+    fclose(f);
+    return v;
+}
+
 /* cgroup v1: cpu.cfs_quota_us (-1: none) over cpu.cfs_period_us in DIR. */
 static int read_cfs(const char *dir)
 {
-    char path[PATH_MAX + 32]; /* dir is at most PATH_MAX - 1 bytes */
-    long long quota = -1, period = 0;
-    FILE *f;
-    snprintf(path, sizeof path, "%s/cpu.cfs_quota_us", dir);
-    if ((f = fopen(path, "re"))) {
-        if (fscanf(f, "%lld", &quota) != 1) quota = -1;
-        fclose(f);
-    }
-    snprintf(path, sizeof path, "%s/cpu.cfs_period_us", dir);
-    if ((f = fopen(path, "re"))) {
-        if (fscanf(f, "%lld", &period) != 1) period = 0;
-        fclose(f);
-    }
-    return cores_from_quota(quota, period);
+    return cores_from_quota(read_ll(dir, "cpu.cfs_quota_us", -1), read_ll(dir, "cpu.cfs_period_us", 0));
 }
 
 /* The tightest quota from ROOT/REL up to ROOT. v2 selects cpu.max, v1 the cfs pair. */

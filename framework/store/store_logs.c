@@ -27,7 +27,7 @@ int t2__store_add_log_segment(t2__store *st, int64_t trial_id, const char *path,
 }
 
 /* A segment ends where the next one in the same file starts (by row order: the file is
- * append-only and its runs are sequential). A read, so no index on path: a scan of the table's
+ * append-only and its runs are sequential), or earlier at the next start its worker recorded. A read, so no index on path: a scan of the table's
  * rows per segment, milliseconds for 100,000 trials, rather than a cost on every trial's insert. */
 static const char SQL_SEGMENTS[] =
     "SELECT s.path, s.start,"
@@ -64,6 +64,10 @@ int t2__store_log_segments(t2__store *st, int64_t trial_id, t2__log_segment **se
         v[cnt].start = sqlite3_column_int64(s, 1);
         v[cnt].end = sqlite3_column_type(s, 2) == SQLITE_NULL ? -1 : sqlite3_column_int64(s, 2);
         if (v[cnt].end < v[cnt].start) v[cnt].end = -1; /* the file was replaced since: its end */
+        /* A worker's segment also ends at the next run start the worker itself recorded: the
+         * store may have lost that run's segment with a killed controller's batch (log_runs.c). */
+        int64_t next = t2__log_runs_next(v[cnt].path, v[cnt].start);
+        if (next > v[cnt].start && (v[cnt].end < 0 || next < v[cnt].end)) v[cnt].end = next;
         cnt++;
     }
     if (!rc && src != SQLITE_DONE) rc = t2__store_err(st, src, "read log segments");

@@ -26,12 +26,6 @@ int t2__trial_log_open(t2__store *st, int64_t trial_id, t2__trial_log *out)
      * order whichever isolation each run had. What the trial's own log holds before its first
      * segment (runs of an older version, which recorded none) comes first, as it always did; a
      * trial that only ran in workers has a log_path but no file there: then it is no piece. */
-    /* A worker's segment also ends at the next run start the worker itself recorded: the store
-     * may have lost that run's segment with a killed controller's batch (log_runs.c). */
-    for (size_t i = 0; i < n; i++) {
-        int64_t next = t2__log_runs_next(seg[i].path, seg[i].start);
-        if (next > seg[i].start && (seg[i].end < 0 || next < seg[i].end)) seg[i].end = next;
-    }
     int64_t first = -1; /* where the first segment of the own log starts */
     for (size_t i = 0; row.log_path && i < n; i++)
         if (strcmp(seg[i].path, row.log_path) == 0 && (first < 0 || seg[i].start < first)) first = seg[i].start;

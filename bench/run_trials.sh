@@ -22,8 +22,8 @@ export T2EXP_HOME="$tmp/home" TMPDIR="$tmp"
 build/t2exp info >/dev/null
 # search [PREFIX...] — runs the search (under PREFIX, e.g. taskset) as the home's next experiment;
 # sets $stored (its COMPLETED trials), $rate (their number over the wall time) and $split (the
-# controller's and the workers' CPU per trial, from bench/preload/cpu_split.c, which prints the
-# controller's own CPU time and its reaped children's when it ends).
+# controller's CPU per trial, all of it and its main thread's and its store writer thread's apart,
+# and the workers', from bench/preload/cpu_split.c, which prints them when the controller ends).
 exp=0
 search() {
   exp=$((exp + 1))
@@ -38,7 +38,8 @@ search() {
   rate=$(awk -v a="$t0" -v b="$t1" -v n="$stored" 'BEGIN { printf "%.1f", n / (b - a) }')
   cpu=$(sed -n 's/^cpu_split: //p' "$tmp/create.err")
   split=$(awk -v n="$stored" -v c="$cpu" 'BEGIN { split(c, f, /[= ]/);
-    printf "controller_us_per_trial=%.0f worker_us_per_trial=%.0f", f[2] / n * 1e6, f[4] / n * 1e6 }')
+    printf "controller_us_per_trial=%.0f main_thread_us_per_trial=%.0f writer_thread_us_per_trial=%.0f worker_us_per_trial=%.0f",
+      f[2] / n * 1e6, f[6] / n * 1e6, (f[2] - f[6]) / n * 1e6, f[4] / n * 1e6 }')
 }
 search
 ours=$rate ours_stored=$stored ours_split=$split

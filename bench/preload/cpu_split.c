@@ -1,9 +1,11 @@
 /* cpu_split.c — LD_PRELOAD'ed by bench/run_trials.sh into `t2exp create`: when the process that
  * loaded it first ends, prints to stderr the CPU time of that process (the controller) and of its
  * reaped children (the trial workers) apart, one line:
- *   cpu_split: self_s=<user+sys> children_s=<user+sys>
- * The controller's own CPU per trial is the search's serial cost: on a machine with cores to
- * spare its rate cannot pass 1 / that (performance.md). Forked workers share the mapping but end
+ *   cpu_split: self_s=<user+sys> children_s=<user+sys> main_s=<user+sys>
+ * main_s is the controller's main thread alone (destructors run on it); the rest of self_s is its
+ * store writer thread (store_async.c). The busier of the two threads' CPU per trial is the
+ * search's serial cost: on a machine with cores to spare its rate cannot pass 1 / that
+ * (performance.md). Forked workers share the mapping but end
  * with _exit (no destructors) and have another pid. */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -25,7 +27,10 @@ static double seconds(const struct rusage *r)
 
 __attribute__((destructor)) static void report(void)
 {
-    struct rusage self, children;
-    if (getpid() != first || getrusage(RUSAGE_SELF, &self) || getrusage(RUSAGE_CHILDREN, &children)) return;
-    fprintf(stderr, "cpu_split: self_s=%.3f children_s=%.3f\n", seconds(&self), seconds(&children));
+    struct rusage self, children, thread;
+    if (getpid() != first || getrusage(RUSAGE_SELF, &self) || getrusage(RUSAGE_CHILDREN, &children) ||
+        getrusage(RUSAGE_THREAD, &thread))
+        return;
+    fprintf(stderr, "cpu_split: self_s=%.3f children_s=%.3f main_s=%.3f\n", seconds(&self), seconds(&children),
+            seconds(&thread));
 }

@@ -168,6 +168,11 @@ int t2__ctl_run_experiment(t2__ctl *c, int resumed)
     int64_t expect = t2__searcher_total_trials(c->s);
     rc = t2__ctl_workers_prespawn(c, expect > 0 && expect < c->capacity ? (int)expect : c->capacity);
     t2__ctl_snapshot_at_commit(c, 1);
+    /* The per-trial writes go to the store's writer thread while the trials run (store_async.c).
+     * A worker or trial forked meanwhile gets only this thread and never touches the store; glibc
+     * keeps malloc usable in it. Without the thread (it could not start) the writes run here, as
+     * before: slower, the same rows. */
+    if (!rc) (void)t2__store_async_start(c->st);
     if (!rc && !resumed) rc = t2__searcher_start(c->s, &c->ops);
     if (!rc) rc = t2__ctl_apply_and_save(c);
     if (!rc) rc = t2__ctl_run_loop(c);
@@ -175,6 +180,9 @@ int t2__ctl_run_experiment(t2__ctl *c, int resumed)
      * fails for want of space pauses the experiment as one mid-run does, instead of a COMPLETED
      * whose rows are gone (the end's own rows then fail to commit too). */
     if (!rc) rc = t2__store_flush(c->st, 1);
+    /* A queued write's error not yet reported counts as the run's. */
+    int rc_writer = t2__store_async_stop(c->st);
+    if (!rc) rc = rc_writer;
     /* After a store error the searcher in memory may be ahead of the rows that reached the store
      * (a lost batch): its snapshot would then name trials that do not exist. An interrupted run
      * keeps the snapshot of its last event, which the final commit carries as any other. */

@@ -58,6 +58,8 @@ int t2__store_out_of_space(const t2__store *st) { return st && st->out_of_space;
 int t2__store_reclaim(t2__store *st)
 {
     if (!st || st->readonly) return t2_seterr(T2_EINVAL, "store: reclaim needs a writable store");
+    t2__store_async_wait(st); /* its error is the one being reclaimed from */
+    t2__store_async_tx_ended(st);
     if (st->tx_open && !sqlite3_get_autocommit(st->db)) sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
     st->tx_open = st->explicit_tx = st->savepoint = 0;
     st->pending = 0;
@@ -75,6 +77,7 @@ int t2__store_err(t2__store *st, int sqlite_rc, const char *what)
      * back by itself; our batch bookkeeping must follow, and the caller must hear that earlier
      * uncommitted writes are gone, not just this one. */
     if (st->tx_open && st->db && sqlite3_get_autocommit(st->db)) {
+        t2__store_async_tx_ended(st);
         long lost = st->pending;
         st->tx_open = st->explicit_tx = st->savepoint = 0;
         st->pending = 0;
@@ -109,7 +112,10 @@ void t2__store_set_clock(t2__store *st, double (*now)(void *ud), void *ud)
     st->clock_ud = now ? ud : NULL;
 }
 
-double t2__store_now(const t2__store *st) { return st->clock(st->clock_ud); }
+double t2__store_now(const t2__store *st)
+{
+    return t2__store_rec_clock ? *t2__store_rec_clock : st->clock(st->clock_ud);
+}
 
 const char *t2__store_path(const t2__store *st) { return st ? st->path : ""; }
 const char *t2__store_home_of(const t2__store *st) { return st ? st->home : ""; }
@@ -134,11 +140,13 @@ int t2__store_id(t2__store *st, char out[33])
 int t2__store_set_busy_timeout(t2__store *st, int ms)
 {
     if (!st || ms < 0) return t2_seterr(T2_EINVAL, "store: busy timeout needs a store and ms >= 0");
+    int rc = t2__store_async_wait(st);
+    if (rc) return rc;
     if (!st->readonly) {
         st->turns_timeout_ms = ms; /* writers wait through writer_turns.c's handler */
         return 0;
     }
-    int rc = sqlite3_busy_timeout(st->db, ms);
+    rc = sqlite3_busy_timeout(st->db, ms);
     return rc == SQLITE_OK ? 0 : t2__store_err(st, rc, "busy_timeout");
 }
 
@@ -180,7 +188,9 @@ int t2__store_bind_real(sqlite3_stmt *s, int idx, double v)
 int t2__store_prepare(t2__store *st, const char *sql, sqlite3_stmt **out)
 {
     *out = NULL;
-    int rc = sqlite3_prepare_v2(st->db, sql, -1, out, NULL);
+    int rc = t2__store_async_wait(st);
+    if (rc) return rc;
+    rc = sqlite3_prepare_v2(st->db, sql, -1, out, NULL);
     if (rc != SQLITE_OK) {
         sqlite3_finalize(*out);
         *out = NULL;
@@ -191,7 +201,8 @@ int t2__store_prepare(t2__store *st, const char *sql, sqlite3_stmt **out)
 
 int t2__store_stmt(t2__store *st, const char *sql, sqlite3_stmt **out)
 {
-    int i;
+    int i, rc = t2__store_async_wait(st);
+    if (rc) return rc;
     for (i = 0; i < T2__STORE_STMT_CACHE && st->cache[i].sql; i++) {
         if (st->cache[i].sql == sql) {
             sqlite3_reset(st->cache[i].stmt);
@@ -202,7 +213,7 @@ int t2__store_stmt(t2__store *st, const char *sql, sqlite3_stmt **out)
     }
     if (i == T2__STORE_STMT_CACHE)
         return t2_seterr(T2_ESTATE, "store: statement cache full (raise T2__STORE_STMT_CACHE)");
-    int rc = sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, out, NULL);
+    rc = sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, out, NULL);
     if (rc != SQLITE_OK) {
         sqlite3_finalize(*out);
         *out = NULL;
@@ -223,7 +234,9 @@ int t2__store_exec_stmt(t2__store *st, sqlite3_stmt *stmt, const char *what)
 
 static int exec(t2__store *st, const char *sql, const char *what)
 {
-    int rc = sqlite3_exec(st->db, sql, NULL, NULL, NULL);
+    int rc = t2__store_async_wait(st);
+    if (rc) return rc;
+    rc = sqlite3_exec(st->db, sql, NULL, NULL, NULL);
     return rc == SQLITE_OK ? 0 : t2__store_err(st, rc, what);
 }
 
@@ -256,9 +269,20 @@ static int commit_tx(t2__store *st)
         st->precommit = fn;
         if (rc) return rc;
     }
+    t2__store_async_tx_ended(st);
+    int rc = t2__store_commit_batch(st); /* waits for the hook's queued writes first */
+    if (!rc) st->explicit_tx = st->savepoint = 0;
+    return rc;
+}
+
+/* The writer thread's commit too, so only the writer's own fields: explicit_tx is the
+ * controller thread's (no commit record is queued inside begin/commit). */
+int t2__store_commit_batch(t2__store *st)
+{
+    if (!st->tx_open) return 0;
     int rc = exec(st, "COMMIT", "commit");
     if (rc) return rc;
-    st->tx_open = st->explicit_tx = st->savepoint = 0;
+    st->tx_open = 0;
     st->pending = 0;
     return 0;
 }
@@ -278,12 +302,20 @@ void t2__store_group(t2__store *st, int on)
 int t2__store_write_begin(t2__store *st)
 {
     if (st->readonly) return t2_seterr(T2_ESTATE, "store %s: opened read-only", st->path);
+    int rc = t2__store_async_wait(st);
+    if (rc) return rc;
     return st->tx_open ? 0 : open_tx(st);
 }
 
 int t2__store_write_done(t2__store *st)
 {
     st->pending++;
+    /* With a writer thread the controller's thread decides every commit (store_async.c); a write
+     * it makes itself (a checkpoint row) counts there as a queued one does. */
+    if (st->async) {
+        t2__store_async_count(st);
+        return 0;
+    }
     if (!st->explicit_tx && !st->group && st->pending >= st->flush_rows) return commit_tx(st);
     return 0;
 }
@@ -294,7 +326,8 @@ int t2__store_begin(t2__store *st)
     if (st->readonly) return t2_seterr(T2_ESTATE, "store %s: opened read-only", st->path);
     if (st->explicit_tx)
         return t2_seterr(T2_ESTATE, "store %s: begin inside begin (not nestable)", st->path);
-    int rc;
+    int rc = t2__store_async_wait(st);
+    if (rc) return rc;
     if (st->tx_open) {
         if ((rc = exec(st, "SAVEPOINT t2__explicit", "begin (savepoint)"))) return rc;
         st->savepoint = 1;
@@ -324,7 +357,9 @@ int t2__store_rollback(t2__store *st)
     if (!st) return t2_seterr(T2_EINVAL, "store: rollback on NULL");
     if (!st->explicit_tx)
         return t2_seterr(T2_ESTATE, "store %s: rollback without begin", st->path);
-    int rc;
+    int rc = t2__store_async_wait(st);
+    if (rc) return rc;
+    t2__store_async_tx_ended(st);
     if (st->savepoint) {
         /* The batch before begin stays; pending keeps counting the undone writes, which only
          * makes the next flush come a little early. */
@@ -342,6 +377,11 @@ int t2__store_rollback(t2__store *st)
 int t2__store_flush(t2__store *st, int force)
 {
     if (!st) return t2_seterr(T2_EINVAL, "store: flush on NULL");
+    if (t2__store_queues(st)) {
+        if (!force) return t2__store_async_flush(st);
+        int rc = t2__store_async_wait(st);
+        if (rc) return rc;
+    }
     if (!st->tx_open || st->explicit_tx || st->group) return 0;
     double now = t2__store_mono_ms();
     if (force || st->pending >= st->flush_rows || now - st->tx_opened >= (double)st->flush_ms) return commit_tx(st);
@@ -489,7 +529,7 @@ fail:
 int t2__store_close(t2__store *st)
 {
     if (!st) return 0;
-    int rc = 0;
+    int rc = t2__store_async_stop(st);
     if (st->explicit_tx) {
         char path[512];
         snprintf(path, sizeof path, "%s", st->path);
@@ -499,7 +539,8 @@ int t2__store_close(t2__store *st)
         rc = t2_seterr(T2_ESTATE, "store %s: closed inside begin; that transaction was rolled "
                        "back", path);
     } else if (st->tx_open) {
-        rc = commit_tx(st);
+        int rc2 = commit_tx(st);
+        if (!rc) rc = rc2;
     }
     store_free(st);
     return rc;
@@ -585,7 +626,9 @@ int t2__store_query_text(t2__store *st, const char *sql, char *buf, size_t len)
 int t2__store_data_version(t2__store *st, int64_t *version)
 {
     sqlite3_stmt *s = NULL;
-    int rc = sqlite3_prepare_v2(st->db, "PRAGMA data_version", -1, &s, NULL);
+    int rc = t2__store_async_wait(st);
+    if (rc) return rc;
+    rc = sqlite3_prepare_v2(st->db, "PRAGMA data_version", -1, &s, NULL);
     if (rc == SQLITE_OK && (rc = sqlite3_step(s)) == SQLITE_ROW) {
         *version = sqlite3_column_int64(s, 0);
         rc = SQLITE_OK;

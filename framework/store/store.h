@@ -24,7 +24,9 @@
  * strings are malloc'ed and belong to the caller's row, freed by the row's free function.
  * Every function returns 0 or a negative T2_E… code with t2_errmsg() naming the store and the
  * SQLite message. A handle is used by one thread at a time (SQLite is opened without its own
- * mutex); a process that forks opens its own handle after the fork. */
+ * mutex); a process that forks opens its own handle after the fork. The one exception is the
+ * writer thread below, which takes the handle over for the hot writes and hands it back before
+ * any other call runs. */
 #ifndef T2_STORE_H
 #define T2_STORE_H
 
@@ -98,6 +100,16 @@ int t2__store_reclaim(t2__store *st);
 /* How long a lock wait may last before SQLITE_BUSY becomes T2_EIO: default 5000 ms for a
  * read-only handle, 60000 ms for a writer (writers take fair turns: writer_turns.c). */
 int t2__store_set_busy_timeout(t2__store *st, int ms);
+
+/* The controller's hot writes (create/update trial, metrics, log segments, BLAS line, hosts,
+ * parent, the experiment's progress and best, the searcher snapshot) on a writer thread
+ * (store_async.c): each is queued and returns at once; commits are still decided by flush and the
+ * row count on the caller's thread; any other call waits for the queue first. A queued write that
+ * fails is reported by the next call. start: T2_OK, or an error and the store goes on writing on
+ * the caller's thread. stop (close stops it too): runs what is queued and returns the first error
+ * met since it was last reported. Only one thread may call the store meanwhile, as always. */
+int t2__store_async_start(t2__store *st);
+int t2__store_async_stop(t2__store *st);
 
 /* ---- transactions and batching (writer only) ---------------------------------------------- */
 

@@ -46,7 +46,65 @@ struct t2__store {
     char *blas_line;      /* the last BLAS line set on a trial, its blas_lines id, and the tx_gen */
     int64_t blas_id;      /* it was looked up in (store_write.c) */
     unsigned long blas_gen;
+    struct t2__store_async *async; /* the writer thread while it runs (store_async.c), else NULL */
 };
+
+/* ---- the writer thread (store_async.c) ------------------------------------------------------ */
+
+/* One queued write: the arguments of one call to a hot write function, its strings copied. */
+enum {
+    T2__REC_CREATE_TRIAL, /* id; i: experiment, ordinal, seed, target; s1 hparams */
+    T2__REC_UPDATE_TRIAL, /* id; u, with s1 its error and s2 its log_path */
+    T2__REC_TRIAL_BLAS,   /* id; s1 */
+    T2__REC_TRIAL_HOSTS,  /* id; s1 */
+    T2__REC_TRIAL_PARENT, /* id; i[0] parent; s1 uuid */
+    T2__REC_METRIC,       /* id; k kind; i[0] batches; d: epoch, value; s1 name */
+    T2__REC_SEGMENT,      /* id; i[0] start; s1 path */
+    T2__REC_PROGRESS,     /* id experiment; d[0] */
+    T2__REC_BEST,         /* id experiment; i[0] trial; d[0] metric */
+    T2__REC_SEARCHER,     /* id experiment; i[0] events; s1 state */
+    T2__REC_COMMIT,       /* the batch commits here (decided on the controller's thread) */
+};
+
+typedef struct {
+    int kind, k;
+    int64_t id, i[4];
+    double d[2];
+    double now;       /* the store clock when it was queued */
+    size_t o1, o2;    /* where s1 and s2 are in the queue's text (SIZE_MAX: NULL) */
+    const char *s1, *s2; /* set from o1, o2 when it runs */
+    t2__trial_update u;
+} t2__store_rec;
+
+/* The store this thread writes for as its writer thread, or NULL. */
+extern _Thread_local t2__store *t2__store_writer_of;
+/* While a queued record runs: the time it was queued, which t2__store_now returns. */
+extern _Thread_local const double *t2__store_rec_clock;
+
+/* Whether a hot write on this thread is queued rather than run: a writer thread runs and this
+ * is not it. */
+static inline int t2__store_queues(const t2__store *st) { return st->async && t2__store_writer_of != st; }
+/* Queues r with copies of s1 and s2 (either may be NULL), and commits in turn when the batch is
+ * full (the precommit hook, then a commit record). */
+int t2__store_async_put(t2__store *st, const t2__store_rec *r, const char *s1, const char *s2);
+/* On the controller's thread: waits until every queued write ran, then returns the error one of
+ * them met (once), else 0. A no-op without a writer thread or on it. */
+int t2__store_async_wait(t2__store *st);
+/* flush(0) while the writer runs: wakes it and decides whether the batch commits now. */
+int t2__store_async_flush(t2__store *st);
+/* The next trial id of this batch for create_trial (read once per batch, see store_async.c). */
+int t2__store_async_trial_id(t2__store *st, int64_t *id);
+/* Counts a write the controller's thread made itself towards the batch's commit (no-op on the
+ * writer thread, whose records were counted when queued). */
+void t2__store_async_count(t2__store *st);
+/* The controller's thread ended the transaction itself (commit, rollback): ids read for it are void. */
+void t2__store_async_tx_ended(t2__store *st);
+/* On the writer: commits the batch as it is, without the precommit hook (that ran when the
+ * commit record was queued). */
+int t2__store_commit_batch(t2__store *st);
+/* create_trial with the id the row must get (0: SQLite picks). */
+int t2__store_create_trial_as(t2__store *st, int64_t experiment_id, int64_t ordinal, const char *hparams_json,
+                              int64_t seed, int64_t target_length_batches, int64_t want_id, int64_t *id);
 
 /* t2_seterr with "store PATH: what: sqlite message"; maps SQLite codes to T2_E… (NOMEM, CONSTRAINT
  * -> EINVAL, NOTADB/CORRUPT -> EFORMAT, the rest EIO). Notices when SQLite rolled the whole

@@ -15,6 +15,10 @@ int t2__store_add_log_segment(t2__store *st, int64_t trial_id, const char *path,
 {
     if (!st || !path || !*path || start < 0)
         return t2_seterr(T2_EINVAL, "store: add_log_segment: needs a store, a path and an offset >= 0");
+    if (t2__store_queues(st)) {
+        t2__store_rec r = {.kind = T2__REC_SEGMENT, .id = trial_id, .i = {start}};
+        return t2__store_async_put(st, &r, path, NULL);
+    }
     int rc;
     sqlite3_stmt *s;
     if ((rc = t2__store_write_begin(st)) || (rc = t2__store_stmt(st, SQL_ADD_SEGMENT, &s))) return rc;

@@ -82,6 +82,10 @@ int t2__store_set_experiment_progress(t2__store *st, int64_t id, double progress
 {
     if (!st || !(progress >= 0 && progress <= 1))
         return t2_seterr(T2_EINVAL, "store: experiment progress %g is not in [0, 1]", progress);
+    if (t2__store_queues(st)) {
+        t2__store_rec r = {.kind = T2__REC_PROGRESS, .id = id, .d = {progress}};
+        return t2__store_async_put(st, &r, NULL, NULL);
+    }
     int rc;
     sqlite3_stmt *s;
     if ((rc = t2__store_write_begin(st)) || (rc = t2__store_stmt(st, SQL_EXP_PROGRESS, &s)))
@@ -98,6 +102,10 @@ static const char SQL_EXP_BEST[] =
 int t2__store_set_experiment_best(t2__store *st, int64_t id, int64_t trial_id, double metric)
 {
     if (!st) return t2_seterr(T2_EINVAL, "store: set_experiment_best on NULL");
+    if (t2__store_queues(st)) {
+        t2__store_rec r = {.kind = T2__REC_BEST, .id = id, .i = {trial_id}, .d = {metric}};
+        return t2__store_async_put(st, &r, NULL, NULL);
+    }
     int rc;
     sqlite3_stmt *s;
     if ((rc = t2__store_write_begin(st)) || (rc = t2__store_stmt(st, SQL_EXP_BEST, &s))) return rc;
@@ -155,8 +163,8 @@ int t2__store_set_experiment_checkpoint_dir(t2__store *st, int64_t id, const cha
 /* A negative ordinal takes the next free one; max() over the (experiment_id, ordinal) unique
  * index is one B-tree descent, not a scan. */
 static const char SQL_CREATE_TRIAL[] =
-    "INSERT INTO trials (experiment_id, ordinal, hparams, seed, target_length_batches, created_at)"
-    " VALUES (?1, CASE WHEN ?2 >= 0 THEN ?2 ELSE"
+    "INSERT INTO trials (id, experiment_id, ordinal, hparams, seed, target_length_batches, created_at)"
+    " VALUES (?7, ?1, CASE WHEN ?2 >= 0 THEN ?2 ELSE"
     " (SELECT coalesce(max(ordinal), 0) + 1 FROM trials WHERE experiment_id = ?1) END,"
     " ?3, ?4, ?5, ?6)";
 
@@ -166,6 +174,19 @@ int t2__store_create_trial(t2__store *st, int64_t experiment_id, int64_t ordinal
 {
     if (!st || !hparams_json || !id)
         return t2_seterr(T2_EINVAL, "store: create_trial: NULL argument");
+    if (t2__store_queues(st)) {
+        t2__store_rec r = {.kind = T2__REC_CREATE_TRIAL, .i = {experiment_id, ordinal, seed, target_length_batches}};
+        int rc = t2__store_async_trial_id(st, &r.id);
+        if (!rc) rc = t2__store_async_put(st, &r, hparams_json, NULL);
+        *id = rc ? 0 : r.id;
+        return rc;
+    }
+    return t2__store_create_trial_as(st, experiment_id, ordinal, hparams_json, seed, target_length_batches, 0, id);
+}
+
+int t2__store_create_trial_as(t2__store *st, int64_t experiment_id, int64_t ordinal, const char *hparams_json,
+                              int64_t seed, int64_t target_length_batches, int64_t want_id, int64_t *id)
+{
     int rc;
     sqlite3_stmt *s;
     if ((rc = t2__store_write_begin(st)) || (rc = t2__store_stmt(st, SQL_CREATE_TRIAL, &s)))
@@ -177,6 +198,7 @@ int t2__store_create_trial(t2__store *st, int64_t experiment_id, int64_t ordinal
     b = b ? b : target_length_batches > 0 ? sqlite3_bind_int64(s, 5, target_length_batches)
                                           : sqlite3_bind_null(s, 5);
     b = b ? b : sqlite3_bind_double(s, 6, t2__store_now(st));
+    b = b ? b : want_id > 0 ? sqlite3_bind_int64(s, 7, want_id) : sqlite3_bind_null(s, 7);
     if ((rc = bind_rc(st, b))) return rc;
     if ((rc = t2__store_exec_stmt(st, s, "create trial"))) return rc;
     *id = sqlite3_last_insert_rowid(st->db);
@@ -269,6 +291,11 @@ int t2__store_update_trial(t2__store *st, int64_t trial_id, const t2__trial_upda
         return t2_seterr(T2_EINVAL, "store: update_trial: bad state %d", u->state);
     if (u->set >= (T2__TU_ENDED << 1))
         return t2_seterr(T2_EINVAL, "store: update_trial: unknown field bits 0x%x", u->set);
+    if (t2__store_queues(st)) {
+        t2__store_rec r = {.kind = T2__REC_UPDATE_TRIAL, .id = trial_id, .u = *u};
+        return t2__store_async_put(st, &r, u->set & T2__TU_ERROR ? u->error : NULL,
+                                   u->set & T2__TU_LOG_PATH ? u->log_path : NULL);
+    }
     const char *sql = update_sql(st, u->set);
     if (!sql) return t2_seterr(T2_ENOMEM, "store: out of memory");
     int rc;
@@ -306,7 +333,6 @@ static const char SQL_SET_TRIAL_HOSTS[] = "UPDATE trials SET hosts = ?2 WHERE id
 /* One text column of one trial. */
 static int set_trial_text(t2__store *st, const char *sql, int64_t trial_id, const char *value, const char *what)
 {
-    if (!st || !value) return t2_seterr(T2_EINVAL, "store: %s: NULL argument", what);
     int rc;
     sqlite3_stmt *s;
     if ((rc = t2__store_write_begin(st)) || (rc = t2__store_stmt(st, sql, &s))) return rc;
@@ -322,6 +348,10 @@ static const char SQL_SET_TRIAL_PARENT[] =
 int t2__store_set_trial_parent(t2__store *st, int64_t trial_id, int64_t parent_id, const char *uuid)
 {
     if (!st || !uuid || parent_id <= 0) return t2_seterr(T2_EINVAL, "store: set trial parent: bad argument");
+    if (t2__store_queues(st)) {
+        t2__store_rec r = {.kind = T2__REC_TRIAL_PARENT, .id = trial_id, .i = {parent_id}};
+        return t2__store_async_put(st, &r, uuid, NULL);
+    }
     int rc;
     sqlite3_stmt *s;
     if ((rc = t2__store_write_begin(st)) || (rc = t2__store_stmt(st, SQL_SET_TRIAL_PARENT, &s))) return rc;
@@ -370,6 +400,10 @@ static int blas_line_id(t2__store *st, const char *line, int64_t *id)
 int t2__store_set_trial_blas(t2__store *st, int64_t trial_id, const char *blas)
 {
     if (!st || !blas) return t2_seterr(T2_EINVAL, "store: set trial blas: NULL argument");
+    if (t2__store_queues(st)) {
+        t2__store_rec r = {.kind = T2__REC_TRIAL_BLAS, .id = trial_id};
+        return t2__store_async_put(st, &r, blas, NULL);
+    }
     int rc;
     int64_t line = 0;
     sqlite3_stmt *s;
@@ -384,6 +418,11 @@ int t2__store_set_trial_blas(t2__store *st, int64_t trial_id, const char *blas)
 
 int t2__store_set_trial_hosts(t2__store *st, int64_t trial_id, const char *hosts)
 {
+    if (!st || !hosts) return t2_seterr(T2_EINVAL, "store: set trial hosts: NULL argument");
+    if (t2__store_queues(st)) {
+        t2__store_rec r = {.kind = T2__REC_TRIAL_HOSTS, .id = trial_id};
+        return t2__store_async_put(st, &r, hosts, NULL);
+    }
     return set_trial_text(st, SQL_SET_TRIAL_HOSTS, trial_id, hosts, "set trial hosts");
 }
 
@@ -400,6 +439,10 @@ int t2__store_add_metric(t2__store *st, int64_t trial_id, int kind, int64_t batc
     const char *k = t2__metric_kind_name(kind);
     if (!st || !k || !name || !*name)
         return t2_seterr(T2_EINVAL, "store: add_metric: needs a store, a kind and a name");
+    if (t2__store_queues(st)) {
+        t2__store_rec r = {.kind = T2__REC_METRIC, .id = trial_id, .k = kind, .i = {batches}, .d = {epoch, value}};
+        return t2__store_async_put(st, &r, name, NULL);
+    }
     int rc;
     sqlite3_stmt *s;
     if ((rc = t2__store_write_begin(st)) || (rc = t2__store_stmt(st, SQL_ADD_METRIC, &s)))
@@ -470,6 +513,10 @@ int t2__store_save_searcher_state(t2__store *st, int64_t experiment_id, int64_t 
 {
     if (!st || !state_json)
         return t2_seterr(T2_EINVAL, "store: save_searcher_state: NULL argument");
+    if (t2__store_queues(st)) {
+        t2__store_rec r = {.kind = T2__REC_SEARCHER, .id = experiment_id, .i = {events}};
+        return t2__store_async_put(st, &r, state_json, NULL);
+    }
     int rc;
     sqlite3_stmt *s;
     if ((rc = t2__store_write_begin(st)) || (rc = t2__store_stmt(st, SQL_SAVE_SEARCHER, &s)))

@@ -257,20 +257,25 @@ static int open_tx(t2__store *st)
     return 0;
 }
 
+int t2__store_run_precommit(t2__store *st)
+{
+    if (!st->precommit) return 0;
+    /* Its writes join this transaction; none of them may commit it half way. */
+    int (*fn)(void *) = st->precommit;
+    st->precommit = NULL;
+    st->group++;
+    int rc = fn(st->precommit_ud);
+    st->group--;
+    st->precommit = fn;
+    return rc;
+}
+
 static int commit_tx(t2__store *st)
 {
-    if (st->precommit) {
-        /* Its writes join this transaction; none of them may commit it half way. */
-        int (*fn)(void *) = st->precommit;
-        st->precommit = NULL;
-        st->group++;
-        int rc = fn(st->precommit_ud);
-        st->group--;
-        st->precommit = fn;
-        if (rc) return rc;
-    }
+    int rc = t2__store_run_precommit(st);
+    if (rc) return rc;
     t2__store_async_tx_ended(st);
-    int rc = t2__store_commit_batch(st); /* waits for the hook's queued writes first */
+    rc = t2__store_commit_batch(st); /* waits for the hook's queued writes first */
     if (!rc) st->explicit_tx = st->savepoint = 0;
     return rc;
 }

@@ -332,19 +332,12 @@ static int enqueue(t2__store *st, const t2__store_rec *r, const char *s1, const 
 static int queue_commit(t2__store *st)
 {
     struct t2__store_async *a = st->async;
-    if (st->precommit) {
-        int (*fn)(void *) = st->precommit;
-        st->precommit = NULL;
-        st->group++;
-        int rc = fn(st->precommit_ud);
-        st->group--;
-        st->precommit = fn;
-        if (rc) return rc;
-    }
+    int rc = t2__store_run_precommit(st);
+    if (rc) return rc;
     a->pending = 0;
     a->ids_valid = 0;
     t2__store_rec c = {.kind = T2__REC_COMMIT};
-    int rc = enqueue(st, &c, NULL, NULL);
+    rc = enqueue(st, &c, NULL, NULL);
     if (rc) return rc;
     /* Out of memory (-1), the commit stays staged until the next hand-over takes it. */
     return publish(a) > 0 ? t2__store_async_wait(st) : T2_OK;

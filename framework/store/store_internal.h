@@ -99,6 +99,8 @@ int t2__store_async_trial_id(t2__store *st, int64_t *id);
 void t2__store_async_count(t2__store *st);
 /* The controller's thread ended the transaction itself (commit, rollback): ids read for it are void. */
 void t2__store_async_tx_ended(t2__store *st);
+/* Runs the precommit hook (t2__store_set_precommit) with commits held off while it writes. */
+int t2__store_run_precommit(t2__store *st);
 /* On the writer: commits the batch as it is, without the precommit hook (that ran when the
  * commit record was queued). */
 int t2__store_commit_batch(t2__store *st);

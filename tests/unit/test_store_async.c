@@ -20,6 +20,18 @@ static int64_t new_experiment(t2__store *st)
     return id;
 }
 
+/* A fresh store with one experiment and one trial (*id), committed. */
+static t2__store *store_with_trial(char *dir, size_t dlen, char *home, size_t hlen, int64_t *id)
+{
+    scratch_home(dir, dlen, home, hlen);
+    t2__store *st = NULL;
+    CHECK_OK(t2__store_open(home, 0, &st));
+    if (!st) exit(1);
+    CHECK_OK(t2__store_create_trial(st, new_experiment(st), 1, "{}", 1, 0, id));
+    CHECK_OK(t2__store_flush(st, 1));
+    return st;
+}
+
 /* The hook writes what the snapshot would: the trial count the controller knows. */
 static int64_t known_trials;
 static int save_snapshot(void *ud)
@@ -221,12 +233,8 @@ static void test_snapshot_in_commit(void)
 static void test_error_reported(void)
 {
     char dir[512], home[600];
-    scratch_home(dir, sizeof dir, home, sizeof home);
-    t2__store *st = NULL;
-    CHECK_OK(t2__store_open(home, 0, &st));
-    int64_t exp = new_experiment(st), id;
-    CHECK_OK(t2__store_create_trial(st, exp, 1, "{}", 1, 0, &id));
-    CHECK_OK(t2__store_flush(st, 1));
+    int64_t id;
+    t2__store *st = store_with_trial(dir, sizeof dir, home, sizeof home, &id);
     CHECK_OK(t2__store_async_start(st));
     t2__trial_update u = {.set = T2__TU_BATCHES, .batches_trained = 3};
     CHECK_OK(t2__store_update_trial(st, 999, &u)); /* queued: no trial 999 */
@@ -250,12 +258,8 @@ static void test_error_reported(void)
 static void test_own_write_commits(void)
 {
     char dir[512], home[600];
-    scratch_home(dir, sizeof dir, home, sizeof home);
-    t2__store *st = NULL, *ro = NULL;
-    CHECK_OK(t2__store_open(home, 0, &st));
-    int64_t exp = new_experiment(st), id;
-    CHECK_OK(t2__store_create_trial(st, exp, 1, "{}", 1, 0, &id));
-    CHECK_OK(t2__store_flush(st, 1));
+    int64_t id;
+    t2__store *st = store_with_trial(dir, sizeof dir, home, sizeof home, &id), *ro = NULL;
     CHECK_OK(t2__store_open(home, 1, &ro));
     t2__store_set_flush_policy(st, 100000, 0);
     CHECK_OK(t2__store_async_start(st));

@@ -25,10 +25,39 @@
 
 /* SIGTERM asks the runner to finish its batch, checkpoint and leave (the controller pauses). */
 static volatile sig_atomic_t stop_requested;
+static volatile sig_atomic_t worker_idle; /* a worker between trials: the default action */
 static void on_term(int sig)
 {
-    (void)sig;
+    if (worker_idle) {
+        signal(sig, SIG_DFL); /* async-signal-safe, as raise is; delivered when this returns */
+        raise(sig);
+        return;
+    }
     stop_requested = 1;
+}
+
+static void install_handlers(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_term;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGUSR1, &sa, NULL); /* what mpirun forwards to every rank at once (see trial_mpi.c) */
+    /* A file-size limit must fail the checkpoint write (reported, trial goes on), not kill us. */
+    signal(SIGXFSZ, SIG_IGN);
+}
+
+void t2__runner_signals_install(void)
+{
+    worker_idle = 1;
+    install_handlers();
+}
+
+void t2__runner_signals_trial(int running)
+{
+    if (running) stop_requested = 0;
+    worker_idle = !running;
 }
 
 /* How long a worker's runner may hold a report before it goes out though nothing waits. */
@@ -794,6 +823,20 @@ static int serve(run *r)
     }
 }
 
+/* A run's first lines in its log: the kernels it trains on (a bug report's first question), then
+ * its threads, in one write (a system call less a trial in a worker), or the first alone before a
+ * failure. Either may be NULL. */
+static void first_lines(const char *blas, const char *threads)
+{
+    if (!blas && !threads) return;
+    /* One fputs: a line-buffered stream flushes at each newline of a printf's pieces. */
+    char text[1024];
+    snprintf(text, sizeof text, "%s%s%s%s", blas ? blas : "", blas ? "\n" : "", threads ? threads : "",
+             threads ? "\n" : "");
+    fputs(text, stdout);
+    fflush(stdout);
+}
+
 int t2__runner_run(const t2__runner_args *a)
 {
     run r;
@@ -802,27 +845,20 @@ int t2__runner_run(const t2__runner_args *a)
     r.last_validated = -1;
     r.last_checkpoint = -1;
     r.last_metric = NAN;
-    stop_requested = 0;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_term;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGUSR1, &sa, NULL); /* what mpirun forwards to every rank at once (see trial_mpi.c) */
-    /* A file-size limit must fail the checkpoint write (reported, trial goes on), not kill us. */
-    signal(SIGXFSZ, SIG_IGN);
+    if (!a->signals_set) {
+        stop_requested = 0;
+        install_handlers();
+    }
     t2__metrics_init(&r.tm);
     t2__metrics_init(&r.vm);
-    /* The kernels a result was trained on come first in its log (a bug report's first question). */
+    /* The kernels a result was trained on come first in its log (first_lines). */
     if (t2_blas_line(r.blas, sizeof r.blas) != T2_OK) r.blas[0] = '\0';
     if (r.blas[0]) { /* conv2d's own kernels change the numbers as much as the BLAS core does */
         size_t used = strlen(r.blas);
         snprintf(r.blas + used, sizeof r.blas - used, "; conv2d: %s", t2__conv_direct_kernels());
     }
-    if (r.blas[0] && (!a->comm || a->comm->rank == 0)) {
-        printf("%s\n", r.blas);
-        fflush(stdout);
-    }
+    int rank0 = !a->comm || a->comm->rank == 0;
+    const char *blas_line = r.blas[0] && rank0 ? r.blas : NULL;
     int64_t gb = 0, per = 0;
     int rc = t2__config_batch_sizes(a->cfg, a->hparams, &gb, &per);
     t2__ctx_init(&r.ctx, a->cfg, a->hparams, gb, per, a->trial_id, a->seed, a->threads);
@@ -830,17 +866,20 @@ int t2__runner_run(const t2__runner_args *a)
     r.ctx.epoch = 0;
     int status = 0;
     if (rc) {
+        first_lines(blas_line, NULL);
         status = fail(&r, "hyperparameters", rc);
         goto done;
     }
     if ((rc = t2__set_num_parts(a->parts)) || (rc = t2_set_num_threads(a->threads > 0 ? a->threads : 1))) {
+        first_lines(blas_line, NULL);
         status = fail(&r, "threads", rc);
         goto done;
     }
-    if (!a->comm || a->comm->rank == 0) {
+    if (rank0) {
         /* The parts fix the numbers; the threads only the speed (they follow the freed cores). */
-        printf("threads %d, parts %d\n", t2_get_num_threads(), t2__pool_parts());
-        fflush(stdout);
+        char threads[64];
+        snprintf(threads, sizeof threads, "threads %d, parts %d", t2_get_num_threads(), t2__pool_parts());
+        first_lines(blas_line, threads);
     }
     if ((rc = a->def->build_model(&r.ctx, &r.state)) || (rc = t2__ctx_bind(&r.ctx))) {
         status = fail(&r, "build_model", rc);

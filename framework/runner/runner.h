@@ -34,7 +34,17 @@ typedef struct t2__runner_args {
                                    most (a worker's; NULL: each goes out at once) */
     const char *worker_runs; /* a worker's record of its runs' starts in its log (log_runs.c;
                                 NULL: none) */
+    int signals_set; /* a worker installed the runner's handlers for its life
+                        (t2__runner_signals_install): the run leaves them as they are */
 } t2__runner_args;
+
+/* A worker's signal handling, set once rather than by each run (four system calls a trial):
+ * SIGTERM and SIGUSR1 ask a running trial to stop as in any run, and end an idle worker by their
+ * default action; SIGXFSZ is ignored. trial(1) before a run starts (a stop asked for before it
+ * counts), trial(0) once its finished is out (a late SIGTERM for that trial must not kill the
+ * worker before then). */
+void t2__runner_signals_install(void);
+void t2__runner_signals_trial(int running);
 
 /* Runs the trial until the controller sends exit or closes the channel. Returns 0 on success and
  * 1 when the trial failed (after telling the controller why). */

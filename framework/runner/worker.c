@@ -35,6 +35,7 @@ static int run_one(const t2__runner_args *base, int fd, int runs, t2__chan_reade
     a.parts = (int)m->u.assign.parts;
     a.restore_path = m->u.assign.restore_path;
     a.warm_start = m->u.assign.warm_start;
+    a.signals_set = 1;
     int status = t2__runner_run(&a);
     fflush(stdout); /* the log stays stdout until the next trial's: the worker itself writes nothing */
     fflush(stderr);
@@ -51,6 +52,7 @@ int t2__worker_serve(const t2__runner_args *base, int fd)
     t2__chan_writer wr = {0}; /* the trial's reports, held until it waits (runner.c), and finished */
     /* 0600 as the log. Without it the worker still runs trials: `t2exp logs` then has only the
      * store's segments, as before the record existed. */
+    t2__runner_signals_install();
     int runs = base->worker_runs ? open(base->worker_runs, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600) : -1;
     if (base->worker_runs && runs < 0)
         fprintf(stderr, "t2exp worker: cannot open %s: %s\n", base->worker_runs, strerror(errno));
@@ -84,6 +86,7 @@ int t2__worker_serve(const t2__runner_args *base, int fd)
             status = 2;
             break;
         }
+        t2__runner_signals_trial(1);
         int st = run_one(base, fd, runs, &rd, &wr, &m);
         t2__msg_free(&m);
         /* After what the trial still holds, in the same write. */
@@ -96,8 +99,7 @@ int t2__worker_serve(const t2__runner_args *base, int fd)
          * worker before its finished is out. Between trials a SIGTERM is no request to
          * checkpoint (nothing runs): it ends the worker, as it ends a forked trial before its
          * runner starts, and the controller replaces it. */
-        signal(SIGTERM, SIG_DFL);
-        signal(SIGUSR1, SIG_DFL);
+        t2__runner_signals_trial(0);
     }
     t2__chan_reader_free(&rd);
     t2__chan_writer_free(&wr);

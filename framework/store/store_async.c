@@ -213,7 +213,7 @@ static int publish(struct t2__store_async *a)
             if (r->o1 != SIZE_MAX) r->o1 += a->q.tlen;
             if (r->o2 != SIZE_MAX) r->o2 += a->q.tlen;
         }
-        memcpy(a->q.text + a->q.tlen, s->text, s->tlen);
+        if (s->tlen) memcpy(a->q.text + a->q.tlen, s->text, s->tlen); /* text is NULL until a string came */
         a->q.tlen += s->tlen;
         s->n = s->tlen = 0;
     }

@@ -110,7 +110,11 @@ static int put_text(recbuf *b, const char *s, size_t *off)
     return 0;
 }
 
-static int run_rec(t2__store *st, t2__store_rec *r, const char *text)
+/* Runs r; *merged = 1 when it also did the work of next (the record after it in the batch). The
+ * one merge: a trial's row and the log path set right after it (the controller names the log by
+ * the id) are one insert, not an insert and an update: the same row, in the same transaction,
+ * since no commit can fall between two neighbours. */
+static int run_rec(t2__store *st, t2__store_rec *r, const t2__store_rec *next, const char *text, int *merged)
 {
     r->s1 = r->o1 == SIZE_MAX ? NULL : text + r->o1;
     r->s2 = r->o2 == SIZE_MAX ? NULL : text + r->o2;
@@ -119,7 +123,13 @@ static int run_rec(t2__store *st, t2__store_rec *r, const char *text)
     switch (r->kind) {
     case T2__REC_CREATE_TRIAL: {
         int64_t got = 0;
-        rc = t2__store_create_trial_as(st, r->i[0], r->i[1], r->s1, r->i[2], r->i[3], r->id, &got);
+        const char *log_path = NULL;
+        if (next && next->kind == T2__REC_UPDATE_TRIAL && next->id == r->id && next->u.set == T2__TU_LOG_PATH &&
+            next->o2 != SIZE_MAX) {
+            log_path = text + next->o2;
+            *merged = 1;
+        }
+        rc = t2__store_create_trial_as(st, r->i[0], r->i[1], r->s1, r->i[2], r->i[3], r->id, log_path, &got);
         if (!rc && got != r->id)
             rc = t2_seterr(T2_EIO, "store %s: trial got id %lld, not the %lld its batch gave it", t2__store_path(st),
                            (long long)got, (long long)r->id);
@@ -169,10 +179,12 @@ static void *writer_main(void *arg)
         int rc = 0;
         char msg[sizeof a->err_msg] = "";
         for (size_t i = 0; i < batch.n && !skip; i++) {
-            if ((rc = run_rec(st, &batch.v[i], batch.text))) {
+            int merged = 0;
+            if ((rc = run_rec(st, &batch.v[i], i + 1 < batch.n ? &batch.v[i + 1] : NULL, batch.text, &merged))) {
                 skip = 1;
                 snprintf(msg, sizeof msg, "%s", t2_errmsg());
             }
+            i += (size_t)merged;
         }
         batch.n = batch.tlen = 0;
         pthread_mutex_lock(&a->mu);

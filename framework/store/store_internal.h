@@ -104,9 +104,10 @@ int t2__store_run_precommit(t2__store *st);
 /* On the writer: commits the batch as it is, without the precommit hook (that ran when the
  * commit record was queued). */
 int t2__store_commit_batch(t2__store *st);
-/* create_trial with the id the row must get (0: SQLite picks). */
+/* create_trial with the id the row must get (0: SQLite picks) and its log_path (NULL: none yet). */
 int t2__store_create_trial_as(t2__store *st, int64_t experiment_id, int64_t ordinal, const char *hparams_json,
-                              int64_t seed, int64_t target_length_batches, int64_t want_id, int64_t *id);
+                              int64_t seed, int64_t target_length_batches, int64_t want_id, const char *log_path,
+                              int64_t *id);
 
 /* t2_seterr with "store PATH: what: sqlite message"; maps SQLite codes to T2_E… (NOMEM, CONSTRAINT
  * -> EINVAL, NOTADB/CORRUPT -> EFORMAT, the rest EIO). Notices when SQLite rolled the whole

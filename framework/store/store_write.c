@@ -163,10 +163,10 @@ int t2__store_set_experiment_checkpoint_dir(t2__store *st, int64_t id, const cha
 /* A negative ordinal takes the next free one; max() over the (experiment_id, ordinal) unique
  * index is one B-tree descent, not a scan. */
 static const char SQL_CREATE_TRIAL[] =
-    "INSERT INTO trials (id, experiment_id, ordinal, hparams, seed, target_length_batches, created_at)"
+    "INSERT INTO trials (id, experiment_id, ordinal, hparams, seed, target_length_batches, created_at, log_path)"
     " VALUES (?7, ?1, CASE WHEN ?2 >= 0 THEN ?2 ELSE"
     " (SELECT coalesce(max(ordinal), 0) + 1 FROM trials WHERE experiment_id = ?1) END,"
-    " ?3, ?4, ?5, ?6)";
+    " ?3, ?4, ?5, ?6, ?8)";
 
 int t2__store_create_trial(t2__store *st, int64_t experiment_id, int64_t ordinal,
                            const char *hparams_json, int64_t seed, int64_t target_length_batches,
@@ -181,11 +181,12 @@ int t2__store_create_trial(t2__store *st, int64_t experiment_id, int64_t ordinal
         *id = rc ? 0 : r.id;
         return rc;
     }
-    return t2__store_create_trial_as(st, experiment_id, ordinal, hparams_json, seed, target_length_batches, 0, id);
+    return t2__store_create_trial_as(st, experiment_id, ordinal, hparams_json, seed, target_length_batches, 0, NULL, id);
 }
 
 int t2__store_create_trial_as(t2__store *st, int64_t experiment_id, int64_t ordinal, const char *hparams_json,
-                              int64_t seed, int64_t target_length_batches, int64_t want_id, int64_t *id)
+                              int64_t seed, int64_t target_length_batches, int64_t want_id, const char *log_path,
+                              int64_t *id)
 {
     int rc;
     sqlite3_stmt *s;
@@ -199,6 +200,7 @@ int t2__store_create_trial_as(t2__store *st, int64_t experiment_id, int64_t ordi
                                           : sqlite3_bind_null(s, 5);
     b = b ? b : sqlite3_bind_double(s, 6, t2__store_now(st));
     b = b ? b : want_id > 0 ? sqlite3_bind_int64(s, 7, want_id) : sqlite3_bind_null(s, 7);
+    b = b ? b : TEXT(s, 8, log_path);
     if ((rc = bind_rc(st, b))) return rc;
     if ((rc = t2__store_exec_stmt(st, s, "create trial"))) return rc;
     *id = sqlite3_last_insert_rowid(st->db);

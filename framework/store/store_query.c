@@ -328,9 +328,15 @@ int t2__store_print_experiment_metrics(t2__store *st, int64_t experiment_id, con
     " FROM checkpoints c JOIN trials t ON t.id = c.trial_id WHERE " where                      \
     " ORDER BY t.ordinal, c.batches, c.created_at"
 
+/* Named one by one: an element of a const array is no constant initializer to clang, and
+ * t2__store_queries below names each. */
+static const char SQL_CKPTS_EXP[] = CKPT_SQL("c.experiment_id = :exp AND c.state = 'ACTIVE'");
+static const char SQL_CKPTS_EXP_ALL[] = CKPT_SQL("c.experiment_id = :exp");
+static const char SQL_CKPTS_TRIAL[] = CKPT_SQL("c.trial_id = :trial AND c.state = 'ACTIVE'");
+static const char SQL_CKPTS_TRIAL_ALL[] = CKPT_SQL("c.trial_id = :trial");
 static const char *const SQL_CKPTS[2][2] = {
-    {CKPT_SQL("c.experiment_id = :exp AND c.state = 'ACTIVE'"), CKPT_SQL("c.experiment_id = :exp")},
-    {CKPT_SQL("c.trial_id = :trial AND c.state = 'ACTIVE'"), CKPT_SQL("c.trial_id = :trial")},
+    {SQL_CKPTS_EXP, SQL_CKPTS_EXP_ALL},
+    {SQL_CKPTS_TRIAL, SQL_CKPTS_TRIAL_ALL},
 };
 
 int t2__store_print_checkpoints(t2__store *st, int64_t experiment_id, int64_t trial_id,
@@ -360,9 +366,9 @@ const t2__store_named_sql t2__store_queries[] = {
     {"trials", SQL_TRIALS},
     {"metrics of a trial", SQL_METRICS},
     {"metrics of an experiment", SQL_EXP_METRICS},
-    {"checkpoints of an experiment", SQL_CKPTS[0][0]},
-    {"checkpoints of an experiment, deleted too", SQL_CKPTS[0][1]},
-    {"checkpoints of a trial", SQL_CKPTS[1][0]},
-    {"checkpoints of a trial, deleted too", SQL_CKPTS[1][1]},
+    {"checkpoints of an experiment", SQL_CKPTS_EXP},
+    {"checkpoints of an experiment, deleted too", SQL_CKPTS_EXP_ALL},
+    {"checkpoints of a trial", SQL_CKPTS_TRIAL},
+    {"checkpoints of a trial, deleted too", SQL_CKPTS_TRIAL_ALL},
     {NULL, NULL},
 };

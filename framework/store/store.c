@@ -388,13 +388,18 @@ int t2__store_flush(t2__store *st, int force)
         if (rc) return rc;
     }
     if (!st->tx_open || st->explicit_tx || st->group) return 0;
+    return force || t2__store_commit_due(st, st->pending, st->tx_opened) ? commit_tx(st) : 0;
+}
+
+int t2__store_commit_due(t2__store *st, long pending, double opened_ms)
+{
     double now = t2__store_mono_ms();
-    if (force || st->pending >= st->flush_rows || now - st->tx_opened >= (double)st->flush_ms) return commit_tx(st);
+    if (pending >= st->flush_rows || now - opened_ms >= (double)st->flush_ms) return 1;
     /* A waiting writer polls every millisecond; looking for one at every event (a system call each)
      * was a tenth of the controller's system calls in a search of short trials. */
     if (now - st->turns_checked < 1.0) return 0;
     st->turns_checked = now;
-    return t2__turns_others_waiting(st) ? commit_tx(st) : 0;
+    return t2__turns_others_waiting(st);
 }
 
 /* ---- open / close ---------------------------------------------------------------------- */

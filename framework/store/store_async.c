@@ -376,13 +376,10 @@ int t2__store_async_flush(t2__store *st)
 {
     struct t2__store_async *a = st->async;
     if (atomic_load(&a->failed)) return t2__store_async_wait(st); /* says which write failed */
-    double now = t2__store_mono_ms();
-    if (a->stage.n && now - a->staged_ms >= STAGE_MS && publish(a) > 0) return t2__store_async_wait(st);
+    if (a->stage.n && t2__store_mono_ms() - a->staged_ms >= STAGE_MS && publish(a) > 0)
+        return t2__store_async_wait(st);
     if (!a->pending || st->explicit_tx || st->group) return T2_OK;
-    if (a->pending >= st->flush_rows || now - a->opened_ms >= (double)st->flush_ms) return queue_commit(st);
-    if (now - st->turns_checked < 1.0) return T2_OK; /* as t2__store_flush */
-    st->turns_checked = now;
-    return t2__turns_others_waiting(st) ? queue_commit(st) : T2_OK;
+    return t2__store_commit_due(st, a->pending, a->opened_ms) ? queue_commit(st) : T2_OK;
 }
 
 static const char SQL_NEXT_TRIAL_ID[] =

@@ -99,6 +99,9 @@ int t2__store_async_trial_id(t2__store *st, int64_t *id);
 void t2__store_async_count(t2__store *st);
 /* The controller's thread ended the transaction itself (commit, rollback): ids read for it are void. */
 void t2__store_async_tx_ended(t2__store *st);
+/* Whether a batch of `pending` writes, opened at opened_ms (monotonic), commits now: it is full
+ * (flush_rows), old (flush_ms), or another writer waits for the lock (looked for once a ms). */
+int t2__store_commit_due(t2__store *st, long pending, double opened_ms);
 /* Runs the precommit hook (t2__store_set_precommit) with commits held off while it writes. */
 int t2__store_run_precommit(t2__store *st);
 /* On the writer: commits the batch as it is, without the precommit hook (that ran when the

@@ -31,8 +31,9 @@ int t2__store_add_log_segment(t2__store *st, int64_t trial_id, const char *path,
 }
 
 /* A segment ends where the next one in the same file starts (by row order: the file is
- * append-only and its runs are sequential), or earlier at the next start its worker recorded. A read, so no index on path: a scan of the table's
- * rows per segment, milliseconds for 100,000 trials, rather than a cost on every trial's insert. */
+ * append-only and its runs are sequential), or earlier at the next start its worker recorded. A
+ * read, so no index on path: a scan of the table's rows per segment, milliseconds for 100,000
+ * trials, rather than a cost on every trial's insert. */
 static const char SQL_SEGMENTS[] =
     "SELECT s.path, s.start,"
     " (SELECT n.start FROM trial_log_segments n WHERE n.path = s.path AND n.id > s.id ORDER BY n.id LIMIT 1)"

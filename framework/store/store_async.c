@@ -37,6 +37,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include "store_internal.h"
 #include "t2exp/error.h"
 
@@ -76,6 +77,9 @@ struct t2__store_async {
     double opened_ms;  /* monotonic ms of the first of them */
     int ids_valid;     /* next_id belongs to the open batch */
     int64_t next_id;
+    /* The writer's thread only. */
+    int64_t smaller_exp; /* the experiment whose smaller_is_better `smaller` is (0: none) */
+    int smaller;
 };
 
 static void recbuf_free(recbuf *b)
@@ -110,36 +114,40 @@ static int put_text(recbuf *b, const char *s, size_t *off)
     return 0;
 }
 
-/* Runs r; *merged = 1 when it also did the work of next (the record after it in the batch). The
- * one merge: a trial's row and the log path set right after it (the controller names the log by
- * the id) are one insert, not an insert and an update: the same row, in the same transaction,
- * since no commit can fall between two neighbours. */
-static int run_rec(t2__store *st, t2__store_rec *r, const t2__store_rec *next, const char *text, int *merged)
+/* The writer's answer to store_fold.c: an experiment's smaller_is_better, the last one kept
+ * (it never changes once the experiment exists). */
+static int smaller_of(void *ud, int64_t experiment_id, int *out)
 {
-    r->s1 = r->o1 == SIZE_MAX ? NULL : text + r->o1;
-    r->s2 = r->o2 == SIZE_MAX ? NULL : text + r->o2;
+    t2__store *st = ud;
+    struct t2__store_async *a = st->async;
+    if (a->smaller_exp != experiment_id) {
+        int64_t v = 0;
+        char sql[96];
+        snprintf(sql, sizeof sql, "SELECT smaller_is_better FROM experiments WHERE id = %lld", (long long)experiment_id);
+        if (t2__store_query_int(st, sql, &v)) return -1;
+        a->smaller_exp = experiment_id;
+        a->smaller = v != 0;
+    }
+    *out = a->smaller;
+    return 0;
+}
+
+static int run_rec(t2__store *st, t2__store_rec *r, const t2__fold_rows *rows)
+{
     t2__store_rec_clock = &r->now;
     int rc;
     switch (r->kind) {
     case T2__REC_CREATE_TRIAL: {
         int64_t got = 0;
-        const char *log_path = NULL;
-        if (next && next->kind == T2__REC_UPDATE_TRIAL && next->id == r->id && next->u.set == T2__TU_LOG_PATH &&
-            next->o2 != SIZE_MAX) {
-            log_path = text + next->o2;
-            *merged = 1;
-        }
-        rc = t2__store_create_trial_as(st, r->i[0], r->i[1], r->s1, r->i[2], r->i[3], r->id, log_path, &got);
+        rc = t2__store_insert_trial_row(st, &rows->v[r->row - 1], &got);
         if (!rc && got != r->id)
             rc = t2_seterr(T2_EIO, "store %s: trial got id %lld, not the %lld its batch gave it", t2__store_path(st),
                            (long long)got, (long long)r->id);
         break;
     }
-    case T2__REC_UPDATE_TRIAL:
-        r->u.error = r->s1;
-        r->u.log_path = r->s2;
-        rc = t2__store_update_trial(st, r->id, &r->u);
-        break;
+    case T2__REC_ROW: rc = t2__store_update_trial_row(st, &rows->v[r->row - 1]); break;
+    case T2__REC_FOLDED: rc = T2_OK; break;
+    case T2__REC_UPDATE_TRIAL: rc = t2__store_update_trial(st, r->id, &r->u); break;
     case T2__REC_TRIAL_BLAS: rc = t2__store_set_trial_blas(st, r->id, r->s1); break;
     case T2__REC_TRIAL_HOSTS: rc = t2__store_set_trial_hosts(st, r->id, r->s1); break;
     case T2__REC_TRIAL_PARENT: rc = t2__store_set_trial_parent(st, r->id, r->i[0], r->s1); break;
@@ -155,12 +163,43 @@ static int run_rec(t2__store *st, t2__store_rec *r, const t2__store_rec *next, c
     return rc;
 }
 
+/* Runs a batch the writer took, its trials' row writes folded first. */
+static int run_batch(t2__store *st, recbuf *batch, t2__fold_rows *rows)
+{
+    for (size_t i = 0; i < batch->n; i++) {
+        t2__store_rec *r = &batch->v[i];
+        r->s1 = r->o1 == SIZE_MAX ? NULL : batch->text + r->o1;
+        r->s2 = r->o2 == SIZE_MAX ? NULL : batch->text + r->o2;
+        if (r->kind == T2__REC_UPDATE_TRIAL) {
+            r->u.error = r->s1;
+            r->u.log_path = r->s2;
+        }
+    }
+    int rc = t2__store_fold(batch->v, batch->n, rows, smaller_of, st);
+    for (size_t i = 0; i < batch->n && !rc; i++) {
+        if (batch->v[i].kind != T2__REC_METRIC) {
+            rc = run_rec(st, &batch->v[i], rows);
+            continue;
+        }
+        /* A run of metric records (a report's) is one statement. */
+        size_t j = i + 1;
+        while (j < batch->n && batch->v[j].kind == T2__REC_METRIC) j++;
+        t2__store_rec_clock = &batch->v[i].now;
+        rc = t2__store_add_metric_recs(st, &batch->v[i], j - i);
+        t2__store_rec_clock = NULL;
+        i = j - 1;
+    }
+    return rc;
+}
+
 static void *writer_main(void *arg)
 {
     t2__store *st = arg;
     struct t2__store_async *a = st->async;
     t2__store_writer_of = st;
+    prctl(PR_SET_NAME, "t2exp-store"); /* so top -H and perf tell it from the controller */
     recbuf batch = {0};
+    t2__fold_rows rows = {0};
     pthread_mutex_lock(&a->mu);
     for (;;) {
         while (!a->stop && !a->q.n) {
@@ -178,14 +217,7 @@ static void *writer_main(void *arg)
         pthread_mutex_unlock(&a->mu);
         int rc = 0;
         char msg[sizeof a->err_msg] = "";
-        for (size_t i = 0; i < batch.n && !skip; i++) {
-            int merged = 0;
-            if ((rc = run_rec(st, &batch.v[i], i + 1 < batch.n ? &batch.v[i + 1] : NULL, batch.text, &merged))) {
-                skip = 1;
-                snprintf(msg, sizeof msg, "%s", t2_errmsg());
-            }
-            i += (size_t)merged;
-        }
+        if (!skip && (rc = run_batch(st, &batch, &rows))) snprintf(msg, sizeof msg, "%s", t2_errmsg());
         batch.n = batch.tlen = 0;
         pthread_mutex_lock(&a->mu);
         if (rc && !atomic_load(&a->failed)) {
@@ -198,6 +230,7 @@ static void *writer_main(void *arg)
     }
     pthread_mutex_unlock(&a->mu);
     recbuf_free(&batch);
+    t2__fold_rows_free(&rows);
     return NULL;
 }
 
@@ -251,6 +284,8 @@ int t2__store_async_start(t2__store *st)
     if (pthread_cond_init(&a->work, NULL)) goto no_cond;
     if (pthread_cond_init(&a->idle, NULL)) goto no_cond2;
     st->async = a;
+    /* Without it SQLite checkpoints on the writer, only slower: a failure to start is no error. */
+    if (t2__store_ckpt_start(st)) t2_clearerr();
     /* Signals stay the controller's (its poll wakes on them); the thread starts with all blocked. */
     sigset_t all, old;
     sigfillset(&all);
@@ -258,6 +293,7 @@ int t2__store_async_start(t2__store *st)
     int err = pthread_create(&a->thread, NULL, writer_main, st);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (!err) return T2_OK;
+    t2__store_ckpt_stop(st);
     st->async = NULL;
     pthread_cond_destroy(&a->idle);
 no_cond2:
@@ -308,6 +344,7 @@ int t2__store_async_stop(t2__store *st)
     pthread_cond_signal(&a->work);
     pthread_mutex_unlock(&a->mu);
     pthread_join(a->thread, NULL);
+    t2__store_ckpt_stop(st);
     st->async = NULL;
     recbuf_free(&a->q); /* empty: stop ran the queue first (unless out of memory) */
     recbuf_free(&a->stage);

@@ -7,9 +7,11 @@
 
 /* Hot statements (a metric insert per report) are prepared once per connection; the cache is
  * keyed by the address of the static SQL text, so it needs no names. */
-#define T2__STORE_STMT_CACHE 64
+#define T2__STORE_STMT_CACHE 160
 /* Trial-update statements, one per field mask that occurs (store_write.c). */
-#define T2__STORE_UPDATE_SQLS 24
+#define T2__STORE_UPDATE_SQLS 48
+/* Most metric rows one insert writes (a report's metrics, queued together: store_write.c). */
+#define T2__STORE_METRIC_ROWS 16
 
 struct t2__store {
     sqlite3 *db;
@@ -42,11 +44,15 @@ struct t2__store {
         char *sql; /* owned; the key of its statement in cache */
     } update_sql[T2__STORE_UPDATE_SQLS];
     int nupdate_sql;
+    char *metrics_sql[T2__STORE_METRIC_ROWS]; /* [n - 1]: the insert of n metric rows, owned */
     unsigned long tx_gen; /* counts transactions (and savepoint rollbacks): what a cache may trust */
     char *blas_line;      /* the last BLAS line set on a trial, its blas_lines id, and the tx_gen */
     int64_t blas_id;      /* it was looked up in (store_write.c) */
     unsigned long blas_gen;
+    int64_t eblas_exp, eblas_id; /* the experiment_blas pair last inserted, and the tx_gen it was */
+    unsigned long eblas_gen;     /* inserted in (store_write.c) */
     struct t2__store_async *async; /* the writer thread while it runs (store_async.c), else NULL */
+    struct t2__store_ckpt *ckpt;   /* the checkpoint thread while it runs (store_checkpointer.c) */
 };
 
 /* ---- the writer thread (store_async.c) ------------------------------------------------------ */
@@ -64,6 +70,8 @@ enum {
     T2__REC_BEST,         /* id experiment; i[0] trial; d[0] metric */
     T2__REC_SEARCHER,     /* id experiment; i[0] events; s1 state */
     T2__REC_COMMIT,       /* the batch commits here (decided on the controller's thread) */
+    T2__REC_ROW,          /* a trial's writes folded into one update (store_fold.c): row */
+    T2__REC_FOLDED,       /* done by its trial's folded statement (store_fold.c) */
 };
 
 typedef struct {
@@ -72,9 +80,63 @@ typedef struct {
     double d[2];
     double now;       /* the store clock when it was queued */
     size_t o1, o2;    /* where s1 and s2 are in the queue's text (SIZE_MAX: NULL) */
-    const char *s1, *s2; /* set from o1, o2 when it runs */
+    const char *s1, *s2; /* set from o1, o2 when the writer takes it */
     t2__trial_update u;
+    size_t row;       /* a CREATE's or ROW's row in the batch's folded rows, plus one (store_fold.c) */
 } t2__store_rec;
+
+/* Columns a folded update assigns beyond the T2__TU_* ones (store_fold.c), and how two of them
+ * keep their old value: started_at = coalesce(started_at, value), best_validation = the better
+ * of the old and value. */
+enum {
+    T2__FOLD_BLAS = 1 << 11,
+    T2__FOLD_HOSTS = 1 << 12,
+    T2__FOLD_PARENT = 1 << 13,
+    T2__FOLD_STARTED_COALESCE = 1 << 14,
+    T2__FOLD_BEST_OF_OLD = 1 << 15,
+};
+
+/* A trial's row as a batch's writes leave it: the values of a row it created (one insert), or
+ * the columns `set` of one it did not (one update). */
+typedef struct {
+    int64_t id, experiment_id, ordinal, seed, target; /* target 0: NULL */
+    int state, restarts;
+    int64_t batches, parent_id; /* parent_id 0: NULL */
+    double best, latest, created_at, started_at, ended_at; /* NAN: NULL */
+    const char *hparams, *error, *log_path, *blas, *hosts, *parent_checkpoint; /* NULL: NULL */
+    int created;  /* the batch made the row (experiment_id, ordinal, seed, hparams, created_at set) */
+    unsigned set; /* T2__TU_* (not VALIDATION) and T2__FOLD_* */
+    int closed;   /* a write could not be folded: the row's later writes run as statements */
+} t2__fold_row;
+
+typedef struct {
+    t2__fold_row *v;
+    size_t n, cap;
+    struct {
+        int64_t id;
+        size_t row; /* plus one */
+        unsigned gen;
+    } *slots; /* trial id -> row, open addressing; a slot is taken when its gen is the segment's */
+    size_t scap;
+    unsigned gen;
+} t2__fold_rows;
+
+/* Answers an experiment's smaller_is_better in *out; nonzero if it cannot. */
+typedef int (*t2__store_smaller_fn)(void *ud, int64_t experiment_id, int *out);
+
+/* Folds each trial's row writes in v[0..n) (a writer batch, its strings set) between two commit
+ * records into the first of them: a CREATE keeps its kind, another becomes T2__REC_ROW, both get
+ * `row`; the writes folded into them become T2__REC_FOLDED. Rows live in *rows (grown as needed). */
+int t2__store_fold(t2__store_rec *v, size_t n, t2__fold_rows *rows, t2__store_smaller_fn smaller, void *ud);
+void t2__fold_rows_free(t2__fold_rows *rows);
+/* Inserts row (id 0: SQLite picks one) into the open batch and answers its id; its BLAS line
+ * joins blas_lines and experiment_blas as set_trial_blas would. */
+int t2__store_insert_trial_row(t2__store *st, const t2__fold_row *row, int64_t *id);
+/* Inserts the metric records v[0..n) (queued by add_metric, their strings set) in statements of up
+ * to T2__STORE_METRIC_ROWS rows: a report's metrics cost one statement, not one each. */
+int t2__store_add_metric_recs(t2__store *st, const t2__store_rec *v, size_t n);
+/* Assigns the columns row->set of trial row->id in one statement (ENOTFOUND: no such trial). */
+int t2__store_update_trial_row(t2__store *st, const t2__fold_row *row);
 
 /* The store this thread writes for as its writer thread, or NULL. */
 extern _Thread_local t2__store *t2__store_writer_of;
@@ -107,10 +169,6 @@ int t2__store_run_precommit(t2__store *st);
 /* On the writer: commits the batch as it is, without the precommit hook (that ran when the
  * commit record was queued). */
 int t2__store_commit_batch(t2__store *st);
-/* create_trial with the id the row must get (0: SQLite picks) and its log_path (NULL: none yet). */
-int t2__store_create_trial_as(t2__store *st, int64_t experiment_id, int64_t ordinal, const char *hparams_json,
-                              int64_t seed, int64_t target_length_batches, int64_t want_id, const char *log_path,
-                              int64_t *id);
 
 /* t2_seterr with "store PATH: what: sqlite message"; maps SQLite codes to T2_E… (NOMEM, CONSTRAINT
  * -> EINVAL, NOTADB/CORRUPT -> EFORMAT, the rest EIO). Notices when SQLite rolled the whole
@@ -126,6 +184,11 @@ int t2__store_prepare(t2__store *st, const char *sql, sqlite3_stmt **out);
 int t2__store_write_begin(t2__store *st);
 /* Counts one write and commits the batch when it reached flush_rows (outside begin/commit). */
 int t2__store_write_done(t2__store *st);
+
+/* The log's checkpoints on a thread of their own while the writer thread runs
+ * (store_checkpointer.c). start: not on the writer thread, before it starts; stop: after it ended. */
+int t2__store_ckpt_start(t2__store *st);
+void t2__store_ckpt_stop(t2__store *st);
 
 /* Runs a statement that returns no rows; SQLITE_DONE -> 0. Resets it. */
 int t2__store_exec_stmt(t2__store *st, sqlite3_stmt *stmt, const char *what);

@@ -161,12 +161,20 @@ int t2__store_set_experiment_checkpoint_dir(t2__store *st, int64_t id, const cha
 }
 
 /* A negative ordinal takes the next free one; max() over the (experiment_id, ordinal) unique
- * index is one B-tree descent, not a scan. */
-static const char SQL_CREATE_TRIAL[] =
-    "INSERT INTO trials (id, experiment_id, ordinal, hparams, seed, target_length_batches, created_at, log_path)"
+ * index is one B-tree descent, not a scan. Every column a trial's writes set, so that a row whose
+ * writes were folded (store_fold.c) is one insert. */
+static const char SQL_INSERT_TRIAL[] =
+    "INSERT INTO trials (id, experiment_id, ordinal, hparams, seed, target_length_batches, created_at, log_path,"
+    " state, restarts, batches_trained, best_validation, latest_validation, error, started_at, ended_at, hosts,"
+    " parent_trial_id, parent_checkpoint, blas_id)"
     " VALUES (?7, ?1, CASE WHEN ?2 >= 0 THEN ?2 ELSE"
     " (SELECT coalesce(max(ordinal), 0) + 1 FROM trials WHERE experiment_id = ?1) END,"
-    " ?3, ?4, ?5, ?6, ?8)";
+    " ?3, ?4, ?5, ?6, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)";
+/* What the trials_blas trigger does for an update of blas_id; an insert does not fire it. */
+static const char SQL_EXPERIMENT_BLAS[] =
+    "INSERT OR IGNORE INTO experiment_blas (experiment_id, blas_id) VALUES (?1, ?2)";
+
+static int blas_line_id(t2__store *st, const char *line, int64_t *id);
 
 int t2__store_create_trial(t2__store *st, int64_t experiment_id, int64_t ordinal,
                            const char *hparams_json, int64_t seed, int64_t target_length_batches,
@@ -181,29 +189,62 @@ int t2__store_create_trial(t2__store *st, int64_t experiment_id, int64_t ordinal
         *id = rc ? 0 : r.id;
         return rc;
     }
-    return t2__store_create_trial_as(st, experiment_id, ordinal, hparams_json, seed, target_length_batches, 0, NULL, id);
+    t2__fold_row row = {.experiment_id = experiment_id,
+                         .ordinal = ordinal,
+                         .seed = seed,
+                         .target = target_length_batches > 0 ? target_length_batches : 0,
+                         .hparams = hparams_json,
+                         .state = T2__TRIAL_QUEUED,
+                         .best = NAN,
+                         .latest = NAN,
+                         .created_at = t2__store_now(st),
+                         .started_at = NAN,
+                         .ended_at = NAN};
+    return t2__store_insert_trial_row(st, &row, id);
 }
 
-int t2__store_create_trial_as(t2__store *st, int64_t experiment_id, int64_t ordinal, const char *hparams_json,
-                              int64_t seed, int64_t target_length_batches, int64_t want_id, const char *log_path,
-                              int64_t *id)
+int t2__store_insert_trial_row(t2__store *st, const t2__fold_row *r, int64_t *id)
 {
+    const char *state = t2__trial_state_name(r->state);
+    if (!state) return t2_seterr(T2_EINVAL, "store: trial %lld: bad state %d", (long long)r->id, r->state);
     int rc;
+    int64_t blas = 0;
     sqlite3_stmt *s;
-    if ((rc = t2__store_write_begin(st)) || (rc = t2__store_stmt(st, SQL_CREATE_TRIAL, &s)))
+    if ((rc = t2__store_write_begin(st)) || (r->blas && (rc = blas_line_id(st, r->blas, &blas))) ||
+        (rc = t2__store_stmt(st, SQL_INSERT_TRIAL, &s)))
         return rc;
-    int b = sqlite3_bind_int64(s, 1, experiment_id);
-    b = b ? b : sqlite3_bind_int64(s, 2, ordinal);
-    b = b ? b : TEXT(s, 3, hparams_json);
-    b = b ? b : sqlite3_bind_int64(s, 4, seed);
-    b = b ? b : target_length_batches > 0 ? sqlite3_bind_int64(s, 5, target_length_batches)
-                                          : sqlite3_bind_null(s, 5);
-    b = b ? b : sqlite3_bind_double(s, 6, t2__store_now(st));
-    b = b ? b : want_id > 0 ? sqlite3_bind_int64(s, 7, want_id) : sqlite3_bind_null(s, 7);
-    b = b ? b : TEXT(s, 8, log_path);
+    int b = sqlite3_bind_int64(s, 1, r->experiment_id);
+    b = b ? b : sqlite3_bind_int64(s, 2, r->ordinal);
+    b = b ? b : TEXT(s, 3, r->hparams);
+    b = b ? b : sqlite3_bind_int64(s, 4, r->seed);
+    b = b ? b : r->target > 0 ? sqlite3_bind_int64(s, 5, r->target) : sqlite3_bind_null(s, 5);
+    b = b ? b : sqlite3_bind_double(s, 6, r->created_at);
+    b = b ? b : r->id > 0 ? sqlite3_bind_int64(s, 7, r->id) : sqlite3_bind_null(s, 7);
+    b = b ? b : TEXT(s, 8, r->log_path);
+    b = b ? b : TEXT(s, 9, state);
+    b = b ? b : sqlite3_bind_int(s, 10, r->restarts);
+    b = b ? b : sqlite3_bind_int64(s, 11, r->batches);
+    b = b ? b : t2__store_bind_real(s, 12, r->best);
+    b = b ? b : t2__store_bind_real(s, 13, r->latest);
+    b = b ? b : TEXT(s, 14, r->error);
+    b = b ? b : t2__store_bind_real(s, 15, r->started_at);
+    b = b ? b : t2__store_bind_real(s, 16, r->ended_at);
+    b = b ? b : TEXT(s, 17, r->hosts);
+    b = b ? b : r->parent_id > 0 ? sqlite3_bind_int64(s, 18, r->parent_id) : sqlite3_bind_null(s, 18);
+    b = b ? b : TEXT(s, 19, r->parent_checkpoint);
+    b = b ? b : blas ? sqlite3_bind_int64(s, 20, blas) : sqlite3_bind_null(s, 20);
     if ((rc = bind_rc(st, b))) return rc;
     if ((rc = t2__store_exec_stmt(st, s, "create trial"))) return rc;
     *id = sqlite3_last_insert_rowid(st->db);
+    if (blas && !(st->eblas_exp == r->experiment_id && st->eblas_id == blas && st->eblas_gen == st->tx_gen)) {
+        if ((rc = t2__store_stmt(st, SQL_EXPERIMENT_BLAS, &s))) return rc;
+        b = sqlite3_bind_int64(s, 1, r->experiment_id);
+        b = b ? b : sqlite3_bind_int64(s, 2, blas);
+        if ((rc = bind_rc(st, b)) || (rc = t2__store_exec_stmt(st, s, "add experiment BLAS"))) return rc;
+        st->eblas_exp = r->experiment_id;
+        st->eblas_id = blas;
+        st->eblas_gen = st->tx_gen;
+    }
     return t2__store_write_done(st);
 }
 
@@ -272,17 +313,100 @@ static char *update_sql_for(unsigned m)
     return p ? strcpy(p, sql) : NULL;
 }
 
-/* The SQL for mask m, made once per store; SQL_UPDATE_TRIAL past the table's room. NULL: ENOMEM. */
-static const char *update_sql(t2__store *st, unsigned m)
+/* The SQL a folded row's update (store_fold.c) needs for the columns `set`: each one it assigns,
+ * with update_sql_for's parameter numbers, and ?15 blas_id, ?16 hosts, ?17 and ?18 the parent. */
+static char *row_sql_for(unsigned m)
 {
+    char sql[1400] = "UPDATE trials SET";
+    const char *sep = " ";
+#define SET(text) (strcat(sql, sep), strcat(sql, text), sep = ", ")
+    if (m & T2__TU_STATE) SET("state = ?3");
+    if (m & T2__TU_RESTARTS) SET("restarts = ?4");
+    if (m & T2__TU_BATCHES) SET("batches_trained = ?5");
+    if (m & T2__TU_TARGET) SET("target_length_batches = ?6");
+    if (m & T2__TU_BEST) SET("best_validation = ?7");
+    else if (m & T2__FOLD_BEST_OF_OLD)
+        SET("best_validation = CASE WHEN best_validation IS NULL THEN ?7"
+            " WHEN (SELECT smaller_is_better FROM experiments WHERE experiments.id = trials.experiment_id)"
+            " THEN min(best_validation, ?7) ELSE max(best_validation, ?7) END");
+    if (m & T2__TU_LATEST) SET("latest_validation = ?8");
+    if (m & T2__TU_ERROR) SET("error = ?10");
+    if (m & T2__TU_LOG_PATH) SET("log_path = ?11");
+    if (m & T2__TU_STARTED) SET("started_at = ?12");
+    else if (m & T2__FOLD_STARTED_COALESCE) SET("started_at = coalesce(started_at, ?12)");
+    if (m & T2__TU_ENDED) SET("ended_at = ?13");
+    if (m & T2__FOLD_BLAS) SET("blas_id = ?15");
+    if (m & T2__FOLD_HOSTS) SET("hosts = ?16");
+    if (m & T2__FOLD_PARENT) SET("parent_trial_id = ?17, parent_checkpoint = ?18");
+#undef SET
+    if (!strcmp(sep, " ")) strcat(sql, " id = id");
+    strcat(sql, " WHERE id = ?1");
+    char *p = malloc(strlen(sql) + 1);
+    return p ? strcpy(p, sql) : NULL;
+}
+
+/* Keys of update_sql: a mask of update_sql_for, or a row's set for row_sql_for with this bit. */
+#define ROW_KEY (1u << 20)
+
+/* The SQL for key, made once per store; NULL with *fresh = 1 past the table's room (the caller
+ * makes it and prepares it once), or NULL: ENOMEM. */
+static const char *update_sql(t2__store *st, unsigned key, int *fresh)
+{
+    *fresh = 0;
     for (int i = 0; i < st->nupdate_sql; i++)
-        if (st->update_sql[i].mask == m) return st->update_sql[i].sql;
-    if (st->nupdate_sql == T2__STORE_UPDATE_SQLS) return SQL_UPDATE_TRIAL;
-    char *sql = update_sql_for(m);
+        if (st->update_sql[i].mask == key) return st->update_sql[i].sql;
+    if (st->nupdate_sql == T2__STORE_UPDATE_SQLS) {
+        *fresh = 1;
+        return NULL;
+    }
+    char *sql = key & ROW_KEY ? row_sql_for(key & ~ROW_KEY) : update_sql_for(key);
     if (!sql) return NULL;
-    st->update_sql[st->nupdate_sql].mask = m;
+    st->update_sql[st->nupdate_sql].mask = key;
     st->update_sql[st->nupdate_sql++].sql = sql;
     return sql;
+}
+
+int t2__store_update_trial_row(t2__store *st, const t2__fold_row *r)
+{
+    const char *state = NULL;
+    if ((r->set & T2__TU_STATE) && !(state = t2__trial_state_name(r->state)))
+        return t2_seterr(T2_EINVAL, "store: trial %lld: bad state %d", (long long)r->id, r->state);
+    int rc, fresh;
+    int64_t blas = 0;
+    const char *sql = update_sql(st, r->set | ROW_KEY, &fresh);
+    char *own = fresh ? row_sql_for(r->set) : NULL;
+    if (!sql && !own) return t2_seterr(T2_ENOMEM, "store: out of memory");
+    sqlite3_stmt *s = NULL;
+    if ((rc = t2__store_write_begin(st)) || ((r->set & T2__FOLD_BLAS) && (rc = blas_line_id(st, r->blas, &blas))) ||
+        (rc = own ? t2__store_prepare(st, own, &s) : t2__store_stmt(st, sql, &s))) {
+        free(own);
+        return rc;
+    }
+    int np = sqlite3_bind_parameter_count(s);
+#define BIND(i, call) (b ? b : (i) <= np ? (call) : SQLITE_OK)
+    int b = sqlite3_bind_int64(s, 1, r->id);
+    b = BIND(3, TEXT(s, 3, state));
+    b = BIND(4, sqlite3_bind_int(s, 4, r->restarts));
+    b = BIND(5, sqlite3_bind_int64(s, 5, r->batches));
+    b = BIND(6, r->target > 0 ? sqlite3_bind_int64(s, 6, r->target) : sqlite3_bind_null(s, 6));
+    b = BIND(7, t2__store_bind_real(s, 7, r->best));
+    b = BIND(8, t2__store_bind_real(s, 8, r->latest));
+    b = BIND(10, TEXT(s, 10, r->error));
+    b = BIND(11, TEXT(s, 11, r->log_path));
+    b = BIND(12, t2__store_bind_real(s, 12, r->started_at));
+    b = BIND(13, t2__store_bind_real(s, 13, r->ended_at));
+    b = BIND(15, blas ? sqlite3_bind_int64(s, 15, blas) : sqlite3_bind_null(s, 15));
+    b = BIND(16, TEXT(s, 16, r->hosts));
+    b = BIND(17, r->parent_id > 0 ? sqlite3_bind_int64(s, 17, r->parent_id) : sqlite3_bind_null(s, 17));
+    b = BIND(18, TEXT(s, 18, r->parent_checkpoint));
+#undef BIND
+    rc = bind_rc(st, b);
+    if (!rc) rc = exec_one(st, s, "update trial", "trial", r->id);
+    if (own) {
+        sqlite3_finalize(s);
+        free(own);
+    }
+    return rc;
 }
 
 int t2__store_update_trial(t2__store *st, int64_t trial_id, const t2__trial_update *u)
@@ -298,7 +422,9 @@ int t2__store_update_trial(t2__store *st, int64_t trial_id, const t2__trial_upda
         return t2__store_async_put(st, &r, u->set & T2__TU_ERROR ? u->error : NULL,
                                    u->set & T2__TU_LOG_PATH ? u->log_path : NULL);
     }
-    const char *sql = update_sql(st, u->set);
+    int fresh;
+    const char *sql = update_sql(st, u->set, &fresh);
+    if (fresh) sql = SQL_UPDATE_TRIAL;
     if (!sql) return t2_seterr(T2_ENOMEM, "store: out of memory");
     int rc;
     sqlite3_stmt *s;
@@ -459,6 +585,54 @@ int t2__store_add_metric(t2__store *st, int64_t trial_id, int kind, int64_t batc
     if ((rc = bind_rc(st, b))) return rc;
     if ((rc = t2__store_exec_stmt(st, s, "add metric"))) return rc;
     return t2__store_write_done(st);
+}
+
+/* SQL_ADD_METRIC with n rows of values (?1..?7 the first, ?8..?14 the second, ...). */
+static char *metrics_sql_for(int n)
+{
+    size_t cap = 200 + (size_t)n * 48;
+    char *sql = malloc(cap);
+    if (!sql) return NULL;
+    size_t len = (size_t)snprintf(sql, cap, "INSERT INTO metrics (trial_id, kind, batches, epoch, name, value, time) VALUES");
+    for (int i = 0; i < n; i++) {
+        int b = i * 7;
+        len += (size_t)snprintf(sql + len, cap - len, "%s(?%d, ?%d, ?%d, ?%d, ?%d, ?%d, ?%d)", i ? ", " : " ", b + 1,
+                                b + 2, b + 3, b + 4, b + 5, b + 6, b + 7);
+    }
+    snprintf(sql + len, cap - len, " ON CONFLICT (trial_id, kind, batches, name) DO NOTHING");
+    return sql;
+}
+
+int t2__store_add_metric_recs(t2__store *st, const t2__store_rec *v, size_t n)
+{
+    while (n > 0) {
+        size_t c = n < T2__STORE_METRIC_ROWS ? n : T2__STORE_METRIC_ROWS;
+        int rc;
+        char **sql = &st->metrics_sql[c - 1];
+        if (!*sql && !(*sql = metrics_sql_for((int)c))) return t2_seterr(T2_ENOMEM, "store: out of memory");
+        sqlite3_stmt *s;
+        if ((rc = t2__store_write_begin(st)) || (rc = t2__store_stmt(st, *sql, &s))) return rc;
+        int b = 0;
+        for (size_t i = 0; i < c && !b; i++) {
+            const t2__store_rec *r = &v[i];
+            const char *k = t2__metric_kind_name(r->k);
+            int o = (int)i * 7;
+            if (!k || !r->s1 || !*r->s1) return t2_seterr(T2_EINVAL, "store: add_metric: needs a kind and a name");
+            b = sqlite3_bind_int64(s, o + 1, r->id);
+            b = b ? b : TEXT(s, o + 2, k);
+            b = b ? b : sqlite3_bind_int64(s, o + 3, r->i[0]);
+            b = b ? b : t2__store_bind_real(s, o + 4, r->d[0]);
+            b = b ? b : TEXT(s, o + 5, r->s1);
+            b = b ? b : t2__store_bind_real(s, o + 6, r->d[1]);
+            b = b ? b : sqlite3_bind_double(s, o + 7, r->now);
+        }
+        if ((rc = bind_rc(st, b)) || (rc = t2__store_exec_stmt(st, s, "add metrics"))) return rc;
+        for (size_t i = 0; i < c; i++)
+            if ((rc = t2__store_write_done(st))) return rc;
+        v += c;
+        n -= c;
+    }
+    return T2_OK;
 }
 
 /* The experiment id is copied from the trial so GC can select by experiment without a join;

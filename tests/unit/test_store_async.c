@@ -42,11 +42,6 @@ static int save_snapshot(void *ud)
     return t2__store_save_searcher_state(st, 2, known_trials, json);
 }
 
-/* Every kind of hot write, reads and flushes between them, an explicit transaction and a
- * checkpoint row (both run on the caller's thread). Returns the first failing call's code. */
-static int workload(t2__store *st, int64_t exp, int64_t *ids)
-{
-    int rc = 0;
 #define DO(call)                                                                                  \
     do {                                                                                          \
         if ((rc = (call))) {                                                                      \
@@ -54,6 +49,112 @@ static int workload(t2__store *st, int64_t exp, int64_t *ids)
             return rc;                                                                            \
         }                                                                                         \
     } while (0)
+
+/* Trials made ahead of their runs, as a searcher's queue is, in an experiment where smaller is
+ * better: their rows exist before the batches that update them, which fold the updates of a row
+ * into one statement (or stop folding where two validations meet). Every field the updates set,
+ * restarts, explicit times, several validations, a row whose first write is not an update. */
+static int ahead(t2__store *st)
+{
+    enum { M = 90 };
+    int rc = 0;
+    t2__experiment_new e = {.name = "ahead", .config_yaml = "name: ahead\n", .searcher_name = "random",
+                            .metric = "loss", .trial_object = "/t.so", .smaller_is_better = 1};
+    int64_t exp = 0, ids[M];
+    DO(t2__store_create_experiment(st, &e, &exp));
+    t2__store_set_flush_policy(st, 100000, 1000000); /* long batches: many writes of a row in one */
+    for (int j = 0; j < M; j++) {
+        now_s = 5000 + j;
+        DO(t2__store_create_trial(st, exp, -1, "{\"a\":1}", j, 0, &ids[j]));
+    }
+    int64_t n = 0;
+    DO(t2__store_query_int(st, "SELECT count(*) FROM trials", &n)); /* the writer is idle here */
+    for (int j = 0; j < M; j++) {
+        int64_t id = ids[j];
+        now_s = 6000 + j;
+        t2__trial_update u = {.set = T2__TU_STATE, .state = T2__TRIAL_RUNNING};
+        if (j % 8 == 3) DO(t2__store_set_trial_hosts(st, id, "c:2"));
+        DO(t2__store_update_trial(st, id, &u));
+        if (j % 3 == 0) {
+            now_s += 0.25;
+            u = (t2__trial_update){.set = T2__TU_STATE | T2__TU_RESTARTS, .state = T2__TRIAL_PAUSED, .restarts = 1};
+            DO(t2__store_update_trial(st, id, &u));
+            now_s += 0.25;
+            u = (t2__trial_update){.set = T2__TU_STATE, .state = T2__TRIAL_RUNNING};
+            DO(t2__store_update_trial(st, id, &u));
+        }
+        DO(t2__store_set_trial_blas(st, id, j % 11 == 5 ? "BLAS: third" : "BLAS: OpenBLAS 0.3.21, core X"));
+        u = (t2__trial_update){.set = T2__TU_VALIDATION | T2__TU_BATCHES, .batches_trained = 1, .validation = 1.0 / (j + 1)};
+        DO(t2__store_update_trial(st, id, &u));
+        DO(t2__store_add_metric(st, id, T2__METRIC_VALIDATION, 1, NAN, "loss", 1.0 / (j + 1)));
+        if (j % 10 == 9) DO(t2__store_query_int(st, "SELECT count(*) FROM trials", &n)); /* best is old */
+        /* A second validation (better or worse) stops the fold of a row the batch did not make. */
+        u.batches_trained = 2;
+        u.validation = j % 3 ? 0.5 / (j + 1) : 2.0 / (j + 1);
+        if (j % 4) DO(t2__store_update_trial(st, id, &u));
+        if (j % 5 == 0) {
+            u = (t2__trial_update){.set = T2__TU_VALIDATION | T2__TU_BEST, .validation = NAN, .best_validation = 7};
+            DO(t2__store_update_trial(st, id, &u));
+        }
+        if (j % 7 == 0) {
+            u = (t2__trial_update){.set = T2__TU_TARGET | T2__TU_BEST | T2__TU_LATEST, .target_length_batches = 500,
+                                   .best_validation = 0.125, .latest_validation = j % 14 ? 0.375 : NAN};
+            DO(t2__store_update_trial(st, id, &u));
+            u = (t2__trial_update){.set = T2__TU_VALIDATION, .validation = 0.0625};
+            if (j % 14 == 0) DO(t2__store_update_trial(st, id, &u));
+        }
+        if (j % 4 == 0) {
+            u = (t2__trial_update){.set = T2__TU_STARTED | T2__TU_ENDED, .started_at = j % 8 ? 123 : NAN, .ended_at = 456};
+            DO(t2__store_update_trial(st, id, &u));
+            if (j % 8 == 0) {
+                /* Running again: ended_at goes, started_at (NULL) is set; the trial stays so. */
+                u = (t2__trial_update){.set = T2__TU_STATE, .state = T2__TRIAL_RUNNING};
+                DO(t2__store_update_trial(st, id, &u));
+                continue;
+            }
+            u = (t2__trial_update){.set = T2__TU_STATE, .state = T2__TRIAL_RUNNING};
+            DO(t2__store_update_trial(st, id, &u)); /* the explicit started_at stays */
+        }
+        if (j % 4 == 2) {
+            u = (t2__trial_update){.set = T2__TU_STATE, .state = T2__TRIAL_RUNNING};
+            DO(t2__store_update_trial(st, id, &u)); /* started_at stays the first */
+        }
+        char log[64];
+        snprintf(log, sizeof log, "/w/trial-%d.log", j);
+        u = (t2__trial_update){.set = T2__TU_LOG_PATH, .log_path = log};
+        DO(t2__store_update_trial(st, id, &u));
+        now_s += 0.5;
+        u = (t2__trial_update){.set = T2__TU_STATE | (j % 6 == 5 ? T2__TU_ERROR : 0),
+                               .state = j % 6 == 5 ? T2__TRIAL_CANCELED : T2__TRIAL_COMPLETED,
+                               .error = "stopped"};
+        DO(t2__store_update_trial(st, id, &u));
+        if (j % 13 == 6) DO(t2__store_set_trial_parent(st, id, ids[j - 1], "4567-uuid"));
+        if (j == M / 2) DO(t2__store_query_int(st, "SELECT count(*) FROM trials", &n)); /* a hand-over mid-way */
+    }
+    /* Made and run within one batch: two validations meet in the row the insert writes. */
+    for (int j = 0; j < 12; j++) {
+        int64_t id = 0;
+        now_s = 7000 + j;
+        DO(t2__store_create_trial(st, exp, -1, "{\"b\":2}", j, 0, &id));
+        t2__trial_update u = {.set = T2__TU_STATE, .state = T2__TRIAL_RUNNING};
+        DO(t2__store_update_trial(st, id, &u));
+        for (int v = 0; v < 3; v++) {
+            u = (t2__trial_update){.set = T2__TU_VALIDATION | T2__TU_BATCHES, .batches_trained = v + 1,
+                                   .validation = (double)((j + v) % 3) / (j + 1)};
+            DO(t2__store_update_trial(st, id, &u));
+        }
+        u = (t2__trial_update){.set = T2__TU_STATE, .state = T2__TRIAL_COMPLETED};
+        DO(t2__store_update_trial(st, id, &u));
+    }
+    t2__store_set_flush_policy(st, 50, 1000000);
+    return 0;
+}
+
+/* Every kind of hot write, reads and flushes between them, an explicit transaction and a
+ * checkpoint row (both run on the caller's thread). Returns the first failing call's code. */
+static int workload(t2__store *st, int64_t exp, int64_t *ids)
+{
+    int rc = 0;
     t2__store_set_precommit(st, save_snapshot, st);
     for (int k = 0; k < N; k++) {
         now_s = 1000 + k;
@@ -83,6 +184,12 @@ static int workload(t2__store *st, int64_t exp, int64_t *ids)
                                .batches_trained = 1,
                                .validation = 2.0 / (k + 1),
                                .error = err};
+        if (k % 9 == 4) {
+            /* A second validation, worse then better under the experiment's max. */
+            t2__trial_update v = {.set = T2__TU_VALIDATION | T2__TU_BATCHES, .batches_trained = 2,
+                                  .validation = k % 2 ? 1.0 / (k + 1) : 3.0 / (k + 1)};
+            DO(t2__store_update_trial(st, id, &v));
+        }
         DO(t2__store_update_trial(st, id, &u));
         DO(t2__store_set_experiment_progress(st, exp, (double)k / N));
         if (k % 25 == 0) DO(t2__store_flush(st, 0));
@@ -104,11 +211,12 @@ static int workload(t2__store *st, int64_t exp, int64_t *ids)
             DO(t2__store_commit(st));
         }
     }
+    DO(ahead(st));
     DO(t2__store_flush(st, 1));
     t2__store_set_precommit(st, NULL, NULL);
     return 0;
-#undef DO
 }
+#undef DO
 
 /* Every row of every table the writes touch, one line a row, in rowid order. */
 static char *dump(t2__store *st)
@@ -180,6 +288,44 @@ static void test_same_rows(void)
     CHECK_TEXT(got, want);
     free(want);
     free(got);
+}
+
+static int no_direction(void *ud, int64_t experiment_id, int *out)
+{
+    (void)ud, (void)experiment_id, (void)out;
+    return -1;
+}
+
+/* The fold on its own: a row's writes join its first one up to a commit record, never past it;
+ * a write it cannot fold (two validations and no direction) and the row's later ones stay. */
+static void test_fold_bounds(void)
+{
+    t2__trial_update running = {.set = T2__TU_STATE, .state = T2__TRIAL_RUNNING};
+    t2__trial_update val = {.set = T2__TU_VALIDATION, .validation = 1};
+    t2__store_rec v[] = {
+        {.kind = T2__REC_CREATE_TRIAL, .id = 7, .i = {1, 1, 0, 0}},
+        {.kind = T2__REC_UPDATE_TRIAL, .id = 7, .u = running},
+        {.kind = T2__REC_METRIC, .id = 7},
+        {.kind = T2__REC_UPDATE_TRIAL, .id = 8, .u = running},
+        {.kind = T2__REC_TRIAL_HOSTS, .id = 8},
+        {.kind = T2__REC_COMMIT},
+        {.kind = T2__REC_UPDATE_TRIAL, .id = 7, .u = val},
+        {.kind = T2__REC_UPDATE_TRIAL, .id = 7, .u = val},
+        {.kind = T2__REC_UPDATE_TRIAL, .id = 7, .u = running},
+        {.kind = T2__REC_UPDATE_TRIAL, .id = 8, .u = val},
+    };
+    int want[] = {T2__REC_CREATE_TRIAL, T2__REC_FOLDED, T2__REC_METRIC, T2__REC_ROW, T2__REC_FOLDED, T2__REC_COMMIT,
+                  T2__REC_ROW, T2__REC_UPDATE_TRIAL, T2__REC_UPDATE_TRIAL, T2__REC_ROW};
+    t2__fold_rows rows = {0};
+    CHECK_OK(t2__store_fold(v, sizeof v / sizeof *v, &rows, no_direction, NULL));
+    for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
+        if (v[i].kind != want[i]) fprintf(stderr, "record %zu: kind %d, want %d\n", i, v[i].kind, want[i]);
+        CHECK(v[i].kind == want[i]);
+    }
+    CHECK(rows.n == 4);
+    CHECK(rows.v[0].created && rows.v[0].state == T2__TRIAL_RUNNING);
+    CHECK(!rows.v[2].created && (rows.v[2].set & T2__FOLD_BEST_OF_OLD) && rows.v[2].best == 1);
+    t2__fold_rows_free(&rows);
 }
 
 /* Another handle on the store sees the snapshot and the trials it counts in one commit: after any
@@ -326,6 +472,7 @@ static void test_two_writers(void)
 
 int main(void)
 {
+    test_fold_bounds();
     test_same_rows();
     test_snapshot_in_commit();
     test_error_reported();

@@ -280,15 +280,32 @@ static const char SQL_UPDATE_TRIAL[] =
  * column a statement assigns, whatever the value, so the one-for-all statement rewrote both on
  * every update: most of the controller's store time in a search of short trials. The same
  * parameter numbers as SQL_UPDATE_TRIAL, and the same meaning for each mask. */
-static char *update_sql_for(unsigned m)
-{
-    char sql[1400] = "UPDATE trials SET";
-    const char *sep = " ";
+/* Both update builders below: SET appends one assignment to sql; the four plain columns every
+ * update may set; the statement's end (a row with no field must still be there) as a malloc'd copy. */
 #define SET(text) (strcat(sql, sep), strcat(sql, text), sep = ", ")
+static void set_plain(char *sql, const char **psep, unsigned m)
+{
+    const char *sep = *psep;
     if (m & T2__TU_STATE) SET("state = ?3");
     if (m & T2__TU_RESTARTS) SET("restarts = ?4");
     if (m & T2__TU_BATCHES) SET("batches_trained = ?5");
     if (m & T2__TU_TARGET) SET("target_length_batches = ?6");
+    *psep = sep;
+}
+
+static char *finish_sql(char *sql, const char *sep)
+{
+    if (!strcmp(sep, " ")) strcat(sql, " id = id");
+    strcat(sql, " WHERE id = ?1");
+    char *p = malloc(strlen(sql) + 1);
+    return p ? strcpy(p, sql) : NULL;
+}
+
+static char *update_sql_for(unsigned m)
+{
+    char sql[1400] = "UPDATE trials SET";
+    const char *sep = " ";
+    set_plain(sql, &sep, m);
     if (m & T2__TU_VALIDATION) {
         SET("best_validation = CASE WHEN ?9 IS NOT NULL THEN CASE"
             " WHEN best_validation IS NULL THEN ?9"
@@ -306,11 +323,7 @@ static char *update_sql_for(unsigned m)
     else if (m & T2__TU_STATE) SET("started_at = CASE WHEN ?3 = 'RUNNING' THEN coalesce(started_at, ?14) ELSE started_at END");
     if (m & T2__TU_ENDED) SET("ended_at = ?13");
     else if (m & T2__TU_STATE) SET("ended_at = CASE WHEN ?3 IN ('COMPLETED', 'ERRORED', 'CANCELED') THEN ?14 END");
-#undef SET
-    if (!strcmp(sep, " ")) strcat(sql, " id = id"); /* no field: the row must still be there */
-    strcat(sql, " WHERE id = ?1");
-    char *p = malloc(strlen(sql) + 1);
-    return p ? strcpy(p, sql) : NULL;
+    return finish_sql(sql, sep);
 }
 
 /* The SQL a folded row's update (store_fold.c) needs for the columns `set`: each one it assigns,
@@ -319,11 +332,7 @@ static char *row_sql_for(unsigned m)
 {
     char sql[1400] = "UPDATE trials SET";
     const char *sep = " ";
-#define SET(text) (strcat(sql, sep), strcat(sql, text), sep = ", ")
-    if (m & T2__TU_STATE) SET("state = ?3");
-    if (m & T2__TU_RESTARTS) SET("restarts = ?4");
-    if (m & T2__TU_BATCHES) SET("batches_trained = ?5");
-    if (m & T2__TU_TARGET) SET("target_length_batches = ?6");
+    set_plain(sql, &sep, m);
     if (m & T2__TU_BEST) SET("best_validation = ?7");
     else if (m & T2__FOLD_BEST_OF_OLD)
         SET("best_validation = CASE WHEN best_validation IS NULL THEN ?7"
@@ -338,12 +347,9 @@ static char *row_sql_for(unsigned m)
     if (m & T2__FOLD_BLAS) SET("blas_id = ?15");
     if (m & T2__FOLD_HOSTS) SET("hosts = ?16");
     if (m & T2__FOLD_PARENT) SET("parent_trial_id = ?17, parent_checkpoint = ?18");
-#undef SET
-    if (!strcmp(sep, " ")) strcat(sql, " id = id");
-    strcat(sql, " WHERE id = ?1");
-    char *p = malloc(strlen(sql) + 1);
-    return p ? strcpy(p, sql) : NULL;
+    return finish_sql(sql, sep);
 }
+#undef SET
 
 /* Keys of update_sql: a mask of update_sql_for, or a row's set for row_sql_for with this bit. */
 #define ROW_KEY (1u << 20)

@@ -3,6 +3,7 @@
  * pause, done, errored), and stop them all when the experiment is interrupted. */
 #define _XOPEN_SOURCE 700
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -125,6 +126,25 @@ static int own_log_end(const t2__ctl_trial *t, int64_t *from)
     return T2_OK;
 }
 
+/* A trial this controller made has never run, so a log already at its path is a lost trial's: a
+ * controller that died before the row of the trial that wrote it was committed gave its id out
+ * again. Shown as this trial's it would read as an earlier run of it (trial_log.c), so it moves
+ * beside it, as LOG.lost-K, kept rather than deleted. */
+static int set_aside_lost_log(const t2__ctl_trial *t)
+{
+    char to[PATH_MAX];
+    for (int k = 1; k < 1000; k++) {
+        if (snprintf(to, sizeof to, "%s.lost-%d", t->log_path, k) >= (int)sizeof to) break;
+        if (link(t->log_path, to) == 0) {
+            if (unlink(t->log_path) == 0) return T2_OK;
+            break;
+        }
+        if (errno != EEXIST) break;
+    }
+    return t2_seterr(T2_EIO, "trial %lld: its log %s holds a lost trial's output and cannot be set aside: %s",
+                     (long long)t->id, t->log_path, strerror(errno));
+}
+
 /* Starts t, the first of `starting` trials that start now (t2__sched_startable). */
 static int start_trial(t2__ctl *c, t2__ctl_trial *t, int starting)
 {
@@ -154,7 +174,13 @@ static int start_trial(t2__ctl *c, t2__ctl_trial *t, int starting)
     }
     int *fds, n;
     int64_t from;
-    if ((rc = own_log_end(t, &from)) || (rc = t2__ctl_child_close_fds(c, &fds, &n))) return rc;
+    if ((rc = own_log_end(t, &from))) return rc;
+    if (t->fresh && from > 0) {
+        if ((rc = set_aside_lost_log(t))) return rc;
+        from = 0;
+    }
+    t->fresh = 0;
+    if ((rc = t2__ctl_child_close_fds(c, &fds, &n))) return rc;
     int dist = t2__ctl_via_mpi(c);
     if (dist)
         rc = start_distributed(c, t, fds, n); /* LAUNCHING: started once rank 0 calls back */

@@ -102,6 +102,7 @@ static int apply_ops(t2__ctl *c)
                 rc = t2_seterr(T2_ENOMEM, "controller: out of memory");
                 break;
             }
+            t->fresh = 1;
             if ((rc = t2__ctl_store_trial(c, t, T2__TU_LOG_PATH, 0, NULL))) break;
             if (op->parent_request_id >= 0 && (rc = inherit(c, t, op->parent_request_id))) break;
             /* The pointer t may move when the op list grows; searcher calls only append ops. */

@@ -35,6 +35,7 @@ typedef struct t2__ctl_trial {
     int64_t pending;        /* TRAIN length not yet sent (-1: none) */
     int64_t sent;           /* TRAIN length in progress (-1: idle) */
     int restarts;
+    int fresh;              /* made by this controller and never started (a log at its path is a lost trial's) */
     int threads;            /* the thread count it was last given (start or threads message) */
     int invalid_hparams;    /* the trial said its hparams are unusable: no restart */
     int fatal;              /* the failure would repeat on restart: no restart */

@@ -15,11 +15,7 @@
 
 /* ---------- writer ---------- */
 
-typedef struct sbuf {
-    char *p;
-    size_t n, cap;
-    int oom;
-} sbuf;
+typedef t2__json_out sbuf;
 
 static void put(sbuf *b, const char *s, size_t n)
 {
@@ -153,6 +149,17 @@ int t2__val_to_json(const t2__val *v, char **out, size_t *len)
     if (len) *len = b.n;
     return T2_OK;
 }
+
+void t2__json_raw(t2__json_out *o, const char *s, size_t n) { put(o, s, n); }
+void t2__json_string(t2__json_out *o, const char *s) { put_string(o, s, strlen(s)); }
+
+void t2__json_int(t2__json_out *o, int64_t i)
+{
+    t2__val v = {.kind = T2__VAL_INT, .i = i};
+    write_val(o, &v, 0);
+}
+
+int t2__json_value(t2__json_out *o, const t2__val *v) { return write_val(o, v, 0); }
 
 /* ---------- reader ---------- */
 

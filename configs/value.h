@@ -93,6 +93,21 @@ const char *t2__val_kind_name(t2__val_kind k);
  * T2_ENUMERIC for a NaN or infinite double (JSON cannot represent them), T2_ENOMEM. */
 int t2__val_to_json(const t2__val *v, char **out, size_t *len);
 
+/* JSON text written piece by piece, with t2__val_to_json's formatting, for a writer that knows its
+ * document's shape (the channel's messages: no tree to build and free). The buffer is realloc'd
+ * as it grows, so it may start as any realloc'able buffer with its length in n; `oom` sticks once
+ * an append failed, and every append after it does nothing. */
+typedef struct t2__json_out {
+    char *p;
+    size_t n, cap;
+    int oom;
+} t2__json_out;
+void t2__json_raw(t2__json_out *o, const char *s, size_t n);
+void t2__json_string(t2__json_out *o, const char *s);
+void t2__json_int(t2__json_out *o, int64_t i);
+/* A value, or a double as t2__val_double(d) writes (T2_ENUMERIC for NaN or infinity). */
+int t2__json_value(t2__json_out *o, const t2__val *v);
+
 /* Strict RFC 8259 JSON: one value, surrounding whitespace only, no comments, no trailing commas,
  * no duplicate keys, valid UTF-8, no \u0000, nesting depth <= 512. A number without fraction and
  * exponent that fits int64 becomes INT, any other number DOUBLE (overflow is an error).

@@ -304,20 +304,29 @@ void t2__msg_free(t2__msg *m)
 
 int t2__msg_send(int fd, const t2__msg *m)
 {
-    t2__val *v = NULL;
-    int rc = t2__msg_encode(m, &v);
-    if (!rc) rc = t2__channel_send(fd, v);
-    t2__val_free(v);
+    t2__chan_writer w = {0};
+    int rc = t2__msg_put(&w, m);
+    if (!rc) rc = t2__chan_writer_flush(&w, fd);
+    t2__chan_writer_free(&w);
     return rc;
 }
 
+/* The frame's body is written straight after room for its header in the writer's buffer: no tree
+ * and no copy a message (the controller sends one or two a trial, a runner a few). */
 int t2__msg_put(t2__chan_writer *w, const t2__msg *m)
 {
-    t2__val *v = NULL;
-    int rc = t2__msg_encode(m, &v);
-    if (!rc) rc = t2__chan_writer_put(w, v);
-    t2__val_free(v);
-    return rc;
+    t2__json_out o = {.p = w->buf, .n = w->len + 4, .cap = w->cap};
+    int rc = t2__msg_encode_json(m, &o);
+    w->buf = o.p; /* it may have grown */
+    w->cap = o.cap;
+    if (rc) return rc;
+    size_t len = o.n - w->len - 4;
+    if (len > T2__CHANNEL_MAX_FRAME)
+        return t2_seterr(T2_EINVAL, "channel: message of %zu bytes exceeds the frame limit", len);
+    if (w->len == 0) w->since = t2__now();
+    t2__channel_frame_header((unsigned char *)w->buf + w->len, len);
+    w->len = o.n;
+    return T2_OK;
 }
 
 static int decoded(int rc, t2__val *v, t2__msg *out)

@@ -169,6 +169,9 @@ int t2__msg_from_runner(t2__msg_kind kind);
 /* The message as a JSON-ready tree (*out; free with t2__val_free). T2_ENOMEM, or T2_EINVAL for a
  * message that breaks its own rules (a missing required string, a negative count). */
 int t2__msg_encode(const t2__msg *m, t2__val **out);
+/* The message's JSON (the same bytes as t2__val_to_json of t2__msg_encode's tree) appended to out,
+ * without building the tree. On an error nothing of it stays in out. */
+int t2__msg_encode_json(const t2__msg *m, t2__json_out *out);
 /* Checks and reads doc, taking ownership of it (also on failure). T2_EFORMAT names the message and
  * the field that is wrong; T2_EUNSUPPORTED for another protocol version. */
 int t2__msg_decode(t2__val *doc, t2__msg *out);

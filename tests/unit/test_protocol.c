@@ -16,6 +16,30 @@
 #include "runner/channel.h"
 #include "t2exp.h"
 
+/* The JSON the channel sends (t2__msg_encode_json, no tree) is byte for byte the tree's; it is
+ * appended after what out held. */
+static void same_text(const t2__msg *in, const char *tree_json, size_t len)
+{
+    t2__json_out o = {0};
+    t2__json_raw(&o, "held", 4);
+    CHECK_OK(t2__msg_encode_json(in, &o));
+    CHECK(o.n == 4 + len && memcmp(o.p, "held", 4) == 0);
+    if (o.n == 4 + len && memcmp(o.p + 4, tree_json, len) != 0)
+        fprintf(stderr, "text %.*s\ntree %s\n", (int)len, o.p + 4, tree_json);
+    CHECK(o.n == 4 + len && memcmp(o.p + 4, tree_json, len) == 0);
+    free(o.p);
+}
+
+/* A message the tree encoder refuses with want: the text one too, leaving out as it was. */
+static void same_refusal(const t2__msg *in, int want)
+{
+    t2__json_out o = {0};
+    t2__json_raw(&o, "held", 4);
+    CHECK_RC(t2__msg_encode_json(in, &o), want);
+    CHECK(o.n == 4 && strcmp(o.p, "held") == 0 && !o.oom);
+    free(o.p);
+}
+
 /* encode -> JSON text -> parse -> decode */
 static int round_trip(const t2__msg *in, t2__msg *out)
 {
@@ -24,6 +48,7 @@ static int round_trip(const t2__msg *in, t2__msg *out)
     size_t len, off;
     int rc = t2__msg_encode(in, &v);
     if (!rc) rc = t2__val_to_json(v, &json, &len);
+    if (!rc) same_text(in, json, len);
     t2__val_free(v);
     if (!rc) rc = t2__val_from_json(json, len, &back, &off);
     free(json);
@@ -94,6 +119,10 @@ static void runner_kinds(void)
     CHECK_OK(round_trip(&met, &o));
     CHECK(o.u.metrics.validation && o.u.metrics.ask_best && !o.u.metrics.has_timing && isnan(o.u.metrics.epoch));
     t2__msg_free(&o);
+    /* JSON has no infinity: neither encoder writes one (the tree's JSON fails, the text is refused). */
+    CHECK_OK(t2__val_map_set(values, "inf", t2__val_double(INFINITY)));
+    same_refusal(&met, T2_ENUMERIC);
+    t2_clearerr();
     t2__val_free(values);
 
     t2__msg ck = {.kind = T2__MSG_CHECKPOINT,
@@ -215,6 +244,7 @@ static void controller_kinds(void)
     as.u.assign.hparams = NULL;
     CHECK_RC(t2__msg_encode(&as, &v), T2_EINVAL);
     CHECK(v == NULL && strstr(t2_errmsg(), "assign message without hparams"));
+    same_refusal(&as, T2_EINVAL);
     t2_clearerr();
     CHECK(!t2__msg_from_runner(T2__MSG_ASSIGN));
 
@@ -227,6 +257,7 @@ static void controller_kinds(void)
     th.u.threads.threads = 0;
     CHECK_RC(t2__msg_encode(&th, &v), T2_EINVAL);
     CHECK(v == NULL && strstr(t2_errmsg(), "threads message with 0 threads"));
+    same_refusal(&th, T2_EINVAL);
     t2_clearerr();
 }
 
@@ -305,10 +336,13 @@ static void bad_messages(void)
     t2__msg nouuid = {.kind = T2__MSG_CHECKPOINT, .u.checkpoint = {.ext = ".tar"}};
     CHECK_RC(t2__msg_encode(&nouuid, &v), T2_EINVAL);
     CHECK(v == NULL && strstr(t2_errmsg(), "without uuid"));
+    same_refusal(&nouuid, T2_EINVAL);
     t2__msg neg = {.kind = T2__MSG_DONE, .u.done.batches = -1};
     CHECK_RC(t2__msg_encode(&neg, &v), T2_EINVAL);
+    same_refusal(&neg, T2_EINVAL);
     t2__msg none = {.kind = T2__MSG_KINDS};
     CHECK_RC(t2__msg_encode(&none, &v), T2_EINVAL);
+    same_refusal(&none, T2_EINVAL);
     t2_clearerr();
 }
 

@@ -440,8 +440,7 @@ static int read_container(reader *r, t2__val **out, int depth)
             free(key);
             goto bad;
         }
-        int rc = is_map ? t2__val_map_set(c, key, item) : t2__val_list_append(c, item);
-        free(key);
+        int rc = is_map ? t2__val_map_adopt(c, key, item) : t2__val_list_append(c, item);
         if (rc) {
             r->rc = rc;
             goto bad;

@@ -135,6 +135,19 @@ int t2__val_map_set(t2__val *map, const char *key, t2__val *v)
     return T2_OK;
 }
 
+int t2__val_map_adopt(t2__val *map, char *key, t2__val *v)
+{
+    if (!v || grow(map)) {
+        free(key);
+        t2__val_free(v);
+        return t2_seterr(T2_ENOMEM, "value: out of memory");
+    }
+    map->keys[map->n] = key;
+    map->items[map->n++] = v;
+    t2__keyidx_added(&map->idx, map->keys, map->n);
+    return T2_OK;
+}
+
 t2__val *t2__val_map_get(const t2__val *map, const char *key)
 {
     if (!map || map->kind != T2__VAL_MAP || !key) return NULL;

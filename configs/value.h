@@ -69,6 +69,9 @@ int t2__val_list_append(t2__val *list, t2__val *item);
 /* Sets map[key] = v (takes ownership of v). An existing key keeps its position and its old value is
  * freed; a new key goes last. T2_EINVAL if map is not a map or key is NULL, T2_ENOMEM. */
 int t2__val_map_set(t2__val *map, const char *key, t2__val *v);
+/* map_set of a key the caller knows is not in map (the JSON reader checked), taking the malloc'd
+ * key as it is: no copy and no second lookup. Frees key and v on failure (T2_ENOMEM). */
+int t2__val_map_adopt(t2__val *map, char *key, t2__val *v);
 
 /* map[key], or NULL if map is not a map or has no such key. */
 t2__val *t2__val_map_get(const t2__val *map, const char *key);

@@ -92,7 +92,9 @@ static int apply_ops(t2__ctl *c)
             size_t len;
             if ((rc = t2__val_to_json(t->hparams, &json, &len))) break;
             rc = t2__store_create_trial(c->st, c->exp_id, t->rid, json, (int64_t)t->seed, 0, &t->id);
-            free(json);
+            /* Its assigns send the same text: printing a search's random doubles again for each was
+             * about 6% of the controller's thread (perf, 8,000 trials). */
+            t->hparams_json = json;
             if (rc) break;
             char dir[PATH_MAX - 64];
             if ((rc = t2__store_experiment_dir(t2__store_home_of(c->st), c->exp_id, NULL, dir, sizeof dir))) break;

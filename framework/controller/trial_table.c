@@ -97,6 +97,7 @@ void t2__tt_free(t2__trial_table *tt)
 {
     for (size_t i = 0; i < tt->nt; i++) {
         t2__val_free(tt->t[i].hparams);
+        free(tt->t[i].hparams_json);
         free(tt->t[i].error);
         free(tt->t[i].ckpt);
         free(tt->t[i].log_path);

@@ -25,6 +25,7 @@ typedef enum { T2__CTL_QUEUED, T2__CTL_RUNNING, T2__CTL_DONE, T2__CTL_ERRORED, T
 typedef struct t2__ctl_trial {
     int64_t rid, id;        /* searcher request id, store trial id */
     t2__val *hparams;
+    char *hparams_json;     /* its JSON as stored, kept for its assign messages (NULL: render them) */
     uint64_t seed;
     int state;              /* t2__ctl_state */
     pid_t pid;

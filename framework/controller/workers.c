@@ -79,7 +79,8 @@ static int assign(t2__ctl *c, const t2__ctl_trial *t, const t2__ctl_worker *w, c
 {
     t2__msg m = {.kind = T2__MSG_ASSIGN,
                  .u.assign = {.trial_id = t->id, .seed = t->seed, .threads = a->threads, .parts = a->parts,
-                              .hparams = t->hparams, .restore_path = a->restore_path,
+                              .hparams = t->hparams, .hparams_json = t->hparams_json,
+                              .restore_path = a->restore_path,
                               .warm_start = a->warm_start}};
     return t2__ctl_send(c, w->fd, &m);
 }

@@ -187,7 +187,11 @@ static void put_assign(builder *b, const t2__msg *m)
     put_count(b, "threads", m->u.assign.threads);
     put_count(b, "parts", m->u.assign.parts);
     if (!m->u.assign.hparams && !b->rc) b->rc = t2_seterr(T2_EINVAL, "protocol: assign message without hparams");
-    if (m->u.assign.hparams) put_val(b, "hparams", m->u.assign.hparams);
+    if (m->u.assign.hparams_json && b->out) {
+        if (key(b, "hparams")) t2__json_raw(b->out, m->u.assign.hparams_json, strlen(m->u.assign.hparams_json));
+    } else if (m->u.assign.hparams) {
+        put_val(b, "hparams", m->u.assign.hparams);
+    }
     put_str(b, "restore_path", m->u.assign.restore_path, 0);
     put_bool(b, "warm_start", m->u.assign.warm_start);
 }

@@ -149,6 +149,7 @@ typedef struct t2__msg {
         struct {
             const char *restore_path; /* NULL if none */
             const t2__val *hparams;              /* a map */
+            const char *hparams_json;            /* to send: its JSON, if the sender has it (NULL) */
             int64_t trial_id, threads, parts;
             uint64_t seed;
             int warm_start;

@@ -235,6 +235,15 @@ static void controller_kinds(void)
     CHECK_STR(o.u.assign.restore_path, "/c/u.tar");
     CHECK(t2__val_map_get(o.u.assign.hparams, "units")->i == 64);
     t2__msg_free(&o);
+    /* The controller passes the hparams' JSON as it stored it: the same message, byte for byte. */
+    char *hp_json = NULL;
+    CHECK_OK(t2__val_to_json(hp, &hp_json, NULL));
+    as.u.assign.hparams_json = hp_json;
+    CHECK_OK(round_trip(&as, &o));
+    CHECK(t2__val_map_get(o.u.assign.hparams, "units")->i == 64);
+    t2__msg_free(&o);
+    as.u.assign.hparams_json = NULL;
+    free(hp_json);
     as.u.assign.restore_path = NULL;
     CHECK_OK(round_trip(&as, &o));
     CHECK(o.u.assign.restore_path == NULL);

@@ -200,10 +200,14 @@ int t2__store_fold(t2__store_rec *v, size_t n, t2__fold_rows *t, t2__store_small
             t->slots[slot].row = r->row = ++t->n;
             row = &t->v[t->n - 1];
             if (kind == T2__REC_CREATE_TRIAL) continue;
+        } else if (kind == T2__REC_CREATE_TRIAL) {
+            /* A second insert of the id: its own row, and the insert fails on its own. */
+            t->v[t->n] = row_of_create(r);
+            r->row = ++t->n;
+            continue;
         } else {
             row = &t->v[at - 1];
-            /* A second insert of the id fails on its own; a closed row's writes run as they are. */
-            if (kind == T2__REC_CREATE_TRIAL || row->closed) continue;
+            if (row->closed) continue; /* its writes run as they are */
         }
         int s = 0;
         if (kind == T2__REC_UPDATE_TRIAL && needs_direction(row, &r->u) &&

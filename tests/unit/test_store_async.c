@@ -313,16 +313,18 @@ static void test_fold_bounds(void)
         {.kind = T2__REC_UPDATE_TRIAL, .id = 7, .u = val},
         {.kind = T2__REC_UPDATE_TRIAL, .id = 7, .u = running},
         {.kind = T2__REC_UPDATE_TRIAL, .id = 8, .u = val},
+        {.kind = T2__REC_CREATE_TRIAL, .id = 8, .i = {1, 2, 0, 0}},
     };
     int want[] = {T2__REC_CREATE_TRIAL, T2__REC_FOLDED, T2__REC_METRIC, T2__REC_ROW, T2__REC_FOLDED, T2__REC_COMMIT,
-                  T2__REC_ROW, T2__REC_UPDATE_TRIAL, T2__REC_UPDATE_TRIAL, T2__REC_ROW};
+                  T2__REC_ROW, T2__REC_UPDATE_TRIAL, T2__REC_UPDATE_TRIAL, T2__REC_ROW, T2__REC_CREATE_TRIAL};
     t2__fold_rows rows = {0};
     CHECK_OK(t2__store_fold(v, sizeof v / sizeof *v, &rows, no_direction, NULL));
     for (size_t i = 0; i < sizeof v / sizeof *v; i++) {
         if (v[i].kind != want[i]) fprintf(stderr, "record %zu: kind %d, want %d\n", i, v[i].kind, want[i]);
         CHECK(v[i].kind == want[i]);
     }
-    CHECK(rows.n == 4);
+    CHECK(rows.n == 5);
+    CHECK(v[10].row == 5 && rows.v[4].created && rows.v[4].id == 8); /* a second insert keeps a row of its own */
     CHECK(rows.v[0].created && rows.v[0].state == T2__TRIAL_RUNNING);
     CHECK(!rows.v[2].created && (rows.v[2].set & T2__FOLD_BEST_OF_OLD) && rows.v[2].best == 1);
     t2__fold_rows_free(&rows);

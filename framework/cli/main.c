@@ -536,6 +536,9 @@ static int needs_blas_setup(int argc, char **argv)
     return 0;
 }
 
+static const char **cli_overrides;
+static void free_cli_overrides(void) { free(cli_overrides); }
+
 int main(int argc, char **argv)
 {
     if (argc == 2 && !strcmp(argv[1], T2__BLAS_PROBE_ARG)) return t2__blas_probe_main();
@@ -555,11 +558,11 @@ int main(int argc, char **argv)
         if (t2_blas_check(blas_warning, sizeof blas_warning) == 0 && blas_warning[0])
             fprintf(stderr, "t2exp: warning: %s\n", blas_warning);
     }
-    /* As many --config values as the command line holds: no fixed cap. Static: it lives as long
-     * as the process (every command returns straight out of main). */
-    static const char **overrides;
-    overrides = malloc((size_t)argc * sizeof *overrides);
-    if (!overrides) {
+    /* As many --config values as the command line holds: no fixed cap. It lives as long as the
+     * process (every command returns straight out of main) and is freed at its exit: a pointer
+     * kept only in main's frame was "definitely lost" to valgrind once main had returned. */
+    const char **overrides = cli_overrides = malloc((size_t)argc * sizeof *overrides);
+    if (!overrides || atexit(free_cli_overrides)) {
         fprintf(stderr, "t2exp: out of memory\n");
         return EXIT_STORE;
     }

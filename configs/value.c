@@ -124,15 +124,11 @@ int t2__val_map_set(t2__val *map, const char *key, t2__val *v)
         return T2_OK;
     }
     char *k = strdup(key);
-    if (!k || grow(map)) {
-        free(k);
+    if (!k) {
         t2__val_free(v);
         return t2_seterr(T2_ENOMEM, "value: out of memory");
     }
-    map->keys[map->n] = k;
-    map->items[map->n++] = v;
-    t2__keyidx_added(&map->idx, map->keys, map->n);
-    return T2_OK;
+    return t2__val_map_adopt(map, k, v);
 }
 
 int t2__val_map_adopt(t2__val *map, char *key, t2__val *v)

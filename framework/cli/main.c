@@ -480,7 +480,7 @@ static int cmd_logs(t2__store *st, int64_t trial_id)
     static char buf[65536];
     int64_t at = 0;
     size_t got;
-    while (!(rc = t2__trial_log_read(&l, at, buf, sizeof buf, &got)) && got > 0) {
+    while (!(rc = t2__trial_log_read(&l, at, buf, sizeof buf, &got, NULL)) && got > 0) {
         fwrite(buf, 1, got, stdout);
         at += (int64_t)got;
     }

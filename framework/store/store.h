@@ -286,11 +286,10 @@ typedef struct {
 
 /* T2_ENOTFOUND if there is no such trial. Free with t2__trial_log_free. */
 int t2__trial_log_open(t2__store *st, int64_t trial_id, t2__trial_log *out);
-/* Up to cap bytes of the stream from offset into buf; *got 0: at its end. T2_EIO (message names
- * the file) when a piece cannot be read: missing, not a regular file, or a symbolic link. */
-int t2__trial_log_read(const t2__trial_log *l, int64_t offset, void *buf, size_t cap, size_t *got);
-/* The stream's bytes now; T2_EIO as for t2__trial_log_read. */
-int t2__trial_log_size(const t2__trial_log *l, int64_t *size);
+/* Up to cap bytes of the stream from offset into buf; *got 0: at its end. size (NULL: not wanted)
+ * gets the stream's bytes now, from the same opening of each piece as the read. T2_EIO (message
+ * names the file) when a piece cannot be read: missing, not a regular file, or a symbolic link. */
+int t2__trial_log_read(const t2__trial_log *l, int64_t offset, void *buf, size_t cap, size_t *got, int64_t *size);
 void t2__trial_log_free(t2__trial_log *l);
 
 /* A number that changes whenever another connection commits to the store (SQLite's

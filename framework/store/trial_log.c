@@ -76,28 +76,19 @@ static int open_piece(const t2__trial_log *l, size_t i, int64_t *len)
     return fd;
 }
 
-int t2__trial_log_size(const t2__trial_log *l, int64_t *size)
-{
-    *size = 0;
-    for (size_t i = 0; i < l->n; i++) {
-        int64_t len;
-        int fd = open_piece(l, i, &len);
-        if (fd < 0) return T2_EIO;
-        close(fd);
-        *size += len;
-    }
-    return T2_OK;
-}
-
-int t2__trial_log_read(const t2__trial_log *l, int64_t offset, void *buf, size_t cap, size_t *got)
+int t2__trial_log_read(const t2__trial_log *l, int64_t offset, void *buf, size_t cap, size_t *got, int64_t *size)
 {
     *got = 0;
-    for (size_t i = 0; i < l->n && *got < cap; i++) {
+    if (size) *size = 0;
+    /* Each piece is opened once: its length and its bytes come from the same descriptor. With
+     * size asked, the pieces past the read range are opened for their lengths only. */
+    for (size_t i = 0; i < l->n && (size || *got < cap); i++) {
         int64_t len;
         int fd = open_piece(l, i, &len);
         if (fd < 0) return T2_EIO;
-        if (offset >= len) { /* wholly before the asked range */
-            offset -= len;
+        if (size) *size += len;
+        if (offset >= len || *got >= cap) { /* wholly before the asked range, or after what fits */
+            offset = offset >= len ? offset - len : 0;
             close(fd);
             continue;
         }
@@ -111,7 +102,10 @@ int t2__trial_log_read(const t2__trial_log *l, int64_t offset, void *buf, size_t
                              l->pieces[i].path, strerror(e));
         *got += (size_t)k;
         offset = 0;
-        if (k < want) break; /* the file shrank under us: what is there is all */
+        if (k < want) { /* the file shrank under us: what is there is all */
+            if (size) *size += (int64_t)k - len;
+            cap = *got;
+        }
     }
     return T2_OK;
 }

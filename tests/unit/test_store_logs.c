@@ -22,8 +22,16 @@ static int read_all(t2__store *st, int64_t id, size_t chunk, char *buf, size_t c
     t2__trial_log l;
     int rc = t2__trial_log_open(st, id, &l);
     if (rc) return rc;
-    size_t at = 0, got;
-    while (at + chunk < cap && !(rc = t2__trial_log_read(&l, (int64_t)at, buf + at, chunk, &got)) && got > 0) at += got;
+    size_t at = 0, got = 0, calls = 0;
+    int64_t size = -1, seen = -1; /* every other read also asks for the stream's size */
+    while (at + chunk < cap &&
+           !(rc = t2__trial_log_read(&l, (int64_t)at, buf + at, chunk, &got, calls++ % 2 ? &size : NULL)) &&
+           got > 0) {
+        at += got;
+        if (size >= 0) CHECK(seen < 0 || size == seen); /* the files stay as they are while read */
+        seen = size;
+    }
+    if (!rc && got == 0 && seen >= 0) CHECK(seen == (int64_t)at);
     buf[at] = '\0';
     t2__trial_log_free(&l);
     return rc;

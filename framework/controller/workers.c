@@ -54,6 +54,10 @@ static int open_log(t2__ctl *c, t2__ctl_worker *w)
         rc = t2_seterr(T2_EIO, "worker %d: cannot open its log %s: %s", (int)(w - c->workers), path, strerror(errno));
         free(w->log_path);
         w->log_path = NULL;
+    } else if (t2__log_runs_begin(path, w->log_fd) != 0) {
+        /* Not fatal: `t2exp logs` then has the store's segments (and may end one late). */
+        fprintf(stderr, "t2exp: worker %d: cannot check the run record beside %s: %s\n", (int)(w - c->workers), path,
+                strerror(errno));
     }
     return rc;
 }

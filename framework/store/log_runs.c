@@ -8,8 +8,10 @@
  * survives the controller, and a segment now also ends at the next run start the worker recorded.
  *
  * Format: 16-byte records, the trial id and the start offset as little-endian int64, appended in
- * run order, so the starts only grow (while nobody replaces the log) and a lookup is a binary
- * search. A torn last record (a worker killed inside its write) is ignored. */
+ * run order, so the starts only grow and a lookup is a binary search. A torn last record (a worker
+ * killed inside its write) is ignored. A log that was replaced (deleted by its user, made anew by a
+ * resumed experiment's worker) starts its record afresh (t2__log_runs_begin): records of the old
+ * file would have made the starts fall, and the search then ends segments at wrong places. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <fcntl.h>
@@ -44,6 +46,33 @@ int t2__log_runs_append(int fd, int64_t trial_id, int64_t start)
     while ((k = write(fd, rec, sizeof rec)) < 0 && errno == EINTR) {
     }
     return k == (ssize_t)sizeof rec ? 0 : -1;
+}
+
+int t2__log_runs_begin(const char *log_path, int log_fd)
+{
+    char path[PATH_MAX];
+    if (snprintf(path, sizeof path, "%s%s", log_path, T2__LOG_RUNS_SUFFIX) >= (int)sizeof path) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    struct stat log, runs;
+    if (fstat(log_fd, &log) != 0) return -1;
+    int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0) return errno == ENOENT ? 0 : -1; /* no record yet: the first run makes it */
+    int rc = 0;
+    unsigned char rec[RECORD];
+    if (fstat(fd, &runs) != 0 || !S_ISREG(runs.st_mode)) {
+        rc = -1;
+    } else if (runs.st_size >= RECORD) {
+        off_t last = (off_t)(runs.st_size / RECORD - 1) * RECORD;
+        if (pread(fd, rec, sizeof rec, last) != (ssize_t)sizeof rec) rc = -1;
+        /* An empty log has no run to find; a shorter one than the last recorded start is another file. */
+        else if ((log.st_size == 0 || get_le64(rec + 8) > (int64_t)log.st_size) && ftruncate(fd, 0) != 0) rc = -1;
+    }
+    int e = errno;
+    close(fd);
+    errno = e;
+    return rc;
 }
 
 int64_t t2__log_runs_next(const char *log_path, int64_t start)

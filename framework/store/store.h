@@ -274,6 +274,9 @@ void t2__log_segments_free(t2__log_segment *segs, size_t n);
  * recorded for log_path past `start`, or -1 (none, or no record). */
 #define T2__LOG_RUNS_SUFFIX ".runs"
 int t2__log_runs_append(int fd, int64_t trial_id, int64_t start);
+/* Before a worker's first run in the log open as log_fd: a record whose log is empty or shorter
+ * than its last start was another file's, and is emptied. 0, or -1 (errno). */
+int t2__log_runs_begin(const char *log_path, int log_fd);
 int64_t t2__log_runs_next(const char *log_path, int64_t start);
 
 /* A trial's output as one stream (trial_log.c): what its own log file holds before any segment

@@ -3,7 +3,9 @@
  * across pieces (the dashboard's paging), a replaced file, a missing one and a symbolic link. */
 #include "internal.h"
 #include "test_store_util.h"
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static char dir[512], home[600];
 
@@ -117,10 +119,73 @@ static void test_segments(void)
     CHECK_OK(t2__store_close(st));
 }
 
+/* Appends (trial, start) to LOG's run record, as a worker does before a run. */
+static void record_run(const char *log, int64_t trial, int64_t start)
+{
+    char runs[800];
+    snprintf(runs, sizeof runs, "%s%s", log, T2__LOG_RUNS_SUFFIX);
+    int fd = open(runs, O_WRONLY | O_CREAT | O_APPEND, 0600);
+    CHECK(fd >= 0);
+    CHECK(t2__log_runs_append(fd, trial, start) == 0);
+    close(fd);
+}
+
+/* A worker log replaced between two controllers (its user deleted it; the resumed experiment's
+ * worker made it anew): the run record starts afresh, so a lost run's start in the new file still
+ * ends the segment before it. Kept as it was, the old file's starts (0, 100, 200, then 0, 3) made
+ * the binary search find 100, and trial 1's segment ran over trial 2's output. */
+static void test_replaced_runs(void)
+{
+    t2__store *st = NULL;
+    CHECK_OK(t2__store_open(home, 0, &st));
+    t2__experiment_new e = {.name = "runs", .config_yaml = "name: runs\n", .searcher_name = "random",
+                            .metric = "loss", .smaller_is_better = 1, .trial_object = "/x/t.so", .seed = 1};
+    int64_t exp = 0, t1 = 0, t2 = 0;
+    CHECK_OK(t2__store_create_experiment(st, &e, &exp));
+    CHECK_OK(t2__store_create_trial(st, exp, 0, "{}", 1, 0, &t1));
+    CHECK_OK(t2__store_create_trial(st, exp, 1, "{}", 2, 0, &t2));
+    char w[700];
+    snprintf(w, sizeof w, "%s/worker-9.log", dir);
+    write_file(w, "", "w");
+    for (int i = 0; i < 3; i++) record_run(w, t1, 100 * i); /* the old file's runs */
+    CHECK(unlink(w) == 0);
+    int fd = open(w, O_WRONLY | O_CREAT | O_APPEND, 0600); /* the new worker's log, as workers.c opens it */
+    CHECK(fd >= 0);
+    CHECK(t2__log_runs_begin(w, fd) == 0);
+    close(fd);
+    write_file(w, "aa\nbb\n", "a");
+    record_run(w, t1, 0);
+    record_run(w, t2, 3);
+    /* The store kept trial 1's segment; trial 2's went with a killed controller's batch. */
+    CHECK_OK(t2__store_add_log_segment(st, t1, w, 0));
+    CHECK_OK(t2__store_flush(st, 1));
+    char buf[256];
+    CHECK_OK(read_all(st, t1, 64, buf, sizeof buf));
+    CHECK_TEXT(buf, "aa\n");
+    /* A log as long as its record's last start or longer is the same file: the record stays. */
+    fd = open(w, O_WRONLY | O_APPEND);
+    CHECK(fd >= 0);
+    CHECK(t2__log_runs_begin(w, fd) == 0);
+    close(fd);
+    CHECK_OK(read_all(st, t1, 64, buf, sizeof buf));
+    CHECK_TEXT(buf, "aa\n");
+    /* No record yet: nothing to do, nothing made. */
+    char other[700], runs[800];
+    snprintf(other, sizeof other, "%s/worker-8.log", dir);
+    write_file(other, "", "w");
+    fd = open(other, O_WRONLY | O_APPEND);
+    CHECK(fd >= 0 && t2__log_runs_begin(other, fd) == 0);
+    close(fd);
+    snprintf(runs, sizeof runs, "%s%s", other, T2__LOG_RUNS_SUFFIX);
+    CHECK(access(runs, F_OK) != 0);
+    CHECK_OK(t2__store_close(st));
+}
+
 int main(void)
 {
     scratch_home(dir, sizeof dir, home, sizeof home);
     test_segments();
+    test_replaced_runs();
     rm_rf(dir);
     return check_report("test_store_logs");
 }

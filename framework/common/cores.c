@@ -81,11 +81,75 @@ static int tightest(const char *root, const char *rel, int v2)
     return best;
 }
 
+/* A mountinfo field with its octal escapes (\040 for a space) decoded, in place. */
+static void unescape(char *f)
+{
+    char *o = f;
+    for (char *p = f; *p; p++) {
+        if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' && p[3] >= '0' && p[3] <= '7') {
+            *o++ = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
+            p += 3;
+        } else {
+            *o++ = *p;
+        }
+    }
+    *o = '\0';
+}
+
+/* Where a cgroup hierarchy is mounted, from /proc/self/mountinfo ("ID PARENT DEV ROOT POINT OPTS
+ * [TAGS] - TYPE SOURCE SUPEROPTS"): v2 (cgroup2), or v1's with the cpu controller among its
+ * super options (alone, or joined as "cpu,cpuacct"). Not only /sys/fs/cgroup: a v1 controller may
+ * be mounted anywhere, and the standard paths then held no quota. The first such mount wins;
+ * *root gets the hierarchy path mounted there ("/" unless a container mounted a subtree). */
+static int find_mount(int v2, char *point, size_t point_cap, char *root, size_t root_cap)
+{
+    FILE *f = fopen("/proc/self/mountinfo", "re");
+    if (!f) return 0;
+    char line[2 * PATH_MAX + 256];
+    int found = 0;
+    while (!found && fgets(line, sizeof line, f)) {
+        char *fields[6], *save = NULL, *tok = strtok_r(line, " \n", &save);
+        int n = 0;
+        for (; tok && n < 6; tok = strtok_r(NULL, " \n", &save)) fields[n++] = tok;
+        if (n < 6) continue;
+        while (tok && strcmp(tok, "-") != 0) tok = strtok_r(NULL, " \n", &save); /* the optional tags */
+        char *type = tok ? strtok_r(NULL, " \n", &save) : NULL;
+        char *source = type ? strtok_r(NULL, " \n", &save) : NULL;
+        char *super = source ? strtok_r(NULL, " \n", &save) : NULL;
+        if (!super) continue;
+        if (v2 ? strcmp(type, "cgroup2") != 0 : strcmp(type, "cgroup") != 0) continue;
+        if (!v2) {
+            char list[512];
+            snprintf(list, sizeof list, ",%s,", super);
+            if (!strstr(list, ",cpu,")) continue;
+        }
+        unescape(fields[3]);
+        unescape(fields[4]);
+        if (strlen(fields[4]) >= point_cap || strlen(fields[3]) >= root_cap) continue;
+        strcpy(point, fields[4]);
+        strcpy(root, fields[3]);
+        found = 1;
+    }
+    fclose(f);
+    return found;
+}
+
+/* The quota of the cgroup at hierarchy path REL (v2 or v1 cpu), where its hierarchy is mounted. A
+ * mount of a subtree (ROOT) shows the cgroups under it only: REL outside it is not visible here. */
+static int quota_of(const char *rel, int v2)
+{
+    char point[PATH_MAX], root[PATH_MAX];
+    if (!find_mount(v2, point, sizeof point, root, sizeof root)) return 0;
+    size_t rl = strcmp(root, "/") == 0 ? 0 : strlen(root);
+    if (rl && (strncmp(rel, root, rl) != 0 || (rel[rl] != '/' && rel[rl] != '\0'))) return 0;
+    if (strcmp(point, "/") == 0) point[0] = '\0';
+    return tightest(point, rel + rl, v2);
+}
+
 /* The quota of this process's cgroups, as /proc/self/cgroup names them ("ID:CONTROLLERS:PATH"):
- * the v2 line (ID 0, no controllers) under /sys/fs/cgroup (or the hybrid layout's
- * /sys/fs/cgroup/unified), and the v1 line whose controllers include cpu under
- * /sys/fs/cgroup/cpu. Inside a container with its own cgroup namespace the path is "/" and the
- * container's limit is on the mount's root itself. 0: no quota found. */
+ * the v2 line (ID 0, no controllers), and the v1 line whose controllers include cpu. Inside a
+ * container with its own cgroup namespace the path is "/" and the container's limit is on the
+ * mount's root itself. 0: no quota found. */
 static int quota_cores(void)
 {
     FILE *f = fopen("/proc/self/cgroup", "re");
@@ -101,12 +165,11 @@ static int quota_cores(void)
         if (strcmp(rel, "/") == 0) rel = "";
         int n = 0;
         if (strcmp(line, "0") == 0 && !*ctrl) {
-            n = tightest("/sys/fs/cgroup", rel, 1);
-            if (!n) n = tightest("/sys/fs/cgroup/unified", rel, 1);
+            n = quota_of(rel, 1);
         } else {
             char list[256];
             snprintf(list, sizeof list, ",%s,", ctrl);
-            if (strstr(list, ",cpu,")) n = tightest("/sys/fs/cgroup/cpu", rel, 0);
+            if (strstr(list, ",cpu,")) n = quota_of(rel, 0);
         }
         if (n > 0 && (best == 0 || n < best)) best = n;
     }

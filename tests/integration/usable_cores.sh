@@ -5,6 +5,9 @@
 # parts 1" (the machine's count gave 2 workers and parts 2, each trial on a core it may not use).
 # Then, where this machine lets the test make a cgroup with a CPU quota (root, cgroup v1's cpu
 # hierarchy or v2 with the cpu controller), a quota of 1 core and of 1.5 cores: `info` says 1 and 2.
+# Then the same hierarchy mounted elsewhere, in a mount namespace of the test's own (`unshare`)
+# where the standard mount point is gone: the quota is found through /proc/self/mountinfo (reading
+# only the standard mount points, `info` said the machine's cores).
 source "$(dirname "$0")/common.bash"
 command -v taskset >/dev/null || { echo "usable_cores: skipped (no taskset)"; exit 77; }
 [ "$(nproc --all)" -ge 2 ] || { echo "usable_cores: skipped (fewer than 2 cores)"; exit 77; }
@@ -58,4 +61,22 @@ for q in "100000 1" "150000 2"; do
   expect_exit 0 in_cgroup "$T2EXP" info
   [ "$(cores "$OUT")" = "$2" ] || fail "quota $1/100000: info said cores $(cores "$OUT"), wanted $2"
 done
+
+# The hierarchy at a mount point of the test's choosing: mountinfo names the mount (v1: type cgroup
+# with the cpu option; v2: cgroup2), the cgroup's path is relative to it.
+base=${dir%/*} name=${dir##*/}
+if ! command -v unshare >/dev/null || ! mountpoint -q "$base"; then
+  echo "usable_cores: the moved mount part skipped (no unshare, or $base is not a mount point)"
+  exit 0
+fi
+fstype=$(awk -v p="$base" '$5 == p { for (i = 7; $i != "-"; i++); print $(i + 1); exit }' /proc/self/mountinfo)
+opts=$([ "$fstype" = cgroup ] && echo "-o cpu" || true)
+mkdir "$WORK/moved"
+set_quota 100000 100000 || fail "cannot set $dir's quota"
+# shellcheck disable=SC2016
+expect_exit 0 unshare --mount --propagation private sh -c '
+  umount -l "$1" && mount -t "$2" $3 cgroup "$4" || exit 90
+  [ ! -e "$1/$5" ] || exit 91
+  echo $$ > "$4/$5/cgroup.procs" && exec "$6" info' sh "$base" "$fstype" "$opts" "$WORK/moved" "$name" "$T2EXP"
+[ "$(cores "$OUT")" = 1 ] || fail "quota 1 core, hierarchy mounted at $WORK/moved: info said cores $(cores "$OUT"), wanted 1"
 echo "usable_cores: ok"

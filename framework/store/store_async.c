@@ -163,6 +163,36 @@ static int run_rec(t2__store *st, t2__store_rec *r, const t2__fold_rows *rows)
     return rc;
 }
 
+/* The CREATE records from batch->v[i] to the batch's next commit record, inserted together at i
+ * as statements of several rows (t2__store_insert_trial_rows), each then done. Running a trial's
+ * insert earlier in its own transaction changes nothing a write after it sees: the other records
+ * only refer to rows that exist (their own trial's, made before them either way), and the inserts
+ * keep their order. One that needs SQLite to pick its id or ordinal (the rows before it decide
+ * which) runs at its place, and the inserts after it are gathered there again. */
+static int run_creates(t2__store *st, recbuf *batch, size_t i, const t2__fold_rows *rows)
+{
+    const t2__fold_row *v[T2__STORE_TRIAL_ROWS];
+    size_t n = 0;
+    int64_t exp = rows->v[batch->v[i].row - 1].experiment_id;
+    int rc = T2_OK;
+    for (size_t j = i; j < batch->n && batch->v[j].kind != T2__REC_COMMIT && !rc; j++) {
+        t2__store_rec *r = &batch->v[j];
+        if (r->kind != T2__REC_CREATE_TRIAL) continue;
+        const t2__fold_row *row = &rows->v[r->row - 1];
+        if (r->id <= 0 || row->id != r->id || row->ordinal < 0 || row->experiment_id != exp) break;
+        t2__store_rec_clock = &r->now;
+        v[n++] = row;
+        r->kind = T2__REC_FOLDED;
+        if (n == T2__STORE_TRIAL_ROWS) {
+            rc = t2__store_insert_trial_rows(st, v, n);
+            n = 0;
+        }
+    }
+    if (!rc && n) rc = t2__store_insert_trial_rows(st, v, n);
+    t2__store_rec_clock = NULL;
+    return rc;
+}
+
 /* Runs a batch the writer took, its trials' row writes folded first. */
 static int run_batch(t2__store *st, recbuf *batch, t2__fold_rows *rows)
 {
@@ -177,6 +207,7 @@ static int run_batch(t2__store *st, recbuf *batch, t2__fold_rows *rows)
     }
     int rc = t2__store_fold(batch->v, batch->n, rows, smaller_of, st);
     for (size_t i = 0; i < batch->n && !rc; i++) {
+        if (batch->v[i].kind == T2__REC_CREATE_TRIAL && (rc = run_creates(st, batch, i, rows))) break;
         if (batch->v[i].kind != T2__REC_METRIC) {
             rc = run_rec(st, &batch->v[i], rows);
             continue;

@@ -7,11 +7,13 @@
 
 /* Hot statements (a metric insert per report) are prepared once per connection; the cache is
  * keyed by the address of the static SQL text, so it needs no names. */
-#define T2__STORE_STMT_CACHE 160
+#define T2__STORE_STMT_CACHE 176
 /* Trial-update statements, one per field mask that occurs (store_write.c). */
 #define T2__STORE_UPDATE_SQLS 48
 /* Most metric rows one insert writes (a report's metrics, queued together: store_write.c). */
 #define T2__STORE_METRIC_ROWS 16
+/* The most trial rows one insert statement carries (t2__store_insert_trial_rows). */
+#define T2__STORE_TRIAL_ROWS 16
 
 struct t2__store {
     sqlite3 *db;
@@ -45,6 +47,7 @@ struct t2__store {
     } update_sql[T2__STORE_UPDATE_SQLS];
     int nupdate_sql;
     char *metrics_sql[T2__STORE_METRIC_ROWS]; /* [n - 1]: the insert of n metric rows, owned */
+    char *trials_sql[T2__STORE_TRIAL_ROWS];   /* [n - 1]: the insert of n trial rows, owned (n > 1) */
     unsigned long tx_gen; /* counts transactions (and savepoint rollbacks): what a cache may trust */
     char *blas_line;      /* the last BLAS line set on a trial, its blas_lines id, and the tx_gen */
     int64_t blas_id;      /* it was looked up in (store_write.c) */
@@ -132,6 +135,10 @@ void t2__fold_rows_free(t2__fold_rows *rows);
 /* Inserts row (id 0: SQLite picks one) into the open batch and answers its id; its BLAS line
  * joins blas_lines and experiment_blas as set_trial_blas would. */
 int t2__store_insert_trial_row(t2__store *st, const t2__fold_row *row, int64_t *id);
+/* Inserts n rows (each with its id and ordinal given, ordinal >= 0, one experiment's) as one
+ * statement per T2__STORE_TRIAL_ROWS: a trial's insert costs a statement's overhead once a
+ * statement, not once a row. */
+int t2__store_insert_trial_rows(t2__store *st, const t2__fold_row *const *rows, size_t n);
 /* Inserts the metric records v[0..n) (queued by add_metric, their strings set) in statements of up
  * to T2__STORE_METRIC_ROWS rows: a report's metrics cost one statement, not one each. */
 int t2__store_add_metric_recs(t2__store *st, const t2__store_rec *v, size_t n);

@@ -203,6 +203,64 @@ int t2__store_create_trial(t2__store *st, int64_t experiment_id, int64_t ordinal
     return t2__store_insert_trial_row(st, &row, id);
 }
 
+/* Binds row r's values to s's parameters o+1..o+20 (SQL_INSERT_TRIAL's numbering). */
+static int bind_trial_row(sqlite3_stmt *s, int o, const t2__fold_row *r, const char *state, int64_t blas)
+{
+    int b = sqlite3_bind_int64(s, o + 1, r->experiment_id);
+    b = b ? b : sqlite3_bind_int64(s, o + 2, r->ordinal);
+    b = b ? b : TEXT(s, o + 3, r->hparams);
+    b = b ? b : sqlite3_bind_int64(s, o + 4, r->seed);
+    b = b ? b : r->target > 0 ? sqlite3_bind_int64(s, o + 5, r->target) : sqlite3_bind_null(s, o + 5);
+    b = b ? b : sqlite3_bind_double(s, o + 6, r->created_at);
+    b = b ? b : r->id > 0 ? sqlite3_bind_int64(s, o + 7, r->id) : sqlite3_bind_null(s, o + 7);
+    b = b ? b : TEXT(s, o + 8, r->log_path);
+    b = b ? b : TEXT(s, o + 9, state);
+    b = b ? b : sqlite3_bind_int(s, o + 10, r->restarts);
+    b = b ? b : sqlite3_bind_int64(s, o + 11, r->batches);
+    b = b ? b : t2__store_bind_real(s, o + 12, r->best);
+    b = b ? b : t2__store_bind_real(s, o + 13, r->latest);
+    b = b ? b : TEXT(s, o + 14, r->error);
+    b = b ? b : t2__store_bind_real(s, o + 15, r->started_at);
+    b = b ? b : t2__store_bind_real(s, o + 16, r->ended_at);
+    b = b ? b : TEXT(s, o + 17, r->hosts);
+    b = b ? b : r->parent_id > 0 ? sqlite3_bind_int64(s, o + 18, r->parent_id) : sqlite3_bind_null(s, o + 18);
+    b = b ? b : TEXT(s, o + 19, r->parent_checkpoint);
+    b = b ? b : blas ? sqlite3_bind_int64(s, o + 20, blas) : sqlite3_bind_null(s, o + 20);
+    return b;
+}
+
+/* What the trials_blas trigger does for an update of blas_id (an insert does not fire it), once a
+ * transaction for a pair. */
+static int add_experiment_blas(t2__store *st, int64_t experiment_id, int64_t blas)
+{
+    if (!blas || (st->eblas_exp == experiment_id && st->eblas_id == blas && st->eblas_gen == st->tx_gen)) return T2_OK;
+    sqlite3_stmt *s;
+    int rc = t2__store_stmt(st, SQL_EXPERIMENT_BLAS, &s);
+    if (rc) return rc;
+    int b = sqlite3_bind_int64(s, 1, experiment_id);
+    b = b ? b : sqlite3_bind_int64(s, 2, blas);
+    if ((rc = bind_rc(st, b)) || (rc = t2__store_exec_stmt(st, s, "add experiment BLAS"))) return rc;
+    st->eblas_exp = experiment_id;
+    st->eblas_id = blas;
+    st->eblas_gen = st->tx_gen;
+    return T2_OK;
+}
+
+/* experiments.num_trials, kept by the inserts themselves since schema 12 (a trigger did it per
+ * row: about a third of a trial insert's cost). Deletes still have their trigger. */
+static const char SQL_COUNT_TRIALS[] = "UPDATE experiments SET num_trials = num_trials + ?2 WHERE id = ?1";
+
+static int count_trials(t2__store *st, int64_t experiment_id, size_t n)
+{
+    sqlite3_stmt *s;
+    int rc = t2__store_stmt(st, SQL_COUNT_TRIALS, &s);
+    if (rc) return rc;
+    int b = sqlite3_bind_int64(s, 1, experiment_id);
+    b = b ? b : sqlite3_bind_int64(s, 2, (sqlite3_int64)n);
+    if ((rc = bind_rc(st, b))) return rc;
+    return t2__store_exec_stmt(st, s, "count trials");
+}
+
 int t2__store_insert_trial_row(t2__store *st, const t2__fold_row *r, int64_t *id)
 {
     const char *state = t2__trial_state_name(r->state);
@@ -213,39 +271,73 @@ int t2__store_insert_trial_row(t2__store *st, const t2__fold_row *r, int64_t *id
     if ((rc = t2__store_write_begin(st)) || (r->blas && (rc = blas_line_id(st, r->blas, &blas))) ||
         (rc = t2__store_stmt(st, SQL_INSERT_TRIAL, &s)))
         return rc;
-    int b = sqlite3_bind_int64(s, 1, r->experiment_id);
-    b = b ? b : sqlite3_bind_int64(s, 2, r->ordinal);
-    b = b ? b : TEXT(s, 3, r->hparams);
-    b = b ? b : sqlite3_bind_int64(s, 4, r->seed);
-    b = b ? b : r->target > 0 ? sqlite3_bind_int64(s, 5, r->target) : sqlite3_bind_null(s, 5);
-    b = b ? b : sqlite3_bind_double(s, 6, r->created_at);
-    b = b ? b : r->id > 0 ? sqlite3_bind_int64(s, 7, r->id) : sqlite3_bind_null(s, 7);
-    b = b ? b : TEXT(s, 8, r->log_path);
-    b = b ? b : TEXT(s, 9, state);
-    b = b ? b : sqlite3_bind_int(s, 10, r->restarts);
-    b = b ? b : sqlite3_bind_int64(s, 11, r->batches);
-    b = b ? b : t2__store_bind_real(s, 12, r->best);
-    b = b ? b : t2__store_bind_real(s, 13, r->latest);
-    b = b ? b : TEXT(s, 14, r->error);
-    b = b ? b : t2__store_bind_real(s, 15, r->started_at);
-    b = b ? b : t2__store_bind_real(s, 16, r->ended_at);
-    b = b ? b : TEXT(s, 17, r->hosts);
-    b = b ? b : r->parent_id > 0 ? sqlite3_bind_int64(s, 18, r->parent_id) : sqlite3_bind_null(s, 18);
-    b = b ? b : TEXT(s, 19, r->parent_checkpoint);
-    b = b ? b : blas ? sqlite3_bind_int64(s, 20, blas) : sqlite3_bind_null(s, 20);
-    if ((rc = bind_rc(st, b))) return rc;
+    if ((rc = bind_rc(st, bind_trial_row(s, 0, r, state, blas)))) return rc;
     if ((rc = t2__store_exec_stmt(st, s, "create trial"))) return rc;
     *id = sqlite3_last_insert_rowid(st->db);
-    if (blas && !(st->eblas_exp == r->experiment_id && st->eblas_id == blas && st->eblas_gen == st->tx_gen)) {
-        if ((rc = t2__store_stmt(st, SQL_EXPERIMENT_BLAS, &s))) return rc;
-        b = sqlite3_bind_int64(s, 1, r->experiment_id);
-        b = b ? b : sqlite3_bind_int64(s, 2, blas);
-        if ((rc = bind_rc(st, b)) || (rc = t2__store_exec_stmt(st, s, "add experiment BLAS"))) return rc;
-        st->eblas_exp = r->experiment_id;
-        st->eblas_id = blas;
-        st->eblas_gen = st->tx_gen;
-    }
+    if ((rc = count_trials(st, r->experiment_id, 1)) || (rc = add_experiment_blas(st, r->experiment_id, blas)))
+        return rc;
     return t2__store_write_done(st);
+}
+
+/* SQL_INSERT_TRIAL's columns with n rows of values, row i's parameters ?20i+1..?20i+20 numbered
+ * as SQL_INSERT_TRIAL's, its ordinal given. */
+static char *trials_sql_for(int n)
+{
+    size_t cap = 400 + (size_t)n * 160;
+    char *sql = malloc(cap);
+    if (!sql) return NULL;
+    size_t len = (size_t)snprintf(sql, cap,
+                                  "INSERT INTO trials (id, experiment_id, ordinal, hparams, seed, target_length_batches,"
+                                  " created_at, log_path, state, restarts, batches_trained, best_validation,"
+                                  " latest_validation, error, started_at, ended_at, hosts, parent_trial_id,"
+                                  " parent_checkpoint, blas_id) VALUES");
+    for (int i = 0; i < n; i++) {
+        int o = i * 20;
+        len += (size_t)snprintf(sql + len, cap - len, "%s(?%d", i ? ", " : " ", o + 7);
+        for (int p = 1; p <= 20; p++)
+            if (p != 7) len += (size_t)snprintf(sql + len, cap - len, ", ?%d", o + p);
+        len += (size_t)snprintf(sql + len, cap - len, ")");
+    }
+    return sql;
+}
+
+int t2__store_insert_trial_rows(t2__store *st, const t2__fold_row *const *v, size_t n)
+{
+    while (n > 0) {
+        size_t c = n < T2__STORE_TRIAL_ROWS ? n : T2__STORE_TRIAL_ROWS;
+        int rc;
+        if (c == 1) {
+            int64_t id;
+            if ((rc = t2__store_insert_trial_row(st, v[0], &id))) return rc;
+        } else {
+            char **sql = &st->trials_sql[c - 1];
+            if (!*sql && !(*sql = trials_sql_for((int)c))) return t2_seterr(T2_ENOMEM, "store: out of memory");
+            int64_t blas[T2__STORE_TRIAL_ROWS] = {0};
+            const char *state[T2__STORE_TRIAL_ROWS];
+            if ((rc = t2__store_write_begin(st))) return rc;
+            for (size_t i = 0; i < c; i++) {
+                if (v[i]->id <= 0 || v[i]->ordinal < 0 || v[i]->experiment_id != v[0]->experiment_id)
+                    return t2_seterr(T2_EINVAL, "store: insert_trial_rows: rows need their ids, ordinals, one experiment");
+                if (!(state[i] = t2__trial_state_name(v[i]->state)))
+                    return t2_seterr(T2_EINVAL, "store: trial %lld: bad state %d", (long long)v[i]->id, v[i]->state);
+                if (v[i]->blas && (rc = blas_line_id(st, v[i]->blas, &blas[i]))) return rc;
+            }
+            sqlite3_stmt *s;
+            if ((rc = t2__store_stmt(st, *sql, &s))) return rc;
+            int b = 0;
+            for (size_t i = 0; i < c && !b; i++) b = bind_trial_row(s, (int)i * 20, v[i], state[i], blas[i]);
+            if ((rc = bind_rc(st, b)) || (rc = t2__store_exec_stmt(st, s, "create trials")) ||
+                (rc = count_trials(st, v[0]->experiment_id, c)))
+                return rc;
+            for (size_t i = 0; i < c; i++)
+                if ((rc = add_experiment_blas(st, v[i]->experiment_id, blas[i]))) return rc;
+            for (size_t i = 0; i < c; i++)
+                if ((rc = t2__store_write_done(st))) return rc;
+        }
+        v += c;
+        n -= c;
+    }
+    return T2_OK;
 }
 
 /* Every combination of fields in one statement: ?2 is the T2__TU_* mask and each column keeps

@@ -22,7 +22,7 @@ static const t2__cli_command COMMANDS[] = {
     {"describe", 1, 1, READ_FMT | T2__OPT_TOP, "ID"},
     {"trials", 1, 1, READ_FMT, "ID"},
     {"metrics", 1, 1, READ_FMT | T2__OPT_KIND, "EXP|TRIAL"},
-    {"logs", 1, 1, T2__OPT_HOME, "TRIAL"},
+    {"logs", 1, 1, T2__OPT_HOME | T2__OPT_LOST, "TRIAL | EXP --lost"},
     {"preview", 1, 1, T2__OPT_JSON | T2__OPT_CONFIG | T2__OPT_LENIENT | T2__OPT_HOME, "CONFIG"},
     {"checkpoints", 1, 1, READ_FMT | T2__OPT_ALL, "EXP|TRIAL"},
     {"evaluate", 2, 3, T2__OPT_CONFIG | T2__OPT_LENIENT | T2__OPT_HOME, "CHECKPOINT TRIAL.so [CONFIG]"},
@@ -50,6 +50,7 @@ static const struct {
     {T2__OPT_KIND, "kind", required_argument, "training|validation"},
     {T2__OPT_TOP, "top", required_argument, "N"},
     {T2__OPT_FROM_CHECKPOINT, "from-checkpoint", required_argument, "CHECKPOINT"},
+    {T2__OPT_LOST, "lost", no_argument, NULL},
 };
 #define NOPTIONS (sizeof OPTIONS / sizeof OPTIONS[0])
 
@@ -157,6 +158,7 @@ int t2__cli_parse(const t2__cli_command *c, int argc, char **argv, t2__cli_args 
         case T2__OPT_PLAIN: a->progress = T2__PROGRESS_PLAIN; break;
         case T2__OPT_QUIET: a->progress = T2__PROGRESS_QUIET; break;
         case T2__OPT_ALL: a->all = 1; break;
+        case T2__OPT_LOST: a->lost = 1; break;
         case T2__OPT_YES: a->yes = 1; break;
         case T2__OPT_DETACH: a->detach = 1; break;
         case T2__OPT_LENIENT: a->lenient = 1; break;

@@ -26,6 +26,7 @@ enum {
     T2__OPT_KIND = 1 << 10,
     T2__OPT_TOP = 1 << 11,
     T2__OPT_FROM_CHECKPOINT = 1 << 12,
+    T2__OPT_LOST = 1 << 13,
 };
 
 typedef struct t2__cli_command {
@@ -44,7 +45,7 @@ typedef struct t2__cli_args {
     int noverrides;
     const char *kind;
     const char *from_checkpoint;
-    int all, yes, detach, lenient, help;
+    int all, yes, detach, lenient, help, lost;
     long top;
     t2__progress_mode progress;
 } t2__cli_args;

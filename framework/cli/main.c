@@ -489,6 +489,41 @@ static int cmd_logs(t2__store *st, int64_t trial_id)
     return rc ? EXIT_STORE : 0;
 }
 
+/* `logs EXP --lost`: each lost run's output (lost_runs.c) under a line that says whose it was. */
+static int cmd_lost_logs(t2__store *st, int64_t exp)
+{
+    t2__lost_run *v = NULL;
+    size_t n = 0;
+    int rc = t2__store_lost_runs(st, exp, &v, &n);
+    if (rc) {
+        fprintf(stderr, "t2exp logs: %s\n", t2_errmsg());
+        return rc == T2_ENOTFOUND ? EXIT_USAGE : EXIT_STORE;
+    }
+    if (n == 0) fprintf(stderr, "t2exp logs: experiment %lld has no lost output\n", (long long)exp);
+    static char buf[65536];
+    for (size_t i = 0; i < n && !rc; i++) {
+        const t2__log_segment *p = &v[i].seg;
+        const char *name = strrchr(p->path, '/');
+        printf("=== lost run of trial id %lld (a killed controller lost it; the id may name another trial now): %s",
+               (long long)v[i].trial_id, name ? name + 1 : p->path);
+        if (p->end >= 0) printf(" bytes %lld-%lld", (long long)p->start, (long long)p->end);
+        printf(" ===\n");
+        t2__trial_log l = {.trial_id = v[i].trial_id, .pieces = &v[i].seg, .n = 1};
+        int64_t at = 0;
+        size_t got;
+        char last = '\n';
+        while (!(rc = t2__trial_log_read(&l, at, buf, sizeof buf, &got, NULL)) && got > 0) {
+            fwrite(buf, 1, got, stdout);
+            at += (int64_t)got;
+            last = buf[got - 1];
+        }
+        if (last != '\n') putchar('\n'); /* the next header starts a line */
+    }
+    if (rc) fprintf(stderr, "t2exp logs: %s\n", t2_errmsg());
+    t2__lost_runs_free(v, n);
+    return rc ? EXIT_STORE : 0;
+}
+
 /* list/describe/trials/metrics/logs: read-only store commands. */
 static int cmd_read(const char *cmd, const args *a)
 {
@@ -496,7 +531,8 @@ static int cmd_read(const char *cmd, const args *a)
     int64_t id = 0;
     /* EXP everywhere; EXP.N (or a trial id) for one trial: metrics and checkpoints take either,
      * logs a trial only. */
-    int trial = !strcmp(cmd, "logs") || ((!strcmp(cmd, "metrics") || !strcmp(cmd, "checkpoints")) && strchr(a->pos[0], '.'));
+    int lost = !strcmp(cmd, "logs") && a->lost;
+    int trial = (!strcmp(cmd, "logs") && !lost) || ((!strcmp(cmd, "metrics") || !strcmp(cmd, "checkpoints")) && strchr(a->pos[0], '.'));
     if (strcmp(cmd, "list") != 0 && !trial && parse_id(a->pos[0], &id))
         return usage_error(cmd, "not an experiment id: %s", a->pos[0]);
     if (open_store(a, 1, &st)) return EXIT_STORE;
@@ -504,6 +540,7 @@ static int cmd_read(const char *cmd, const args *a)
     if (!strcmp(cmd, "list")) rc = t2__store_print_experiments(st, a->fmt, stdout);
     else if (!strcmp(cmd, "describe")) rc = t2__store_print_experiment(st, id, a->top, a->fmt, stdout);
     else if (!strcmp(cmd, "trials")) rc = t2__store_print_trials(st, id, a->fmt, stdout);
+    else if (lost) ex = cmd_lost_logs(st, id);
     else if (!trial && !strcmp(cmd, "checkpoints")) rc = t2__store_print_checkpoints(st, id, 0, a->all, a->fmt, stdout);
     else if (!trial) rc = t2__store_print_experiment_metrics(st, id, a->kind, a->fmt, stdout);
     else if ((ex = resolve_trial(st, a->pos[0], &id)) == 0) {

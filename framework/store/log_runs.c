@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -104,4 +105,38 @@ int64_t t2__log_runs_next(const char *log_path, int64_t start)
     }
     close(fd);
     return found;
+}
+
+int t2__log_runs_load(const char *log_path, t2__log_run **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    char path[PATH_MAX];
+    if (snprintf(path, sizeof path, "%s%s", log_path, T2__LOG_RUNS_SUFFIX) >= (int)sizeof path) return 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0) return errno == ENOENT ? 0 : -1;
+    struct stat sb;
+    unsigned char *rec = NULL;
+    t2__log_run *v = NULL;
+    int rc = -1;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) goto done;
+    size_t k = (size_t)sb.st_size / RECORD; /* a torn last record is left out */
+    if (k == 0) {
+        rc = 0;
+        goto done;
+    }
+    if (!(rec = malloc(k * RECORD)) || !(v = malloc(k * sizeof *v))) goto done;
+    if (pread(fd, rec, k * RECORD, 0) != (ssize_t)(k * RECORD)) goto done;
+    for (size_t i = 0; i < k; i++) v[i] = (t2__log_run){get_le64(rec + i * RECORD), get_le64(rec + i * RECORD + 8)};
+    *out = v;
+    *n = k;
+    v = NULL;
+    rc = 0;
+done:
+    free(v);
+    free(rec);
+    int e = errno;
+    close(fd);
+    errno = e;
+    return rc;
 }

@@ -277,7 +277,28 @@ int t2__log_runs_append(int fd, int64_t trial_id, int64_t start);
 /* Before a worker's first run in the log open as log_fd: a record whose log is empty or shorter
  * than its last start was another file's, and is emptied. 0, or -1 (errno). */
 int t2__log_runs_begin(const char *log_path, int log_fd);
+/* Every record beside log_path, in run order, into a malloc'd array (NULL when *n == 0; none when
+ * there is no record file). 0, or -1 (errno). */
+typedef struct {
+    int64_t trial_id, start;
+} t2__log_run;
+int t2__log_runs_load(const char *log_path, t2__log_run **runs, size_t *n);
 int64_t t2__log_runs_next(const char *log_path, int64_t start);
+
+/* A run's output that no trial in the store owns (lost_runs.c): a killed controller's lost trials'
+ * runs, from the worker logs' run records and the trials' own log files. trial_id is the id the
+ * run had (it may name another trial now); order and key sort the listing. */
+typedef struct {
+    t2__log_segment seg;
+    int64_t trial_id;
+    int order;
+    int64_t key;
+} t2__lost_run;
+
+/* Experiment experiment_id's lost runs, worker logs first (in run order), then trial logs, into a
+ * malloc'd array (NULL when *n == 0). T2_ENOTFOUND: no such experiment. */
+int t2__store_lost_runs(t2__store *st, int64_t experiment_id, t2__lost_run **runs, size_t *n);
+void t2__lost_runs_free(t2__lost_run *runs, size_t n);
 
 /* A trial's output as one stream (trial_log.c): what its own log file holds before any segment
  * (runs that recorded none), then its runs' segments, in order. */

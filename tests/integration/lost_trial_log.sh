@@ -35,4 +35,14 @@ log=$("$T2EXP" logs 1)
 [ "$(sql 'SELECT restarts FROM trials WHERE id = 1')" = 1 ] || fail "trial 1 did not restart: $(sql 'SELECT restarts FROM trials')"
 [ "$(grep -c '^scripted: pid ' <<<"$log")" = 2 ] || fail "trial 1's log does not hold both its runs: $log"
 [ ! -e "$D/trial-1.log.lost-3" ] || fail "the restart set trial 1's own first run aside"
-echo "ok: the lost log kept beside trial 1's, which shows its own two runs"
+# `logs 1 --lost` shows both set-aside logs, under lines that name them, and no run of its own trials.
+lost=$("$T2EXP" logs 1 --lost)
+[ "$(grep -c '^=== lost run of trial id 1 .*trial-1\.log\.lost-[12] ===$' <<<"$lost")" = 2 ] || fail "logs 1 --lost: $lost"
+grep -qx "an older lost trial" <<<"$lost" && grep -qx "output of a lost trial" <<<"$lost" || fail "logs 1 --lost: $lost"
+! grep -q '^scripted: pid ' <<<"$lost" || fail "logs 1 --lost shows a stored trial's run: $lost"
+# A trial log no trial of the experiment owns (its trial lost, its id not given out again) is lost too.
+echo "a lost trial never replaced" > "$D/trial-99.log"
+grep -qx "a lost trial never replaced" <<<"$("$T2EXP" logs 1 --lost)" || fail "trial-99.log is not shown as lost"
+expect_exit 2 "$T2EXP" logs 7 --lost
+expect_in "$OUT" "experiment 7"
+echo "ok: the lost log kept beside trial 1's, which shows its own two runs; logs --lost shows the lost ones"

@@ -5,7 +5,8 @@
 # log still ends where the next run began: `t2exp logs` of that trial shows its own run (one BLAS
 # line), never the lost runs' output after it (before the record: hundreds of lines). The
 # experiment then resumes to completion, and those trials (rerun if their end was lost too) and
-# the new last ones show as many runs as the store recorded for them.
+# the new last ones show as many runs as the store recorded for them. `t2exp logs 1 --lost` shows
+# the lost runs themselves (lost_runs.c), each under its own line, before and after the resume.
 source "$(dirname "$0")/common.bash"
 cat > "$WORK/search.yaml" <<'Y'
 name: worker_log_kill
@@ -57,10 +58,23 @@ done
 echo "killed with $total runs' segments uncommitted"
 before=$(last_trials)
 runs_each "after the kill" $before
+# lost_shown WHEN — `logs 1 --lost` lists the $total lost runs, each with its own output (a run's
+# first line is its BLAS line).
+lost_shown() {
+  local out heads blas
+  out=$("$T2EXP" logs 1 --lost) || fail "$1: logs 1 --lost failed"
+  heads=$(grep -c '^=== lost run of trial id [0-9]* .*worker-[0-9]*\.log bytes [0-9]*-[0-9]* ===$' <<<"$out" || true)
+  blas=$(grep -c '^BLAS: ' <<<"$out" || true)
+  [ "$heads" = "$total" ] && [ "$blas" = "$total" ] ||
+    fail "$1: logs 1 --lost shows $heads runs and $blas BLAS lines, wanted $total:
+$(head -n 12 <<<"$out")"
+}
+lost_shown "after the kill"
 
 expect_exit 0 "$T2EXP" resume 1 --quiet
 [ "$(sql "SELECT count(*) FROM trials WHERE experiment_id = 1 AND state = 'COMPLETED'")" = 6000 ] ||
   fail "the resumed experiment did not complete its 6000 trials"
 runs_each "after the resume" $before $(last_trials)
+lost_shown "after the resume"
 store_ok
 echo "worker_log_kill: ok"

@@ -110,6 +110,9 @@ void t2__json_string(t2__json_out *o, const char *s);
 void t2__json_int(t2__json_out *o, int64_t i);
 /* A value, or a double as t2__val_double(d) writes (T2_ENUMERIC for NaN or infinity). */
 int t2__json_value(t2__json_out *o, const t2__val *v);
+/* d's shortest text that strtod reads back to d (of %.15g, %.16g, %.17g: json_double.c), into out
+ * (cap >= 32 for the fast way); its length. */
+size_t t2__json_double_text(double d, char *out, size_t cap);
 
 /* Strict RFC 8259 JSON: one value, surrounding whitespace only, no comments, no trailing commas,
  * no duplicate keys, valid UTF-8, no \u0000, nesting depth <= 512. A number without fraction and

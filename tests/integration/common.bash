@@ -9,7 +9,19 @@ export T2EXP_HOME="$WORK/home"
 export TMPDIR="$WORK"
 trap 'rm -rf "$WORK"' EXIT
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
+# fail MESSAGE — ends the test; the store's errored trials (up to 4) show their logs' last lines, so
+# a failure in CI says what the trial said (a launch that failed once showed only "mpirun exited").
+fail() {
+  echo "FAIL: $*" >&2
+  if [ -n "${T2EXP_HOME:-}" ] && [ -f "$T2EXP_HOME/t2exp.db" ] && command -v sqlite3 >/dev/null; then
+    local t
+    for t in $(sqlite3 "$T2EXP_HOME/t2exp.db" "SELECT id FROM trials WHERE state = 'ERRORED' LIMIT 4" 2>/dev/null); do
+      echo "--- trial $t errored; the end of its log:" >&2
+      "$T2EXP" logs "$t" 2>&1 | tail -n 20 >&2 || true
+    done
+  fi
+  exit 1
+}
 
 # expect_exit CODE CMD... — runs CMD, captures stdout+stderr in $OUT, checks the exit code.
 expect_exit() {

@@ -107,34 +107,42 @@ int64_t t2__log_runs_next(const char *log_path, int64_t start)
     return found;
 }
 
-int t2__log_runs_load(const char *log_path, t2__log_run **out, size_t *n)
+int t2__log_runs_each(const char *log_path, t2__log_run_fn fn, void *ctx)
 {
-    *out = NULL;
-    *n = 0;
     char path[PATH_MAX];
     if (snprintf(path, sizeof path, "%s%s", log_path, T2__LOG_RUNS_SUFFIX) >= (int)sizeof path) return 0;
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (fd < 0) return errno == ENOENT ? 0 : -1;
     struct stat sb;
-    unsigned char *rec = NULL;
-    t2__log_run *v = NULL;
-    int rc = -1;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) goto done;
-    size_t k = (size_t)sb.st_size / RECORD; /* a torn last record is left out */
-    if (k == 0) {
-        rc = 0;
-        goto done;
+    int rc = 0;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        rc = -1;
+    } else {
+        /* In blocks of 4096 records, holding one back: each run's end is the next one's start. A
+         * record file of any size costs this much memory (a torn last record is left out). */
+        static const size_t BLOCK = 4096;
+        unsigned char *buf = malloc(BLOCK * RECORD);
+        int64_t total = (int64_t)sb.st_size / RECORD, at = 0;
+        t2__log_run held = {0};
+        int have = 0;
+        if (!buf) rc = -1;
+        while (!rc && at < total) {
+            size_t k = total - at < (int64_t)BLOCK ? (size_t)(total - at) : BLOCK;
+            if (pread(fd, buf, k * RECORD, (off_t)(at * RECORD)) != (ssize_t)(k * RECORD)) {
+                rc = -1;
+                break;
+            }
+            for (size_t i = 0; i < k && !rc; i++) {
+                t2__log_run r = {get_le64(buf + i * RECORD), get_le64(buf + i * RECORD + 8)};
+                if (have) rc = fn(ctx, &held, r.start);
+                held = r;
+                have = 1;
+            }
+            at += (int64_t)k;
+        }
+        if (!rc && have) rc = fn(ctx, &held, -1);
+        free(buf);
     }
-    if (!(rec = malloc(k * RECORD)) || !(v = malloc(k * sizeof *v))) goto done;
-    if (pread(fd, rec, k * RECORD, 0) != (ssize_t)(k * RECORD)) goto done;
-    for (size_t i = 0; i < k; i++) v[i] = (t2__log_run){get_le64(rec + i * RECORD), get_le64(rec + i * RECORD + 8)};
-    *out = v;
-    *n = k;
-    v = NULL;
-    rc = 0;
-done:
-    free(v);
-    free(rec);
     int e = errno;
     close(fd);
     errno = e;

@@ -78,27 +78,41 @@ static int stored_starts(t2__store *st, int64_t exp, const char *path, int64_t *
     return rc;
 }
 
+typedef struct {
+    const char *log;
+    int index;
+    int64_t size;          /* the log's bytes now */
+    const int64_t *starts; /* the stored segments' starts in it, sorted */
+    size_t nstarts;
+    lost_list *l;
+    int rc;
+} worker_walk;
+
+static int lost_if_unstored(void *ctx, const t2__log_run *run, int64_t next)
+{
+    worker_walk *w = ctx;
+    int64_t start = run->start, end = next >= 0 ? next : w->size;
+    if (start < 0 || start >= end || start >= w->size) return 0; /* nothing written */
+    if (w->nstarts && bsearch(&start, w->starts, w->nstarts, sizeof *w->starts, cmp_i64)) return 0; /* stored */
+    if ((w->rc = add(w->l, w->log, start, end, run->trial_id, w->index, start))) return 1;
+    return 0;
+}
+
 /* A worker log's recorded runs (log_runs.c) that the store has no segment for. */
 static int worker_log(t2__store *st, int64_t exp, const char *log, int index, lost_list *l)
 {
-    t2__log_run *runs = NULL;
-    size_t n = 0, ns = 0;
     struct stat ls;
-    if (t2__log_runs_load(log, &runs, &n) != 0 || n == 0 || stat(log, &ls) != 0) {
-        free(runs);
-        return T2_OK; /* no record: every run it had is in the store, or none can be told apart */
-    }
+    if (stat(log, &ls) != 0) return T2_OK;
     int64_t *starts = NULL;
+    size_t ns = 0;
     int rc = stored_starts(st, exp, log, &starts, &ns);
-    for (size_t i = 0; i < n && !rc; i++) {
-        int64_t start = runs[i].start, end = i + 1 < n ? runs[i + 1].start : (int64_t)ls.st_size;
-        if (start < 0 || start >= end || start >= (int64_t)ls.st_size) continue; /* nothing written */
-        if (ns && bsearch(&start, starts, ns, sizeof *starts, cmp_i64)) continue; /* a stored run */
-        rc = add(l, log, start, end, runs[i].trial_id, index, start);
-    }
+    if (rc) return rc;
+    worker_walk w = {.log = log, .index = index, .size = (int64_t)ls.st_size, .starts = starts,
+                     .nstarts = ns, .l = l};
+    /* An unreadable record file: every run it had is in the store, or none can be told apart. */
+    (void)t2__log_runs_each(log, lost_if_unstored, &w);
     free(starts);
-    free(runs);
-    return rc;
+    return w.rc;
 }
 
 static int owned(t2__store *st, int64_t exp, int64_t trial, int *yes)

@@ -277,12 +277,14 @@ int t2__log_runs_append(int fd, int64_t trial_id, int64_t start);
 /* Before a worker's first run in the log open as log_fd: a record whose log is empty or shorter
  * than its last start was another file's, and is emptied. 0, or -1 (errno). */
 int t2__log_runs_begin(const char *log_path, int log_fd);
-/* Every record beside log_path, in run order, into a malloc'd array (NULL when *n == 0; none when
- * there is no record file). 0, or -1 (errno). */
+/* Calls fn for every record beside log_path, in run order, with the start of the run after it (-1
+ * for the last), reading the record file a block at a time; none when there is no record file.
+ * fn's nonzero return stops the walk and is returned; else 0, or -1 (errno). */
 typedef struct {
     int64_t trial_id, start;
 } t2__log_run;
-int t2__log_runs_load(const char *log_path, t2__log_run **runs, size_t *n);
+typedef int (*t2__log_run_fn)(void *ctx, const t2__log_run *run, int64_t next_start);
+int t2__log_runs_each(const char *log_path, t2__log_run_fn fn, void *ctx);
 int64_t t2__log_runs_next(const char *log_path, int64_t start);
 
 /* A run's output that no trial in the store owns (lost_runs.c): a killed controller's lost trials'

@@ -3,6 +3,7 @@
  * across pieces (the dashboard's paging), a replaced file, a missing one and a symbolic link. */
 #include "internal.h"
 #include "test_store_util.h"
+#include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -181,11 +182,54 @@ static void test_replaced_runs(void)
     CHECK_OK(t2__store_close(st));
 }
 
+/* The lost runs of a worker log whose record holds 10,000 runs (more than one read block of
+ * 4,096): the store kept segments of all but four, among them the runs either side of a block's
+ * end; each lost run is listed once, ending where the next recorded run starts. */
+static void test_lost_runs(void)
+{
+    t2__store *st = NULL;
+    CHECK_OK(t2__store_open(home, 0, &st));
+    t2__experiment_new e = {.name = "lost", .config_yaml = "name: lost\n", .searcher_name = "random",
+                            .metric = "loss", .smaller_is_better = 1, .trial_object = "/x/t.so", .seed = 1};
+    int64_t exp = 0, t1 = 0;
+    CHECK_OK(t2__store_create_experiment(st, &e, &exp));
+    CHECK_OK(t2__store_create_trial(st, exp, 0, "{}", 1, 0, &t1));
+    char edir[700], w[800];
+    CHECK_OK(t2__store_experiment_dir(home, exp, NULL, edir, sizeof edir));
+    CHECK_OK(t2__mkdirs(edir));
+    snprintf(w, sizeof w, "%s/worker-3.log", edir);
+    enum { RUNS = 10000 };
+    static const int lost[] = {0, 4095, 4096, RUNS - 1};
+    FILE *f = fopen(w, "w");
+    CHECK(f != NULL);
+    for (int i = 0; f && i < RUNS; i++) fprintf(f, "run %05d\n", i); /* 10 bytes a run */
+    if (f) fclose(f);
+    for (int i = 0; i < RUNS; i++) {
+        record_run(w, 100000 + i, 10 * i);
+        int gone = 0;
+        for (size_t k = 0; k < sizeof lost / sizeof *lost; k++) gone |= lost[k] == i;
+        if (!gone) CHECK_OK(t2__store_add_log_segment(st, t1, w, 10 * i));
+    }
+    CHECK_OK(t2__store_flush(st, 1));
+    t2__lost_run *v = NULL;
+    size_t n = 0;
+    CHECK_OK(t2__store_lost_runs(st, exp, &v, &n));
+    CHECK(n == sizeof lost / sizeof *lost);
+    for (size_t k = 0; k < n && k < sizeof lost / sizeof *lost; k++) {
+        CHECK(v[k].trial_id == 100000 + lost[k]);
+        CHECK(v[k].seg.start == 10 * lost[k] && v[k].seg.end == 10 * lost[k] + 10);
+    }
+    t2__lost_runs_free(v, n);
+    CHECK_RC(t2__store_lost_runs(st, 999, &v, &n), T2_ENOTFOUND);
+    CHECK_OK(t2__store_close(st));
+}
+
 int main(void)
 {
     scratch_home(dir, sizeof dir, home, sizeof home);
     test_segments();
     test_replaced_runs();
+    test_lost_runs();
     rm_rf(dir);
     return check_report("test_store_logs");
 }

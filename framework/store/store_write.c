@@ -163,13 +163,15 @@ int t2__store_set_experiment_checkpoint_dir(t2__store *st, int64_t id, const cha
 /* A negative ordinal takes the next free one; max() over the (experiment_id, ordinal) unique
  * index is one B-tree descent, not a scan. Every column a trial's writes set, so that a row whose
  * writes were folded (store_fold.c) is one insert. */
+#define INSERT_TRIALS                                                                                          \
+    "INSERT INTO trials (experiment_id, ordinal, hparams, seed, target_length_batches, created_at, id, log_path," \
+    " state, restarts, batches_trained, best_validation, latest_validation, error, started_at, ended_at, hosts," \
+    " parent_trial_id, parent_checkpoint, blas_id) VALUES" /* in bind_trial_row's parameter order */
+enum { TRIAL_PARAMS = 20 };
 static const char SQL_INSERT_TRIAL[] =
-    "INSERT INTO trials (id, experiment_id, ordinal, hparams, seed, target_length_batches, created_at, log_path,"
-    " state, restarts, batches_trained, best_validation, latest_validation, error, started_at, ended_at, hosts,"
-    " parent_trial_id, parent_checkpoint, blas_id)"
-    " VALUES (?7, ?1, CASE WHEN ?2 >= 0 THEN ?2 ELSE"
+    INSERT_TRIALS " (?1, CASE WHEN ?2 >= 0 THEN ?2 ELSE"
     " (SELECT coalesce(max(ordinal), 0) + 1 FROM trials WHERE experiment_id = ?1) END,"
-    " ?3, ?4, ?5, ?6, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)";
+    " ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)";
 /* What the trials_blas trigger does for an update of blas_id; an insert does not fire it. */
 static const char SQL_EXPERIMENT_BLAS[] =
     "INSERT OR IGNORE INTO experiment_blas (experiment_id, blas_id) VALUES (?1, ?2)";
@@ -203,7 +205,7 @@ int t2__store_create_trial(t2__store *st, int64_t experiment_id, int64_t ordinal
     return t2__store_insert_trial_row(st, &row, id);
 }
 
-/* Binds row r's values to s's parameters o+1..o+20 (SQL_INSERT_TRIAL's numbering). */
+/* Binds row r's values to s's parameters o+1..o+20 (INSERT_TRIALS's column order). */
 static int bind_trial_row(sqlite3_stmt *s, int o, const t2__fold_row *r, const char *state, int64_t blas)
 {
     int b = sqlite3_bind_int64(s, o + 1, r->experiment_id);
@@ -279,25 +281,19 @@ int t2__store_insert_trial_row(t2__store *st, const t2__fold_row *r, int64_t *id
     return t2__store_write_done(st);
 }
 
-/* SQL_INSERT_TRIAL's columns with n rows of values, row i's parameters ?20i+1..?20i+20 numbered
- * as SQL_INSERT_TRIAL's, its ordinal given. */
-static char *trials_sql_for(int n)
+/* head, then n rows of `per` parameters numbered in order (?1..?per the first row, ?per+1.. the
+ * second, ...), then tail: a multi-row insert's SQL, malloc'd (NULL: out of memory). */
+static char *rows_sql_for(const char *head, int n, int per, const char *tail)
 {
-    size_t cap = 400 + (size_t)n * 160;
+    size_t cap = strlen(head) + strlen(tail) + (size_t)n * (size_t)per * 9 + 16;
     char *sql = malloc(cap);
     if (!sql) return NULL;
-    size_t len = (size_t)snprintf(sql, cap,
-                                  "INSERT INTO trials (id, experiment_id, ordinal, hparams, seed, target_length_batches,"
-                                  " created_at, log_path, state, restarts, batches_trained, best_validation,"
-                                  " latest_validation, error, started_at, ended_at, hosts, parent_trial_id,"
-                                  " parent_checkpoint, blas_id) VALUES");
-    for (int i = 0; i < n; i++) {
-        int o = i * 20;
-        len += (size_t)snprintf(sql + len, cap - len, "%s(?%d", i ? ", " : " ", o + 7);
-        for (int p = 1; p <= 20; p++)
-            if (p != 7) len += (size_t)snprintf(sql + len, cap - len, ", ?%d", o + p);
-        len += (size_t)snprintf(sql + len, cap - len, ")");
-    }
+    size_t len = (size_t)snprintf(sql, cap, "%s", head);
+    for (int i = 0; i < n; i++)
+        for (int p = 1; p <= per; p++)
+            len += (size_t)snprintf(sql + len, cap - len, "%s?%d%s", p > 1 ? ", " : i ? ", (" : " (", i * per + p,
+                                    p == per ? ")" : "");
+    snprintf(sql + len, cap - len, "%s", tail);
     return sql;
 }
 
@@ -311,7 +307,8 @@ int t2__store_insert_trial_rows(t2__store *st, const t2__fold_row *const *v, siz
             if ((rc = t2__store_insert_trial_row(st, v[0], &id))) return rc;
         } else {
             char **sql = &st->trials_sql[c - 1];
-            if (!*sql && !(*sql = trials_sql_for((int)c))) return t2_seterr(T2_ENOMEM, "store: out of memory");
+            if (!*sql && !(*sql = rows_sql_for(INSERT_TRIALS, (int)c, TRIAL_PARAMS, "")))
+                return t2_seterr(T2_ENOMEM, "store: out of memory");
             int64_t blas[T2__STORE_TRIAL_ROWS] = {0};
             const char *state[T2__STORE_TRIAL_ROWS];
             if ((rc = t2__store_write_begin(st))) return rc;
@@ -325,7 +322,7 @@ int t2__store_insert_trial_rows(t2__store *st, const t2__fold_row *const *v, siz
             sqlite3_stmt *s;
             if ((rc = t2__store_stmt(st, *sql, &s))) return rc;
             int b = 0;
-            for (size_t i = 0; i < c && !b; i++) b = bind_trial_row(s, (int)i * 20, v[i], state[i], blas[i]);
+            for (size_t i = 0; i < c && !b; i++) b = bind_trial_row(s, (int)i * TRIAL_PARAMS, v[i], state[i], blas[i]);
             if ((rc = bind_rc(st, b)) || (rc = t2__store_exec_stmt(st, s, "create trials")) ||
                 (rc = count_trials(st, v[0]->experiment_id, c)))
                 return rc;
@@ -685,29 +682,15 @@ int t2__store_add_metric(t2__store *st, int64_t trial_id, int kind, int64_t batc
     return t2__store_write_done(st);
 }
 
-/* SQL_ADD_METRIC with n rows of values (?1..?7 the first, ?8..?14 the second, ...). */
-static char *metrics_sql_for(int n)
-{
-    size_t cap = 200 + (size_t)n * 48;
-    char *sql = malloc(cap);
-    if (!sql) return NULL;
-    size_t len = (size_t)snprintf(sql, cap, "INSERT INTO metrics (trial_id, kind, batches, epoch, name, value, time) VALUES");
-    for (int i = 0; i < n; i++) {
-        int b = i * 7;
-        len += (size_t)snprintf(sql + len, cap - len, "%s(?%d, ?%d, ?%d, ?%d, ?%d, ?%d, ?%d)", i ? ", " : " ", b + 1,
-                                b + 2, b + 3, b + 4, b + 5, b + 6, b + 7);
-    }
-    snprintf(sql + len, cap - len, " ON CONFLICT (trial_id, kind, batches, name) DO NOTHING");
-    return sql;
-}
-
 int t2__store_add_metric_recs(t2__store *st, const t2__store_rec *v, size_t n)
 {
     while (n > 0) {
         size_t c = n < T2__STORE_METRIC_ROWS ? n : T2__STORE_METRIC_ROWS;
         int rc;
         char **sql = &st->metrics_sql[c - 1];
-        if (!*sql && !(*sql = metrics_sql_for((int)c))) return t2_seterr(T2_ENOMEM, "store: out of memory");
+        if (!*sql && !(*sql = rows_sql_for("INSERT INTO metrics (trial_id, kind, batches, epoch, name, value, time) VALUES",
+                                           (int)c, 7, " ON CONFLICT (trial_id, kind, batches, name) DO NOTHING")))
+            return t2_seterr(T2_ENOMEM, "store: out of memory");
         sqlite3_stmt *s;
         if ((rc = t2__store_write_begin(st)) || (rc = t2__store_stmt(st, *sql, &s))) return rc;
         int b = 0;

@@ -463,6 +463,22 @@ static int cmd_delete(const args *a)
     return ex;
 }
 
+/* The stream l to stdout; *last (may be NULL) gets its last byte ('\n' when empty). */
+static int print_stream(const t2__trial_log *l, char *last)
+{
+    static char buf[65536];
+    int64_t at = 0;
+    size_t got;
+    int rc;
+    if (last) *last = '\n';
+    while (!(rc = t2__trial_log_read(l, at, buf, sizeof buf, &got, NULL)) && got > 0) {
+        fwrite(buf, 1, got, stdout);
+        at += (int64_t)got;
+        if (last) *last = buf[got - 1];
+    }
+    return rc;
+}
+
 /* A trial's output (trial_log.c): its own log file, then each run's segment of a worker's log. */
 static int cmd_logs(t2__store *st, int64_t trial_id)
 {
@@ -477,14 +493,7 @@ static int cmd_logs(t2__store *st, int64_t trial_id)
         t2__trial_log_free(&l);
         return EXIT_STORE;
     }
-    static char buf[65536];
-    int64_t at = 0;
-    size_t got;
-    while (!(rc = t2__trial_log_read(&l, at, buf, sizeof buf, &got, NULL)) && got > 0) {
-        fwrite(buf, 1, got, stdout);
-        at += (int64_t)got;
-    }
-    if (rc) fprintf(stderr, "t2exp logs: %s\n", t2_errmsg());
+    if ((rc = print_stream(&l, NULL))) fprintf(stderr, "t2exp logs: %s\n", t2_errmsg());
     t2__trial_log_free(&l);
     return rc ? EXIT_STORE : 0;
 }
@@ -500,7 +509,6 @@ static int cmd_lost_logs(t2__store *st, int64_t exp)
         return rc == T2_ENOTFOUND ? EXIT_USAGE : EXIT_STORE;
     }
     if (n == 0) fprintf(stderr, "t2exp logs: experiment %lld has no lost output\n", (long long)exp);
-    static char buf[65536];
     for (size_t i = 0; i < n && !rc; i++) {
         const t2__log_segment *p = &v[i].seg;
         const char *name = strrchr(p->path, '/');
@@ -509,14 +517,8 @@ static int cmd_lost_logs(t2__store *st, int64_t exp)
         if (p->end >= 0) printf(" bytes %lld-%lld", (long long)p->start, (long long)p->end);
         printf(" ===\n");
         t2__trial_log l = {.trial_id = v[i].trial_id, .pieces = &v[i].seg, .n = 1};
-        int64_t at = 0;
-        size_t got;
-        char last = '\n';
-        while (!(rc = t2__trial_log_read(&l, at, buf, sizeof buf, &got, NULL)) && got > 0) {
-            fwrite(buf, 1, got, stdout);
-            at += (int64_t)got;
-            last = buf[got - 1];
-        }
+        char last;
+        rc = print_stream(&l, &last);
         if (last != '\n') putchar('\n'); /* the next header starts a line */
     }
     if (rc) fprintf(stderr, "t2exp logs: %s\n", t2_errmsg());

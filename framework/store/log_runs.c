@@ -49,23 +49,39 @@ int t2__log_runs_append(int fd, int64_t trial_id, int64_t start)
     return k == (ssize_t)sizeof rec ? 0 : -1;
 }
 
-int t2__log_runs_begin(const char *log_path, int log_fd)
+/* The record beside log_path opened with flags (and O_NOFOLLOW: a regular file only), *size its
+ * bytes; -1 with errno (ENOENT: no record yet). */
+static int open_record(const char *log_path, int flags, int64_t *size)
 {
     char path[PATH_MAX];
     if (snprintf(path, sizeof path, "%s%s", log_path, T2__LOG_RUNS_SUFFIX) >= (int)sizeof path) {
         errno = ENAMETOOLONG;
         return -1;
     }
-    struct stat log, runs;
+    int fd = open(path, flags | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0) return -1;
+    struct stat sb;
+    int bad = fstat(fd, &sb) != 0 ? errno : !S_ISREG(sb.st_mode) ? EINVAL : 0;
+    if (bad) {
+        close(fd);
+        errno = bad;
+        return -1;
+    }
+    *size = (int64_t)sb.st_size;
+    return fd;
+}
+
+int t2__log_runs_begin(const char *log_path, int log_fd)
+{
+    struct stat log;
+    int64_t size;
     if (fstat(log_fd, &log) != 0) return -1;
-    int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    int fd = open_record(log_path, O_RDWR, &size);
     if (fd < 0) return errno == ENOENT ? 0 : -1; /* no record yet: the first run makes it */
     int rc = 0;
     unsigned char rec[RECORD];
-    if (fstat(fd, &runs) != 0 || !S_ISREG(runs.st_mode)) {
-        rc = -1;
-    } else if (runs.st_size >= RECORD) {
-        off_t last = (off_t)(runs.st_size / RECORD - 1) * RECORD;
+    if (size >= RECORD) {
+        off_t last = (off_t)(size / RECORD - 1) * RECORD;
         if (pread(fd, rec, sizeof rec, last) != (ssize_t)sizeof rec) rc = -1;
         /* An empty log has no run to find; a shorter one than the last recorded start is another file. */
         else if ((log.st_size == 0 || get_le64(rec + 8) > (int64_t)log.st_size) && ftruncate(fd, 0) != 0) rc = -1;
@@ -78,29 +94,24 @@ int t2__log_runs_begin(const char *log_path, int log_fd)
 
 int64_t t2__log_runs_next(const char *log_path, int64_t start)
 {
-    char path[PATH_MAX];
-    if (snprintf(path, sizeof path, "%s%s", log_path, T2__LOG_RUNS_SUFFIX) >= (int)sizeof path) return -1;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    int64_t size, found = -1;
+    int fd = open_record(log_path, O_RDONLY, &size);
     if (fd < 0) return -1; /* a log no worker wrote (a trial's own), or one from before this record */
-    struct stat sb;
-    int64_t found = -1;
-    if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode)) {
-        /* The first record whose start is past `start`. */
-        int64_t lo = 0, hi = (int64_t)sb.st_size / RECORD;
-        while (lo < hi) {
-            int64_t mid = lo + (hi - lo) / 2;
-            unsigned char rec[RECORD];
-            if (pread(fd, rec, sizeof rec, (off_t)(mid * RECORD)) != (ssize_t)sizeof rec) {
-                found = -1;
-                break;
-            }
-            int64_t s = get_le64(rec + 8);
-            if (s > start) {
-                found = s;
-                hi = mid;
-            } else {
-                lo = mid + 1;
-            }
+    /* The first record whose start is past `start`. */
+    int64_t lo = 0, hi = size / RECORD;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        unsigned char rec[RECORD];
+        if (pread(fd, rec, sizeof rec, (off_t)(mid * RECORD)) != (ssize_t)sizeof rec) {
+            found = -1;
+            break;
+        }
+        int64_t s = get_le64(rec + 8);
+        if (s > start) {
+            found = s;
+            hi = mid;
+        } else {
+            lo = mid + 1;
         }
     }
     close(fd);
@@ -109,40 +120,32 @@ int64_t t2__log_runs_next(const char *log_path, int64_t start)
 
 int t2__log_runs_each(const char *log_path, t2__log_run_fn fn, void *ctx)
 {
-    char path[PATH_MAX];
-    if (snprintf(path, sizeof path, "%s%s", log_path, T2__LOG_RUNS_SUFFIX) >= (int)sizeof path) return 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    int64_t size;
+    int fd = open_record(log_path, O_RDONLY, &size);
     if (fd < 0) return errno == ENOENT ? 0 : -1;
-    struct stat sb;
-    int rc = 0;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        rc = -1;
-    } else {
-        /* In blocks of 4096 records, holding one back: each run's end is the next one's start. A
-         * record file of any size costs this much memory (a torn last record is left out). */
-        static const size_t BLOCK = 4096;
-        unsigned char *buf = malloc(BLOCK * RECORD);
-        int64_t total = (int64_t)sb.st_size / RECORD, at = 0;
-        t2__log_run held = {0};
-        int have = 0;
-        if (!buf) rc = -1;
-        while (!rc && at < total) {
-            size_t k = total - at < (int64_t)BLOCK ? (size_t)(total - at) : BLOCK;
-            if (pread(fd, buf, k * RECORD, (off_t)(at * RECORD)) != (ssize_t)(k * RECORD)) {
-                rc = -1;
-                break;
-            }
-            for (size_t i = 0; i < k && !rc; i++) {
-                t2__log_run r = {get_le64(buf + i * RECORD), get_le64(buf + i * RECORD + 8)};
-                if (have) rc = fn(ctx, &held, r.start);
-                held = r;
-                have = 1;
-            }
-            at += (int64_t)k;
+    /* In blocks of 4096 records, holding one back: each run's end is the next one's start. A
+     * record file of any size costs this much memory (a torn last record is left out). */
+    static const size_t BLOCK = 4096;
+    unsigned char *buf = malloc(BLOCK * RECORD);
+    int64_t total = size / RECORD, at = 0;
+    t2__log_run held = {0};
+    int have = 0, rc = buf ? 0 : -1;
+    while (!rc && at < total) {
+        size_t k = total - at < (int64_t)BLOCK ? (size_t)(total - at) : BLOCK;
+        if (pread(fd, buf, k * RECORD, (off_t)(at * RECORD)) != (ssize_t)(k * RECORD)) {
+            rc = -1;
+            break;
         }
-        if (!rc && have) rc = fn(ctx, &held, -1);
-        free(buf);
+        for (size_t i = 0; i < k && !rc; i++) {
+            t2__log_run r = {get_le64(buf + i * RECORD), get_le64(buf + i * RECORD + 8)};
+            if (have) rc = fn(ctx, &held, r.start);
+            held = r;
+            have = 1;
+        }
+        at += (int64_t)k;
     }
+    if (!rc && have) rc = fn(ctx, &held, -1);
+    free(buf);
     int e = errno;
     close(fd);
     errno = e;

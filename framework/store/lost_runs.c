@@ -26,7 +26,7 @@
 #include "t2exp/error.h"
 
 static const char SQL_STARTS[] = "SELECT s.start FROM trial_log_segments s JOIN trials t ON t.id = s.trial_id"
-                                 " WHERE t.experiment_id = ?1 AND s.path = ?2";
+                                 " WHERE t.experiment_id = ?1 AND s.path = ?2 ORDER BY s.start";
 static const char SQL_OWNED[] = "SELECT count(*) FROM trials WHERE id = ?1 AND experiment_id = ?2";
 
 typedef struct {
@@ -51,7 +51,7 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* The starts the store has for segments of the file at path, sorted, into a malloc'd array. */
+/* The starts the store has for segments of the file at path, in order, into a malloc'd array. */
 static int stored_starts(t2__store *st, int64_t exp, const char *path, int64_t **out, size_t *n)
 {
     *out = NULL;
@@ -74,7 +74,6 @@ static int stored_starts(t2__store *st, int64_t exp, const char *path, int64_t *
     }
     if (!rc && src != SQLITE_DONE) rc = t2__store_err(st, src, "read log segments");
     sqlite3_reset(s);
-    if (!rc && *n) qsort(*out, *n, sizeof **out, cmp_i64);
     return rc;
 }
 

@@ -81,6 +81,14 @@ static int tightest(const char *root, const char *rel, int v2)
     return best;
 }
 
+/* Whether a comma-separated list (a cgroup line's controllers, a mount's options) names cpu. */
+static int names_cpu(const char *list)
+{
+    char padded[512];
+    snprintf(padded, sizeof padded, ",%s,", list);
+    return strstr(padded, ",cpu,") != NULL;
+}
+
 /* A mountinfo field with its octal escapes (\040 for a space) decoded, in place. */
 static void unescape(char *f)
 {
@@ -118,11 +126,7 @@ static int find_mount(int v2, char *point, size_t point_cap, char *root, size_t 
         char *super = source ? strtok_r(NULL, " \n", &save) : NULL;
         if (!super) continue;
         if (v2 ? strcmp(type, "cgroup2") != 0 : strcmp(type, "cgroup") != 0) continue;
-        if (!v2) {
-            char list[512];
-            snprintf(list, sizeof list, ",%s,", super);
-            if (!strstr(list, ",cpu,")) continue;
-        }
+        if (!v2 && !names_cpu(super)) continue;
         unescape(fields[3]);
         unescape(fields[4]);
         if (strlen(fields[4]) >= point_cap || strlen(fields[3]) >= root_cap) continue;
@@ -166,10 +170,8 @@ static int quota_cores(void)
         int n = 0;
         if (strcmp(line, "0") == 0 && !*ctrl) {
             n = quota_of(rel, 1);
-        } else {
-            char list[256];
-            snprintf(list, sizeof list, ",%s,", ctrl);
-            if (strstr(list, ",cpu,")) n = quota_of(rel, 0);
+        } else if (names_cpu(ctrl)) {
+            n = quota_of(rel, 0);
         }
         if (n > 0 && (best == 0 || n < best)) best = n;
     }

@@ -54,7 +54,7 @@ int t2__store_experiment_dir(const char *home, int64_t experiment_id, const char
 /* ---- open / close / schema --------------------------------------------------------------- */
 
 /* The schema version this code writes (PRAGMA user_version). */
-#define T2__STORE_SCHEMA_VERSION 12
+#define T2__STORE_SCHEMA_VERSION 13
 
 /* Opens HOME/t2exp.db. Read-write: creates HOME (mkdir -p) and the database, sets WAL mode, and
  * applies the pending forward migrations in one transaction. Read-only: the database must exist

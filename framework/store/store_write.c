@@ -360,7 +360,7 @@ static const char SQL_UPDATE_TRIAL[] =
     " started_at = CASE WHEN ?2 & 512 THEN ?12"
     "  WHEN ?2 & 1 AND ?3 = 'RUNNING' THEN coalesce(started_at, ?14) ELSE started_at END,"
     " ended_at = CASE WHEN ?2 & 1024 THEN ?13"
-    "  WHEN ?2 & 1 THEN CASE WHEN ?3 IN ('COMPLETED', 'ERRORED', 'CANCELED') THEN ?14 END"
+    "  WHEN ?2 & 1 THEN CASE WHEN (?3 = 'COMPLETED' OR ?3 = 'ERRORED' OR ?3 = 'CANCELED') THEN ?14 END"
     "  ELSE ended_at END"
     " WHERE id = ?1";
 
@@ -411,7 +411,7 @@ static char *update_sql_for(unsigned m)
     if (m & T2__TU_STARTED) SET("started_at = ?12");
     else if (m & T2__TU_STATE) SET("started_at = CASE WHEN ?3 = 'RUNNING' THEN coalesce(started_at, ?14) ELSE started_at END");
     if (m & T2__TU_ENDED) SET("ended_at = ?13");
-    else if (m & T2__TU_STATE) SET("ended_at = CASE WHEN ?3 IN ('COMPLETED', 'ERRORED', 'CANCELED') THEN ?14 END");
+    else if (m & T2__TU_STATE) SET("ended_at = CASE WHEN (?3 = 'COMPLETED' OR ?3 = 'ERRORED' OR ?3 = 'CANCELED') THEN ?14 END");
     return finish_sql(sql, sep);
 }
 

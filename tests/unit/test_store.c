@@ -2,7 +2,9 @@
  * batching and transactions, and a reader working while a writer holds a transaction. */
 #include "internal.h"
 #include "test_store_util.h"
+#include "store/store_internal.h" /* the connection, for EXPLAIN */
 #include <errno.h>
+#include <sqlite3.h>
 #include <sys/stat.h>
 
 static char dir[512], home[600];
@@ -289,6 +291,79 @@ static void test_migrate_v10(void)
     CHECK_OK(t2__store_set_trial_blas(st, t5, "BLAS: core D"));
     CHECK(sql_int(st, "SELECT count(*) FROM trials WHERE blas_id = (SELECT id FROM blas_lines"
                       " WHERE line = 'BLAS: core D')") == 2);
+    CHECK_OK(t2__store_close(st));
+}
+
+/* How many ephemeral tables statement sql builds, compiled on connection db (with the schema as
+ * that connection parsed it). */
+static int ephemeral_tables(sqlite3 *db, const char *sql)
+{
+    char explain[512];
+    snprintf(explain, sizeof explain, "EXPLAIN %s", sql);
+    sqlite3_stmt *s = NULL;
+    if (sqlite3_prepare_v2(db, explain, -1, &s, NULL) != SQLITE_OK) {
+        fprintf(stderr, "ephemeral_tables(%s): %s\n", sql, sqlite3_errmsg(db));
+        return -1;
+    }
+    int n = 0;
+    while (sqlite3_step(s) == SQLITE_ROW)
+        n += strcmp((const char *)sqlite3_column_text(s, 1), "OpenEphemeral") == 0;
+    sqlite3_finalize(s);
+    return n;
+}
+
+/* Schema 13 from 12: trials.state's CHECK becomes a chain of equalities, so setting a state builds
+ * no ephemeral table (an IN list of six constants did, every statement); the connection that
+ * migrated compiles with the new text at once, and the CHECK still refuses what it refused. */
+static void test_migrate_v12(void)
+{
+    const char *set_state = "UPDATE trials SET state = 'RUNNING' WHERE id = 1";
+    const char *insert = "INSERT INTO trials (experiment_id, ordinal, hparams, seed, created_at)"
+                         " VALUES (1, 9, '{}', 1, 0)";
+    char h[700], buf[2048];
+    snprintf(h, sizeof h, "%s/v12", dir);
+    t2__store *st = NULL;
+    CHECK_OK(t2__store_open(h, 0, &st)); /* a fresh store: made by every migration, 13 too */
+    CHECK(ephemeral_tables(st->db, set_state) == 0);
+    CHECK(ephemeral_tables(st->db, insert) == 0);
+    int cookie = (int)sql_int(st, "PRAGMA schema_version");
+    char sql[1024];
+    snprintf(sql, sizeof sql,
+             "PRAGMA writable_schema = ON;"
+             "UPDATE sqlite_master SET sql = replace(sql, 'CHECK (state = ''QUEUED'' OR state = ''RUNNING'' OR"
+             " state = ''PAUSED'' OR state = ''COMPLETED'' OR state = ''ERRORED'' OR state = ''CANCELED'')',"
+             " 'CHECK (state IN (''QUEUED'',''RUNNING'',''PAUSED'',''COMPLETED'',''ERRORED'',''CANCELED''))')"
+             " WHERE name = 'trials';"
+             "PRAGMA writable_schema = OFF; PRAGMA schema_version = %d; PRAGMA user_version = 12;", cookie + 1);
+    CHECK_OK(t2__store_exec_sql(st, sql));
+    CHECK_OK(t2__store_close(st));
+    /* Schema 12 as shipped, seen by a plain connection (the store's would migrate it; a read-only
+     * one compiles an update without its checks). */
+    sqlite3 *raw = NULL;
+    snprintf(buf, sizeof buf, "%s/t2exp.db", h);
+    CHECK(sqlite3_open_v2(buf, &raw, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK);
+    CHECK(ephemeral_tables(raw, set_state) == 1); /* what schema 13 is for */
+    sqlite3_close(raw);
+    CHECK_OK(t2__store_open(h, 0, &st));
+    CHECK(sql_int(st, "PRAGMA user_version") == T2__STORE_SCHEMA_VERSION);
+    sql_text(st, "SELECT sql FROM sqlite_master WHERE name = 'trials'", buf, sizeof buf);
+    CHECK(strstr(buf, "state IN") == NULL);
+    CHECK(strstr(buf, "CHECK (state = 'QUEUED' OR state = 'RUNNING' OR state = 'PAUSED' OR state = 'COMPLETED'"
+                      " OR state = 'ERRORED' OR state = 'CANCELED')") != NULL);
+    CHECK(ephemeral_tables(st->db, set_state) == 0); /* this connection reparsed the schema */
+    CHECK(ephemeral_tables(st->db, insert) == 0);
+    int64_t e = new_experiment(st, 1), t = 0;
+    CHECK_OK(t2__store_create_trial(st, e, 0, "{}", 1, 1, &t));
+    snprintf(sql, sizeof sql, "UPDATE trials SET state = 'DONE' WHERE id = %lld", (long long)t);
+    CHECK(t2__store_exec_sql(st, sql) != T2_OK);
+    CHECK_MSG("CHECK constraint failed");
+    t2_clearerr();
+    const char *states[] = {"QUEUED", "RUNNING", "PAUSED", "COMPLETED", "ERRORED", "CANCELED"};
+    for (size_t i = 0; i < sizeof states / sizeof states[0]; i++) {
+        snprintf(sql, sizeof sql, "UPDATE trials SET state = '%s' WHERE id = %lld", states[i], (long long)t);
+        CHECK_OK(t2__store_exec_sql(st, sql));
+    }
+    CHECK_TEXT(sql_text(st, "PRAGMA integrity_check", buf, sizeof buf), "ok");
     CHECK_OK(t2__store_close(st));
 }
 
@@ -824,6 +899,7 @@ int main(void)
     test_migrate_v1();
     test_migrate_v7();
     test_migrate_v10();
+    test_migrate_v12();
     test_versions();
     test_experiments();
     test_trials();

@@ -39,7 +39,9 @@ search() {
   cpu=$(sed -n 's/^cpu_split: //p' "$tmp/create.err")
   split=$(awk -v n="$stored" -v c="$cpu" 'BEGIN { split(c, f, /[= ]/);
     printf "controller_us_per_trial=%.0f main_thread_us_per_trial=%.0f writer_thread_us_per_trial=%.0f worker_us_per_trial=%.0f",
-      f[2] / n * 1e6, f[6] / n * 1e6, (f[2] - f[6]) / n * 1e6, f[4] / n * 1e6 }')
+      f[2] / n * 1e6, f[6] / n * 1e6, (f[2] - f[6]) / n * 1e6, f[4] / n * 1e6
+    if (f[12] != "") printf " main_sys_us_per_trial=%.0f writer_sys_us_per_trial=%.0f worker_sys_us_per_trial=%.0f",
+      f[12] / n * 1e6, (f[8] - f[12]) / n * 1e6, f[10] / n * 1e6 }')
 }
 search
 ours=$rate ours_stored=$stored ours_split=$split

@@ -44,6 +44,7 @@ typedef struct t2__ctl_worker {
     int busy;       /* running a trial (the trial holds the same pid and fd) */
     int log_fd;     /* the entry's log, kept open by the controller for its size; -1: not yet */
     char *log_path; /* experiments/ID/worker-N.log, shared by the entry's successive processes */
+    int exits_seen; /* t2__ctl_child_exits when the process was last known to be alive */
 } t2__ctl_worker;
 
 typedef struct t2__ctl {
@@ -124,8 +125,13 @@ void t2__ctl_readers_free(t2__ctl *c);
  * SIGUSR2 (`t2exp kill`) kills it (trials killed, CANCELED). 0: none yet. */
 extern volatile sig_atomic_t t2__ctl_interrupted;
 
+/* SIGCHLDs caught (modulo 2^30) while t2__ctl_catch_signals's handler is installed, and whether
+ * it is: a worker is known to be alive without a waitpid while no child has ended since it last
+ * was (workers.c), which was a system call per trial on the controller's serial thread. */
+extern volatile sig_atomic_t t2__ctl_child_exits, t2__ctl_child_exits_counted;
+
 typedef struct t2__ctl_signals {
-    struct sigaction intr, term, usr2;
+    struct sigaction intr, term, usr2, chld;
 } t2__ctl_signals;
 
 /* Whether trials start through mpirun: distributed trials, and every trial when resources.hostfile

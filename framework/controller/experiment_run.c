@@ -20,6 +20,13 @@
 volatile sig_atomic_t t2__ctl_interrupted;
 static void on_signal(int sig) { t2__ctl_interrupted = sig; }
 
+volatile sig_atomic_t t2__ctl_child_exits, t2__ctl_child_exits_counted;
+static void on_child(int sig)
+{
+    (void)sig;
+    t2__ctl_child_exits = (t2__ctl_child_exits + 1) & 0x3fffffff; /* never past INT_MAX */
+}
+
 void t2__ctl_init(t2__ctl *c)
 {
     memset(c, 0, sizeof *c);
@@ -41,6 +48,14 @@ void t2__ctl_catch_signals(t2__ctl_signals *old)
     sigaction(SIGINT, &sa, &old->intr);
     sigaction(SIGTERM, &sa, &old->term);
     sigaction(SIGUSR2, &sa, &old->usr2);
+    /* SA_RESTART: a child's end must not fail a blocking read or write; poll and nanosleep, which
+     * it still interrupts, are retried where they are called. */
+    struct sigaction ch;
+    memset(&ch, 0, sizeof ch);
+    ch.sa_handler = on_child;
+    sigemptyset(&ch.sa_mask);
+    ch.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+    t2__ctl_child_exits_counted = sigaction(SIGCHLD, &ch, &old->chld) == 0;
     signal(SIGPIPE, SIG_IGN);
     /* A file-size limit (ulimit -f) must fail the store's write, which pauses the experiment with
      * the reason, not kill the controller mid-batch without a word. */
@@ -52,6 +67,8 @@ void t2__ctl_restore_signals(const t2__ctl_signals *old)
     sigaction(SIGINT, &old->intr, NULL);
     sigaction(SIGTERM, &old->term, NULL);
     sigaction(SIGUSR2, &old->usr2, NULL);
+    if (t2__ctl_child_exits_counted) sigaction(SIGCHLD, &old->chld, NULL);
+    t2__ctl_child_exits_counted = 0;
 }
 
 /* Clears the experiment's controller record when this run ends; a failure to do so leaves a

@@ -24,6 +24,7 @@ static int child_setup(const t2__runner_args *args, int out, const int *close_fd
     signal(SIGINT, SIG_IGN);
     signal(SIGTERM, SIG_DFL);
     signal(SIGPIPE, SIG_DFL);
+    signal(SIGCHLD, SIG_DFL); /* the controller's counter is nothing to the trial */
     /* out first: it may be among close_fds (a worker's log, which the controller keeps). */
     if (dup2(out, STDOUT_FILENO) < 0 || dup2(out, STDERR_FILENO) < 0) return -1;
     close(out);

@@ -73,6 +73,7 @@ static int spawn(t2__ctl *c, t2__ctl_worker *w, const t2__runner_args *a)
     char runs[PATH_MAX];
     snprintf(runs, sizeof runs, "%s%s", w->log_path, T2__LOG_RUNS_SUFFIX); /* read in the child */
     base.worker_runs = runs;
+    w->exits_seen = t2__ctl_child_exits; /* before the fork: an end right after it is counted */
     rc = t2__worker_proc_start(&base, w->log_fd, fds, n, &w->pid, &w->fd);
     free(fds);
     return rc;
@@ -90,14 +91,21 @@ static int assign(t2__ctl *c, const t2__ctl_trial *t, const t2__ctl_worker *w, c
 }
 
 /* Whether w's process is still there. The assign is only queued, so a worker that died while
- * idle (killed, OOM) must be found now, to give the trial a fresh one rather than a dead one. */
+ * idle (killed, OOM) must be found now, to give the trial a fresh one rather than a dead one.
+ * While the controller counts its children's ends and none ended since w was last seen alive,
+ * w is (a waitpid per trial cost the serial thread a system call); else waitpid asks. */
 static int alive(t2__ctl_worker *w)
 {
     if (w->pid <= 0) return 0;
+    int exits = t2__ctl_child_exits; /* read first: an end during the waitpid is counted after it */
+    if (t2__ctl_child_exits_counted && exits == w->exits_seen) return 1;
     pid_t p;
     while ((p = waitpid(w->pid, NULL, WNOHANG)) < 0 && errno == EINTR) {
     }
-    if (p == 0) return 1;
+    if (p == 0) {
+        w->exits_seen = exits;
+        return 1;
+    }
     w->pid = 0; /* reaped (or not ours to wait for): the caller closes its channel */
     return 0;
 }

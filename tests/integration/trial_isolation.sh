@@ -107,4 +107,36 @@ set -- $pids
 [ "$1" = "$worker" ] && [ "$2" != "$worker" ] \
   || fail "the mixed trial's log is out of run order: pids $pids, the worker's run ($worker) first wanted"
 echo "trial_isolation: a worker run, then one in its own process, read back in that order"
+
+# A worker that dies while idle is found before a trial is given to it (the controller knows its
+# workers alive without a waitpid while none of its children has ended): two slots, the first
+# trial waits on a gate, the second ends and leaves its worker idle; that idle worker is killed,
+# then the busy one. The first trial's restart goes to the first entry with a process, the dead
+# idle one, which must be replaced: given to the dead worker, the restart would fail too (ERRORED).
+touch "$WORK/open"
+cat > "$WORK/idle.yaml" <<Y
+name: idle_worker_killed
+hyperparameters: {global_batch_size: 1, wait_for: {type: categorical, vals: ["$WORK/go3", "$WORK/open"]}}
+searcher: {name: grid, metric: score, smaller_is_better: false, max_length: {batches: 20}}
+resources: {max_slots: 2}
+max_restarts: 1
+Y
+"$T2EXP" create "$WORK/idle.yaml" "$WORK/scripted.so" --plain > "$WORK/idle.out" 2>&1 &
+ctl=$!
+busy=$(waiting_pid "$WORK/go3" "$ctl" "$WORK/idle.out") || exit 1
+exp=$(sql "SELECT id FROM experiments WHERE name = 'idle_worker_killed'")
+wait_for "SELECT count(*) FROM trials WHERE experiment_id = $exp AND state = 'COMPLETED'"
+idle=$(pgrep -P "$ctl" | grep -vx "$busy" || true)
+[ "$(wc -w <<<"$idle")" = 1 ] || { kill "$ctl"; fail "wanted one idle worker beside $busy, found: $idle"; }
+kill -KILL "$idle"
+sleep 0.2
+rm -f "$WORK/go3.pid"
+kill -KILL "$busy"
+waiting_pid "$WORK/go3" "$ctl" "$WORK/idle.out" >/dev/null || exit 1 # the restart is running
+touch "$WORK/go3"
+wait "$ctl" || fail "the experiment failed: $(cat "$WORK/idle.out")"
+OUT=$(cat "$WORK/idle.out")
+expect_in "$OUT" "restart 1 of 1"
+expect_in "$OUT" "2 trial(s) completed, 0 errored"
+echo "trial_isolation: a worker killed while idle was replaced before its next trial"
 store_ok

@@ -45,6 +45,7 @@ typedef struct t2__ctl_worker {
     int log_fd;     /* the entry's log, kept open by the controller for its size; -1: not yet */
     char *log_path; /* experiments/ID/worker-N.log, shared by the entry's successive processes */
     int exits_seen; /* t2__ctl_child_exits when the process was last known to be alive */
+    int64_t log_end; /* the log's size as the process said at its last trial's end; -1: ask the file */
 } t2__ctl_worker;
 
 typedef struct t2__ctl {
@@ -232,6 +233,8 @@ int t2__ctl_on_worker(const t2__ctl *c, const t2__ctl_trial *t);
 const char *t2__ctl_output_path(const t2__ctl *c, const t2__ctl_trial *t);
 /* t's worker said finished: it is idle again, and t no longer holds it (pid 0, fd -1). */
 void t2__ctl_worker_idle(t2__ctl *c, t2__ctl_trial *t);
+/* What t's worker said its log's size is at t's end (its finished; -1: unknown). */
+void t2__ctl_worker_log_end(t2__ctl *c, const t2__ctl_trial *t, int64_t log_end);
 /* t's worker is gone (its channel closed, the caller reaped it): its entry is free. */
 void t2__ctl_worker_gone(t2__ctl *c, const t2__ctl_trial *t);
 /* Ends every worker: channels closed (an idle worker exits at the end of stream), a busy one

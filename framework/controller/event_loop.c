@@ -397,6 +397,7 @@ static int drain(t2__ctl *c, size_t idx, int may_read)
         }
         if (m.kind == T2__MSG_FINISHED && t2__ctl_on_worker(c, t)) {
             int64_t code = m.u.finished.status;
+            t2__ctl_worker_log_end(c, t, m.u.finished.log_end);
             t2__msg_free(&m);
             return on_finished(c, t, code);
         }

@@ -28,6 +28,7 @@ static void forget(t2__ctl_worker *w)
     w->pid = 0;
     w->fd = -1;
     w->busy = 0;
+    w->log_end = -1;
 }
 
 static void reap(t2__ctl *c, t2__ctl_worker *w)
@@ -74,6 +75,7 @@ static int spawn(t2__ctl *c, t2__ctl_worker *w, const t2__runner_args *a)
     snprintf(runs, sizeof runs, "%s%s", w->log_path, T2__LOG_RUNS_SUFFIX); /* read in the child */
     base.worker_runs = runs;
     w->exits_seen = t2__ctl_child_exits; /* before the fork: an end right after it is counted */
+    w->log_end = -1;
     rc = t2__worker_proc_start(&base, w->log_fd, fds, n, &w->pid, &w->fd);
     free(fds);
     return rc;
@@ -112,9 +114,15 @@ static int alive(t2__ctl_worker *w)
 
 /* Where t's output will start in w's log: the log's size before the assign goes out (after it,
  * the worker may already be writing). Between trials a worker writes nothing (run_one flushes
- * before its finished), so nothing of the trial before lands past it. */
-static int log_size(const t2__ctl_trial *t, const t2__ctl_worker *w, int64_t *size)
+ * before its finished), so nothing of the trial before lands past it, and the size its finished
+ * said is the size now: taken once, it saves the serial thread an fstat a trial. */
+static int log_size(const t2__ctl_trial *t, t2__ctl_worker *w, int64_t *size)
 {
+    if (w->log_end >= 0) {
+        *size = w->log_end;
+        w->log_end = -1;
+        return T2_OK;
+    }
     struct stat sb;
     if (fstat(w->log_fd, &sb) != 0)
         return t2_seterr(T2_EIO, "trial %lld: cannot read the size of its log %s: %s", (long long)t->id, w->log_path,
@@ -128,7 +136,10 @@ static int table(t2__ctl *c)
     if (c->workers) return T2_OK;
     int n = c->capacity > 0 ? c->capacity : 1;
     if (!(c->workers = calloc((size_t)n, sizeof *c->workers))) return t2_seterr(T2_ENOMEM, "controller: out of memory");
-    for (int i = 0; i < n; i++) c->workers[i].fd = c->workers[i].log_fd = -1;
+    for (int i = 0; i < n; i++) {
+        c->workers[i].fd = c->workers[i].log_fd = -1;
+        c->workers[i].log_end = -1;
+    }
     c->nworkers = n;
     return T2_OK;
 }
@@ -168,7 +179,7 @@ int t2__ctl_worker_start(t2__ctl *c, t2__ctl_trial *t, const t2__runner_args *a)
         if (!g) return t2_seterr(T2_ENOMEM, "controller: out of memory");
         c->workers = g;
         w = &c->workers[c->nworkers++];
-        *w = (t2__ctl_worker){.pid = 0, .fd = -1, .busy = 0, .log_fd = -1};
+        *w = (t2__ctl_worker){.pid = 0, .fd = -1, .busy = 0, .log_fd = -1, .log_end = -1};
     }
     int64_t start = 0;
     if (!alive(w)) { /* an idle worker that died (or none yet): a fresh one gets the trial */
@@ -195,6 +206,12 @@ const char *t2__ctl_output_path(const t2__ctl *c, const t2__ctl_trial *t)
 {
     const t2__ctl_worker *w = of(c, t);
     return w ? w->log_path : t->log_path;
+}
+
+void t2__ctl_worker_log_end(t2__ctl *c, const t2__ctl_trial *t, int64_t log_end)
+{
+    t2__ctl_worker *w = of(c, t);
+    if (w) w->log_end = log_end;
 }
 
 void t2__ctl_worker_idle(t2__ctl *c, t2__ctl_trial *t)

@@ -249,6 +249,9 @@ static void read_body(reader *r, t2__msg *out)
     case T2__MSG_FINISHED: {
         out->u.finished.status = count(r, "status");
         if (out->u.finished.status > 255) bad(r, "status", "is over 255");
+        const t2__val *end = field(r, "log_end", T2__VAL_INT, 0);
+        if (end && end->i < 0) bad(r, "log_end", "is negative");
+        out->u.finished.log_end = end && end->i >= 0 ? end->i : -1;
         break;
     }
     case T2__MSG_ASSIGN:

@@ -269,6 +269,7 @@ static void put_body(builder *b, const t2__msg *m)
         break;
     case T2__MSG_FINISHED:
         put_count(b, "status", m->u.finished.status);
+        if (m->u.finished.log_end >= 0) put_count(b, "log_end", m->u.finished.log_end);
         break;
     case T2__MSG_ASSIGN:
         put_assign(b, m);

@@ -57,7 +57,10 @@
  *                           restore_path?, warm_start}
  *                          then the channel carries that trial's messages as above (ready ...
  *                          exit), and when its runner returns:
- *   worker -> controller   finished   {status}   the runner's exit status (0 ok, 1 failed); the
+ *   worker -> controller   finished   {status, log_end?}   the runner's exit status (0 ok, 1
+ *                          failed), and the size of the worker's log with the trial's output
+ *                          flushed (where its next trial's output starts: nothing is written
+ *                          between trials; absent when unknown); the
  *                          worker then waits for the next assign, and exits at the end of
  *                          stream. The trial writes to the worker's own output (its log, which
  *                          the controller opened when it forked the worker: a file per trial
@@ -145,7 +148,7 @@ typedef struct t2__msg {
         } spec;
         struct { const char *nonce; } challenge;
         struct { const char *mac; } welcome;
-        struct { int64_t status; } finished;
+        struct { int64_t status, log_end; } finished; /* log_end: -1 when absent */
         struct {
             const char *restore_path; /* NULL if none */
             const t2__val *hparams;              /* a map */

@@ -15,9 +15,10 @@
 
 /* One assigned trial: its exit status (the runner's). Its output goes to the worker's own log
  * (stdout), whose size now is where the run starts: recorded in runs first (log_runs.c), where a
- * killed controller cannot lose it. */
+ * killed controller cannot lose it. *log_end: the log's size with the output flushed (-1: not a
+ * file), which the controller takes as the next trial's start rather than asking the file. */
 static int run_one(const t2__runner_args *base, int fd, int runs, t2__chan_reader *rd, t2__chan_writer *wr,
-                   const t2__msg *m)
+                   const t2__msg *m, int64_t *log_end)
 {
     off_t start = runs >= 0 ? lseek(STDOUT_FILENO, 0, SEEK_END) : -1;
     if (start >= 0 && t2__log_runs_append(runs, m->u.assign.trial_id, (int64_t)start) != 0)
@@ -38,6 +39,8 @@ static int run_one(const t2__runner_args *base, int fd, int runs, t2__chan_reade
     int status = t2__runner_run(&a);
     fflush(stdout); /* the log stays stdout until the next trial's: the worker itself writes nothing */
     fflush(stderr);
+    off_t end = start >= 0 ? lseek(STDOUT_FILENO, 0, SEEK_END) : -1;
+    *log_end = end >= 0 ? (int64_t)end : -1;
     return status;
 }
 
@@ -86,10 +89,11 @@ int t2__worker_serve(const t2__runner_args *base, int fd)
             break;
         }
         t2__runner_signals_trial(1);
-        int st = run_one(base, fd, runs, &rd, &wr, &m);
+        int64_t log_end = -1;
+        int st = run_one(base, fd, runs, &rd, &wr, &m, &log_end);
         t2__msg_free(&m);
         /* After what the trial still holds, in the same write. */
-        t2__msg fin = {.kind = T2__MSG_FINISHED, .u.finished.status = st};
+        t2__msg fin = {.kind = T2__MSG_FINISHED, .u.finished = {.status = st, .log_end = log_end}};
         if (t2__msg_put(&wr, &fin) || t2__chan_writer_flush(&wr, fd)) {
             status = 2;
             break;

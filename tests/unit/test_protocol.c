@@ -165,9 +165,13 @@ static void runner_kinds(void)
     t2__msg_free(&o);
     CHECK(t2__msg_from_runner(T2__MSG_READY) && t2__msg_from_runner(T2__MSG_HELLO));
 
-    t2__msg fin = {.kind = T2__MSG_FINISHED, .u.finished.status = 1};
+    t2__msg fin = {.kind = T2__MSG_FINISHED, .u.finished = {.status = 1, .log_end = 123456789012}};
     CHECK_OK(round_trip(&fin, &o));
-    CHECK(o.kind == T2__MSG_FINISHED && o.u.finished.status == 1);
+    CHECK(o.kind == T2__MSG_FINISHED && o.u.finished.status == 1 && o.u.finished.log_end == 123456789012);
+    t2__msg_free(&o);
+    fin.u.finished.log_end = -1; /* unknown: not sent, read back as unknown */
+    CHECK_OK(round_trip(&fin, &o));
+    CHECK(o.kind == T2__MSG_FINISHED && o.u.finished.log_end == -1);
     t2__msg_free(&o);
     CHECK(t2__msg_from_runner(T2__MSG_FINISHED));
 }
@@ -327,6 +331,8 @@ static void bad_messages(void)
             "\"hparams\":{}}", T2_EFORMAT, "assign message: parts is not in 1..64");
     refused("{\"type\":\"finished\",\"status\":256}", T2_EFORMAT, "status is over 255");
     refused("{\"type\":\"finished\",\"status\":-1}", T2_EFORMAT, "status is negative");
+    refused("{\"type\":\"finished\",\"status\":0,\"log_end\":-5}", T2_EFORMAT, "log_end is negative");
+    refused("{\"type\":\"finished\",\"status\":0,\"log_end\":\"9\"}", T2_EFORMAT, "log_end is not an integer");
     refused("{\"type\":\"assign\",\"trial_id\":1,\"seed_hi\":0,\"seed_lo\":4294967296,\"threads\":1,\"parts\":1,"
             "\"hparams\":{}}", T2_EFORMAT, "seed_lo is over 32 bits");
     refused("{\"type\":\"assign\",\"trial_id\":1,\"seed_hi\":0,\"seed_lo\":0,\"threads\":1,\"parts\":1,\"hparams\":[]}",

@@ -71,6 +71,7 @@ typedef struct t2__ctl {
     int64_t best_trial;
     t2__progress prog;
     char ckpt_dir[PATH_MAX];
+    char exp_dir[PATH_MAX - 64]; /* HOME/experiments/ID, made once (its trials' log paths); "": not yet */
     int ckpt_dir_own;       /* ckpt_dir is this store's alone (under the home, or named by the store
                                id): only then may resume sweep checkpoint files it never recorded */
     char *warm;             /* the checkpoint new trials warm-start from (NULL: none) */

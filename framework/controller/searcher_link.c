@@ -75,6 +75,23 @@ static int inherit(t2__ctl *c, t2__ctl_trial *t, int64_t parent_rid)
     return rc ? rc : t2__ctl_store_trial(c, t, T2__TU_BATCHES, 0, NULL);
 }
 
+/* DIR/trial-ID.log, malloc'ed (NULL: out of memory). Through the JSON writer's buffer rather
+ * than snprintf: once a trial, and printf's format parser takes its slow path in a process with
+ * libquadmath (json_double.c). */
+static char *trial_log_path(const char *dir, int64_t id)
+{
+    t2__json_out o = {0};
+    t2__json_raw(&o, dir, strlen(dir));
+    t2__json_raw(&o, "/trial-", sizeof "/trial-" - 1);
+    t2__json_int(&o, id);
+    t2__json_raw(&o, ".log", sizeof ".log" - 1);
+    if (o.oom) {
+        free(o.p);
+        return NULL;
+    }
+    return o.p;
+}
+
 /* Applies the searcher's operations, including those the handling itself produces. */
 static int apply_ops(t2__ctl *c)
 {
@@ -96,11 +113,10 @@ static int apply_ops(t2__ctl *c)
              * about 6% of the controller's thread (perf, 8,000 trials). */
             t->hparams_json = json;
             if (rc) break;
-            char dir[PATH_MAX - 64];
-            if ((rc = t2__store_experiment_dir(t2__store_home_of(c->st), c->exp_id, NULL, dir, sizeof dir))) break;
-            char path[PATH_MAX];
-            snprintf(path, sizeof path, "%s/trial-%lld.log", dir, (long long)t->id);
-            if (!(t->log_path = strdup(path))) {
+            if (!c->exp_dir[0] &&
+                (rc = t2__store_experiment_dir(t2__store_home_of(c->st), c->exp_id, NULL, c->exp_dir, sizeof c->exp_dir)))
+                break;
+            if (!(t->log_path = trial_log_path(c->exp_dir, t->id))) {
                 rc = t2_seterr(T2_ENOMEM, "controller: out of memory");
                 break;
             }

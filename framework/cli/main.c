@@ -55,7 +55,7 @@ static const char *usage_text =
     "  trials ID [--json|--csv]                    an experiment's trials\n"
     "  metrics EXP|TRIAL [--kind training|validation] [--json|--csv]\n"
     "                                              an experiment's metrics in one table, or a trial's\n"
-    "  logs TRIAL                                  a trial's output\n"
+    "  logs TRIAL | EXP --lost                     a trial's output (--lost: the runs a killed controller lost)\n"
     "  preview CONFIG [--json] [--config KEY=VALUE ...]   what the searcher would run\n"
     "  checkpoints EXP|TRIAL [--all] [--json|--csv] checkpoints (--all: deleted ones too)\n"
     "  evaluate CHECKPOINT TRIAL.so [CONFIG]       run the trial's validation on a checkpoint\n"

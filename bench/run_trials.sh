@@ -12,6 +12,9 @@
 # SCALING=1 also runs the same search on 2 of the machine's cores (`taskset`: the slot pool follows
 # the cores the process may use, performance.md#the-cores) and ends with one more line,
 # `trials_scaling: ratio=<all cores' rate / 2 cores' rate> cores=N` (issue 12's 16-core check).
+# REPEAT=N (with SCALING) measures N such pairs, the first of each pair alternating, and the ratio
+# is the median of the pairs' (the 16-core machine's rate moves by a quarter from run to run with
+# the same code, so one pair says little); each pair's lines are printed too.
 set -euo pipefail
 shared="${T2EXP_SHARED:-$(cd "$(dirname "$0")/../.." && pwd)/shared}"
 n="${TRIALS:-10000}"
@@ -54,9 +57,24 @@ if [ -n "${SCALING:-}" ]; then
   # The first 2 cores of this process's list ("0-3,8" style).
   two=$(taskset -pc $$ | sed 's/.*: *//' | awk -F, '{ for (i = 1; i <= NF; i++) { split($i, r, "-");
     if (r[2] == "") r[2] = r[1]; for (c = r[1]; c <= r[2]; c++) print c } }' | head -n 2 | paste -sd, -)
-  search taskset -c "$two"
-  two_rate=$rate two_stored=$stored
-  echo "t2exp_trials_2cores trials=$two_stored trials_per_s=$two_rate cores=$two $split"
+  on_two() {
+    search taskset -c "$two"
+    two_rate=$rate two_stored=$stored
+    echo "t2exp_trials_2cores trials=$two_stored trials_per_s=$two_rate cores=$two $split"
+  }
+  on_all() {
+    search
+    echo "t2exp_trials trials=$stored trials_per_s=$rate cores=$(sed -n 's/^cores  *//p' <<<"$(build/t2exp info)") $split"
+    all_rate=$rate
+  }
+  on_two
+  all_rate=$ours alls=$ours twos=$two_rate
+  ratios=$(awk -v a="$all_rate" -v b="$two_rate" 'BEGIN { printf "%.2f", a / b }')
+  for ((pair = 2; pair <= ${REPEAT:-1}; pair++)); do
+    if ((pair % 2 == 0)); then on_two; on_all; else on_all; on_two; fi
+    ratios+=",$(awk -v a="$all_rate" -v b="$two_rate" 'BEGIN { printf "%.2f", a / b }')"
+    alls+=",$all_rate" twos+=",$two_rate"
+  done
 fi
 py="${OPTUNA_PYTHON:-/usr/bin/python3}"
 if "$py" -c 'import optuna' 2>/dev/null; then
@@ -76,6 +94,13 @@ awk -v o="$ours" -v m="$(get "$mem")" -v s="$(get "$sq")" -v l="$list_ms" -v d="
     o / m, o, m, s, o / s, n, l, d }'
 echo " $ours_split"
 if [ -n "${SCALING:-}" ]; then
-  awk -v a="$ours" -v b="$two_rate" -v c="$(build/t2exp info | sed -n 's/^cores  *//p')" 'BEGIN {
-    printf "trials_scaling: ratio=%.2f trials_per_s=%.0f two_core_trials_per_s=%.0f cores=%d\n", a / b, a, b, c }'
+  # Medians over the pairs (one pair: its own figures), with every pair's ratio.
+  awk -v r="$ratios" -v a="$alls" -v b="$twos" -v c="$(build/t2exp info | sed -n 's/^cores  *//p')" '
+    function median(list,   v, n, i, j, t) {
+      n = split(list, v, ",")
+      for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (v[j] + 0 < v[i] + 0) { t = v[i]; v[i] = v[j]; v[j] = t }
+      return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+    }
+    BEGIN { printf "trials_scaling: ratio=%.2f trials_per_s=%.0f two_core_trials_per_s=%.0f cores=%d pairs=%d ratios=%s\n",
+      median(r), median(a), median(b), c, split(r, x, ","), r }'
 fi

@@ -6,7 +6,9 @@
  * (t2__auth_server, framework/runner/channel_auth.c) in pieces of 7 bytes, as a stranger on the
  * call-back port would send it. Every message that decodes must encode, and the encoding must decode to the
  * same message that encodes to the same bytes (a round trip): a difference aborts, so libFuzzer
- * reports it like a crash. */
+ * reports it like a crash. The input is also a frame's body to the tree-free decode of a runner's
+ * per-trial messages (protocol/msg_fast.c): what it takes, the tree's decode must take too, giving
+ * a message that encodes to the same bytes. */
 #define _POSIX_C_SOURCE 200809L
 #include <signal.h>
 #include <stdint.h>
@@ -17,6 +19,7 @@
 #include "configs/value.h"
 #include "internal.h"
 #include "protocol/protocol.h"
+#include "runner/channel.h"
 #include "runner/channel_auth.h"
 
 static char *encoded(const t2__msg *m, size_t *len)
@@ -42,6 +45,26 @@ static void round_trip(const t2__msg *m)
     free(a);
     free(b);
     t2__msg_free(&again);
+}
+
+static void fast_agrees(const uint8_t *data, size_t size)
+{
+    t2__msg fast, tree;
+    if (!t2__msg_decode_fast((const char *)data, size, &fast)) {
+        if (fast.kind != T2__MSG_NONE || fast.doc) abort(); /* declined: nothing held */
+        return;
+    }
+    t2__val *doc = NULL;
+    size_t off, na, nb;
+    if (t2__val_from_json((const char *)data, size, &doc, &off) != 0) abort();
+    if (t2__msg_decode(doc, &tree) != 0 || tree.kind != fast.kind) abort();
+    char *a = encoded(&fast, &na), *b = encoded(&tree, &nb);
+    if (na != nb || memcmp(a, b, na) != 0) abort();
+    free(a);
+    free(b);
+    t2__msg_free(&fast);
+    t2__msg_free(&tree);
+    t2_clearerr();
 }
 
 static void read_stream(const uint8_t *data, size_t size, int untrusted)
@@ -98,6 +121,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size > 65536) return 0;
     signal(SIGPIPE, SIG_IGN); /* the handshake's welcome goes to a closed peer */
+    fast_agrees(data, size);
+    for (size_t at = 0; size - at >= 4;) { /* and each frame's body of the stream */
+        uint32_t body = t2__channel_frame_len(data + at);
+        if (body > size - at - 4) break;
+        fast_agrees(data + at + 4, body);
+        at += 4 + (size_t)body;
+    }
     read_stream(data, size, 0);
     read_stream(data, size, 1);
     handshake(data, size);

@@ -361,13 +361,20 @@ int t2__msg_recv_by(int fd, t2__msg *out, size_t max_frame, double deadline)
     return decoded(rc, v, out);
 }
 
+/* A frame's body to a message: a runner's per-trial message by msg_fast.c, the rest (and any
+ * text it declines) through the tree. */
+static int decode_frame(char *text, size_t len, void *ud)
+{
+    t2__msg *out = ud;
+    if (t2__msg_decode_fast(text, len, out)) return T2_OK;
+    t2__val *v = NULL;
+    size_t used;
+    int rc = t2__val_from_json(text, len, &v, &used);
+    return decoded(rc, v, out);
+}
+
 int t2__msg_recv_buffered(t2__chan_reader *r, int fd, int may_read, t2__msg *out, int *got)
 {
-    t2__val *v = NULL;
-    int rc = t2__chan_reader_next(r, fd, may_read, &v, got);
-    if (!rc && !*got) {
-        memset(out, 0, sizeof *out);
-        return T2_OK;
-    }
-    return decoded(rc, v, out);
+    memset(out, 0, sizeof *out); /* no frame (nothing yet, the end of the stream, an error): NONE */
+    return t2__chan_reader_each(r, fd, may_read, decode_frame, out, got);
 }

@@ -165,6 +165,12 @@ typedef struct t2__msg {
     const char **owned_strings;
 } t2__msg;
 
+/* msg_fast.c: text (len bytes, a frame's body) decoded without a tree when it is a runner's
+ * ready, metrics, done or finished written as the runner's encoder writes them; 1 with *out that
+ * message (exactly what t2__val_from_json and t2__msg_decode give for it), 0 with *out zeroed when
+ * this path declines it (decode it the general way, which also says what is wrong with it). */
+int t2__msg_decode_fast(const char *text, size_t len, t2__msg *out);
+
 /* The kind's name on the wire ("ready", "checkpoint_failed", ...). */
 const char *t2__msg_kind_name(t2__msg_kind kind);
 /* 1 if runners send this kind, 0 if the controller does. */

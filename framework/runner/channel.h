@@ -57,6 +57,12 @@ typedef struct t2__chan_reader {
  * (wait for fd to be readable). Errors as t2__channel_recv, *got then 1: the stream ended inside
  * a frame (T2_EIO), a frame over the limit or bad JSON (T2_EFORMAT, the frame consumed). */
 int t2__chan_reader_next(t2__chan_reader *r, int fd, int may_read, t2__val **out, int *got);
+/* As t2__chan_reader_next, but a complete frame's body goes to fn (text NUL-terminated for the
+ * length of the call, len its bytes) instead of the JSON reader, and its result is returned: for a
+ * caller that decodes some frames without a tree (protocol/msg_fast.c). fn is not called for an
+ * end of stream or an error of the stream. */
+typedef int (*t2__chan_frame_fn)(char *text, size_t len, void *ud);
+int t2__chan_reader_each(t2__chan_reader *r, int fd, int may_read, t2__chan_frame_fn fn, void *ud, int *got);
 /* 1 if t2__chan_reader_next would give something without reading. */
 int t2__chan_reader_has_frame(const t2__chan_reader *r);
 void t2__chan_reader_reset(t2__chan_reader *r);

@@ -88,9 +88,8 @@ static int drain(t2__chan_reader *r, int fd, int may_read, int *got)
     return T2_OK;
 }
 
-int t2__chan_reader_next(t2__chan_reader *r, int fd, int may_read, t2__val **out, int *got)
+int t2__chan_reader_each(t2__chan_reader *r, int fd, int may_read, t2__chan_frame_fn fn, void *ud, int *got)
 {
-    *out = NULL;
     *got = 0;
     if (r->broken) return drain(r, fd, may_read, got);
     uint32_t body = 0;
@@ -118,8 +117,7 @@ int t2__chan_reader_next(t2__chan_reader *r, int fd, int may_read, t2__val **out
         char *p = r->buf + r->off + 4;
         char keep = p[body]; /* the next frame's first byte (or the spare byte past the data) */
         p[body] = '\0';
-        size_t used;
-        int rc = t2__val_from_json(p, body, out, &used);
+        int rc = fn(p, body, ud);
         p[body] = keep;
         r->off += whole;
         if (r->off == r->len) r->off = r->len = 0;
@@ -133,4 +131,16 @@ int t2__chan_reader_next(t2__chan_reader *r, int fd, int may_read, t2__val **out
         return t2_seterr(T2_EIO, "channel: stream ended inside a frame (%zu of %zu bytes)", have - 4, (size_t)body);
     }
     return T2_OK;
+}
+
+static int to_tree(char *text, size_t len, void *ud)
+{
+    size_t used;
+    return t2__val_from_json(text, len, (t2__val **)ud, &used);
+}
+
+int t2__chan_reader_next(t2__chan_reader *r, int fd, int may_read, t2__val **out, int *got)
+{
+    *out = NULL;
+    return t2__chan_reader_each(r, fd, may_read, to_tree, out, got);
 }

@@ -1,0 +1,315 @@
+/* msg_fast.c — the messages a runner sends every trial (ready, metrics, done, finished) decoded
+ * straight from their text, without a tree.
+ *
+ * Why: the controller's main thread is the serial part of a search, and decoding each frame into
+ * a t2__val tree (a node, a key and an index per field, all freed again) and then into the
+ * message was about half of its instructions a trial (callgrind, a 4,000-trial random search).
+ *
+ * The rule that keeps it safe: this path takes a subset of what t2__val_from_json and
+ * t2__msg_decode take, and for that subset gives the very message they give. It reads one flat
+ * object, as the runner's encoder writes it: no whitespace, no escapes, printable ASCII in strings
+ * and keys, each key one of its kind's, at most once, of the type that kind's decode requires, and
+ * every check of the decode passed. Anything else (another kind, a key it does not know, a value it
+ * would have to think about) is declined, and the caller decodes the frame the general way, which
+ * says what is wrong with it. test_protocol and fuzz_protocol compare the two on each text this
+ * path takes. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "protocol.h"
+
+#define MAX_FIELDS 16
+
+/* One "key":value of the object; a value's text is [v, v + vlen). */
+typedef struct field {
+    const char *k, *v;
+    size_t klen, vlen;
+    char type; /* 'i' integer, 'd' double, 's' string, 'b' boolean, 'n' null, 'o' object */
+    int64_t i;
+    double d;
+    int b;
+} field;
+
+typedef struct scan {
+    const char *p, *end;
+    field f[MAX_FIELDS];
+    int n;
+} scan;
+
+/* A string's body from p (past its quote) to its closing quote: printable ASCII, no escape. */
+static const char *plain_string(const char *p, const char *end)
+{
+    while (p < end && *p != '"') {
+        unsigned char c = (unsigned char)*p;
+        if (c < 0x20 || c > 0x7e || c == '\\') return NULL;
+        p++;
+    }
+    return p < end ? p : NULL;
+}
+
+/* A JSON number at p, as the tree's reader types it (json.c read_number): an integer when it has
+ * neither fraction nor exponent (here: up to 18 digits, so that it fits), else a double (here:
+ * finite). NULL: not one this path takes. */
+static const char *number(const char *p, const char *end, field *f)
+{
+    const char *s = p;
+    int is_int = 1, digits = 0;
+    if (p < end && *p == '-') p++;
+    if (p >= end || *p < '0' || *p > '9') return NULL;
+    if (*p == '0') {
+        p++, digits = 1;
+        if (p < end && *p >= '0' && *p <= '9') return NULL;
+    } else {
+        while (p < end && *p >= '0' && *p <= '9') p++, digits++;
+    }
+    if (p < end && *p == '.') {
+        is_int = 0;
+        if (++p >= end || *p < '0' || *p > '9') return NULL;
+        while (p < end && *p >= '0' && *p <= '9') p++;
+    }
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        is_int = 0;
+        p++;
+        if (p < end && (*p == '+' || *p == '-')) p++;
+        if (p >= end || *p < '0' || *p > '9') return NULL;
+        while (p < end && *p >= '0' && *p <= '9') p++;
+    }
+    size_t len = (size_t)(p - s);
+    if (is_int) {
+        if (digits > 18) return NULL;
+        int64_t v = 0;
+        for (const char *q = s + (*s == '-'); q < p; q++) v = v * 10 + (*q - '0');
+        f->type = 'i';
+        f->i = *s == '-' ? -v : v;
+        return p;
+    }
+    char tmp[64];
+    if (len >= sizeof tmp) return NULL;
+    memcpy(tmp, s, len);
+    tmp[len] = '\0';
+    errno = 0;
+    double d = strtod(tmp, NULL);
+    if (!isfinite(d)) return NULL;
+    f->type = 'd';
+    f->d = d;
+    return p;
+}
+
+static const char *word(const char *p, const char *end, const char *w)
+{
+    size_t n = strlen(w);
+    return (size_t)(end - p) >= n && memcmp(p, w, n) == 0 ? p + n : NULL;
+}
+
+/* A value at p; objects only as a span, checked by their reader. */
+static const char *value(const char *p, const char *end, field *f)
+{
+    f->v = p;
+    if (p >= end) return NULL;
+    switch (*p) {
+    case '"': {
+        const char *q = plain_string(p + 1, end);
+        if (!q) return NULL;
+        f->type = 's';
+        f->v = p + 1;
+        f->vlen = (size_t)(q - p - 1);
+        return q + 1;
+    }
+    case 't':
+    case 'f':
+        f->type = 'b';
+        f->b = *p == 't';
+        return word(p, end, f->b ? "true" : "false");
+    case 'n':
+        f->type = 'n';
+        return word(p, end, "null");
+    case '{': { /* a flat object (its fields are read again by its reader) */
+        const char *q = p + 1;
+        while (q < end && *q != '}') {
+            if (*q == '"') {
+                if (!(q = plain_string(q + 1, end))) return NULL;
+            } else if (*q == '{' || *q == '[') {
+                return NULL;
+            }
+            q++;
+        }
+        if (q >= end) return NULL;
+        f->type = 'o';
+        f->vlen = (size_t)(q + 1 - p);
+        return q + 1;
+    }
+    default: {
+        const char *q = number(p, end, f);
+        if (q) f->vlen = (size_t)(q - p);
+        return q;
+    }
+    }
+}
+
+/* The object [p, end) into s->f; 0: not one this path takes. */
+static int object(scan *s, const char *p, const char *end)
+{
+    s->n = 0;
+    if (p >= end || *p++ != '{') return 0;
+    if (p < end && *p == '}') return p + 1 == end;
+    for (;;) {
+        if (s->n == MAX_FIELDS || p >= end || *p != '"') return 0;
+        field *f = &s->f[s->n];
+        memset(f, 0, sizeof *f);
+        const char *q = plain_string(p + 1, end);
+        if (!q) return 0;
+        f->k = p + 1;
+        f->klen = (size_t)(q - p - 1);
+        for (int j = 0; j < s->n; j++) /* the tree's reader refuses a duplicate key */
+            if (s->f[j].klen == f->klen && memcmp(s->f[j].k, f->k, f->klen) == 0) return 0;
+        p = q + 1;
+        if (p >= end || *p++ != ':') return 0;
+        if (!(p = value(p, end, f))) return 0;
+        s->n++;
+        if (p < end && *p == ',') {
+            p++;
+            continue;
+        }
+        return p < end && *p == '}' && p + 1 == end;
+    }
+}
+
+static int is_key(const field *f, const char *k) { return strlen(k) == f->klen && memcmp(f->k, k, f->klen) == 0; }
+
+/* The field named k, or NULL. */
+static const field *get(const scan *s, const char *k)
+{
+    for (int j = 0; j < s->n; j++)
+        if (is_key(&s->f[j], k)) return &s->f[j];
+    return NULL;
+}
+
+/* Whether every key of s is one of keys (NULL-terminated). */
+static int only(const scan *s, const char *const *keys)
+{
+    for (int j = 0; j < s->n; j++) {
+        int known = 0;
+        for (const char *const *k = keys; *k && !known; k++) known = is_key(&s->f[j], *k);
+        if (!known) return 0;
+    }
+    return 1;
+}
+
+/* count(): a required integer >= 0. */
+static int count(const scan *s, const char *k, int64_t *out)
+{
+    const field *f = get(s, k);
+    if (!f || f->type != 'i' || f->i < 0) return 0;
+    *out = f->i;
+    return 1;
+}
+
+/* number() of a required number; optional: absent or null is NAN. */
+static int num(const scan *s, const char *k, int required, double *out)
+{
+    const field *f = get(s, k);
+    if (!f || f->type == 'n') {
+        *out = NAN;
+        return !required;
+    }
+    if (f->type != 'i' && f->type != 'd') return 0;
+    *out = f->type == 'i' ? (double)f->i : f->d;
+    return 1;
+}
+
+static int ready(const scan *s, t2__msg *m)
+{
+    static const char *const keys[] = {"type", "batches_per_epoch", "params", "blas", "version", NULL};
+    int64_t version;
+    if (!only(s, keys) || !count(s, "batches_per_epoch", &m->u.ready.batches_per_epoch) ||
+        !count(s, "params", &m->u.ready.params) || !count(s, "version", &version) || version != T2__PROTOCOL_VERSION)
+        return 0;
+    m->u.ready.version = T2__PROTOCOL_VERSION;
+    const field *b = get(s, "blas");
+    if (b && b->type != 'n') {
+        if (b->type != 's' || !(m->doc = t2__val_stringn(b->v, b->vlen))) return 0;
+        m->u.ready.blas = m->doc->s;
+    }
+    return 1;
+}
+
+/* The values object: names to numbers, into a map the message owns (its doc). */
+static int values(const field *f, t2__msg *m)
+{
+    scan v;
+    if (f->type != 'o' || !object(&v, f->v, f->v + f->vlen) || !(m->doc = t2__val_map())) return 0;
+    for (int j = 0; j < v.n; j++) {
+        const field *x = &v.f[j];
+        if (x->type != 'i' && x->type != 'd') return 0;
+        char *key = malloc(x->klen + 1);
+        if (!key) return 0;
+        memcpy(key, x->k, x->klen);
+        key[x->klen] = '\0';
+        if (t2__val_map_adopt(m->doc, key, x->type == 'i' ? t2__val_int(x->i) : t2__val_double(x->d))) return 0;
+    }
+    m->u.metrics.values = m->doc;
+    return 1;
+}
+
+static int metrics(const scan *s, t2__msg *m)
+{
+    static const char *const keys[] = {"type", "kind", "batches", "epoch", "values", "batches_per_s", "samples_per_s",
+                                       "data_s", "compute_s", "comm_s", "ask_best", NULL};
+    const field *k = get(s, "kind"), *vals = get(s, "values"), *ask = get(s, "ask_best");
+    if (!only(s, keys) || !k || k->type != 's' || !vals) return 0;
+    if (k->vlen == 10 && memcmp(k->v, "validation", 10) == 0) m->u.metrics.validation = 1;
+    else if (!(k->vlen == 8 && memcmp(k->v, "training", 8) == 0)) return 0;
+    if (!count(s, "batches", &m->u.metrics.batches) || !num(s, "epoch", 0, &m->u.metrics.epoch)) return 0;
+    if (ask && ask->type != 'n' && ask->type != 'b') return 0;
+    m->u.metrics.ask_best = ask && ask->type == 'b' && ask->b;
+    /* Timing: read only beside a training window's metrics, and then all five. */
+    static const char *const timing[] = {"batches_per_s", "samples_per_s", "data_s", "compute_s", "comm_s"};
+    int has = 0;
+    for (int j = 0; j < 5; j++) has += get(s, timing[j]) != NULL;
+    if (has && (m->u.metrics.validation || has != 5)) return 0;
+    if (has) {
+        t2__msg_timing *t = &m->u.metrics.timing;
+        m->u.metrics.has_timing = 1;
+        if (!num(s, "batches_per_s", 1, &t->batches_per_s) || !num(s, "samples_per_s", 1, &t->samples_per_s) ||
+            !num(s, "data_s", 1, &t->data_s) || !num(s, "compute_s", 1, &t->compute_s) ||
+            !num(s, "comm_s", 1, &t->comm_s))
+            return 0;
+    }
+    return values(vals, m);
+}
+
+static int done(const scan *s, t2__msg *m)
+{
+    static const char *const keys[] = {"type", "batches", NULL};
+    return only(s, keys) && count(s, "batches", &m->u.done.batches);
+}
+
+static int finished(const scan *s, t2__msg *m)
+{
+    static const char *const keys[] = {"type", "status", "log_end", NULL};
+    if (!only(s, keys) || !count(s, "status", &m->u.finished.status) || m->u.finished.status > 255) return 0;
+    const field *e = get(s, "log_end");
+    m->u.finished.log_end = -1;
+    if (e && e->type != 'n') {
+        if (e->type != 'i' || e->i < 0) return 0;
+        m->u.finished.log_end = e->i;
+    }
+    return 1;
+}
+
+int t2__msg_decode_fast(const char *text, size_t len, t2__msg *out)
+{
+    memset(out, 0, sizeof *out);
+    scan s;
+    if (!object(&s, text, text + len)) return 0;
+    const field *type = get(&s, "type");
+    if (!type || type->type != 's') return 0;
+    int ok = 0;
+    if (type->vlen == 5 && memcmp(type->v, "ready", 5) == 0) out->kind = T2__MSG_READY, ok = ready(&s, out);
+    else if (type->vlen == 7 && memcmp(type->v, "metrics", 7) == 0) out->kind = T2__MSG_METRICS, ok = metrics(&s, out);
+    else if (type->vlen == 4 && memcmp(type->v, "done", 4) == 0) out->kind = T2__MSG_DONE, ok = done(&s, out);
+    else if (type->vlen == 8 && memcmp(type->v, "finished", 8) == 0) out->kind = T2__MSG_FINISHED, ok = finished(&s, out);
+    if (!ok) t2__msg_free(out);
+    return ok;
+}

@@ -1,6 +1,7 @@
 /* error.c — per-thread error detail behind t2_errmsg(). */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include "t2exp/error.h"
 
 static _Thread_local char errbuf[1024];
@@ -15,6 +16,15 @@ int t2_seterr(int code, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(errbuf, sizeof errbuf, fmt, ap);
     va_end(ap);
+    return code;
+}
+
+int t2__seterr_text(int code, const char *text)
+{
+    size_t n = strlen(text);
+    if (n >= sizeof errbuf) n = sizeof errbuf - 1;
+    memcpy(errbuf, text, n);
+    errbuf[n] = '\0';
     return code;
 }
 

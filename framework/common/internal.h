@@ -5,6 +5,11 @@
 #include <stddef.h>
 #include "t2exp/error.h"
 
+/* t2_seterr with a finished text (cut to fit): no format to parse, for errors made often, such as
+ * a trial probing an optional hyperparameter (glibc's printf takes its slow path in a process with
+ * libquadmath, see configs/json_double.c). */
+int t2__seterr_text(int code, const char *text);
+
 /* 64-byte aligned allocation (cache lines, AVX-512); zeroed. NULL on failure or overflow. */
 void *t2__alloc_aligned(size_t count, size_t size);
 void t2__free_aligned(void *p);

@@ -20,6 +20,7 @@
 #include "runner.h"
 #include "t2exp/blas.h"
 #include "nn/conv_direct.h"
+#include "blas_core.h"
 #include "t2exp/nn.h"
 #include "internal.h"
 
@@ -114,6 +115,32 @@ typedef struct {
     t2__msg stash;  /* a message read between batches that is not a threads message (stashed) */
     int stashed;
 } run;
+
+/* The BLAS line with conv2d's kernels, which change the numbers as much as the BLAS core does.
+ * Made once a thread and kept while the two variables it reads stay as they were (the rest is
+ * fixed for the process: the library, its core, the CPU): a worker's every trial asked OpenBLAS
+ * and formatted it anew, a tenth of a one-batch trial's instructions (callgrind). */
+static void kernels_line(char *buf, size_t len)
+{
+    static _Thread_local char line[512], core[128], chosen[256];
+    static _Thread_local int made;
+    const char *c = getenv("OPENBLAS_CORETYPE"), *h = getenv(T2__BLAS_CHOSEN_ENV);
+    if (!made || strcmp(core, c ? c : "") != 0 || strcmp(chosen, h ? h : "") != 0 ||
+        (c && strlen(c) >= sizeof core) || (h && strlen(h) >= sizeof chosen)) {
+        if (t2_blas_line(line, sizeof line) != T2_OK) line[0] = '\0';
+        if (line[0]) {
+            size_t used = strlen(line);
+            snprintf(line + used, sizeof line - used, "; conv2d: %s", t2__conv_direct_kernels());
+        }
+        snprintf(core, sizeof core, "%s", c ? c : "");
+        snprintf(chosen, sizeof chosen, "%s", h ? h : "");
+        made = 1;
+    }
+    size_t n = strlen(line);
+    if (n >= len) n = len - 1;
+    memcpy(buf, line, n);
+    buf[n] = '\0';
+}
 
 /* A new thread count from the controller, taken at a batch boundary: the parts stay, so only the
  * speed changes. */
@@ -852,11 +879,7 @@ int t2__runner_run(const t2__runner_args *a)
     t2__metrics_init(&r.tm);
     t2__metrics_init(&r.vm);
     /* The kernels a result was trained on come first in its log (first_lines). */
-    if (t2_blas_line(r.blas, sizeof r.blas) != T2_OK) r.blas[0] = '\0';
-    if (r.blas[0]) { /* conv2d's own kernels change the numbers as much as the BLAS core does */
-        size_t used = strlen(r.blas);
-        snprintf(r.blas + used, sizeof r.blas - used, "; conv2d: %s", t2__conv_direct_kernels());
-    }
+    kernels_line(r.blas, sizeof r.blas);
     int rank0 = !a->comm || a->comm->rank == 0;
     const char *blas_line = r.blas[0] && rank0 ? r.blas : NULL;
     int64_t gb = 0, per = 0;

@@ -199,7 +199,7 @@ int t2__msg_recv(int fd, t2__msg *out);
 /* As t2__msg_recv for a peer not yet trusted: frames over max_frame bytes and silence past the
  * deadline (t2__now() seconds) are errors. */
 int t2__msg_recv_by(int fd, t2__msg *out, size_t max_frame, double deadline);
-/* As t2__msg_recv through a buffered reader (t2__chan_reader_next): *got = 0 when no complete
+/* As t2__msg_recv through a buffered reader (t2__chan_reader_each): *got = 0 when no complete
  * message is there yet (out zeroed); else out is the message (T2__MSG_NONE at the end of stream). */
 struct t2__chan_reader;
 int t2__msg_recv_buffered(struct t2__chan_reader *r, int fd, int may_read, t2__msg *out, int *got);

@@ -51,19 +51,16 @@ typedef struct t2__chan_reader {
     int broken;           /* a frame over the limit came: the rest is dropped until the end */
 } t2__chan_reader;
 
-/* The next complete frame. With may_read (fd is readable: poll said so), one read() takes what
+/* The next complete frame, its body to fn (text NUL-terminated for the length of the call, len its
+ * bytes; the frame is consumed) and fn's result returned: the caller decodes it (msg_decode.c,
+ * some frames without a tree). With may_read (fd is readable: poll said so), one read() takes what
  * fd has first if no complete frame is buffered; without, only buffered frames come out. *got = 1
- * with *out the frame, or *out = NULL for a clean end of stream; *got = 0: no complete frame yet
- * (wait for fd to be readable). Errors as t2__channel_recv, *got then 1: the stream ended inside
- * a frame (T2_EIO), a frame over the limit or bad JSON (T2_EFORMAT, the frame consumed). */
-int t2__chan_reader_next(t2__chan_reader *r, int fd, int may_read, t2__val **out, int *got);
-/* As t2__chan_reader_next, but a complete frame's body goes to fn (text NUL-terminated for the
- * length of the call, len its bytes) instead of the JSON reader, and its result is returned: for a
- * caller that decodes some frames without a tree (protocol/msg_fast.c). fn is not called for an
- * end of stream or an error of the stream. */
+ * for a frame or a clean end of stream (fn not called); *got = 0: no complete frame yet (wait for fd
+ * to be readable). Errors as t2__channel_recv, *got then 1, fn not called: the stream ended inside
+ * a frame (T2_EIO), a frame over the limit (T2_EFORMAT). */
 typedef int (*t2__chan_frame_fn)(char *text, size_t len, void *ud);
 int t2__chan_reader_each(t2__chan_reader *r, int fd, int may_read, t2__chan_frame_fn fn, void *ud, int *got);
-/* 1 if t2__chan_reader_next would give something without reading. */
+/* 1 if t2__chan_reader_each would give something without reading. */
 int t2__chan_reader_has_frame(const t2__chan_reader *r);
 void t2__chan_reader_reset(t2__chan_reader *r);
 void t2__chan_reader_free(t2__chan_reader *r);

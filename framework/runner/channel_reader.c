@@ -132,15 +132,3 @@ int t2__chan_reader_each(t2__chan_reader *r, int fd, int may_read, t2__chan_fram
     }
     return T2_OK;
 }
-
-static int to_tree(char *text, size_t len, void *ud)
-{
-    size_t used;
-    return t2__val_from_json(text, len, (t2__val **)ud, &used);
-}
-
-int t2__chan_reader_next(t2__chan_reader *r, int fd, int may_read, t2__val **out, int *got)
-{
-    *out = NULL;
-    return t2__chan_reader_each(r, fd, may_read, to_tree, out, got);
-}

@@ -28,7 +28,6 @@ static void forget(t2__ctl_worker *w)
     w->pid = 0;
     w->fd = -1;
     w->busy = 0;
-    w->log_end = -1;
 }
 
 static void reap(t2__ctl *c, t2__ctl_worker *w)
@@ -74,7 +73,9 @@ static int spawn(t2__ctl *c, t2__ctl_worker *w, const t2__runner_args *a)
     char runs[PATH_MAX];
     snprintf(runs, sizeof runs, "%s%s", w->log_path, T2__LOG_RUNS_SUFFIX); /* read in the child */
     base.worker_runs = runs;
-    w->exits_seen = t2__ctl_child_exits; /* before the fork: an end right after it is counted */
+    /* The new process's facts: exits_seen before the fork (an end right after it is counted), no
+     * log_end said yet (its first trial asks the file). Only a spawned entry is ever given a trial. */
+    w->exits_seen = t2__ctl_child_exits;
     w->log_end = -1;
     rc = t2__worker_proc_start(&base, w->log_fd, fds, n, &w->pid, &w->fd);
     free(fds);
@@ -136,10 +137,7 @@ static int table(t2__ctl *c)
     if (c->workers) return T2_OK;
     int n = c->capacity > 0 ? c->capacity : 1;
     if (!(c->workers = calloc((size_t)n, sizeof *c->workers))) return t2_seterr(T2_ENOMEM, "controller: out of memory");
-    for (int i = 0; i < n; i++) {
-        c->workers[i].fd = c->workers[i].log_fd = -1;
-        c->workers[i].log_end = -1;
-    }
+    for (int i = 0; i < n; i++) c->workers[i].fd = c->workers[i].log_fd = -1;
     c->nworkers = n;
     return T2_OK;
 }
@@ -179,7 +177,7 @@ int t2__ctl_worker_start(t2__ctl *c, t2__ctl_trial *t, const t2__runner_args *a)
         if (!g) return t2_seterr(T2_ENOMEM, "controller: out of memory");
         c->workers = g;
         w = &c->workers[c->nworkers++];
-        *w = (t2__ctl_worker){.pid = 0, .fd = -1, .busy = 0, .log_fd = -1, .log_end = -1};
+        *w = (t2__ctl_worker){.pid = 0, .fd = -1, .busy = 0, .log_fd = -1};
     }
     int64_t start = 0;
     if (!alive(w)) { /* an idle worker that died (or none yet): a fresh one gets the trial */

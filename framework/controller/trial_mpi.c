@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "internal.h"
 #include "runner/channel_auth.h"
 #include "trial_proc.h"
 
@@ -33,6 +35,25 @@ int t2__listen_tcp(const char *addr, int *fd, int *port)
     }
     *fd = s;
     *port = ntohs(sa.sin_port);
+    return T2_OK;
+}
+
+/* A launch's own Open MPI session directory: $TMPDIR/ompi.t2exp.<16 random hex digits>.
+ * By default every mpirun of one user on a host shares $TMPDIR/ompi.<host>.<uid>, which the first
+ * creates and the last removes; two mpiruns starting at once race on it and the loser's orte_init
+ * fails ("orte_session_dir failed ... File exists": about 1 start in 900 with three at once here),
+ * which lost a trial of a search running distributed trials side by side. A directory of its own
+ * is created and removed by that mpirun (and by its daemons on other hosts) alone. */
+static int session_dir_new(char *out, size_t cap)
+{
+    unsigned char r[8];
+    int rc = t2__random_bytes(r, sizeof r);
+    if (rc) return rc;
+    const char *tmp = getenv("TMPDIR");
+    if (!tmp || !*tmp) tmp = "/tmp";
+    int n = snprintf(out, cap, "%s/ompi.t2exp.%02x%02x%02x%02x%02x%02x%02x%02x", tmp, r[0], r[1], r[2], r[3], r[4],
+                     r[5], r[6], r[7]);
+    if (n < 0 || (size_t)n >= cap) return t2_seterr(T2_EINVAL, "$TMPDIR is too long for a session directory: %s", tmp);
     return T2_OK;
 }
 
@@ -69,7 +90,9 @@ int t2__trial_mpi_start(const t2__mpi_launch *l, pid_t *pid, unsigned char key_o
     /* This launch's channel key, by name only: the value stays out of every command line. */
     unsigned char key[T2__AUTH_KEY_BYTES];
     char key_hex[2 * T2__AUTH_KEY_BYTES + 1];
+    char session[PATH_MAX];
     int krc = t2__auth_key_new(key, key_hex);
+    if (!krc) krc = session_dir_new(session, sizeof session);
     if (krc) {
         free(argv);
         free(names);
@@ -128,6 +151,7 @@ int t2__trial_mpi_start(const t2__mpi_launch *l, pid_t *pid, unsigned char key_o
             if (l->close_fds[i] >= 0) close(l->close_fds[i]);
         if (dup2(log, STDOUT_FILENO) < 0 || dup2(log, STDERR_FILENO) < 0) _exit(3);
         if (setenv(T2__AUTH_KEY_ENV, key_hex, 1) != 0) _exit(3);
+        if (setenv("OMPI_MCA_orte_top_session_dir", session, 1) != 0) _exit(3);
         for (size_t k = 0; k < l->nenv; k++)
             if (setenv(names[k], strchr(l->env[k], '=') + 1, 1) != 0) _exit(3);
         execvp("mpirun", (char *const *)argv);

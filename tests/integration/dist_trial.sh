@@ -29,8 +29,14 @@ ctl=$!
 wait_for "SELECT count(*) FROM checkpoints c JOIN trials t ON t.id=c.trial_id WHERE t.experiment_id=2 AND c.batches >= 100"
 rank=$(own_pids "run-trial --connect .* --trial $(sql "SELECT id FROM trials WHERE experiment_id=2")" | tail -n 1)
 [ -n "$rank" ] || fail "no rank process found"
+# Each launch has an Open MPI session directory of its own (two mpiruns sharing the default
+# $TMPDIR/ompi.<host>.<uid> race to create it and one fails), and it is gone when mpirun ends.
+tr '\0' '\n' < "/proc/$rank/environ" | grep -q "^OMPI_MCA_orte_jobfam_session_dir=$TMPDIR/ompi\.t2exp\.[0-9a-f]\{16\}/" \
+  || fail "the rank's session directory is not its launch's own: $(tr '\0' '\n' < "/proc/$rank/environ" | grep session)"
 kill -KILL "$rank"
 wait "$ctl" || fail "the experiment failed after a rank was killed: $(cat "$WORK/create2.log")"
+left=$(find "$TMPDIR" -maxdepth 1 -name 'ompi.*')
+[ -z "$left" ] || fail "Open MPI session directories left behind: $left"
 [ "$(sql "SELECT restarts FROM trials WHERE experiment_id=2")" = 1 ] || fail "the trial should have restarted once"
 [ "$(sql "SELECT state FROM trials WHERE experiment_id=2")" = COMPLETED ] || fail "the trial should complete"
 id2=$(sql "SELECT id FROM trials WHERE experiment_id=2")

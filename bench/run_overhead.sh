@@ -13,9 +13,8 @@ T2EXP_HOME="$tmp/home" TMPDIR="$tmp" build/t2exp create configs/examples/fashion
 # Throughput over the windows after the first 100 batches (the bare loop skips its warm-up too):
 # samples over the sum of each window's duration.
 exp=$(sqlite3 "$tmp/home/t2exp.db" "
-  SELECT sum(s.value * 50 / b.value) / sum(50 / b.value)
-  FROM metrics s JOIN metrics b ON b.trial_id = s.trial_id AND b.batches = s.batches AND b.kind = 'training'
-  WHERE s.kind = 'training' AND s.name = 't2exp.samples_per_s' AND b.name = 't2exp.batches_per_s' AND s.batches > 100")
+  SELECT sum(samples_per_s * 50 / batches_per_s) / sum(50 / batches_per_s)
+  FROM report_timings WHERE kind = 'training' AND batches > 100")
 vals=$(sqlite3 "$tmp/home/t2exp.db" "SELECT count(*) FROM metrics WHERE kind='validation' AND name='validation_accuracy'")
 awk -v e="$exp" -v b="$(sed -n 's/.*train_img_per_s=\([0-9.]*\).*/\1/p' <<<"$bare")" -v v="$vals" 'BEGIN {
   printf "overhead: ratio=%.3f experiment_img_per_s=%.0f bare_img_per_s=%.0f overhead_pct=%.1f validations=%d\n", e / b, e, b, 100 * (1 - e / b), v }'

@@ -162,13 +162,10 @@ static int on_metrics(t2__ctl *c, t2__ctl_trial *t, const t2__msg *m)
         }
     }
     /* The runner's own measurements of the window go in beside the trial's metrics. */
-    if (!validation && m->u.metrics.has_timing) {
+    if (!rc && !validation && m->u.metrics.has_timing) {
         const t2__msg_timing *x = &m->u.metrics.timing;
-        const struct { const char *name; double v; } timing[] = {
-            {"t2exp.batches_per_s", x->batches_per_s}, {"t2exp.samples_per_s", x->samples_per_s},
-            {"t2exp.data_s", x->data_s}, {"t2exp.compute_s", x->compute_s}, {"t2exp.comm_s", x->comm_s}};
-        for (size_t i = 0; !rc && i < sizeof timing / sizeof timing[0]; i++)
-            rc = t2__store_add_metric(c->st, t->id, T2__METRIC_TRAINING, t->batches, epoch, timing[i].name, timing[i].v);
+        t2__store_timing tm = {x->batches_per_s, x->samples_per_s, x->data_s, x->compute_s, x->comm_s};
+        rc = t2__store_add_timing(c->st, t->id, t->batches, epoch, &tm);
     }
     if (!validation && !rc) rc = t2__ctl_store_trial(c, t, T2__TU_BATCHES, 0, NULL);
     /* checkpoint_policy best: the runner waits for this answer before it goes on. */

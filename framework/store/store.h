@@ -54,7 +54,7 @@ int t2__store_experiment_dir(const char *home, int64_t experiment_id, const char
 /* ---- open / close / schema --------------------------------------------------------------- */
 
 /* The schema version this code writes (PRAGMA user_version). */
-#define T2__STORE_SCHEMA_VERSION 13
+#define T2__STORE_SCHEMA_VERSION 14
 
 /* Opens HOME/t2exp.db. Read-write: creates HOME (mkdir -p) and the database, sets WAL mode, and
  * applies the pending forward migrations in one transaction. Read-only: the database must exist
@@ -332,6 +332,16 @@ int t2__store_update_trial(t2__store *st, int64_t trial_id, const t2__trial_upda
  * value NaN is stored as NULL. */
 int t2__store_add_metric(t2__store *st, int64_t trial_id, int kind, int64_t batches, double epoch,
                          const char *name, double value);
+
+/* The runner's own measurements of one training report's window, which read back as the metrics
+ * t2exp.batches_per_s, t2exp.samples_per_s, t2exp.data_s, t2exp.compute_s and t2exp.comm_s. */
+typedef struct {
+    double batches_per_s, samples_per_s, data_s, compute_s, comm_s; /* NaN: NULL */
+} t2__store_timing;
+
+/* Buffers a report's timings as one row of report_timings (schema 14; the listings show it as those
+ * five training metrics at the step). Dedup as add_metric: the first row recorded for a step wins. */
+int t2__store_add_timing(t2__store *st, int64_t trial_id, int64_t batches, double epoch, const t2__store_timing *t);
 
 typedef struct {
     const char *uuid;  /* required, unique */

@@ -152,6 +152,11 @@ static int run_rec(t2__store *st, t2__store_rec *r, const t2__fold_rows *rows)
     case T2__REC_TRIAL_HOSTS: rc = t2__store_set_trial_hosts(st, r->id, r->s1); break;
     case T2__REC_TRIAL_PARENT: rc = t2__store_set_trial_parent(st, r->id, r->i[0], r->s1); break;
     case T2__REC_METRIC: rc = t2__store_add_metric(st, r->id, r->k, r->i[0], r->d[0], r->s1, r->d[1]); break;
+    case T2__REC_TIMING: {
+        t2__store_timing t = {r->d[1], r->d[2], r->d[3], r->d[4], r->d[5]};
+        rc = t2__store_add_timing(st, r->id, r->i[0], r->d[0], &t);
+        break;
+    }
     case T2__REC_SEGMENT: rc = t2__store_add_log_segment(st, r->id, r->s1, r->i[0]); break;
     case T2__REC_PROGRESS: rc = t2__store_set_experiment_progress(st, r->id, r->d[0]); break;
     case T2__REC_BEST: rc = t2__store_set_experiment_best(st, r->id, r->i[0], r->d[0]); break;

@@ -68,6 +68,7 @@ enum {
     T2__REC_TRIAL_HOSTS,  /* id; s1 */
     T2__REC_TRIAL_PARENT, /* id; i[0] parent; s1 uuid */
     T2__REC_METRIC,       /* id; k kind; i[0] batches; d: epoch, value; s1 name */
+    T2__REC_TIMING,       /* id; i[0] batches; d: epoch, then the five timings in t2__store_timing's order */
     T2__REC_SEGMENT,      /* id; i[0] start; s1 path */
     T2__REC_PROGRESS,     /* id experiment; d[0] */
     T2__REC_BEST,         /* id experiment; i[0] trial; d[0] metric */
@@ -80,7 +81,7 @@ enum {
 typedef struct {
     int kind, k;
     int64_t id, i[4];
-    double d[2];
+    double d[6];
     double now;       /* the store clock when it was queued */
     size_t o1, o2;    /* where s1 and s2 are in the queue's text (SIZE_MAX: NULL) */
     const char *s1, *s2; /* set from o1, o2 when the writer takes it */

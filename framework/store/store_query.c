@@ -274,11 +274,26 @@ int t2__store_print_trials(t2__store *st, int64_t experiment_id, t2__store_forma
     return t2__store_print_query(st, SQL_TRIALS, p, 1, COLS, fmt, out);
 }
 
-/* Key order of the metrics table, so the rows stream out of the primary key unsorted. */
+/* A report's metrics are two tables since schema 14: what the trial reported (metrics) and the
+ * runner's five timings (report_timings, one row a report), which read as the training metrics
+ * t2exp.batches_per_s and so on. The listings merge them: one arm of a compound select for
+ * metrics and one for each timing column, each in key order (kind, batches, then name: a timing
+ * arm's rows are unique by kind and batches within a trial, so its constant name sorts nothing),
+ * merged without a sort. The join with trials is what lets SQLite see that uniqueness. */
+#define METRIC_TIME "strftime('%Y-%m-%dT%H:%M:%fZ', m.time, 'unixepoch')"
+#define TIMING_ARM(lead, where, col)                                                                \
+    " UNION ALL SELECT " lead "r.kind, r.batches, r.epoch, 't2exp." col "', r." col ","                 \
+    " strftime('%Y-%m-%dT%H:%M:%fZ', r.time, 'unixepoch')"                                           \
+    " FROM trials t JOIN report_timings r ON r.trial_id = t.id WHERE " where " AND (:kind IS NULL OR r.kind = :kind)"
+#define TIMING_ARMS(lead, where)                                                                    \
+    TIMING_ARM(lead, where, "batches_per_s") TIMING_ARM(lead, where, "samples_per_s")                \
+    TIMING_ARM(lead, where, "data_s") TIMING_ARM(lead, where, "compute_s") TIMING_ARM(lead, where, "comm_s")
+
 static const char SQL_METRICS[] =
-    "SELECT kind, batches, epoch, name, value,"
-    " strftime('%Y-%m-%dT%H:%M:%fZ', time, 'unixepoch') AS time"
-    " FROM metrics WHERE trial_id = :trial AND (:kind IS NULL OR kind = :kind)"
+    "SELECT m.kind AS kind, m.batches AS batches, m.epoch AS epoch, m.name AS name, m.value AS value,"
+    " " METRIC_TIME " AS time"
+    " FROM trials t JOIN metrics m ON m.trial_id = t.id WHERE t.id = :trial AND (:kind IS NULL OR m.kind = :kind)"
+    TIMING_ARMS("", "t.id = :trial")
     " ORDER BY kind, batches, name";
 
 int t2__store_print_metrics(t2__store *st, int64_t trial_id, const char *kind,
@@ -298,13 +313,22 @@ int t2__store_print_metrics(t2__store *st, int64_t trial_id, const char *kind,
     return t2__store_print_query(st, SQL_METRICS, p, 2, COLS, fmt, out);
 }
 
-/* `metrics EXP`: every trial's rows in one table, trial by trial in key order. */
+/* `metrics EXP`: every trial's rows in one table, trial by trial in key order. The ordinal orders
+ * the merge and is left out by the outer select, a plain scan of the merge's co-routine in its
+ * order (an ORDER BY there would sort every row again). test_store_query checks the order. */
+#define EXP_LEAD "t.ordinal, t.experiment_id || '.' || t.ordinal, t.id, "
 static const char SQL_EXP_METRICS[] =
-    "SELECT t.experiment_id || '.' || t.ordinal AS trial, t.id AS trial_id, m.kind, m.batches, m.epoch,"
-    " m.name, m.value, strftime('%Y-%m-%dT%H:%M:%fZ', m.time, 'unixepoch') AS time"
+    "SELECT trial, trial_id, kind, batches, epoch, name, value, time FROM ("
+    "SELECT t.ordinal AS ordinal, t.experiment_id || '.' || t.ordinal AS trial, t.id AS trial_id, m.kind AS kind,"
+    " m.batches AS batches, m.epoch AS epoch, m.name AS name, m.value AS value, " METRIC_TIME " AS time"
     " FROM trials t JOIN metrics m ON m.trial_id = t.id"
     " WHERE t.experiment_id = :exp AND (:kind IS NULL OR m.kind = :kind)"
-    " ORDER BY t.ordinal, m.kind, m.batches, m.name";
+    TIMING_ARMS(EXP_LEAD, "t.experiment_id = :exp")
+    " ORDER BY ordinal, kind, batches, name)";
+#undef EXP_LEAD
+#undef TIMING_ARMS
+#undef TIMING_ARM
+#undef METRIC_TIME
 
 int t2__store_print_experiment_metrics(t2__store *st, int64_t experiment_id, const char *kind,
                                        t2__store_format fmt, FILE *out)

@@ -219,9 +219,11 @@ int t2__store_trial_id(t2__store *st, int64_t experiment_id, int64_t ordinal, in
 /* The steps at which a trial's training metrics were reported, ascending: where its reporting
  * windows closed. A trial that trains those steps again (a restart without a checkpoint, or an
  * ASHA promotion of a trial that cannot checkpoint) closes its windows at the same steps, so the
- * values it reports match the first run's. */
+ * values it reports match the first run's. A window's timings (report_timings) mark it too, whether or
+ * not the trial reported a metric of its own there. */
 static const char SQL_REPORT_STEPS[] =
-    "SELECT DISTINCT batches FROM metrics WHERE trial_id = ?1 AND kind = 'training' ORDER BY batches";
+    "SELECT batches FROM metrics WHERE trial_id = ?1 AND kind = 'training'"
+    " UNION SELECT batches FROM report_timings WHERE trial_id = ?1 AND kind = 'training' ORDER BY batches";
 
 int t2__store_report_steps(t2__store *st, int64_t trial_id, int64_t **steps, size_t *n)
 {

@@ -682,6 +682,33 @@ int t2__store_add_metric(t2__store *st, int64_t trial_id, int kind, int64_t batc
     return t2__store_write_done(st);
 }
 
+static const char SQL_ADD_TIMING[] =
+    "INSERT INTO report_timings (trial_id, kind, batches, epoch, time, batches_per_s, samples_per_s, data_s,"
+    " compute_s, comm_s) VALUES (?1, 'training', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
+    " ON CONFLICT (trial_id, kind, batches) DO NOTHING";
+
+int t2__store_add_timing(t2__store *st, int64_t trial_id, int64_t batches, double epoch, const t2__store_timing *t)
+{
+    if (!st || !t) return t2_seterr(T2_EINVAL, "store: add_timing: NULL argument");
+    const double v[5] = {t->batches_per_s, t->samples_per_s, t->data_s, t->compute_s, t->comm_s};
+    if (t2__store_queues(st)) {
+        t2__store_rec r = {.kind = T2__REC_TIMING, .id = trial_id, .i = {batches}, .d = {epoch}};
+        memcpy(&r.d[1], v, sizeof v);
+        return t2__store_async_put(st, &r, NULL, NULL);
+    }
+    int rc;
+    sqlite3_stmt *s;
+    if ((rc = t2__store_write_begin(st)) || (rc = t2__store_stmt(st, SQL_ADD_TIMING, &s))) return rc;
+    int b = sqlite3_bind_int64(s, 1, trial_id);
+    b = b ? b : sqlite3_bind_int64(s, 2, batches);
+    b = b ? b : t2__store_bind_real(s, 3, epoch);
+    b = b ? b : sqlite3_bind_double(s, 4, t2__store_now(st));
+    for (int i = 0; i < 5 && !b; i++) b = t2__store_bind_real(s, 5 + i, v[i]);
+    if ((rc = bind_rc(st, b))) return rc;
+    if ((rc = t2__store_exec_stmt(st, s, "add report timings"))) return rc;
+    return t2__store_write_done(st);
+}
+
 int t2__store_add_metric_recs(t2__store *st, const t2__store_rec *v, size_t n)
 {
     while (n > 0) {

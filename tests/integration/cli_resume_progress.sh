@@ -36,9 +36,8 @@ expect_in "$OUT" "(trial 1, best of all validations)"
 # same model; counting the batches of the window before the pause made it hundreds of times more.
 restored=$(grep -m1 -oE "^restored .*: batch [0-9]+" <(trial_log 1) | grep -oE "[0-9]+$")
 [ -n "$restored" ] || fail "the trial never restored"
-before=$(sql "SELECT max(value) FROM metrics WHERE trial_id=1 AND name='t2exp.batches_per_s' AND batches <= $restored")
-after=$(sql "SELECT value FROM metrics WHERE trial_id=1 AND name='t2exp.batches_per_s' AND batches > $restored
-             ORDER BY batches LIMIT 1")
+before=$(sql "SELECT max(batches_per_s) FROM report_timings WHERE trial_id=1 AND batches <= $restored")
+after=$(sql "SELECT batches_per_s FROM report_timings WHERE trial_id=1 AND batches > $restored ORDER BY batches LIMIT 1")
 awk -v a="$after" -v b="$before" 'BEGIN { exit !(a < 20 * b) }' ||
   fail "first rate after the restore $after batches/s, fastest before $before"
 store_ok

@@ -159,6 +159,7 @@ static void test_migrate_v1(void)
                                     "ALTER TABLE trials DROP COLUMN parent_checkpoint;"
                                     "ALTER TABLE experiments DROP COLUMN parts;"
                                     "DROP TABLE trial_log_segments;"
+                                    "DROP TABLE report_timings;"
                                     "PRAGMA user_version = 1;"));
     CHECK_OK(t2__store_exec_sql(st, "INSERT INTO experiments (name, config_yaml, searcher_name, metric,"
                                     " smaller_is_better, trial_object, seed, created_at) VALUES ('old',"
@@ -214,6 +215,7 @@ static void test_migrate_v7(void)
                                     "DROP TABLE experiment_blas; DROP TRIGGER trials_blas;"
                                     "ALTER TABLE trials DROP COLUMN blas_id; DROP TABLE blas_lines;"
                                     "CREATE INDEX trials_by_blas ON trials (experiment_id, blas);"
+                                    "DROP TABLE report_timings;"
                                     "PRAGMA user_version = 7;"));
     CHECK_OK(t2__store_exec_sql(st, "INSERT INTO experiments (name, config_yaml, searcher_name, metric,"
                                     " smaller_is_better, trial_object, seed, created_at) VALUES ('old', 'name: old',"
@@ -258,6 +260,7 @@ static void test_migrate_v10(void)
     CHECK_OK(t2__store_exec_sql(st, "DROP TABLE experiment_blas; DROP TRIGGER trials_blas;"
                                     "ALTER TABLE trials DROP COLUMN blas_id; DROP TABLE blas_lines;"
                                     "CREATE INDEX trials_by_blas ON trials (experiment_id, blas);"
+                                    "DROP TABLE report_timings;"
                                     "PRAGMA user_version = 10;"));
     CHECK_OK(t2__store_exec_sql(st, "INSERT INTO experiments (name, config_yaml, searcher_name, metric,"
                                     " smaller_is_better, trial_object, seed, created_at) VALUES ('old', 'name: old',"
@@ -329,6 +332,7 @@ static void test_migrate_v12(void)
     int cookie = (int)sql_int(st, "PRAGMA schema_version");
     char sql[1024];
     snprintf(sql, sizeof sql,
+             "DROP TABLE report_timings;"
              "PRAGMA writable_schema = ON;"
              "UPDATE sqlite_master SET sql = replace(sql, 'CHECK (state = ''QUEUED'' OR state = ''RUNNING'' OR"
              " state = ''PAUSED'' OR state = ''COMPLETED'' OR state = ''ERRORED'' OR state = ''CANCELED'')',"
@@ -367,6 +371,97 @@ static void test_migrate_v12(void)
     CHECK_OK(t2__store_close(st));
 }
 
+/* `t2exp metrics TRIAL --csv [--kind KIND]` as a malloc'd text (NULL if it failed). */
+static char *print_to_text(t2__store *st, int64_t trial, const char *kind)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) return NULL;
+    int rc = t2__store_print_metrics(st, trial, kind, T2__FMT_CSV, f);
+    fclose(f);
+    if (rc) {
+        fprintf(stderr, "print_metrics: %s\n", t2_errmsg());
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+/* Schema 14 from 13: the runner's five timings of a training report move from five metrics rows to
+ * one report_timings row, and `t2exp metrics` lists exactly what it listed before; an incomplete
+ * group of such names (no t2exp wrote one, a trial could) stays in metrics. New timings go in as one
+ * row, list as five metrics, dedup by step, mark the report steps, and go with their trial. */
+static void test_migrate_v13(void)
+{
+    char h[700], buf[512];
+    snprintf(h, sizeof h, "%s/v13", dir);
+    t2__store *st = NULL;
+    CHECK_OK(t2__store_open(h, 0, &st));
+    CHECK_OK(t2__store_exec_sql(st, "DROP TABLE report_timings; PRAGMA user_version = 13;"));
+    int64_t e = new_experiment(st, 1), t = 0, t2 = 0;
+    CHECK_OK(t2__store_create_trial(st, e, 0, "{}", 1, 1, &t));
+    CHECK_OK(t2__store_create_trial(st, e, 1, "{}", 2, 1, &t2));
+    CHECK(t == 1 && t2 == 2);
+    /* Rows as schema 13's writer left them: step 1 complete, step 2 three of five. */
+    CHECK_OK(t2__store_exec_sql(st, "INSERT INTO metrics (trial_id, kind, batches, epoch, name, value, time) VALUES"
+                                    " (1, 'training', 1, 0.5, 'loss', 1.0, 10), (1, 'training', 1, 0.5,"
+                                    " 't2exp.batches_per_s', 10, 10), (1, 'training', 1, 0.5, 't2exp.samples_per_s',"
+                                    " 11, 10), (1, 'training', 1, 0.5, 't2exp.data_s', NULL, 10), (1, 'training', 1,"
+                                    " 0.5, 't2exp.compute_s', 13, 10), (1, 'training', 1, 0.5, 't2exp.comm_s', 14, 10),"
+                                    " (1, 'training', 2, 1.0, 'loss', 0.5, 11), (1, 'training', 2, 1.0,"
+                                    " 't2exp.batches_per_s', 20, 11), (1, 'training', 2, 1.0, 't2exp.samples_per_s',"
+                                    " 21, 11), (1, 'training', 2, 1.0, 't2exp.data_s', 22, 11),"
+                                    " (1, 'validation', 2, 1.0, 't2exp.data_s', 7, 12),"
+                                    " (2, 'training', 4, NULL, 'acc', 0.25, 13), (2, 'training', 6, NULL, 'acc', 0.5, 14)"));
+    CHECK_OK(t2__store_close(st));
+    CHECK_OK(t2__store_open(h, 0, &st)); /* migrates */
+    CHECK(sql_int(st, "PRAGMA user_version") == T2__STORE_SCHEMA_VERSION);
+    CHECK(sql_int(st, "SELECT count(*) FROM report_timings") == 1);
+    CHECK(sql_int(st, "SELECT count(*) FROM metrics WHERE name LIKE 't2exp.%'") == 4);
+    /* What schema 13's listing printed: its rows in (kind, batches, name) order. */
+    static const char want1[] =
+        "kind,batches,epoch,name,value,time\n"
+        "training,1,0.5,loss,1.0,1970-01-01T00:00:10.000Z\n"
+        "training,1,0.5,t2exp.batches_per_s,10.0,1970-01-01T00:00:10.000Z\n"
+        "training,1,0.5,t2exp.comm_s,14.0,1970-01-01T00:00:10.000Z\n"
+        "training,1,0.5,t2exp.compute_s,13.0,1970-01-01T00:00:10.000Z\n"
+        "training,1,0.5,t2exp.data_s,,1970-01-01T00:00:10.000Z\n"
+        "training,1,0.5,t2exp.samples_per_s,11.0,1970-01-01T00:00:10.000Z\n"
+        "training,2,1.0,loss,0.5,1970-01-01T00:00:11.000Z\n"
+        "training,2,1.0,t2exp.batches_per_s,20.0,1970-01-01T00:00:11.000Z\n"
+        "training,2,1.0,t2exp.data_s,22.0,1970-01-01T00:00:11.000Z\n"
+        "training,2,1.0,t2exp.samples_per_s,21.0,1970-01-01T00:00:11.000Z\n"
+        "validation,2,1.0,t2exp.data_s,7.0,1970-01-01T00:00:12.000Z\n";
+    char *got = print_to_text(st, t, NULL);
+    CHECK_TEXT(got, want1);
+    free(got);
+    /* New timings: one row; NaN as NULL; the first row of a step wins; merged in name order. */
+    t2__store_timing tm = {100, 3200, NAN, 0.25, 0};
+    CHECK_OK(t2__store_add_timing(st, t2, 4, 2.0, &tm));
+    t2__store_timing again = {1, 1, 1, 1, 1};
+    CHECK_OK(t2__store_add_timing(st, t2, 4, 2.0, &again));
+    CHECK_OK(t2__store_add_timing(st, t2, 5, 2.5, &again)); /* a window the trial reported nothing in */
+    CHECK_OK(t2__store_flush(st, 1));
+    CHECK(sql_int(st, "SELECT count(*) FROM report_timings WHERE trial_id = 2") == 2);
+    got = print_to_text(st, t2, "training");
+    CHECK(got && strncmp(got, "kind,batches,epoch,name,value,time\ntraining,4,,acc,0.25,", 56) == 0);
+    CHECK(got && strstr(got, "\ntraining,4,2.0,t2exp.batches_per_s,100.0,") && strstr(got, "\ntraining,4,2.0,t2exp.data_s,,"));
+    CHECK(got && strstr(got, "\ntraining,5,2.5,t2exp.comm_s,1.0,") && strstr(got, "\ntraining,6,,acc,0.5,"));
+    CHECK(got && strstr(got, "t2exp.samples_per_s,3200.0,") < strstr(got, "\ntraining,5,"));
+    free(got);
+    int64_t *steps = NULL;
+    size_t n = 0;
+    CHECK_OK(t2__store_report_steps(st, t2, &steps, &n));
+    CHECK(n == 3 && steps && steps[0] == 4 && steps[1] == 5 && steps[2] == 6);
+    free(steps);
+    CHECK_OK(t2__store_exec_sql(st, "DELETE FROM trials WHERE id = 1"));
+    CHECK(sql_int(st, "SELECT count(*) FROM report_timings WHERE trial_id = 1") == 0);
+    CHECK_TEXT(sql_text(st, "PRAGMA integrity_check", buf, sizeof buf), "ok");
+    CHECK(sql_int(st, "SELECT count(*) FROM pragma_foreign_key_check") == 0);
+    CHECK_OK(t2__store_close(st));
+}
+
 static void test_open_and_migrate(void)
 {
     t2__store *st = NULL;
@@ -380,7 +475,8 @@ static void test_open_and_migrate(void)
     char buf[64];
     CHECK_TEXT(sql_text(st, "PRAGMA journal_mode", buf, sizeof buf), "wal");
     CHECK(sql_int(st, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN"
-                      " ('experiments','trials','metrics','checkpoints','searcher_state')") == 5);
+                      " ('experiments','trials','metrics','report_timings','checkpoints','searcher_state')")
+          == 6);
     CHECK(sql_int(st, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN"
                       " ('trials_by_metric','checkpoints_by_trial','checkpoints_by_experiment')")
           == 3);
@@ -900,6 +996,7 @@ int main(void)
     test_migrate_v7();
     test_migrate_v10();
     test_migrate_v12();
+    test_migrate_v13();
     test_versions();
     test_experiments();
     test_trials();

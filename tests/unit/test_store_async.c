@@ -179,6 +179,8 @@ static int workload(t2__store *st, int64_t exp, int64_t *ids)
         DO(t2__store_add_metric(st, id, T2__METRIC_TRAINING, 1, NAN, "loss", 1.0 / (k + 1)));
         DO(t2__store_add_metric(st, id, T2__METRIC_VALIDATION, 1, 0.5, "loss", 2.0 / (k + 1)));
         DO(t2__store_add_metric(st, id, T2__METRIC_TRAINING, 1, NAN, "batch_s", k * 1e-6));
+        t2__store_timing tm = {1e3 + k, 3.2e4 + k, k % 3 ? 1e-6 * k : NAN, 2e-6, 0};
+        DO(t2__store_add_timing(st, id, 1, k % 4 ? 0.25 : NAN, &tm));
         if (k % 7 == 0) DO(t2__store_set_experiment_best(st, exp, id, 2.0 / (k + 1)));
         snprintf(err, sizeof err, "boom %d", k);
         u = (t2__trial_update){.set = T2__TU_STATE | T2__TU_BATCHES | T2__TU_VALIDATION | (k % 5 ? 0 : T2__TU_ERROR),
@@ -223,7 +225,7 @@ static int workload(t2__store *st, int64_t exp, int64_t *ids)
 /* Every row of every table the writes touch, one line a row, in rowid order. */
 static char *dump(t2__store *st)
 {
-    static const char *const tables[] = {"experiments", "trials", "metrics", "trial_log_segments", "blas_lines",
+    static const char *const tables[] = {"experiments", "trials", "metrics", "report_timings", "trial_log_segments", "blas_lines",
                                          "experiment_blas", "searcher_state", "checkpoints", "sqlite_sequence"};
     size_t cap = 1 << 22, len = 0;
     char *out = malloc(cap), *cols = malloc(4096), *sql = malloc(16384);
@@ -287,6 +289,7 @@ static void test_same_rows(void)
     CHECK(sync_ids[0] == 6);
     CHECK(memcmp(sync_ids, async_ids, sizeof sync_ids) == 0);
     CHECK(strstr(want, "'boom 295'") != NULL); /* the dump holds the rows it should */
+    CHECK(strstr(want, ",1295.0,1295.0,32295.0,") != NULL); /* trial 295's timings: time, then the rates */
     CHECK_TEXT(got, want);
     free(want);
     free(got);

@@ -76,9 +76,12 @@ static void build(void)
             CHECK_OK(t2__store_add_checkpoint(st, &c));
         }
         if (i % 1000 == 0)
-            for (int b = 1; b <= 10; b++)
+            for (int b = 1; b <= 10; b++) {
                 CHECK_OK(t2__store_add_metric(st, tid, T2__METRIC_TRAINING, 100 * b, NAN,
                                               "loss", 1.0 / b));
+                t2__store_timing tm = {1000.0 / b, 32000.0 / b, 1e-4, 1e-3, 0};
+                CHECK_OK(t2__store_add_timing(st, tid, 100 * b, NAN, &tm));
+            }
     }
     for (int i = 0; i < NSMALL / 2; i++) CHECK_OK(t2__store_create_experiment(st, &e, &id));
     CHECK_OK(t2__store_commit(st));
@@ -96,8 +99,12 @@ static int plan(t2__store *st, void *ud, FILE *out)
 static void check_plan(t2__store *st, const char *sql, const char *want, const char *never)
 {
     int rc;
-    char q[1024];
-    snprintf(q, sizeof q, "EXPLAIN QUERY PLAN %s", sql);
+    char q[8192];
+    if (snprintf(q, sizeof q, "EXPLAIN QUERY PLAN %s", sql) >= (int)sizeof q) {
+        fprintf(stderr, "check_plan: a query longer than %zu bytes: %.60s...\n", sizeof q, sql);
+        check_failures++;
+        return;
+    }
     char *got = capture(st, plan, q, &rc);
     CHECK_OK(rc);
     if (!strstr(got, want) || (never && strstr(got, never))) {
@@ -125,6 +132,7 @@ int main(void)
         check_plan(st, q->sql, "", "SCAN t\n");
         check_plan(st, q->sql, "", "SCAN trials\n");
         check_plan(st, q->sql, "", "SCAN m\n");
+        check_plan(st, q->sql, "", "SCAN r\n");
         check_plan(st, q->sql, "", "SCAN c\n");
         if (strncmp(q->name, "checkpoints", 11) != 0) check_plan(st, q->sql, "", "TEMP B-TREE");
     }

@@ -390,7 +390,7 @@ static int read_number(reader *r, t2__val **out)
     }
     if (!is_int) {
         errno = 0;
-        double d = strtod(text, NULL);
+        double d = t2__decimal_double(text, len);
         if (errno == ERANGE && isinf(d)) {
             free(heap);
             return fail(r, start, "number out of range");

@@ -8,7 +8,8 @@
  * text is the same as the three calls': rounding the 17 digits again gives the correctly rounded
  * shorter digits except when the dropped digits are exactly 5 then zeros (the exact value may lie
  * on either side of that midpoint, and printf breaks an exact tie to even); those few values take
- * the three calls. test_json_double compares the two over millions of doubles. */
+ * the three calls. test_json_double compares the two over millions of doubles. (The digits and the
+ * reading back are json_number.c's for most doubles, printf's and strtod's exactly.) */
 #define __STDC_WANT_IEC_60559_BFP_EXT__ 1 /* strfromd */
 #include <math.h>
 #include <stdio.h>
@@ -92,21 +93,24 @@ size_t t2__json_double_text(double d, char *out, size_t cap)
 {
     char s[40], dig[17], c[40];
     if (cap < 32 || !isfinite(d)) return by_printf(d, out, cap);
-    /* "-d.dddddddddddddddde-XXX": 17 significant digits, correctly rounded. strfromd, not
-     * snprintf: the same conversion without printf's format parser, which takes its slow
-     * (positional) path in every process that loaded libquadmath (OpenBLAS's Fortran runtime
-     * registers printf hooks for __float128): 452 against 575 ns a call here. */
-    strfromd(s, sizeof s, "%.16e", d);
-    int neg = s[0] == '-';
-    const char *m = s + neg;
+    /* 17 significant digits, correctly rounded: json_number.c's where it is sure, else strfromd's
+     * "-d.dddddddddddddddde-XXX" (not snprintf: the same conversion without printf's format parser,
+     * which takes its slow, positional path in every process that loaded libquadmath, as OpenBLAS's
+     * Fortran runtime does: 452 against 575 ns a call here). The candidates are read back by
+     * json_number.c too, which asks strtod only where it cannot tell. */
+    int neg = signbit(d) != 0, x;
     char d17[17];
-    d17[0] = m[0];
-    memcpy(d17 + 1, m + 2, 16);
-    int x = atoi(m + 19);
+    if (t2__double_digits17(fabs(d), d17, &x) != 0) {
+        strfromd(s, sizeof s, "%.16e", d);
+        const char *m = s + neg;
+        d17[0] = m[0];
+        memcpy(d17 + 1, m + 2, 16);
+        x = atoi(m + 19);
+    }
     int x16, x15;
     if (round_to(d17, x, 16, dig, &x16)) return by_printf(d, out, cap);
-    layout(c, neg, dig, 16, x16);
-    int fits16 = strtod(c, NULL) == d;
+    size_t n16 = layout(c, neg, dig, 16, x16);
+    int fits16 = t2__decimal_double(c, n16) == d;
     /* The 16 digits are at least as close to d as the 15. The doubles that read back to d lie
      * around it evenly, so when 16 do not read back, 15 cannot either; except at a power of two,
      * whose neighbour below is half as far as the one above (test_json_double found 2^-499). */
@@ -114,8 +118,8 @@ size_t t2__json_double_text(double d, char *out, size_t cap)
     if (!fits16 && frexp(fabs(d), &e) != 0.5) return layout(out, neg, d17, 17, x);
     if (round_to(d17, x, 15, dig, &x15)) return by_printf(d, out, cap);
     size_t k = layout(out, neg, dig, 15, x15);
-    if (strtod(out, NULL) == d) return k;
+    if (t2__decimal_double(out, k) == d) return k;
     if (!fits16) return layout(out, neg, d17, 17, x);
-    memcpy(out, c, strlen(c) + 1);
-    return strlen(out);
+    memcpy(out, c, n16 + 1);
+    return n16;
 }

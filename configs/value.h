@@ -113,6 +113,15 @@ int t2__json_value(t2__json_out *o, const t2__val *v);
 /* d's shortest text that strtod reads back to d (of %.15g, %.16g, %.17g: json_double.c), into out
  * (cap >= 32 for the fast way); its length. */
 size_t t2__json_double_text(double d, char *out, size_t cap);
+/* The double strtod reads from the len bytes at s (a number's text; json_number.c reads the common
+ * ones itself, exactly as strtod would, and hands it the rest). */
+double t2__decimal_double(const char *s, size_t len);
+/* The same double into *out when json_number.c can read it without strtod: 0; else -1. */
+int t2__decimal_fast(const char *s, size_t len, double *out);
+/* x's 17 significant digits correctly rounded (printf's %.16e: d.dddddddddddddddde<exp10>) into
+ * dig, its decimal exponent in *exp10; 0, or -1 where json_number.c cannot be sure (x not finite
+ * and > 0, far from 1, or too near a tie): then ask strfromd. */
+int t2__double_digits17(double x, char dig[17], int *exp10);
 
 /* Strict RFC 8259 JSON: one value, surrounding whitespace only, no comments, no trailing commas,
  * no duplicate keys, valid UTF-8, no \u0000, nesting depth <= 512. A number without fraction and

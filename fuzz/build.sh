@@ -22,7 +22,7 @@ for f in "$src"/framework/common/*.c; do [ "$(basename "$f")" = blas_core.c ] ||
 
 # The checkpoint reader: the same file built twice, as the harness and as the program that writes
 # real checkpoints of the harness's model as seeds.
-ckpt_src=("$src"/checkpoints/*.c "$src"/configs/value.c "$src"/configs/json.c "$src"/configs/json_double.c "$src"/configs/keyidx.c "${common_src[@]}"
+ckpt_src=("$src"/checkpoints/*.c "$src"/configs/value.c "$src"/configs/json.c "$src"/configs/json_double.c "$src"/configs/json_number.c "$src"/configs/keyidx.c "${common_src[@]}"
   "$src"/framework/nn/*.c "$src"/framework/optim/*.c)
 ckpt_flags=(-std=c11 -g -O1 -I"$src/framework/include" -I"$src/framework/common" -I"$src/framework" -I"$src"
   -DT2EXP_VERSION_STRING=\"fuzz\")
@@ -43,7 +43,7 @@ cfg_flags=(-std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-rec
 cfg_libs=(-lyaml -larchive -ldeflate $(pkg-config --libs openblas) -lpthread -lm)
 bg clang "${cfg_flags[@]}" "$src/fuzz/fuzz_config.c" "$src"/configs/*.c "$src"/searchers/*.c "${common_src[@]}" \
   "${cfg_libs[@]}" -o "$out/fuzz_config"
-bg clang "${cfg_flags[@]}" "$src/fuzz/fuzz_json.c" "$src"/configs/value.c "$src"/configs/json.c "$src"/configs/json_double.c "$src"/configs/keyidx.c \
+bg clang "${cfg_flags[@]}" "$src/fuzz/fuzz_json.c" "$src"/configs/value.c "$src"/configs/json.c "$src"/configs/json_double.c "$src"/configs/json_number.c "$src"/configs/keyidx.c \
   "${common_src[@]}" "${cfg_libs[@]}" -o "$out/fuzz_json"
 
 # Channel frames and protocol messages: the frame reader, the JSON codec, the typed decoder and the
@@ -52,7 +52,7 @@ bg clang "${cfg_flags[@]}" "$src/fuzz/fuzz_protocol.c" "$src"/framework/protocol
   "$src"/framework/runner/channel_reader.c \
   "$src"/framework/runner/channel_writer.c \
   "$src"/framework/runner/channel_auth.c \
-  "$src"/configs/value.c "$src"/configs/json.c "$src"/configs/json_double.c "$src"/configs/keyidx.c "${common_src[@]}" "${cfg_libs[@]}" -lcrypto \
+  "$src"/configs/value.c "$src"/configs/json.c "$src"/configs/json_double.c "$src"/configs/json_number.c "$src"/configs/keyidx.c "${common_src[@]}" "${cfg_libs[@]}" -lcrypto \
   -o "$out/fuzz_protocol"
 
 # The command line's argument parsing (getopt_long over each command's options).

@@ -82,11 +82,8 @@ static const char *number(const char *p, const char *end, field *f)
         f->i = *s == '-' ? -v : v;
         return p;
     }
-    char tmp[64];
-    if (len >= sizeof tmp) return NULL;
-    memcpy(tmp, s, len);
-    tmp[len] = '\0';
-    double d = strtod(tmp, NULL);
+    if (len >= 64) return NULL;
+    double d = t2__decimal_double(s, len);
     if (!isfinite(d)) return NULL;
     f->type = 'd';
     f->d = d;

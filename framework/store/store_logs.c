@@ -9,25 +9,24 @@
 #include "store_internal.h"
 #include "t2exp/error.h"
 
-static const char SQL_ADD_SEGMENT[] = "INSERT INTO trial_log_segments (trial_id, path, start) VALUES (?1, ?2, ?3)";
+static int bind_segment(sqlite3_stmt *s, int o, const t2__store_rec *r)
+{
+    int b = sqlite3_bind_int64(s, o + 1, r->id);
+    b = b ? b : sqlite3_bind_text(s, o + 2, r->s1, -1, SQLITE_STATIC);
+    return b ? b : sqlite3_bind_int64(s, o + 3, r->i[0]);
+}
+
+const t2__rows_insert t2__segment_rows = {"INSERT INTO trial_log_segments (trial_id, path, start) VALUES", "", 3,
+                                          bind_segment, "add log segment"};
 
 int t2__store_add_log_segment(t2__store *st, int64_t trial_id, const char *path, int64_t start)
 {
     if (!st || !path || !*path || start < 0)
         return t2_seterr(T2_EINVAL, "store: add_log_segment: needs a store, a path and an offset >= 0");
-    if (t2__store_queues(st)) {
-        t2__store_rec r = {.kind = T2__REC_SEGMENT, .id = trial_id, .i = {start}};
-        return t2__store_async_put(st, &r, path, NULL);
-    }
-    int rc;
-    sqlite3_stmt *s;
-    if ((rc = t2__store_write_begin(st)) || (rc = t2__store_stmt(st, SQL_ADD_SEGMENT, &s))) return rc;
-    int b = sqlite3_bind_int64(s, 1, trial_id);
-    b = b ? b : sqlite3_bind_text(s, 2, path, -1, SQLITE_STATIC);
-    b = b ? b : sqlite3_bind_int64(s, 3, start);
-    if (b != SQLITE_OK) return t2__store_err(st, b, "bind");
-    if ((rc = t2__store_exec_stmt(st, s, "add log segment"))) return rc;
-    return t2__store_write_done(st);
+    t2__store_rec r = {.kind = T2__REC_SEGMENT, .id = trial_id, .i = {start}, .s1 = path};
+    if (t2__store_queues(st)) return t2__store_async_put(st, &r, path, NULL);
+    const t2__store_rec *v = &r;
+    return t2__store_insert_recs(st, &t2__segment_rows, st->segment_sql, &v, 1);
 }
 
 /* A segment ends where the next one in the same file starts (by row order: the file is

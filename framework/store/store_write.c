@@ -682,59 +682,32 @@ int t2__store_add_metric(t2__store *st, int64_t trial_id, int kind, int64_t batc
     return t2__store_write_done(st);
 }
 
-static const char SQL_ADD_TIMING[] =
-    "INSERT INTO report_timings (trial_id, kind, batches, epoch, time, batches_per_s, samples_per_s, data_s,"
-    " compute_s, comm_s) VALUES (?1, 'training', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
-    " ON CONFLICT (trial_id, kind, batches) DO NOTHING";
-
 int t2__store_add_timing(t2__store *st, int64_t trial_id, int64_t batches, double epoch, const t2__store_timing *t)
 {
     if (!st || !t) return t2_seterr(T2_EINVAL, "store: add_timing: NULL argument");
-    const double v[5] = {t->batches_per_s, t->samples_per_s, t->data_s, t->compute_s, t->comm_s};
-    if (t2__store_queues(st)) {
-        t2__store_rec r = {.kind = T2__REC_TIMING, .id = trial_id, .i = {batches}, .d = {epoch}};
-        memcpy(&r.d[1], v, sizeof v);
-        return t2__store_async_put(st, &r, NULL, NULL);
-    }
-    int rc;
-    sqlite3_stmt *s;
-    if ((rc = t2__store_write_begin(st)) || (rc = t2__store_stmt(st, SQL_ADD_TIMING, &s))) return rc;
-    int b = sqlite3_bind_int64(s, 1, trial_id);
-    b = b ? b : sqlite3_bind_int64(s, 2, batches);
-    b = b ? b : t2__store_bind_real(s, 3, epoch);
-    b = b ? b : sqlite3_bind_double(s, 4, t2__store_now(st));
-    for (int i = 0; i < 5 && !b; i++) b = t2__store_bind_real(s, 5 + i, v[i]);
-    if ((rc = bind_rc(st, b))) return rc;
-    if ((rc = t2__store_exec_stmt(st, s, "add report timings"))) return rc;
-    return t2__store_write_done(st);
+    t2__store_rec r = {.kind = T2__REC_TIMING, .id = trial_id, .i = {batches},
+                       .d = {epoch, t->batches_per_s, t->samples_per_s, t->data_s, t->compute_s, t->comm_s}};
+    if (t2__store_queues(st)) return t2__store_async_put(st, &r, NULL, NULL);
+    r.now = t2__store_now(st);
+    const t2__store_rec *v = &r;
+    return t2__store_insert_recs(st, &t2__timing_rows, st->timing_sql, &v, 1);
 }
 
-int t2__store_add_metric_recs(t2__store *st, const t2__store_rec *v, size_t n)
+int t2__store_insert_recs(t2__store *st, const t2__rows_insert *ins, char *sql[T2__STORE_ROW_SIZES],
+                          const t2__store_rec *const *v, size_t n)
 {
     while (n > 0) {
-        size_t c = n < T2__STORE_METRIC_ROWS ? n : T2__STORE_METRIC_ROWS;
+        int size = T2__STORE_ROW_SIZES - 1; /* 1 << size rows: the largest that n fills */
+        while ((size_t)1 << size > n) size--;
+        size_t c = (size_t)1 << size;
         int rc;
-        char **sql = &st->metrics_sql[c - 1];
-        if (!*sql && !(*sql = rows_sql_for("INSERT INTO metrics (trial_id, kind, batches, epoch, name, value, time) VALUES",
-                                           (int)c, 7, " ON CONFLICT (trial_id, kind, batches, name) DO NOTHING")))
+        if (!sql[size] && !(sql[size] = rows_sql_for(ins->head, (int)c, ins->per, ins->tail)))
             return t2_seterr(T2_ENOMEM, "store: out of memory");
         sqlite3_stmt *s;
-        if ((rc = t2__store_write_begin(st)) || (rc = t2__store_stmt(st, *sql, &s))) return rc;
+        if ((rc = t2__store_write_begin(st)) || (rc = t2__store_stmt(st, sql[size], &s))) return rc;
         int b = 0;
-        for (size_t i = 0; i < c && !b; i++) {
-            const t2__store_rec *r = &v[i];
-            const char *k = t2__metric_kind_name(r->k);
-            int o = (int)i * 7;
-            if (!k || !r->s1 || !*r->s1) return t2_seterr(T2_EINVAL, "store: add_metric: needs a kind and a name");
-            b = sqlite3_bind_int64(s, o + 1, r->id);
-            b = b ? b : TEXT(s, o + 2, k);
-            b = b ? b : sqlite3_bind_int64(s, o + 3, r->i[0]);
-            b = b ? b : t2__store_bind_real(s, o + 4, r->d[0]);
-            b = b ? b : TEXT(s, o + 5, r->s1);
-            b = b ? b : t2__store_bind_real(s, o + 6, r->d[1]);
-            b = b ? b : sqlite3_bind_double(s, o + 7, r->now);
-        }
-        if ((rc = bind_rc(st, b)) || (rc = t2__store_exec_stmt(st, s, "add metrics"))) return rc;
+        for (size_t i = 0; i < c && !b; i++) b = ins->bind(s, (int)i * ins->per, v[i]);
+        if ((rc = bind_rc(st, b)) || (rc = t2__store_exec_stmt(st, s, ins->what))) return rc;
         for (size_t i = 0; i < c; i++)
             if ((rc = t2__store_write_done(st))) return rc;
         v += c;
@@ -742,6 +715,41 @@ int t2__store_add_metric_recs(t2__store *st, const t2__store_rec *v, size_t n)
     }
     return T2_OK;
 }
+
+/* A metric record's row (add_metric checked its kind and name before queueing it). */
+static int bind_metric(sqlite3_stmt *s, int o, const t2__store_rec *r)
+{
+    const char *k = t2__metric_kind_name(r->k);
+    if (!k || !r->s1 || !*r->s1) return SQLITE_MISUSE;
+    int b = sqlite3_bind_int64(s, o + 1, r->id);
+    b = b ? b : TEXT(s, o + 2, k);
+    b = b ? b : sqlite3_bind_int64(s, o + 3, r->i[0]);
+    b = b ? b : t2__store_bind_real(s, o + 4, r->d[0]);
+    b = b ? b : TEXT(s, o + 5, r->s1);
+    b = b ? b : t2__store_bind_real(s, o + 6, r->d[1]);
+    return b ? b : sqlite3_bind_double(s, o + 7, r->now);
+}
+
+const t2__rows_insert t2__metric_rows = {
+    "INSERT INTO metrics (trial_id, kind, batches, epoch, name, value, time) VALUES",
+    " ON CONFLICT (trial_id, kind, batches, name) DO NOTHING", 7, bind_metric, "add metrics"};
+
+/* A timing record's row: the report's step, epoch and time, then its five timings. */
+static int bind_timing(sqlite3_stmt *s, int o, const t2__store_rec *r)
+{
+    int b = sqlite3_bind_int64(s, o + 1, r->id);
+    b = b ? b : TEXT(s, o + 2, "training");
+    b = b ? b : sqlite3_bind_int64(s, o + 3, r->i[0]);
+    b = b ? b : t2__store_bind_real(s, o + 4, r->d[0]);
+    b = b ? b : sqlite3_bind_double(s, o + 5, r->now);
+    for (int i = 1; i <= 5 && !b; i++) b = t2__store_bind_real(s, o + 5 + i, r->d[i]);
+    return b;
+}
+
+const t2__rows_insert t2__timing_rows = {
+    "INSERT INTO report_timings (trial_id, kind, batches, epoch, time, batches_per_s, samples_per_s, data_s,"
+    " compute_s, comm_s) VALUES",
+    " ON CONFLICT (trial_id, kind, batches) DO NOTHING", 10, bind_timing, "add report timings"};
 
 /* The experiment id is copied from the trial so GC can select by experiment without a join;
  * an unknown trial inserts nothing, which exec_one reports. */

@@ -30,10 +30,39 @@ typedef struct field {
     int b;
 } field;
 
+/* The keys of the four kinds, each a bit of a scan's `have`: a message's fields are found by key
+ * once, as they are read, rather than by comparing names at every lookup (a metrics message's
+ * checks compared about 250 names). */
+enum {
+    K_TYPE, K_BATCHES_PER_EPOCH, K_PARAMS, K_BLAS, K_VERSION, K_KIND, K_BATCHES, K_EPOCH, K_VALUES,
+    K_BATCHES_PER_S, K_SAMPLES_PER_S, K_DATA_S, K_COMPUTE_S, K_COMM_S, K_ASK_BEST, K_STATUS, K_LOG_END, NKEYS
+};
+static const struct {
+    const char *name;
+    size_t len;
+} KEYS[NKEYS] = {
+#define KEY(s) {s, sizeof s - 1}
+    KEY("type"),   KEY("batches_per_epoch"), KEY("params"),     KEY("blas"),    KEY("version"),   KEY("kind"),
+    KEY("batches"), KEY("epoch"),            KEY("values"),     KEY("batches_per_s"), KEY("samples_per_s"),
+    KEY("data_s"), KEY("compute_s"),         KEY("comm_s"),     KEY("ask_best"), KEY("status"),   KEY("log_end"),
+#undef KEY
+};
+#define BIT(k) (1u << (k))
+
 typedef struct scan {
     field f[MAX_FIELDS];
     int n;
+    const field *by[NKEYS]; /* a message's fields by key (object with known keys only) */
+    unsigned have;          /* BIT(k) of each key present */
 } scan;
+
+/* The key's K_*, or -1: no kind has it. */
+static int key_id(const char *k, size_t n)
+{
+    for (int i = 0; i < NKEYS; i++)
+        if (KEYS[i].len == n && memcmp(KEYS[i].name, k, n) == 0) return i;
+    return -1;
+}
 
 /* A string's body from p (past its quote) to its closing quote: printable ASCII, no escape. */
 static const char *plain_string(const char *p, const char *end)
@@ -141,10 +170,12 @@ static const char *value(const char *p, const char *end, field *f)
     }
 }
 
-/* The object [p, end) into s->f; 0: not one this path takes. */
-static int object(scan *s, const char *p, const char *end)
+/* The object [p, end) into s->f; 0: not one this path takes. keyed: a message, whose keys must be
+ * among KEYS (s->by and s->have then say where each is); else any keys (a metrics message's values). */
+static int object(scan *s, const char *p, const char *end, int keyed)
 {
     s->n = 0;
+    s->have = 0;
     if (p >= end || *p++ != '{') return 0;
     if (p < end && *p == '}') return p + 1 == end;
     for (;;) {
@@ -155,8 +186,15 @@ static int object(scan *s, const char *p, const char *end)
         if (!q) return 0;
         f->k = p + 1;
         f->klen = (size_t)(q - p - 1);
-        for (int j = 0; j < s->n; j++) /* the tree's reader refuses a duplicate key */
-            if (s->f[j].klen == f->klen && memcmp(s->f[j].k, f->k, f->klen) == 0) return 0;
+        if (keyed) { /* a key no kind has: the general decode says what is wrong */
+            int id = key_id(f->k, f->klen);
+            if (id < 0 || (s->have & BIT(id))) return 0; /* the tree's reader refuses a duplicate key */
+            s->have |= BIT(id);
+            s->by[id] = f;
+        } else {
+            for (int j = 0; j < s->n; j++)
+                if (s->f[j].klen == f->klen && memcmp(s->f[j].k, f->k, f->klen) == 0) return 0;
+        }
         p = q + 1;
         if (p >= end || *p++ != ':') return 0;
         if (!(p = value(p, end, f))) return 0;
@@ -172,32 +210,17 @@ static int object(scan *s, const char *p, const char *end)
 /* Whether the n bytes at p are the text s. */
 static int same(const char *p, size_t n, const char *s) { return strlen(s) == n && memcmp(p, s, n) == 0; }
 
-static int is_key(const field *f, const char *k) { return same(f->k, f->klen, k); }
-
 /* Whether f is the string s. */
 static int is_text(const field *f, const char *s) { return f->type == 's' && same(f->v, f->vlen, s); }
 
-/* The field named k, or NULL. */
-static const field *get(const scan *s, const char *k)
-{
-    for (int j = 0; j < s->n; j++)
-        if (is_key(&s->f[j], k)) return &s->f[j];
-    return NULL;
-}
+/* The field of key k, or NULL. */
+static const field *get(const scan *s, int k) { return s->have & BIT(k) ? s->by[k] : NULL; }
 
-/* Whether every key of s is one of keys (NULL-terminated). */
-static int only(const scan *s, const char *const *keys)
-{
-    for (int j = 0; j < s->n; j++) {
-        int known = 0;
-        for (const char *const *k = keys; *k && !known; k++) known = is_key(&s->f[j], *k);
-        if (!known) return 0;
-    }
-    return 1;
-}
+/* Whether every key of s is one of the kind's (a mask of BIT(K_*)). */
+static int only(const scan *s, unsigned keys) { return (s->have & ~keys) == 0; }
 
 /* count(): a required integer >= 0. */
-static int count(const scan *s, const char *k, int64_t *out)
+static int count(const scan *s, int k, int64_t *out)
 {
     const field *f = get(s, k);
     if (!f || f->type != 'i' || f->i < 0) return 0;
@@ -206,7 +229,7 @@ static int count(const scan *s, const char *k, int64_t *out)
 }
 
 /* number() of a required number; optional: absent or null is NAN. */
-static int num(const scan *s, const char *k, int required, double *out)
+static int num(const scan *s, int k, int required, double *out)
 {
     const field *f = get(s, k);
     if (!f || f->type == 'n') {
@@ -220,13 +243,13 @@ static int num(const scan *s, const char *k, int required, double *out)
 
 static int ready(const scan *s, t2__msg *m)
 {
-    static const char *const keys[] = {"type", "batches_per_epoch", "params", "blas", "version", NULL};
     int64_t version;
-    if (!only(s, keys) || !count(s, "batches_per_epoch", &m->u.ready.batches_per_epoch) ||
-        !count(s, "params", &m->u.ready.params) || !count(s, "version", &version) || version != T2__PROTOCOL_VERSION)
+    if (!only(s, BIT(K_TYPE) | BIT(K_BATCHES_PER_EPOCH) | BIT(K_PARAMS) | BIT(K_BLAS) | BIT(K_VERSION)) ||
+        !count(s, K_BATCHES_PER_EPOCH, &m->u.ready.batches_per_epoch) || !count(s, K_PARAMS, &m->u.ready.params) ||
+        !count(s, K_VERSION, &version) || version != T2__PROTOCOL_VERSION)
         return 0;
     m->u.ready.version = T2__PROTOCOL_VERSION;
-    const field *b = get(s, "blas");
+    const field *b = get(s, K_BLAS);
     if (b && b->type != 'n') {
         if (b->type != 's' || !(m->doc = t2__val_stringn(b->v, b->vlen))) return 0;
         m->u.ready.blas = m->doc->s;
@@ -238,7 +261,7 @@ static int ready(const scan *s, t2__msg *m)
 static int values(const field *f, t2__msg *m)
 {
     scan v;
-    if (f->type != 'o' || !object(&v, f->v, f->v + f->vlen) || !(m->doc = t2__val_map())) return 0;
+    if (f->type != 'o' || !object(&v, f->v, f->v + f->vlen, 0) || !(m->doc = t2__val_map())) return 0;
     for (int j = 0; j < v.n; j++) {
         const field *x = &v.f[j];
         if (x->type != 'i' && x->type != 'd') return 0;
@@ -254,26 +277,25 @@ static int values(const field *f, t2__msg *m)
 
 static int metrics(const scan *s, t2__msg *m)
 {
-    static const char *const keys[] = {"type", "kind", "batches", "epoch", "values", "batches_per_s", "samples_per_s",
-                                       "data_s", "compute_s", "comm_s", "ask_best", NULL};
-    const field *k = get(s, "kind"), *vals = get(s, "values"), *ask = get(s, "ask_best");
-    if (!only(s, keys) || !k || !vals) return 0;
+    const field *k = get(s, K_KIND), *vals = get(s, K_VALUES), *ask = get(s, K_ASK_BEST);
+    const unsigned timing = BIT(K_BATCHES_PER_S) | BIT(K_SAMPLES_PER_S) | BIT(K_DATA_S) | BIT(K_COMPUTE_S) | BIT(K_COMM_S);
+    if (!only(s, BIT(K_TYPE) | BIT(K_KIND) | BIT(K_BATCHES) | BIT(K_EPOCH) | BIT(K_VALUES) | timing | BIT(K_ASK_BEST)) ||
+        !k || !vals)
+        return 0;
     if (is_text(k, "validation")) m->u.metrics.validation = 1;
     else if (!is_text(k, "training")) return 0;
-    if (!count(s, "batches", &m->u.metrics.batches) || !num(s, "epoch", 0, &m->u.metrics.epoch)) return 0;
+    if (!count(s, K_BATCHES, &m->u.metrics.batches) || !num(s, K_EPOCH, 0, &m->u.metrics.epoch)) return 0;
     if (ask && ask->type != 'n' && ask->type != 'b') return 0;
     m->u.metrics.ask_best = ask && ask->type == 'b' && ask->b;
     /* Timing: read only beside a training window's metrics, and then all five. */
-    static const char *const timing[] = {"batches_per_s", "samples_per_s", "data_s", "compute_s", "comm_s"};
-    int has = 0;
-    for (int j = 0; j < 5; j++) has += get(s, timing[j]) != NULL;
-    if (has && (m->u.metrics.validation || has != 5)) return 0;
+    unsigned has = s->have & timing;
+    if (has && (m->u.metrics.validation || has != timing)) return 0;
     if (has) {
         t2__msg_timing *t = &m->u.metrics.timing;
         m->u.metrics.has_timing = 1;
-        if (!num(s, "batches_per_s", 1, &t->batches_per_s) || !num(s, "samples_per_s", 1, &t->samples_per_s) ||
-            !num(s, "data_s", 1, &t->data_s) || !num(s, "compute_s", 1, &t->compute_s) ||
-            !num(s, "comm_s", 1, &t->comm_s))
+        if (!num(s, K_BATCHES_PER_S, 1, &t->batches_per_s) || !num(s, K_SAMPLES_PER_S, 1, &t->samples_per_s) ||
+            !num(s, K_DATA_S, 1, &t->data_s) || !num(s, K_COMPUTE_S, 1, &t->compute_s) ||
+            !num(s, K_COMM_S, 1, &t->comm_s))
             return 0;
     }
     return values(vals, m);
@@ -281,15 +303,15 @@ static int metrics(const scan *s, t2__msg *m)
 
 static int done(const scan *s, t2__msg *m)
 {
-    static const char *const keys[] = {"type", "batches", NULL};
-    return only(s, keys) && count(s, "batches", &m->u.done.batches);
+    return only(s, BIT(K_TYPE) | BIT(K_BATCHES)) && count(s, K_BATCHES, &m->u.done.batches);
 }
 
 static int finished(const scan *s, t2__msg *m)
 {
-    static const char *const keys[] = {"type", "status", "log_end", NULL};
-    if (!only(s, keys) || !count(s, "status", &m->u.finished.status) || m->u.finished.status > 255) return 0;
-    const field *e = get(s, "log_end");
+    if (!only(s, BIT(K_TYPE) | BIT(K_STATUS) | BIT(K_LOG_END)) || !count(s, K_STATUS, &m->u.finished.status) ||
+        m->u.finished.status > 255)
+        return 0;
+    const field *e = get(s, K_LOG_END);
     m->u.finished.log_end = -1;
     if (e && e->type != 'n') {
         if (e->type != 'i' || e->i < 0) return 0;
@@ -318,8 +340,8 @@ int t2__msg_decode_fast(const char *text, size_t len, t2__msg *out)
     memset(out, 0, sizeof *out);
     if (other_kind(text, len)) return 0;
     scan s;
-    if (!object(&s, text, text + len)) return 0;
-    const field *type = get(&s, "type");
+    if (!object(&s, text, text + len, 1)) return 0;
+    const field *type = get(&s, K_TYPE);
     if (!type) return 0;
     int ok = 0;
     if (is_text(type, "ready")) out->kind = T2__MSG_READY, ok = ready(&s, out);

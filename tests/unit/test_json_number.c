@@ -14,18 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include "check.h"
+#include "t2exp/rng.h"
 #include "../../configs/value.h" /* configs/ is not on the test include path */
 
 static long read_checked, read_bad, digits_checked, digits_answered, digits_bad, shortest_read, shortest_fast;
 
-static uint64_t state = 0x2545f4914f6cdd1dULL;
-static uint64_t next(void)
-{
-    state ^= state << 13;
-    state ^= state >> 7;
-    state ^= state << 17;
-    return state;
-}
+static t2_rng rng;
+static uint64_t next(void) { return t2_rng_u64(&rng); }
 
 static void reads(const char *text)
 {
@@ -78,6 +73,7 @@ static double random_double(void)
 
 int main(void)
 {
+    t2_rng_seed(&rng, 0x2545f4914f6cdd1dULL);
     const char *env = getenv("T2_JSON_NUMBER_N");
     long n = env ? atol(env) : 150000;
 

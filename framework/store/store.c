@@ -468,11 +468,8 @@ static void store_free(t2__store *st)
     if (!st) return;
     disconnect(st);
     for (int i = 0; i < st->nupdate_sql; i++) free(st->update_sql[i].sql);
-    for (int i = 0; i < T2__STORE_ROW_SIZES; i++) {
-        free(st->metrics_sql[i]);
-        free(st->timing_sql[i]);
-        free(st->segment_sql[i]);
-    }
+    for (int k = 0; k < T2__STORE_ROW_KINDS; k++)
+        for (int i = 0; i < T2__STORE_ROW_SIZES; i++) free(st->rows_sql[k][i]);
     for (int i = 0; i < T2__STORE_TRIAL_ROWS; i++) free(st->trials_sql[i]);
     free(st->blas_line);
     free(st->path);

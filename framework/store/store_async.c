@@ -191,13 +191,14 @@ static int run_creates(t2__store *st, recbuf *batch, size_t i, const t2__fold_ro
     return rc;
 }
 
-/* Whether a record is a row insert that run_gathered runs, and with which insert. */
-static const t2__rows_insert *gathered(int kind)
+/* The row inserts run_gathered runs, one kind of record each. */
+static const t2__rows_insert *const GATHERED[] = {&t2__metric_rows, &t2__timing_rows, &t2__segment_rows};
+
+static int gathered(int kind)
 {
-    return kind == T2__REC_METRIC ? &t2__metric_rows
-           : kind == T2__REC_TIMING ? &t2__timing_rows
-           : kind == T2__REC_SEGMENT ? &t2__segment_rows
-                                     : NULL;
+    for (size_t k = 0; k < sizeof GATHERED / sizeof GATHERED[0]; k++)
+        if (GATHERED[k]->rec == kind) return 1;
+    return 0;
 }
 
 /* The metric, timing and log segment records of batch->v[from, to) (up to a commit record or the
@@ -210,15 +211,11 @@ static const t2__rows_insert *gathered(int kind)
  * them. ptrs has room for the batch. */
 static int run_gathered(t2__store *st, recbuf *batch, size_t from, size_t to, const t2__store_rec **ptrs)
 {
-    static const int kinds[] = {T2__REC_METRIC, T2__REC_TIMING, T2__REC_SEGMENT};
-    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+    for (size_t k = 0; k < sizeof GATHERED / sizeof GATHERED[0]; k++) {
         size_t n = 0;
         for (size_t i = from; i < to; i++)
-            if (batch->v[i].kind == kinds[k]) ptrs[n++] = &batch->v[i];
-        if (!n) continue;
-        char **sql = kinds[k] == T2__REC_METRIC ? st->metrics_sql : kinds[k] == T2__REC_TIMING ? st->timing_sql
-                                                                                               : st->segment_sql;
-        int rc = t2__store_insert_recs(st, gathered(kinds[k]), sql, ptrs, n);
+            if (batch->v[i].kind == GATHERED[k]->rec) ptrs[n++] = &batch->v[i];
+        int rc = n ? t2__store_insert_recs(st, GATHERED[k], ptrs, n) : T2_OK;
         if (rc) return rc;
     }
     return T2_OK;

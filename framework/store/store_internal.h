@@ -13,6 +13,7 @@
 /* The multi-row inserts of metrics, timings and log segments: 1, 2, 4, 8 and 16 rows
  * (t2__store_insert_recs). */
 #define T2__STORE_ROW_SIZES 5
+#define T2__STORE_ROW_KINDS 3 /* metrics, timings, log segments */
 /* The most trial rows one insert statement carries (t2__store_insert_trial_rows). */
 #define T2__STORE_TRIAL_ROWS 16
 
@@ -47,9 +48,8 @@ struct t2__store {
         char *sql; /* owned; the key of its statement in cache */
     } update_sql[T2__STORE_UPDATE_SQLS];
     int nupdate_sql;
-    char *metrics_sql[T2__STORE_ROW_SIZES]; /* [k]: t2__store_insert_recs's insert of 1 << k rows, owned */
-    char *timing_sql[T2__STORE_ROW_SIZES];
-    char *segment_sql[T2__STORE_ROW_SIZES];
+    /* [t2__rows_insert's cache][k]: t2__store_insert_recs's insert of 1 << k rows, owned */
+    char *rows_sql[T2__STORE_ROW_KINDS][T2__STORE_ROW_SIZES];
     char *trials_sql[T2__STORE_TRIAL_ROWS];   /* [n - 1]: the insert of n trial rows, owned (n > 1) */
     unsigned long tx_gen; /* counts transactions (and savepoint rollbacks): what a cache may trust */
     char *blas_line;      /* the last BLAS line set on a trial, its blas_lines id, and the tx_gen */
@@ -143,9 +143,11 @@ int t2__store_insert_trial_row(t2__store *st, const t2__fold_row *row, int64_t *
  * statement per T2__STORE_TRIAL_ROWS: a trial's insert costs a statement's overhead once a
  * statement, not once a row. */
 int t2__store_insert_trial_rows(t2__store *st, const t2__fold_row *const *rows, size_t n);
-/* A multi-row insert: head "INSERT INTO t (columns) VALUES", then rows of `per` parameters, then
- * tail; bind binds record r's row from parameter o + 1 on (an sqlite3_bind_* code). */
+/* A multi-row insert of the records of one kind (rec, a T2__REC_*): head "INSERT INTO t (columns)
+ * VALUES", then rows of `per` parameters, then tail; bind binds record r's row from parameter
+ * o + 1 on (an sqlite3_bind_* code); its statements are the store's rows_sql[cache]. */
 typedef struct {
+    int rec, cache;
     const char *head, *tail;
     int per;
     int (*bind)(sqlite3_stmt *s, int o, const t2__store_rec *r);
@@ -153,10 +155,9 @@ typedef struct {
 } t2__rows_insert;
 extern const t2__rows_insert t2__metric_rows, t2__timing_rows, t2__segment_rows;
 /* Inserts the rows of records v[0..n) (queued ones, their strings set) with ins, in statements of
- * 16, 8, 4, 2 and 1 rows made once (sql[k]: 1 << k rows, owned by the store): a statement's own
- * cost (most of a one-row insert's) once per many rows, and five statements per table at most. */
-int t2__store_insert_recs(t2__store *st, const t2__rows_insert *ins, char *sql[T2__STORE_ROW_SIZES],
-                          const t2__store_rec *const *v, size_t n);
+ * 16, 8, 4, 2 and 1 rows made once (rows_sql[ins->cache][k]: 1 << k rows): a statement's own cost
+ * (most of a one-row insert's) once per many rows, and five statements per table at most. */
+int t2__store_insert_recs(t2__store *st, const t2__rows_insert *ins, const t2__store_rec *const *v, size_t n);
 /* Assigns the columns row->set of trial row->id in one statement (ENOTFOUND: no such trial). */
 int t2__store_update_trial_row(t2__store *st, const t2__fold_row *row);
 

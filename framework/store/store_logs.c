@@ -16,8 +16,9 @@ static int bind_segment(sqlite3_stmt *s, int o, const t2__store_rec *r)
     return b ? b : sqlite3_bind_int64(s, o + 3, r->i[0]);
 }
 
-const t2__rows_insert t2__segment_rows = {"INSERT INTO trial_log_segments (trial_id, path, start) VALUES", "", 3,
-                                          bind_segment, "add log segment"};
+const t2__rows_insert t2__segment_rows = {
+    T2__REC_SEGMENT, 2, "INSERT INTO trial_log_segments (trial_id, path, start) VALUES", "", 3, bind_segment,
+    "add log segment"};
 
 int t2__store_add_log_segment(t2__store *st, int64_t trial_id, const char *path, int64_t start)
 {
@@ -26,7 +27,7 @@ int t2__store_add_log_segment(t2__store *st, int64_t trial_id, const char *path,
     t2__store_rec r = {.kind = T2__REC_SEGMENT, .id = trial_id, .i = {start}, .s1 = path};
     if (t2__store_queues(st)) return t2__store_async_put(st, &r, path, NULL);
     const t2__store_rec *v = &r;
-    return t2__store_insert_recs(st, &t2__segment_rows, st->segment_sql, &v, 1);
+    return t2__store_insert_recs(st, &t2__segment_rows, &v, 1);
 }
 
 /* A segment ends where the next one in the same file starts (by row order: the file is

@@ -649,37 +649,17 @@ int t2__store_set_trial_hosts(t2__store *st, int64_t trial_id, const char *hosts
     return set_trial_text(st, SQL_SET_TRIAL_HOSTS, trial_id, hosts, "set trial hosts");
 }
 
-/* ON CONFLICT DO NOTHING names the one conflict we expect (the step already recorded); unlike
- * INSERT OR IGNORE it still reports any other broken constraint. */
-static const char SQL_ADD_METRIC[] =
-    "INSERT INTO metrics (trial_id, kind, batches, epoch, name, value, time)"
-    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
-    " ON CONFLICT (trial_id, kind, batches, name) DO NOTHING";
-
 int t2__store_add_metric(t2__store *st, int64_t trial_id, int kind, int64_t batches, double epoch,
                          const char *name, double value)
 {
     const char *k = t2__metric_kind_name(kind);
     if (!st || !k || !name || !*name)
         return t2_seterr(T2_EINVAL, "store: add_metric: needs a store, a kind and a name");
-    if (t2__store_queues(st)) {
-        t2__store_rec r = {.kind = T2__REC_METRIC, .id = trial_id, .k = kind, .i = {batches}, .d = {epoch, value}};
-        return t2__store_async_put(st, &r, name, NULL);
-    }
-    int rc;
-    sqlite3_stmt *s;
-    if ((rc = t2__store_write_begin(st)) || (rc = t2__store_stmt(st, SQL_ADD_METRIC, &s)))
-        return rc;
-    int b = sqlite3_bind_int64(s, 1, trial_id);
-    b = b ? b : TEXT(s, 2, k);
-    b = b ? b : sqlite3_bind_int64(s, 3, batches);
-    b = b ? b : t2__store_bind_real(s, 4, epoch);
-    b = b ? b : TEXT(s, 5, name);
-    b = b ? b : t2__store_bind_real(s, 6, value);
-    b = b ? b : sqlite3_bind_double(s, 7, t2__store_now(st));
-    if ((rc = bind_rc(st, b))) return rc;
-    if ((rc = t2__store_exec_stmt(st, s, "add metric"))) return rc;
-    return t2__store_write_done(st);
+    t2__store_rec r = {.kind = T2__REC_METRIC, .id = trial_id, .k = kind, .i = {batches}, .d = {epoch, value}, .s1 = name};
+    if (t2__store_queues(st)) return t2__store_async_put(st, &r, name, NULL);
+    r.now = t2__store_now(st);
+    const t2__store_rec *v = &r;
+    return t2__store_insert_recs(st, &t2__metric_rows, &v, 1);
 }
 
 int t2__store_add_timing(t2__store *st, int64_t trial_id, int64_t batches, double epoch, const t2__store_timing *t)
@@ -690,12 +670,12 @@ int t2__store_add_timing(t2__store *st, int64_t trial_id, int64_t batches, doubl
     if (t2__store_queues(st)) return t2__store_async_put(st, &r, NULL, NULL);
     r.now = t2__store_now(st);
     const t2__store_rec *v = &r;
-    return t2__store_insert_recs(st, &t2__timing_rows, st->timing_sql, &v, 1);
+    return t2__store_insert_recs(st, &t2__timing_rows, &v, 1);
 }
 
-int t2__store_insert_recs(t2__store *st, const t2__rows_insert *ins, char *sql[T2__STORE_ROW_SIZES],
-                          const t2__store_rec *const *v, size_t n)
+int t2__store_insert_recs(t2__store *st, const t2__rows_insert *ins, const t2__store_rec *const *v, size_t n)
 {
+    char **sql = st->rows_sql[ins->cache];
     while (n > 0) {
         int size = T2__STORE_ROW_SIZES - 1; /* 1 << size rows: the largest that n fills */
         while ((size_t)1 << size > n) size--;
@@ -730,8 +710,10 @@ static int bind_metric(sqlite3_stmt *s, int o, const t2__store_rec *r)
     return b ? b : sqlite3_bind_double(s, o + 7, r->now);
 }
 
+/* ON CONFLICT DO NOTHING names the one conflict we expect (the step already recorded); unlike
+ * INSERT OR IGNORE it still reports any other broken constraint. */
 const t2__rows_insert t2__metric_rows = {
-    "INSERT INTO metrics (trial_id, kind, batches, epoch, name, value, time) VALUES",
+    T2__REC_METRIC, 0, "INSERT INTO metrics (trial_id, kind, batches, epoch, name, value, time) VALUES",
     " ON CONFLICT (trial_id, kind, batches, name) DO NOTHING", 7, bind_metric, "add metrics"};
 
 /* A timing record's row: the report's step, epoch and time, then its five timings. */
@@ -747,7 +729,7 @@ static int bind_timing(sqlite3_stmt *s, int o, const t2__store_rec *r)
 }
 
 const t2__rows_insert t2__timing_rows = {
-    "INSERT INTO report_timings (trial_id, kind, batches, epoch, time, batches_per_s, samples_per_s, data_s,"
+    T2__REC_TIMING, 1, "INSERT INTO report_timings (trial_id, kind, batches, epoch, time, batches_per_s, samples_per_s, data_s,"
     " compute_s, comm_s) VALUES",
     " ON CONFLICT (trial_id, kind, batches) DO NOTHING", 10, bind_timing, "add report timings"};
 

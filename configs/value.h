@@ -122,6 +122,9 @@ int t2__decimal_fast(const char *s, size_t len, double *out);
  * dig, its decimal exponent in *exp10; 0, or -1 where json_number.c cannot be sure (x not finite
  * and > 0, far from 1, or too near a tie): then ask strfromd. */
 int t2__double_digits17(double x, char dig[17], int *exp10);
+/* Whether json_number.c's long double ways are on (x87 long doubles that compute at their 64 bits:
+ * not under valgrind, for one). */
+int t2__long_double_exact(void);
 
 /* Strict RFC 8259 JSON: one value, surrounding whitespace only, no comments, no trailing commas,
  * no duplicate keys, valid UTF-8, no \u0000, nesting depth <= 512. A number without fraction and

@@ -89,8 +89,13 @@ int main(void)
     }
     /* Samples are in the fast ways' range: they must answer nearly all (a tie or a halfway point
      * is rare). */
-    CHECK(digits_answered > 0.9 * (digits_checked - fast_checked));
-    CHECK(shortest_fast > 0.95 * shortest_read);
+    if (t2__long_double_exact()) {
+        CHECK(digits_answered > 0.9 * (digits_checked - fast_checked));
+        CHECK(shortest_fast > 0.95 * shortest_read);
+    } else { /* valgrind's x87, say: only the double fast way, and glibc answers the rest */
+        printf("test_json_number: long doubles are not exact here; the fast ways that need them are off\n");
+        CHECK(digits_answered == 0);
+    }
     printf("test_json_number: samples' shortest texts read without strtod: %ld of %ld\n", shortest_fast, shortest_read);
 
     /* Decimal texts built digit by digit: 1-19 significant digits (the fast way's limit), then

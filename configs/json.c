@@ -390,7 +390,8 @@ static int read_number(reader *r, t2__val **out)
     }
     if (!is_int) {
         errno = 0;
-        double d = t2__decimal_double(text, len);
+        double d;
+        if (t2__decimal_fast(text, len, &d) != 0) d = strtod(text, NULL); /* text is NUL-terminated */
         if (errno == ERANGE && isinf(d)) {
             free(heap);
             return fail(r, start, "number out of range");

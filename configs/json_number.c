@@ -77,7 +77,7 @@ static double by_strtod(const char *s, size_t len)
         return strtod(tmp, NULL);
     }
     char *heap = malloc(len + 1);
-    if (!heap) return strtod(s, NULL); /* s is a number followed by a non-number: same value */
+    if (!heap) return strtod(s, NULL); /* out of memory: s's number ends at s[len] (value.h) */
     memcpy(heap, s, len);
     heap[len] = '\0';
     double d = strtod(heap, NULL);

@@ -113,8 +113,9 @@ int t2__json_value(t2__json_out *o, const t2__val *v);
 /* d's shortest text that strtod reads back to d (of %.15g, %.16g, %.17g: json_double.c), into out
  * (cap >= 32 for the fast way); its length. */
 size_t t2__json_double_text(double d, char *out, size_t cap);
-/* The double strtod reads from the len bytes at s (a number's text; json_number.c reads the common
- * ones itself, exactly as strtod would, and hands it the rest). */
+/* The double strtod reads from the len bytes at s (a number's text, whose next byte, if s goes on,
+ * cannot continue it; json_number.c reads the common ones itself, exactly as strtod would, and
+ * hands it the rest). */
 double t2__decimal_double(const char *s, size_t len);
 /* The same double into *out when json_number.c can read it without strtod: 0; else -1. */
 int t2__decimal_fast(const char *s, size_t len, double *out);

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -46,13 +47,12 @@ int t2__listen_tcp(const char *addr, int *fd, int *port)
  * is created and removed by that mpirun (and by its daemons on other hosts) alone. */
 static int session_dir_new(char *out, size_t cap)
 {
-    unsigned char r[8];
-    int rc = t2__random_bytes(r, sizeof r);
+    uint64_t r;
+    int rc = t2__random_bytes(&r, sizeof r);
     if (rc) return rc;
     const char *tmp = getenv("TMPDIR");
     if (!tmp || !*tmp) tmp = "/tmp";
-    int n = snprintf(out, cap, "%s/ompi.t2exp.%02x%02x%02x%02x%02x%02x%02x%02x", tmp, r[0], r[1], r[2], r[3], r[4],
-                     r[5], r[6], r[7]);
+    int n = snprintf(out, cap, "%s/ompi.t2exp.%016" PRIx64, tmp, r);
     if (n < 0 || (size_t)n >= cap) return t2_seterr(T2_EINVAL, "$TMPDIR is too long for a session directory: %s", tmp);
     return T2_OK;
 }

@@ -267,8 +267,8 @@ static const char SCHEMA_V13[] =
  * of a one-batch trial's seven metric rows, and the store's writer thread is the serial part of a
  * search on many cores: without them the writer ran 95.5k instructions a trial instead of 134.8k
  * (callgrind, a 3,000-trial random search); as one row, 107.2k. `metrics` keeps what the trial
- * itself reported; `t2exp metrics`, the dashboard and export read both, in the order they always
- * had (store_query.c). kind is there for that order: with it, the key walks a trial's timings in
+ * itself reported; `t2exp metrics` and the dashboard read both, in the order they always had
+ * (store_query.c). kind is there for that order: with it, the key walks a trial's timings in
  * metrics' key order. Only complete groups of five move (a trial could report such names itself). */
 #define TIMING_NAMES "('t2exp.batches_per_s', 't2exp.samples_per_s', 't2exp.data_s', 't2exp.compute_s', 't2exp.comm_s')"
 static const char SCHEMA_V14[] =

@@ -13,7 +13,8 @@
 /* The multi-row inserts of metrics, timings and log segments: 1, 2, 4, 8 and 16 rows
  * (t2__store_insert_recs). */
 #define T2__STORE_ROW_SIZES 5
-#define T2__STORE_ROW_KINDS 3 /* metrics, timings, log segments */
+/* Their tables, each a row of the store's rows_sql. */
+enum { T2__ROWS_METRICS, T2__ROWS_TIMINGS, T2__ROWS_SEGMENTS, T2__STORE_ROW_KINDS };
 /* The most trial rows one insert statement carries (t2__store_insert_trial_rows). */
 #define T2__STORE_TRIAL_ROWS 16
 
@@ -145,7 +146,7 @@ int t2__store_insert_trial_row(t2__store *st, const t2__fold_row *row, int64_t *
 int t2__store_insert_trial_rows(t2__store *st, const t2__fold_row *const *rows, size_t n);
 /* A multi-row insert of the records of one kind (rec, a T2__REC_*): head "INSERT INTO t (columns)
  * VALUES", then rows of `per` parameters, then tail; bind binds record r's row from parameter
- * o + 1 on (an sqlite3_bind_* code); its statements are the store's rows_sql[cache]. */
+ * o + 1 on (an sqlite3_bind_* code); its statements are the store's rows_sql[cache] (a T2__ROWS_*). */
 typedef struct {
     int rec, cache;
     const char *head, *tail;

@@ -17,7 +17,7 @@ static int bind_segment(sqlite3_stmt *s, int o, const t2__store_rec *r)
 }
 
 const t2__rows_insert t2__segment_rows = {
-    T2__REC_SEGMENT, 2, "INSERT INTO trial_log_segments (trial_id, path, start) VALUES", "", 3, bind_segment,
+    T2__REC_SEGMENT, T2__ROWS_SEGMENTS, "INSERT INTO trial_log_segments (trial_id, path, start) VALUES", "", 3, bind_segment,
     "add log segment"};
 
 int t2__store_add_log_segment(t2__store *st, int64_t trial_id, const char *path, int64_t start)

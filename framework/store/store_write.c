@@ -713,7 +713,7 @@ static int bind_metric(sqlite3_stmt *s, int o, const t2__store_rec *r)
 /* ON CONFLICT DO NOTHING names the one conflict we expect (the step already recorded); unlike
  * INSERT OR IGNORE it still reports any other broken constraint. */
 const t2__rows_insert t2__metric_rows = {
-    T2__REC_METRIC, 0, "INSERT INTO metrics (trial_id, kind, batches, epoch, name, value, time) VALUES",
+    T2__REC_METRIC, T2__ROWS_METRICS, "INSERT INTO metrics (trial_id, kind, batches, epoch, name, value, time) VALUES",
     " ON CONFLICT (trial_id, kind, batches, name) DO NOTHING", 7, bind_metric, "add metrics"};
 
 /* A timing record's row: the report's step, epoch and time, then its five timings. */
@@ -729,7 +729,7 @@ static int bind_timing(sqlite3_stmt *s, int o, const t2__store_rec *r)
 }
 
 const t2__rows_insert t2__timing_rows = {
-    T2__REC_TIMING, 1, "INSERT INTO report_timings (trial_id, kind, batches, epoch, time, batches_per_s, samples_per_s, data_s,"
+    T2__REC_TIMING, T2__ROWS_TIMINGS, "INSERT INTO report_timings (trial_id, kind, batches, epoch, time, batches_per_s, samples_per_s, data_s,"
     " compute_s, comm_s) VALUES",
     " ON CONFLICT (trial_id, kind, batches) DO NOTHING", 10, bind_timing, "add report timings"};
 

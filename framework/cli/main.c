@@ -379,8 +379,9 @@ static int cmd_preview(const args *a)
     return ex;
 }
 
-/* pause / kill: the live controller gets the signal Ctrl-C sends (it checkpoints, PAUSED) or
- * SIGUSR2 (trials killed, CANCELED); the command returns once it has ended. */
+/* pause / kill: the live controller gets SIGTERM (as Ctrl-C: it checkpoints, PAUSED; not SIGINT,
+ * whose second coming stops the trials without their checkpoints, so a pause asked twice stays a
+ * pause) or SIGUSR2 (trials killed, CANCELED); the command returns once it has ended. */
 static int cmd_stop(const char *cmd, const args *a)
 {
     int64_t id;
@@ -388,7 +389,7 @@ static int cmd_stop(const char *cmd, const args *a)
     if (parse_id(a->pos[0], &id)) return usage_error(cmd, "not an experiment id: %s", a->pos[0]);
     if (open_store(a, 1, &st)) return EXIT_STORE;
     /* Pausing waits for the trials' checkpoints (the controller gives them a minute). */
-    int rc = t2__signal_controller(st, id, !strcmp(cmd, "kill") ? SIGUSR2 : SIGINT, 600.0);
+    int rc = t2__signal_controller(st, id, !strcmp(cmd, "kill") ? SIGUSR2 : SIGTERM, 600.0);
     t2__experiment_row row;
     memset(&row, 0, sizeof row);
     if (!rc) rc = t2__store_get_experiment(st, id, &row);

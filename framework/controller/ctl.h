@@ -126,6 +126,9 @@ void t2__ctl_readers_free(t2__ctl *c);
 /* The signal that stops the experiment: SIGINT/SIGTERM pause it (trials checkpoint, PAUSED),
  * SIGUSR2 (`t2exp kill`) kills it (trials killed, CANCELED). 0: none yet. */
 extern volatile sig_atomic_t t2__ctl_interrupted;
+/* SIGINTs and SIGUSR2s caught (modulo 2^30): one that comes while the trials of a pause
+ * checkpoint (a second Ctrl-C, `t2exp kill`) stops them at once (t2__ctl_stop_all). */
+extern volatile sig_atomic_t t2__ctl_stops_asked;
 
 /* SIGCHLDs caught (modulo 2^30) while t2__ctl_catch_signals's handler is installed, and whether
  * it is: a worker is known to be alive without a waitpid while no child has ended since it last

@@ -450,9 +450,14 @@ int t2__ctl_pump(t2__ctl *c)
     return t2__ctl_launch_events(c, pf + nt, r > 0 ? n - nt : 0);
 }
 
+/* The signal that ends a runner now (SIGTERM for mpirun: t2__ctl_stop_all says why). */
+static int kill_signal(int dist) { return dist ? SIGTERM : SIGKILL; }
+
 /* Stops every running trial. To pause, SIGTERM asks each runner to finish its batch, checkpoint
  * and say so; their reports keep flowing into the store until they exit. To kill (SIGUSR2), a
- * local runner gets SIGKILL at once. A runner still there after a minute is killed. */
+ * local runner gets SIGKILL at once. A runner still there after a minute is killed, and so is
+ * every runner at once when another stop is asked meanwhile (a second Ctrl-C, `t2exp kill`): a
+ * batch can be long, and the one who waits for it must not have to wait for it. */
 void t2__ctl_stop_all(t2__ctl *c)
 {
     /* mpirun gives its ranks about a second after SIGTERM before it kills them; SIGUSR1 it
@@ -462,12 +467,27 @@ void t2__ctl_stop_all(t2__ctl *c)
     /* A launch has no rank to checkpoint yet: its mpirun is stopped now, the trial settled. */
     t2__ctl_launch_stop(c);
     c->stopping = 1;
-    int sig = t2__ctl_interrupted == SIGUSR2 ? (dist ? SIGTERM : SIGKILL) : dist ? SIGUSR1 : SIGTERM;
+    int killing = t2__ctl_interrupted == SIGUSR2;
+    int sig = killing ? kill_signal(dist) : dist ? SIGUSR1 : SIGTERM;
     for (size_t k = 0; k < c->tt.nrun; k++)
         if (c->tt.t[c->tt.run[k]].pid > 0) kill(c->tt.t[c->tt.run[k]].pid, sig);
+    int asked = t2__ctl_stops_asked;
+    if (!killing && c->tt.nrun > 0)
+        t2__progress_event(&c->prog,
+                           "stopping: %zu running trial(s) finish their batch and checkpoint (at most 60 s); "
+                           "Ctrl-C again or `t2exp kill %lld` stops them now",
+                           c->tt.nrun, (long long)c->exp_id);
     double t0 = t2__now();
-    while ((int)c->tt.nrun > 0 && t2__now() - t0 < 60.0)
+    while ((int)c->tt.nrun > 0 && t2__now() - t0 < 60.0) {
+        if (!killing && t2__ctl_stops_asked != asked) {
+            killing = 1;
+            t2__progress_event(&c->prog, "stopping now: %zu running trial(s) killed without a checkpoint",
+                               c->tt.nrun);
+            for (size_t k = 0; k < c->tt.nrun; k++)
+                if (c->tt.t[c->tt.run[k]].pid > 0) kill(c->tt.t[c->tt.run[k]].pid, kill_signal(dist));
+        }
         if (t2__ctl_pump(c) != T2_OK) break;
+    }
     while (c->tt.nrun > 0) {
         t2__ctl_trial *t = &c->tt.t[c->tt.run[0]];
         kill(t->pid, SIGKILL);

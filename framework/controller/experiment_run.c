@@ -17,8 +17,13 @@
 #include <malloc.h>
 #endif
 
-volatile sig_atomic_t t2__ctl_interrupted;
-static void on_signal(int sig) { t2__ctl_interrupted = sig; }
+volatile sig_atomic_t t2__ctl_interrupted, t2__ctl_stops_asked;
+static void on_signal(int sig)
+{
+    t2__ctl_interrupted = sig;
+    /* Not SIGTERM: `t2exp pause` sends it, and pausing twice must not lose the checkpoints. */
+    if (sig != SIGTERM) t2__ctl_stops_asked = (t2__ctl_stops_asked + 1) & 0x3fffffff;
+}
 
 volatile sig_atomic_t t2__ctl_child_exits, t2__ctl_child_exits_counted;
 static void on_child(int sig)

@@ -96,6 +96,9 @@ typedef struct t2__ctl {
     size_t *lazy;            /* indices of trials with lazy fields (t2__ctl_store_trial) */
     size_t nlazy, caplazy;
     double saved_progress;   /* the progress last written (NAN: none yet) */
+    int exits_scanned;       /* t2__ctl_child_exits when the running trials were last checked for an end
+                                that no end of stream told (event_loop.c) */
+    double exits_scan_at;    /* and when */
     t2__ctl_worker *workers; /* one entry per trial that may run at once (capacity) */
     int nworkers;
     struct t2__chan_reader *rd; /* the running trials' channel readers, indexed by fd (channels.c) */

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "ctl.h"
 #include "route.h"
@@ -266,7 +267,51 @@ static int feed(t2__ctl *c, t2__ctl_trial *t)
     return rc;
 }
 
-/* The runner's channel closed: reap the process and decide the trial's fate. */
+/* Waits up to s seconds for pid to end: 1 with its *status once it has (or it is not ours to
+ * wait for), 0 while it runs. */
+static int wait_end(pid_t pid, double s, int *status)
+{
+    double until = t2__now() + s;
+    for (;;) {
+        pid_t p;
+        while ((p = waitpid(pid, status, WNOHANG)) < 0 && errno == EINTR) {
+        }
+        if (p != 0) return 1;
+        if (t2__now() >= until) return 0;
+        nanosleep(&(struct timespec){.tv_nsec = 1000 * 1000}, NULL);
+    }
+}
+
+/* How the runner's process ended, its channel closed. A process closes its end as it exits, a
+ * moment before it can be reaped (and mpirun takes a few seconds to end a job one of whose ranks
+ * died), so it gets that long. One still running after that closed the channel itself (a trial
+ * that closes descriptors it did not open) and can no longer be driven: it is ended, rather than
+ * waited for as long as it chose to run, which held the loop, every other trial and Ctrl-C with
+ * it. mpirun gets its teardown first (SIGKILL would orphan its ranks). */
+static int reap_runner(t2__ctl *c, t2__ctl_trial *t)
+{
+    int status = 0;
+    if (t->reaped) {
+        t->reaped = 0;
+        return t->reaped_status;
+    }
+    int dist = t2__ctl_via_mpi(c);
+    if (wait_end(t->pid, dist ? 10.0 : 5.0, &status)) return status;
+    if (!t->error)
+        t->error = strdup("its channel to the controller closed while its process still ran (did the trial close "
+                          "a file descriptor it had not opened?); the process was ended");
+    if (dist) {
+        kill(t->pid, SIGTERM);
+        if (wait_end(t->pid, 10.0, &status)) return status;
+    }
+    kill(t->pid, SIGKILL);
+    while (waitpid(t->pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    return status;
+}
+
+/* The runner's channel closed (or its process was found ended): reap the process and decide the
+ * trial's fate. */
 static int on_exit(t2__ctl *c, t2__ctl_trial *t)
 {
     int status = 0, rc = T2_OK;
@@ -274,8 +319,7 @@ static int on_exit(t2__ctl *c, t2__ctl_trial *t)
     t2__ctl_channel_closed(c, t->fd);
     close(t->fd);
     t->fd = -1;
-    while (waitpid(t->pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    status = reap_runner(c, t);
     int clean = WIFEXITED(status) && WEXITSTATUS(status) == 0 && t->exit_sent && !t->error;
     if (!clean && t->host_slots && !t2__ctl_interrupted && !c->stopping) rc = t2__ctl_check_hosts(c, t);
     t2__ctl_release_slots(c, t);
@@ -407,6 +451,53 @@ static int drain(t2__ctl *c, size_t idx, int may_read)
     }
 }
 
+/* Trial idx's process is gone but its channel is still open: a process it forked (without
+ * exec: the channel is close-on-exec) holds the other end, and no end of stream comes while that
+ * one lives, which could be forever. What the runner sent is handled, and then its end. */
+static int on_silent_exit(t2__ctl *c, size_t idx)
+{
+    for (;;) {
+        t2__ctl_trial *t = &c->tt.t[idx];
+        if (t->fd < 0) return T2_OK; /* what it sent ended it (its end of stream, or its finished) */
+        struct pollfd p = {.fd = t->fd, .events = POLLIN};
+        int readable = poll(&p, 1, 0) > 0;
+        if (!readable && !t2__ctl_reader_has_frame(c, t->fd)) return on_exit(c, t);
+        int rc = drain(c, idx, readable);
+        if (rc) return rc;
+    }
+}
+
+/* Finds running trials whose process ended without an end of stream (on_silent_exit), when any
+ * child of the controller ended since the last look, at most ten times a second: a waitpid per
+ * running trial then, none while no child ends (a worker's trials end none). */
+static int check_silent_exits(t2__ctl *c)
+{
+    int exits = t2__ctl_child_exits;
+    if (!t2__ctl_child_exits_counted || exits == c->exits_scanned) return T2_OK;
+    double now = t2__now();
+    if (now - c->exits_scan_at < 0.1) return T2_OK;
+    c->exits_scanned = exits;
+    c->exits_scan_at = now;
+    /* Backwards: a trial that ends leaves the run list, the last one taking its place. */
+    for (size_t k = c->tt.nrun; k-- > 0;) {
+        if (k >= c->tt.nrun) continue;
+        size_t idx = c->tt.run[k];
+        t2__ctl_trial *t = &c->tt.t[idx];
+        if (t->pid <= 0 || t->fd < 0) continue;
+        int status = 0;
+        pid_t p;
+        while ((p = waitpid(t->pid, &status, WNOHANG)) < 0 && errno == EINTR) {
+        }
+        if (p != t->pid) continue;
+        t->reaped = 1;
+        t->reaped_status = status;
+        int rc = on_silent_exit(c, idx);
+        c->tt.t[idx].reaped = 0; /* used by on_exit, or not needed: it ended by its finished */
+        if (rc) return rc;
+    }
+    return T2_OK;
+}
+
 /* Waits up to 250 ms for reports, handles them, and reaps runners whose channel closed. */
 int t2__ctl_pump(t2__ctl *c)
 {
@@ -446,6 +537,8 @@ int t2__ctl_pump(t2__ctl *c)
         int rc = drain(c, idx[k], readable);
         if (rc) return rc;
     }
+    int rc = check_silent_exits(c);
+    if (rc) return rc;
     /* Deadlines and mpirun's death are checked on every round, whether or not poll saw an event. */
     return t2__ctl_launch_events(c, pf + nt, r > 0 ? n - nt : 0);
 }

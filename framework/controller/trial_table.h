@@ -30,6 +30,7 @@ typedef struct t2__ctl_trial {
     int state;              /* t2__ctl_state */
     pid_t pid;
     int fd;
+    int reaped, reaped_status; /* its process was reaped while its channel stayed open (event_loop.c) */
     int ready, exit_sent, closing, pausing;
     int auto_exit;          /* its op in flight is a last one: it leaves after done, unasked */
     int rejected;           /* sent a report the controller refused: stopped, its messages ignored */

@@ -9,6 +9,12 @@
  *   invalid      1: build_model says the hyperparameters are invalid (T2_EHPARAM)
  *   wait_for     a path: until that file exists, train_batch writes its process id to
  *                <wait_for>.pid and waits (a test kills the process meanwhile)
+ *   orphan_until a path: at batch 3, train_batch forks a process (no exec: it holds every
+ *                descriptor, the runner's channel too) that waits for that file, and then
+ *                aborts: a trial that dies while a helper it forgot still holds its channel
+ *                ("": neither does anything)
+ *   close_until  a path: at batch 3, train_batch closes every descriptor above stderr (its
+ *                runner's channel too) and then waits for that file before it goes on
  * (T2_ENOTFOUND and T2_EINVAL: the codes a missing or mistyped hyperparameter gives, which the
  * runner once refused to restart.)
  * build_model also counts its calls in a global and prints "scripted: build N in this process" to
@@ -70,12 +76,39 @@ static int wait_for(t2_ctx *ctx)
     return T2_OK;
 }
 
+/* Waits for the file at path (at most a minute). */
+static void wait_file(const char *path)
+{
+    struct timespec tick = {0, 10 * 1000 * 1000};
+    for (int i = 0; i < 6000 && access(path, F_OK) != 0; i++) nanosleep(&tick, NULL);
+}
+
+/* orphan_until and close_until, at batch 3. */
+static void misbehave(t2_ctx *ctx)
+{
+    const char *path = NULL;
+    if (t2_ctx_batches_trained(ctx) != 3) return;
+    if (t2_hp_str(ctx, "orphan_until", &path) == T2_OK && *path) {
+        fflush(NULL);
+        if (fork() == 0) {
+            wait_file(path);
+            _exit(0);
+        }
+        abort();
+    }
+    if (t2_hp_str(ctx, "close_until", &path) == T2_OK && *path) {
+        for (int fd = 3; fd < 4096; fd++) close(fd);
+        wait_file(path);
+    }
+}
+
 static int train_batch(t2_ctx *ctx, void *state, const t2_batch *b, t2_metrics *m)
 {
     (void)b;
     scripted *s = state;
     int rc = wait_for(ctx);
     if (rc) return rc;
+    misbehave(ctx);
     size_t n = 0;
     float *p = t2_net_params(s->net, &n);
     for (size_t i = 0; i < n; i++) p[i] = (float)(t2_ctx_batches_trained(ctx) + 1);

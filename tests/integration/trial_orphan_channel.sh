@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# A trial's end is seen even when no end of stream tells it, and a trial that closes its channel
+# cannot hold the controller: (1) a trial that forks a helper (which inherits every descriptor,
+# its runner's channel too) and then aborts is failed at once, not when the helper ends (a minute
+# here; it was as long as the helper lived); (2) a trial that closes its channel and goes on is
+# ended within seconds, with a reason that says so, while the controller's loop was held for as
+# long as it ran. Each beside a well-behaved trial, which completes, under both isolation modes and
+# (1) on two ranks where built with MPI.
+source "$(dirname "$0")/common.bash"
+trap 'touch "$WORK/free"; pkill -KILL -f "$WORK/" 2>/dev/null || true; rm -rf "$WORK"' EXIT
+command -v "${CC:-cc}" >/dev/null || { echo "trial_orphan_channel: skipped (no C compiler)"; exit 77; }
+"${CC:-cc}" -std=c11 -Wall -Wextra -Werror -shared -fPIC -I "$T2EXP_SOURCE/framework/include" \
+  "$T2EXP_SOURCE/tests/integration/scripted_trial.c" -o "$WORK/scripted.so" -lm
+
+cases="orphan_until:worker orphan_until:process_per_trial close_until:worker close_until:process_per_trial"
+if grep -q "T2EXP_WITH_MPI:BOOL=ON" "$T2EXP_BUILD/CMakeCache.txt" && command -v mpirun >/dev/null; then
+  cases+=" orphan_until:mpi"
+  export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" # Open MPI's own allocations are not ours to check
+fi
+n=0
+for c in $cases; do
+  how=${c%:*} mode=${c#*:}
+  n=$((n + 1))
+  if [ "$mode" = mpi ]; then res="{slots_per_trial: 2}" gbs=2; else res="{max_slots: 2, isolation: $mode}" gbs=1; fi
+  cat > "$WORK/e$n.yaml" <<Y
+name: ${how}_$mode
+hyperparameters: {global_batch_size: $gbs, peak: 1, $how: {type: categorical, vals: ["$WORK/free", ""]}}
+searcher: {name: grid, metric: score, smaller_is_better: false, max_length: {batches: 20}}
+resources: $res
+max_restarts: 0
+Y
+  start=$(date +%s)
+  expect_exit 1 timeout 120 "$T2EXP" create "$WORK/e$n.yaml" "$WORK/scripted.so" --plain
+  took=$(($(date +%s) - start))
+  # The helper and the closed channel's trial wait a minute for $WORK/free, which nobody makes.
+  [ "$took" -lt 40 ] || fail "$how, $mode: the experiment took $took s: its controller waited for the misbehaving trial"
+  expect_in "$OUT" "1 trial(s) completed, 1 errored"
+  bad=$(sql "SELECT id FROM trials WHERE experiment_id=$n AND hparams LIKE '%$WORK/free%'")
+  if [ "$how" = orphan_until ]; then
+    if [ "$mode" = mpi ]; then
+      expect_in "$OUT" "trial $bad errored: the trial process exited with status"
+    else
+      expect_in "$OUT" "trial $bad errored: the trial process killed by signal 6 (Aborted)"
+    fi
+  else
+    expect_in "$OUT" "trial $bad errored: its channel to the controller closed while its process still ran"
+    [ -z "$(own_pids "t2exp create .*e$n.yaml")" ] || fail "$how, $mode: the trial's process was left running"
+  fi
+  [ "$(sql "SELECT state FROM trials WHERE experiment_id=$n AND id != $bad")" = COMPLETED ] \
+    || fail "$how, $mode: the well-behaved trial did not complete"
+  echo "trial_orphan_channel: $how, $mode: ended in $took s"
+done
+touch "$WORK/free"
+store_ok
+echo "trial_orphan_channel: ok"

@@ -162,6 +162,10 @@ void t2__ctl_catch_signals(t2__ctl_signals *old);
 void t2__ctl_restore_signals(const t2__ctl_signals *old);
 int t2__ctl_end(t2__ctl *c, int rc);
 void t2__ctl_cleanup(t2__ctl *c);
+/* Opens the store for a run: home_opt (--home), else the default home, whose path goes to
+ * home[n]. Any failure but memory is T2_EIO, store trouble (exit 3), whatever SQLite or the schema
+ * check called it (a damaged file, one that is no store, a newer schema), not a usage error. */
+int t2__ctl_open_store(const char *home_opt, char *home, size_t n, t2__store **st);
 int t2__ctl_cores(void);
 int t2__ctl_better(const t2__ctl *c, double a, double b);
 int t2__ctl_checkpoint_dir(t2__ctl *c, const char *home, const char *recorded, int legacy);
@@ -208,9 +212,10 @@ int t2__ctl_launch_events(t2__ctl *c, const struct pollfd *pf, int n);
 int t2__ctl_launch_stop(t2__ctl *c);
 /* Closes every caller and forgets every launch (no store writes). */
 void t2__ctl_launch_free(t2__ctl *c);
-/* Every channel the controller holds (running trials', workers') and its listening socket, in a
- * malloc'd array *fds of *n: a new child process closes them all, since a child holding another
- * trial's channel would keep it open after the controller closes it. */
+/* Every channel the controller holds (running trials', workers') and its listening socket, and
+ * its descriptors of the store's files, in a malloc'd array *fds of *n: a new child process
+ * closes them all, since a child holding another trial's channel would keep it open after the
+ * controller closes it, and one holding the store's could write into it (t2__store_fds). */
 int t2__ctl_child_close_fds(const t2__ctl *c, int **fds, int *n);
 /* Reports the refused callers not yet reported one by one (the loop's end calls it). */
 void t2__ctl_report_refusals(t2__ctl *c);

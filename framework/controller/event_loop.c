@@ -68,9 +68,17 @@ static int start_distributed(t2__ctl *c, t2__ctl_trial *t, const int *fds, int n
 
 int t2__ctl_child_close_fds(const t2__ctl *c, int **fds, int *n)
 {
-    size_t cap = c->tt.nrun + 2 * (size_t)(c->nworkers > 0 ? c->nworkers : 0) + 1;
+    int *store_fds, nstore;
+    int rc = t2__store_fds(c->st, &store_fds, &nstore);
+    if (rc) return rc;
+    size_t cap = c->tt.nrun + 2 * (size_t)(c->nworkers > 0 ? c->nworkers : 0) + 1 + (size_t)nstore;
     int *v = malloc(cap * sizeof *v), k = 0;
-    if (!v) return t2_seterr(T2_ENOMEM, "controller: out of memory");
+    if (!v) {
+        free(store_fds);
+        return t2_seterr(T2_ENOMEM, "controller: out of memory");
+    }
+    for (int i = 0; i < nstore; i++) v[k++] = store_fds[i];
+    free(store_fds);
     for (size_t i = 0; i < c->tt.nrun; i++)
         if (c->tt.t[c->tt.run[i]].fd >= 0) v[k++] = c->tt.t[c->tt.run[i]].fd;
     for (int i = 0; i < c->nworkers; i++) {

@@ -76,6 +76,18 @@ void t2__ctl_restore_signals(const t2__ctl_signals *old)
     t2__ctl_child_exits_counted = 0;
 }
 
+int t2__ctl_open_store(const char *home_opt, char *home, size_t n, t2__store **st)
+{
+    int rc = t2__store_home(home_opt, home, n);
+    if (!rc) rc = t2__store_open(home, 0, st);
+    if (rc && rc != T2_ENOMEM && rc != T2_EIO) {
+        char why[1200];
+        snprintf(why, sizeof why, "%s", t2_errmsg());
+        rc = t2_seterr(T2_EIO, "%s", why);
+    }
+    return rc;
+}
+
 /* Clears the experiment's controller record when this run ends; a failure to do so leaves a
  * record that liveness checks see as stale, so it only matters when nothing else went wrong. */
 int t2__ctl_end(t2__ctl *c, int rc)

@@ -74,6 +74,10 @@ const char *t2__store_path(const t2__store *st); /* the database file, for messa
  * to schema 2): checkpoint directories on a shared checkpoint_storage path are named by it. */
 int t2__store_id(t2__store *st, char out[33]);
 const char *t2__store_home_of(const t2__store *st);
+/* The descriptors this process has open on the store's files (the database, its write-ahead log,
+ * shared memory, journal, turns file), in a malloc'ed *fds of *n (NULL, 0: none, or no /proc to
+ * tell): a forked trial must not keep them (store_fds.c). */
+int t2__store_fds(const t2__store *st, int **fds, int *n);
 
 /* The clock used for every timestamp the store writes and for "now" in queries (durations of
  * running experiments). NULL restores the wall clock. Tests pin it for exact output. */

@@ -98,4 +98,17 @@ id=$(sql "SELECT max(id) FROM experiments")
 # Nothing above disturbed the first experiment or the store.
 [ "$(sql "SELECT state FROM experiments WHERE id=1")" = COMPLETED ] || fail "experiment 1 changed"
 store_ok
+
+# A damaged store is store trouble (exit 3) for every command, a run's too, and says where.
+bad="$WORK/badhome"
+mkdir -p "$bad"
+head -c 65536 /dev/urandom > "$bad/t2exp.db"
+cp "$T2EXP_HOME/t2exp.db" "$WORK/saved.db"
+expect_exit 3 "$T2EXP" --home "$bad" list
+expect_in "$OUT" "$bad/t2exp.db"
+expect_exit 3 "$T2EXP" --home "$bad" create "$WORK/inv.yaml" "$QT" --plain
+expect_in "$OUT" "t2exp create: store $bad/t2exp.db"
+expect_exit 3 "$T2EXP" --home "$bad" resume 1
+expect_in "$OUT" "t2exp resume: store $bad/t2exp.db"
+cmp -s "$T2EXP_HOME/t2exp.db" "$WORK/saved.db" || fail "the working store changed"
 echo "cli_errors: ok"

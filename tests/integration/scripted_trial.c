@@ -19,13 +19,16 @@
  * runner once refused to restart.)
  * build_model also counts its calls in a global and prints "scripted: build N in this process" to
  * the trial's log: the state a trial leaves in a worker (resources.isolation, trial_isolation.sh),
- * and then "scripted: pid P", which says which run a piece of a log is.
+ * and then "scripted: pid P", which says which run a piece of a log is, and "scripted: store
+ * descriptors N", how many of its descriptors are open on the store's files (the controller's).
  * Built by the tests with the public header only: cc -shared -fPIC -I framework/include. */
 #define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <t2exp.h>
@@ -38,10 +41,30 @@ typedef struct {
 
 static int builds; /* build_model calls in this process: a global, as a user's trial might keep */
 
+/* How many of this process's descriptors are open on a file of the store (t2exp.db, -wal, -shm,
+ * -journal, -turns): it should have none of the controller's. */
+static int store_fds(void)
+{
+    int n = 0;
+    DIR *d = opendir("/proc/self/fd");
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        char link[300], target[4096];
+        snprintf(link, sizeof link, "/proc/self/fd/%s", e->d_name);
+        ssize_t len = readlink(link, target, sizeof target - 1);
+        if (len <= 0) continue;
+        target[len] = '\0';
+        n += strstr(target, "/t2exp.db") != NULL;
+    }
+    if (d) closedir(d);
+    return n;
+}
+
 static int build_model(t2_ctx *ctx, void **state)
 {
     printf("scripted: build %d in this process\n", ++builds);
     printf("scripted: pid %ld\n", (long)getpid()); /* which run a piece of the log is */
+    printf("scripted: store descriptors %d\n", store_fds()); /* what it inherited of the store */
     fflush(stdout);
     scripted *s = calloc(1, sizeof *s);
     if (!s) return t2_seterr(T2_ENOMEM, "scripted: out of memory");

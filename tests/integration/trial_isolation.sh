@@ -35,6 +35,12 @@ expect_in "$OUT" "4 trial(s) completed, 0 errored"
 expect_exit 0 "$T2EXP" create "$WORK/process_per_trial.yaml" "$WORK/scripted.so" --plain
 expect_in "$OUT" "4 trial(s) completed, 0 errored"
 [ "$(builds 2)" = "1 1 1 1" ] || fail "process_per_trial: build counts $(builds 2), wanted 1 1 1 1"
+# Neither kind of process keeps the controller's descriptors of the store's files: a stray write
+# of a trial's must not land in the database.
+for e in 1 2; do
+  fdlines=$(exp_logs "$e" | grep "^scripted: store descriptors" | sort | uniq -c)
+  [ "$fdlines" = "      4 scripted: store descriptors 0" ] || fail "experiment $e: trials inherited store descriptors: $fdlines"
+done
 
 # The default is worker; an unknown mode is an error naming the key and the choices.
 sed -i '/^resources:/d' "$WORK/worker.yaml"

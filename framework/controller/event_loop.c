@@ -464,11 +464,12 @@ static int drain(t2__ctl *c, size_t idx, int may_read)
  * one lives, which could be forever. What the runner sent is handled, and then its end. */
 static int on_silent_exit(t2__ctl *c, size_t idx)
 {
-    for (;;) {
+    /* Bounded: the process that holds the channel may go on writing to it. */
+    for (int reads = 0;; reads++) {
         t2__ctl_trial *t = &c->tt.t[idx];
         if (t->fd < 0) return T2_OK; /* what it sent ended it (its end of stream, or its finished) */
         struct pollfd p = {.fd = t->fd, .events = POLLIN};
-        int readable = poll(&p, 1, 0) > 0;
+        int readable = reads < 64 && poll(&p, 1, 0) > 0;
         if (!readable && !t2__ctl_reader_has_frame(c, t->fd)) return on_exit(c, t);
         int rc = drain(c, idx, readable);
         if (rc) return rc;

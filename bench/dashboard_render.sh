@@ -17,7 +17,11 @@ PYTHONPATH="$here/tests/integration" exec python3 - "$url" "$exp" "$runs" <<'PY'
 import statistics, sys, time
 import cdp
 
-url, exp, runs = sys.argv[1].rstrip("/") + "/", sys.argv[2], int(sys.argv[3])
+# The address as t2exp dashboard printed it (with its ?token=, which the first answer turns into a
+# cookie), or a bare one.
+url, exp, runs = sys.argv[1], sys.argv[2], int(sys.argv[3])
+if "?" not in url:
+    url = url.rstrip("/") + "/"
 route = "/experiment/%s" % exp
 ready = ('document.getElementById("main") && document.getElementById("main").dataset.route === %r'
          ' && document.getElementById("main").dataset.state' % route)

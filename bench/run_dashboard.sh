@@ -22,19 +22,21 @@ exp=$(echo "$out" | sed -n 's/^kept store: \([^ ]*\) (experiment \([0-9]*\) .*/\
 t0=$(date +%s%N)
 "$build/t2exp" --home "$home" dashboard --port 0 > "$work/dash.log" 2>&1 &
 dash=$!
-port=
+port= first=
 for _ in $(seq 1000); do
-  port=$(grep -oE '127\.0\.0\.1:[0-9]+' "$work/dash.log" | head -n 1 | cut -d: -f2 || true)
-  [ -n "$port" ] && curl -s -o /dev/null "http://127.0.0.1:$port/api/version" && break
+  first=$(grep -oE 'http://127\.0\.0\.1:[0-9]+/\?token=[0-9A-Za-z._~-]+' "$work/dash.log" | head -n 1 || true)
+  port=$(grep -oE ':[0-9]+/' <<<"$first" | tr -d ':/' || true)
+  [ -n "$port" ] && curl -s -o /dev/null -H "Authorization: Bearer ${first##*token=}" "http://127.0.0.1:$port/api/version" && break
   sleep 0.005
 done
 start_s=$(awk -v a="$t0" -v b="$(date +%s%N)" 'BEGIN { printf "%.3f", (b - a) / 1e9 }')
 url="http://127.0.0.1:$port"
+auth="Authorization: Bearer ${first##*token=}"
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-api_ms=$(for _ in $(seq 7); do curl -s -o /dev/null -w '%{time_total}\n' "$url/api/experiments/$exp?top=2000"; done |
+api_ms=$(for _ in $(seq 7); do curl -s -o /dev/null -H "$auth" -w '%{time_total}\n' "$url/api/experiments/$exp?top=2000"; done |
          awk '{ printf "%.1f\n", $1 * 1000 }' | median)
-full_ms=$(curl -s -o /dev/null -w '%{time_total}\n' "$url/api/experiments/$exp" | awk '{ printf "%.1f\n", $1 * 1000 }')
-render=$(bash "$src/bench/dashboard_render.sh" "$url/" "$exp" 3 | tail -n 1)
+full_ms=$(curl -s -o /dev/null -H "$auth" -w '%{time_total}\n' "$url/api/experiments/$exp" | awk '{ printf "%.1f\n", $1 * 1000 }')
+render=$(bash "$src/bench/dashboard_render.sh" "$first" "$exp" 3 | tail -n 1)
 echo "$render"
 render_s=$(echo "$render" | grep -oE 'render_s=[0-9.]+' | cut -d= -f2)
 ratio=$(awk -v s="$start_s" -v a="$api_ms" -v r="$render_s" 'BEGIN {

@@ -1,7 +1,8 @@
 /* cmd_dashboard.c — `t2exp dashboard [--port N] [--bind ADDR]`: a read-only web UI over the store,
  * served by libmicrohttpd. The pages are compiled in (assets.h); the /api answers are the CLI's
  * --json output (api.h). One connection to the store, opened read-only, used only from the
- * server's single thread: readers never block the experiment that writes (WAL). */
+ * server's single thread: readers never block the experiment that writes (WAL). Every request
+ * shows the token printed in the dashboard's address (auth.h). */
 #define _POSIX_C_SOURCE 200809L
 #include <arpa/inet.h>
 #include <errno.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 #include "api.h"
 #include "assets.h"
+#include "auth.h"
 #include "framework/cli/commands.h"
 #include "internal.h"
 
@@ -60,9 +62,9 @@ static enum MHD_Result respond(struct MHD_Connection *conn, int status, const ch
 
 static enum MHD_Result not_found(struct MHD_Connection *conn, int status, const char *why)
 {
-    char *body = malloc(128);
+    char *body = malloc(256);
     if (!body) return MHD_NO;
-    int n = snprintf(body, 128, "{\"error\":\"%s\"}", why); /* why: fixed text from this file */
+    int n = snprintf(body, 256, "{\"error\":\"%s\"}", why); /* why: fixed text from this file */
     return respond(conn, status, "application/json", body, (size_t)n, MHD_RESPMEM_MUST_FREE, NULL);
 }
 
@@ -75,13 +77,46 @@ static enum MHD_Result asset(struct MHD_Connection *conn, const char *name)
     return not_found(conn, 404, "no such file");
 }
 
+/* What the request handler knows: the store, the token and its cookie's name. */
+typedef struct dashboard {
+    t2__store *st;
+    char token[T2__DASH_TOKEN_MAX + 1];
+    char cookie[48];
+} dashboard;
+
+/* A browser's first visit, with the token in the address: the token becomes a cookie, and the
+ * page is loaded again without it in the address (and so in the history, or a screenshot). */
+static enum MHD_Result to_page(struct MHD_Connection *conn, const dashboard *d)
+{
+    struct MHD_Response *r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    if (!r) return MHD_NO;
+    char cookie[sizeof d->cookie + T2__DASH_TOKEN_MAX + 64];
+    snprintf(cookie, sizeof cookie, "%s=%s; Path=/; HttpOnly; SameSite=Strict", d->cookie, d->token);
+    MHD_add_response_header(r, "Location", "/");
+    MHD_add_response_header(r, "Set-Cookie", cookie);
+    for (size_t i = 0; i < sizeof SECURITY_HEADERS / sizeof SECURITY_HEADERS[0]; i++)
+        MHD_add_response_header(r, SECURITY_HEADERS[i][0], SECURITY_HEADERS[i][1]);
+    enum MHD_Result ok = MHD_queue_response(conn, 303, r);
+    MHD_destroy_response(r);
+    return ok;
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
                               const char *version, const char *upload, size_t *upload_size, void **req)
 {
     (void)version, (void)upload, (void)req;
-    t2__store *st = cls;
+    const dashboard *d = cls;
+    t2__store *st = d->st;
     if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) return not_found(conn, 405, "read-only: GET only");
     if (*upload_size) return not_found(conn, 400, "no body expected");
+    t2__dash_auth how =
+        t2__dash_check(d->token, MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "token"),
+                       MHD_lookup_connection_value(conn, MHD_COOKIE_KIND, d->cookie),
+                       MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION));
+    if (how == T2__DASH_DENIED)
+        return not_found(conn, 403, "this dashboard needs its token: open the address t2exp dashboard printed "
+                                    "(it ends in /?token=...), or send Authorization: Bearer TOKEN");
+    if (strcmp(url, "/") == 0 && how == T2__DASH_BY_QUERY) return to_page(conn, d);
     if (strcmp(url, "/") == 0) return asset(conn, "index.html");
     if (strncmp(url, "/static/", 8) == 0) return asset(conn, url + 8);
     if (strncmp(url, "/api/", 5) != 0) return not_found(conn, 404, "no such page");
@@ -113,7 +148,8 @@ static int run(const char *home, int argc, char **argv)
         char *end;
         if (ch == 'h') {
             printf("usage: t2exp dashboard [--port N] [--bind ADDR]\n"
-                   "a read-only web UI over the store, on http://ADDR:N/ (default 127.0.0.1:8080)\n");
+                   "a read-only web UI over the store, on http://ADDR:N/ (default 127.0.0.1:8080); open the\n"
+                   "address it prints, which carries its token (T2EXP_DASHBOARD_TOKEN: one of your own)\n");
             return 0;
         }
         if (ch == 'p') {
@@ -138,12 +174,19 @@ static int run(const char *home, int argc, char **argv)
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     if (inet_pton(AF_INET, bind, &sa.sin_addr) != 1) return usage("--bind needs an IPv4 address");
 
+    static dashboard dash; /* the server's thread reads it until the daemon stops */
+    memset(&dash, 0, sizeof dash);
+    if (t2__dash_token(dash.token)) {
+        fprintf(stderr, "t2exp dashboard: %s\n", t2_errmsg());
+        return 2;
+    }
     char dir[4096];
     t2__store *st = NULL;
     if (t2__store_home(home, dir, sizeof dir) || t2__store_open(dir, 1, &st)) {
         fprintf(stderr, "t2exp dashboard: %s\n", t2_errmsg());
         return 3;
     }
+    dash.st = st;
     struct sigaction act = {.sa_handler = on_signal};
     sigemptyset(&act.sa_mask);
     sigaction(SIGINT, &act, NULL);
@@ -153,7 +196,7 @@ static int run(const char *home, int argc, char **argv)
      * or slow clients are dropped after 10 s and each address gets a bounded share of connections,
      * so a stalled or flooding client cannot starve the others. */
     struct MHD_Daemon *d = MHD_start_daemon(
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, (uint16_t)port, NULL, NULL, handle, st,
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, (uint16_t)port, NULL, NULL, handle, &dash,
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_CONNECTION_TIMEOUT, 10u,
         MHD_OPTION_CONNECTION_LIMIT, 256u, MHD_OPTION_PER_IP_CONNECTION_LIMIT, 64u,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024), MHD_OPTION_END);
@@ -164,9 +207,12 @@ static int run(const char *home, int argc, char **argv)
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
     unsigned actual = info ? info->port : (unsigned)port;
+    t2__dash_cookie_name(actual, dash.cookie, sizeof dash.cookie);
     int loopback = strncmp(bind, "127.", 4) == 0;
-    printf("t2exp dashboard: serving http://%s:%u/ (%s), store %s, read-only; Ctrl-C stops it\n", bind, actual,
-           loopback ? "this machine only" : "reachable from the network: anyone who can connect can read the store",
+    printf("t2exp dashboard: serving http://%s:%u/?token=%s (%s), store %s, read-only; Ctrl-C stops it\n", bind,
+           actual, dash.token,
+           loopback ? "this machine only, for whoever has the token"
+                    : "reachable from the network: anyone who has the token can read the store, in clear text",
            dir);
     fflush(stdout);
     while (!stop) pause();

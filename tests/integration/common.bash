@@ -53,14 +53,16 @@ own_pids() {
 }
 
 # start_dashboard [PROGRAM] — starts PROGRAM (default $T2EXP) dashboard --port 0 in the background,
-# its output in $WORK/dash.log; sets DASH (its pid) and PORT (the port it printed), or fails.
-# The caller's EXIT trap should kill $DASH.
+# its output in $WORK/dash.log; sets DASH (its pid), DASH_URL (the address it printed, token and
+# all), PORT and TOKEN (that address's), or fails. The caller's EXIT trap should kill $DASH.
 start_dashboard() {
   "${1:-$T2EXP}" dashboard --port 0 > "$WORK/dash.log" 2>&1 &
   DASH=$!
   PORT=
   for _ in $(seq 100); do
-    PORT=$(grep -oE '127\.0\.0\.1:[0-9]+' "$WORK/dash.log" | head -n 1 | cut -d: -f2 || true)
+    DASH_URL=$(grep -oE 'http://127\.0\.0\.1:[0-9]+/\?token=[0-9A-Za-z._~-]+' "$WORK/dash.log" | head -n 1 || true)
+    PORT=$(grep -oE ':[0-9]+/' <<<"$DASH_URL" | tr -d ':/' || true)
+    TOKEN=${DASH_URL##*token=}
     [ -n "$PORT" ] && return 0
     kill -0 "$DASH" 2>/dev/null || fail "the dashboard exited: $(cat "$WORK/dash.log")"
     sleep 0.05

@@ -25,8 +25,31 @@ dash=$DASH port=$PORT
 trap 'kill $dash 2>/dev/null || true; [ -z "$running" ] || kill $running 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$WORK"' EXIT
 expect_in "$(cat "$WORK/dash.log")" "this machine only"
 base="http://127.0.0.1:$port"
-get() { curl -s --max-time 10 "$base$1"; }
-code() { curl -s -o /dev/null --max-time 10 -w '%{http_code}' "$@"; }
+AUTH="Authorization: Bearer $TOKEN"
+get() { curl -s --max-time 10 -H "$AUTH" "$base$1"; }
+code() { curl -s -o /dev/null --max-time 10 -w '%{http_code}' -H "$AUTH" "$@"; }
+# anon ARGS... — the status of a request that shows no token (or whatever ARGS show).
+anon() { curl -s -o /dev/null --max-time 10 -w '%{http_code}' "$@"; }
+
+# The token: every path answers 403 without it, with a wrong one, or with one a byte short or
+# long; the printed address (?token=) sets a cookie for this port and sends the browser to /
+# without it; that cookie, or the bearer header, then opens everything.
+for p in / /static/app.js /api/experiments /api/version "/api/trials/1.0/log?offset=0"; do
+  [ "$(anon "$base$p")" = 403 ] || fail "$p answered without the token"
+  [ "$(anon -H "Authorization: Bearer x$TOKEN" "$base$p")" = 403 ] || fail "$p answered a wrong token"
+  [ "$(anon -H "Authorization: Bearer ${TOKEN%?}" "$base$p")" = 403 ] || fail "$p answered a token a byte short"
+  [ "$(anon -b "t2exp_dashboard_$port=${TOKEN}0" "$base$p")" = 403 ] || fail "$p answered a cookie a byte long"
+  [ "$(anon -b "t2exp_dashboard_1=$TOKEN" "$base$p")" = 403 ] || fail "$p answered another port's cookie"
+  [ "$(anon -H "$AUTH" "$base$p")" = 200 ] || fail "$p refused the bearer token"
+  [ "$(anon -b "t2exp_dashboard_$port=$TOKEN" "$base$p")" = 200 ] || fail "$p refused the cookie"
+done
+expect_in "$(curl -s --max-time 10 "$base/api/experiments")" "this dashboard needs its token"
+first=$(curl -s -D - -o /dev/null --max-time 10 "$DASH_URL" | tr -d '\r')
+expect_in "$first" "HTTP/1.1 303"
+expect_in "$first" "Location: /"
+expect_in "$first" "Set-Cookie: t2exp_dashboard_$port=$TOKEN; Path=/; HttpOnly; SameSite=Strict"
+[ "${#TOKEN}" = 64 ] || fail "the token is not 32 random bytes in hex: $TOKEN"
+echo "dashboard_api: nothing answered without the token, the printed address sets its cookie"
 
 # The same bytes as the CLI.
 same() { # URL CLI-ARGS...
@@ -46,7 +69,7 @@ echo "dashboard_api: /api answers equal the CLI's --json"
 
 # The log in pieces: offset 0 is `t2exp logs`' first bytes, X-Next-Offset where the answer ended,
 # and an offset past the end answers nothing and points back at the end.
-hdr() { curl -s -D - -o "$WORK/body" --max-time 10 "$base$1" | tr -d '\r' | sed -n 's/^X-Next-Offset: //Ip'; }
+hdr() { curl -s -D - -o "$WORK/body" --max-time 10 -H "$AUTH" "$base$1" | tr -d '\r' | sed -n 's/^X-Next-Offset: //Ip'; }
 logsize=$("$T2EXP" logs 1.0 | wc -c)
 [ "$logsize" -gt 0 ] || fail "trial 1.0 has an empty log"
 [ "$(hdr "/api/trials/1.0/log?offset=0")" = "$logsize" ] || fail "X-Next-Offset is not the log's $logsize bytes"
@@ -81,7 +104,7 @@ flags=$(awk '/^flags:/ { print $2 }' "/proc/$dash/fdinfo/$dbfd")
 # No path escapes: plain, dot-dot, encoded, doubled slashes, the store's own file name.
 for p in "/static/../t2exp.db" "/static/..%2f..%2fetc%2fpasswd" "/static/%2e%2e/%2e%2e/etc/passwd" "//etc/passwd" \
          "/static//etc/passwd" "/static/vendor/../../../../etc/passwd" "/t2exp.db" "/static/%00index.html"; do
-  c=$(curl -s --path-as-is -o "$WORK/body" --max-time 10 -w '%{http_code}' "$base$p")
+  c=$(curl -s --path-as-is -o "$WORK/body" --max-time 10 -w '%{http_code}' -H "$AUTH" "$base$p")
   [ "$c" = 404 ] || [ "$c" = 400 ] || fail "$p answered $c"
   ! grep -q 'root:' "$WORK/body" || fail "$p served /etc/passwd"
 done
@@ -105,7 +128,7 @@ wait_for "SELECT count(*) FROM trials WHERE experiment_id = 2 AND state = 'RUNNI
 # and the experiment completes as it would have.
 urls=(/api/version /api/experiments /api/experiments/2 /api/experiments/2/trials "/api/trials/2.0/log?offset=0" /)
 printf '%s\n' $(for i in $(seq 1000); do echo "$base${urls[i % ${#urls[@]}]}"; done) > "$WORK/urls"
-ok=$(xargs -P 8 -I{} curl -s -o /dev/null --max-time 30 -w '%{http_code}\n' {} < "$WORK/urls" | grep -c '^200$' || true)
+ok=$(xargs -P 8 -I{} curl -s -o /dev/null --max-time 30 -H "$AUTH" -w '%{http_code}\n' {} < "$WORK/urls" | grep -c '^200$' || true)
 echo "dashboard_api: storm: $ok of 1000 answered 200"
 [ "$ok" = 1000 ] || fail "only $ok of 1000 requests answered 200"
 kill -0 $dash || fail "the dashboard died in the storm"
@@ -126,4 +149,18 @@ expect_in "$OUT" "dashboard takes: --port N --bind ADDR"
 kill $dash
 wait $dash 2>/dev/null || true
 expect_in "$(cat "$WORK/dash.log")" "stopped"
+
+# A token of one's own (a stable address): T2EXP_DASHBOARD_TOKEN, checked before anything starts.
+T2EXP_DASHBOARD_TOKEN="short" expect_exit 2 "$T2EXP" dashboard --port 0
+expect_in "$OUT" "T2EXP_DASHBOARD_TOKEN must be 16 to 256 characters"
+T2EXP_DASHBOARD_TOKEN="a b c d e f g h i j" expect_exit 2 "$T2EXP" dashboard --port 0
+export T2EXP_DASHBOARD_TOKEN="my-own.Token_0123456789~"
+start_dashboard
+dash=$DASH
+unset T2EXP_DASHBOARD_TOKEN
+[ "$TOKEN" = "my-own.Token_0123456789~" ] || fail "the dashboard did not take T2EXP_DASHBOARD_TOKEN: $(cat "$WORK/dash.log")"
+[ "$(anon -H "Authorization: Bearer $TOKEN" "http://127.0.0.1:$PORT/api/version")" = 200 ] || fail "its own token refused"
+[ "$(anon "http://127.0.0.1:$PORT/api/version")" = 403 ] || fail "answered without its own token"
+kill $dash
+wait $dash 2>/dev/null || true
 echo "dashboard_api: ok"

@@ -54,18 +54,18 @@ cleanup() {
 trap cleanup EXIT
 wait_for "SELECT count(*) FROM metrics m JOIN trials t ON t.id = m.trial_id WHERE t.experiment_id = 2 AND m.kind = 'validation'"
 
+# The address as printed, token and all: the browser opens it as a user would (its first answer
+# sets the token's cookie and sends it on to the page).
 url=
 for _ in $(seq 100); do
-  port=$(grep -oE '127\.0\.0\.1:[0-9]+' "$WORK/dashboard.log" | head -n 1 | cut -d: -f2 || true)
-  [ -n "$port" ] || port=$(grep -oiE 'port:? [0-9]+' "$WORK/dashboard.log" | head -n 1 | grep -oE '[0-9]+' || true)
-  [ -n "$port" ] && [ "$port" != 0 ] && url="http://127.0.0.1:$port"
+  url=$(grep -oE 'http://127\.0\.0\.1:[0-9]+/\?token=[0-9a-f]+' "$WORK/dashboard.log" | head -n 1 || true)
   [ -n "$url" ] && break
   kill -0 "$dash" 2>/dev/null || fail "t2exp dashboard exited: $(cat "$WORK/dashboard.log")"
   sleep 0.05
 done
-[ -n "$url" ] || fail "t2exp dashboard printed no 127.0.0.1:PORT address: $(cat "$WORK/dashboard.log")"
+[ -n "$url" ] || fail "t2exp dashboard printed no http://127.0.0.1:PORT/?token= address: $(cat "$WORK/dashboard.log")"
 
-python3 "$T2EXP_SOURCE/tests/integration/dashboard_browser.py" "$url/" "$T2EXP_HOME/t2exp.db" "$T2EXP_BUILD" 1 2 \
+python3 "$T2EXP_SOURCE/tests/integration/dashboard_browser.py" "$url" "$T2EXP_HOME/t2exp.db" "$T2EXP_BUILD" 1 2 \
   || fail "the browser checks failed (screenshots in $T2EXP_BUILD/dashboard-*.png)"
 kill -0 "$dash" || fail "the dashboard died during the test"
 [ "$(sql "SELECT state FROM experiments WHERE id=2")" = ACTIVE ] || fail "the running experiment stopped during the test"

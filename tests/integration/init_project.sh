@@ -49,9 +49,9 @@ acc=$(sql "SELECT printf('%.4f', value) FROM metrics WHERE kind = 'validation' A
 start_dashboard "$T2"
 trap 'kill $DASH 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$WORK"' EXIT
 port=$PORT
-page=$(curl -s --max-time 10 "http://127.0.0.1:$port/")
+page=$(curl -s -L -c "$WORK/cookies" -b "$WORK/cookies" --max-time 10 "$DASH_URL") # as a browser: cookie, then /
 grep -qi "<html" <<<"$page" || fail "the dashboard's first page is not HTML: ${page:0:200}"
-OUT=$(curl -s --max-time 10 "http://127.0.0.1:$port/api/experiments")
+OUT=$(curl -s --max-time 10 -b "$WORK/cookies" "http://127.0.0.1:$port/api/experiments")
 [ "$(json "json_extract(j, '\$[0].name')")" = demo ] || fail "the dashboard does not list demo: $OUT"
 
 # What init refuses, losing nothing.

@@ -57,7 +57,14 @@ void t2__runner_signals_install(void)
 
 void t2__runner_signals_trial(int running)
 {
-    if (running) stop_requested = 0;
+    if (running) {
+        stop_requested = 0;
+        /* The handler is the framework's, not the trial's: one an earlier trial of this worker
+         * replaced (a library's own, SIG_IGN) would take every later trial's pause request away,
+         * leaving them to the controller's 60 s grace. One system call a trial to look. */
+        struct sigaction cur;
+        if (sigaction(SIGTERM, NULL, &cur) == 0 && cur.sa_handler != on_term) install_handlers();
+    }
     worker_idle = !running;
 }
 

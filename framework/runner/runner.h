@@ -41,8 +41,9 @@ typedef struct t2__runner_args {
 /* A worker's signal handling, set once rather than by each run (four system calls a trial):
  * SIGTERM and SIGUSR1 ask a running trial to stop as in any run, and end an idle worker by their
  * default action; SIGXFSZ is ignored. trial(1) before a run starts (a stop asked for before it
- * counts), trial(0) once its finished is out (a late SIGTERM for that trial must not kill the
- * worker before then). */
+ * counts; a SIGTERM handler an earlier trial replaced is put back: one system call to look),
+ * trial(0) once its finished is out (a late SIGTERM for that trial must not kill the worker
+ * before then). */
 void t2__runner_signals_install(void);
 void t2__runner_signals_trial(int running);
 

@@ -15,6 +15,7 @@
  *                ("": neither does anything)
  *   close_until  a path: at batch 3, train_batch closes every descriptor above stderr (its
  *                runner's channel too) and then waits for that file before it goes on
+ *   ignore_term  1: build_model sets SIGTERM to SIG_IGN (a library that installs its own)
  * (T2_ENOTFOUND and T2_EINVAL: the codes a missing or mistyped hyperparameter gives, which the
  * runner once refused to restart.)
  * build_model also counts its calls in a global and prints "scripted: build N in this process" to
@@ -25,6 +26,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -77,6 +79,7 @@ static int build_model(t2_ctx *ctx, void **state)
     }
     if (t2_hp_int(ctx, "fail_build", &flag) == T2_OK && flag)
         return t2_seterr(T2_EINVAL, "scripted: failing every time as asked");
+    if (t2_hp_int(ctx, "ignore_term", &flag) == T2_OK && flag) signal(SIGTERM, SIG_IGN);
     if (t2_hp_int(ctx, "invalid", &flag) == T2_OK && flag)
         return t2_seterr(T2_EHPARAM, "scripted: these hyperparameters are invalid as asked");
     if (t2_hp_double(ctx, "peak", &s->peak) != T2_OK) s->peak = 0.0;

@@ -94,6 +94,12 @@ try:
     if rows != want:
         fail("list: %d rows, the store has %d experiments" % (rows, want))
     check_clean(b, "list", [name])
+    # The printed address's token became a cookie the page cannot read (HttpOnly), and left the
+    # address bar (the first answer sent the browser on to / without it).
+    if b.evaluate("location.search") or "token" in b.evaluate("location.href"):
+        fail("list: the token is still in the address: %s" % b.evaluate("location.href"))
+    if "t2exp_dashboard" in b.evaluate("document.cookie"):
+        fail("list: the page's script can read the token's cookie")
     b.screenshot(os.path.join(SHOTS, "dashboard-list.png"))
     print("list: %d experiments" % rows)
 

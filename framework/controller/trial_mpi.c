@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -129,9 +130,10 @@ int t2__trial_mpi_start(const t2__mpi_launch *l, pid_t *pid, unsigned char key_o
     argv[n] = NULL;
     int log = open(l->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
     int oe = errno;
-    pid_t p = -1;
+    pid_t p = -1, parent = 0;
     if (log >= 0) {
         fflush(NULL);
+        parent = getpid();
         p = fork();
         oe = errno;
     }
@@ -146,6 +148,8 @@ int t2__trial_mpi_start(const t2__mpi_launch *l, pid_t *pid, unsigned char key_o
         return t2_seterr(T2_EIO, "trial %s: fork: %s", trial, strerror(oe));
     }
     if (p == 0) {
+        /* mpirun ends with the controller, by its own teardown of the ranks (trial_proc.c says why). */
+        if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != parent) _exit(3);
         signal(SIGINT, SIG_IGN); /* the controller stops trials with SIGTERM, which mpirun forwards */
         for (int i = 0; i < l->nclose; i++)
             if (l->close_fds[i] >= 0) close(l->close_fds[i]);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,12 +16,17 @@
 #include "trial_proc.h"
 
 /* In the child: what a trial's process (or a worker) inherits from the controller is put right:
- * Ctrl-C is the controller's to handle (it stops trials with SIGTERM), the other trials' channels
- * are closed, stdout/stderr go to out, stdin is /dev/null, environment.environment_variables are
- * set (in this process only, not the controller's) and the thread pool is fresh. 0, or -1 when a
- * descriptor or a variable cannot be set (the child exits 3). */
-static int child_setup(const t2__runner_args *args, int out, const int *close_fds, int nclose)
+ * it ends with the controller (parent), Ctrl-C is the controller's to handle (it stops trials with
+ * SIGTERM), the other trials' channels are closed, stdout/stderr go to out, stdin is /dev/null,
+ * environment.environment_variables are set (in this process only, not the controller's) and the
+ * thread pool is fresh. 0, or -1 when a descriptor or a variable cannot be set (the child exits 3).
+ * Ending with the controller: a trial learned of a killed controller only when its batch ended and
+ * its report found no reader, which could be minutes on, long after `t2exp resume` had started
+ * the trial again beside it (its worker log interleaved with the new run's, its cores taken). The
+ * resume restarts it from its latest checkpoint either way. */
+static int child_setup(const t2__runner_args *args, int out, const int *close_fds, int nclose, pid_t parent)
 {
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) return -1;
     signal(SIGINT, SIG_IGN);
     signal(SIGTERM, SIG_DFL);
     signal(SIGPIPE, SIG_DFL);
@@ -59,6 +65,7 @@ static int fork_child(const t2__runner_args *args, int out, int worker, const in
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
         return t2_seterr(T2_EIO, "%s %lld: socketpair: %s", what, id, strerror(errno));
     fflush(NULL); /* the child must not flush the parent's buffered output a second time */
+    pid_t parent = getpid();
     pid_t p = fork();
     if (p < 0) {
         int e = errno;
@@ -68,7 +75,7 @@ static int fork_child(const t2__runner_args *args, int out, int worker, const in
     }
     if (p == 0) {
         close(sv[0]);
-        if (child_setup(args, out, close_fds, nclose)) _exit(3);
+        if (child_setup(args, out, close_fds, nclose, parent)) _exit(3);
         int status;
         if (worker) {
             status = t2__worker_serve(args, sv[1]);

@@ -78,7 +78,7 @@ Y
     for _ in $(seq 50); do [ -z "$(ps -o stat= -p "$trial" | grep -v '^Z')" ] && break; sleep 0.1; done
     [ -z "$(ps -o stat= -p "$trial" | grep -v '^Z')" ] || fail "$mode, $second: the trial process $trial is still there: $(ps -o pid,stat,args -p "$trial")"
     left=$(own_pids "t2exp create|run-trial|mpirun|orted")
-    [ -z "$left" ] || fail "$mode, $second: processes of the experiment are left: $(ps -o pid,args -p "$left")"
+    [ -z "$left" ] || fail "$mode, $second: processes of the experiment are left: $(ps -o pid,args -p "$(echo $left | tr " " ,)")"
     if [ "$second" = INT ]; then
       expect_in "$OUT" "experiment $n PAUSED"
       [ "$(sql "SELECT state FROM experiments WHERE id=$n")" = PAUSED ] || fail "$mode: experiment $n not PAUSED"

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# A controller killed outright (SIGKILL, the OOM killer) takes its trials with it: a forked trial
+# or worker at once (PR_SET_PDEATHSIG), mpirun by its teardown of the ranks. Before, a trial went
+# on until its batch ended and its report found no reader, which could be long after `t2exp
+# resume` had started it again beside itself. Then the resume finishes the experiment. Each with a
+# trial whose batch does not end by itself (scripted_trial.c's wait_for), under both isolation
+# modes and, where built with MPI, on two ranks.
+source "$(dirname "$0")/common.bash"
+trap 'touch "$WORK"/gate* 2>/dev/null; pkill -KILL -f "$WORK/" 2>/dev/null || true; rm -rf "$WORK"' EXIT
+command -v "${CC:-cc}" >/dev/null || { echo "controller_death: skipped (no C compiler)"; exit 77; }
+"${CC:-cc}" -std=c11 -Wall -Wextra -Werror -shared -fPIC -I "$T2EXP_SOURCE/framework/include" \
+  "$T2EXP_SOURCE/tests/integration/scripted_trial.c" -o "$WORK/scripted.so" -lm
+
+# running PID... — the pids among PID... that still run (a zombie nobody reaps does not).
+running() { local p; for p in "$@"; do [ -n "$(ps -o stat= -p "$p" | grep -v '^Z' || true)" ] && echo "$p"; done; return 0; }
+
+modes="worker process_per_trial"
+if grep -q "T2EXP_WITH_MPI:BOOL=ON" "$T2EXP_BUILD/CMakeCache.txt" && command -v mpirun >/dev/null; then
+  modes+=" mpi"
+  export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" # Open MPI's own allocations are not ours to check
+fi
+n=0
+for mode in $modes; do
+  n=$((n + 1))
+  gate="$WORK/gate$n"
+  if [ "$mode" = mpi ]; then res="{slots_per_trial: 2}" gbs=2; else res="{max_slots: 1, isolation: $mode}" gbs=1; fi
+  cat > "$WORK/e$n.yaml" <<Y
+name: death_$mode
+hyperparameters: {global_batch_size: $gbs, wait_for: "$gate", peak: 1}
+searcher: {name: single, metric: score, smaller_is_better: false, max_length: {batches: 20}}
+resources: $res
+Y
+  "$T2EXP" create "$WORK/e$n.yaml" "$WORK/scripted.so" --plain > "$WORK/e$n.out" 2>&1 &
+  ctl=$!
+  for _ in $(seq 600); do [ -s "$gate.pid" ] && break; sleep 0.1; done
+  [ -s "$gate.pid" ] || { kill -KILL "$ctl"; fail "$mode: no trial started: $(cat "$WORK/e$n.out")"; }
+  procs=$(own_pids "t2exp create .*e$n.yaml|run-trial|mpirun|orted" | grep -vx "$ctl" || true)
+  [ -n "$procs" ] || fail "$mode: no trial process found"
+  kill -KILL "$ctl"
+  wait "$ctl" 2>/dev/null || true
+  left=
+  for _ in $(seq 150); do
+    left=$(running $procs)
+    [ -z "$left" ] && break
+    sleep 0.1
+  done
+  [ -z "$left" ] || fail "$mode: 15 s after the controller was killed its trial's processes still run: $(ps -o pid,stat,args -p "$(echo $left | tr " " ,)")"
+  touch "$gate"
+  expect_exit 0 timeout 120 "$T2EXP" resume "$n" --plain
+  expect_in "$OUT" "1 trial(s) completed, 0 errored"
+  echo "controller_death: $mode: the trial's processes ended with the controller; the resume completed"
+done
+store_ok
+echo "controller_death: ok"

@@ -12,7 +12,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 #include "ctl.h"
 #include "route.h"
@@ -275,21 +274,6 @@ static int feed(t2__ctl *c, t2__ctl_trial *t)
     return rc;
 }
 
-/* Waits up to s seconds for pid to end: 1 with its *status once it has (or it is not ours to
- * wait for), 0 while it runs. */
-static int wait_end(pid_t pid, double s, int *status)
-{
-    double until = t2__now() + s;
-    for (;;) {
-        pid_t p;
-        while ((p = waitpid(pid, status, WNOHANG)) < 0 && errno == EINTR) {
-        }
-        if (p != 0) return 1;
-        if (t2__now() >= until) return 0;
-        nanosleep(&(struct timespec){.tv_nsec = 1000 * 1000}, NULL);
-    }
-}
-
 /* How the runner's process ended, its channel closed. A process closes its end as it exits, a
  * moment before it can be reaped (and mpirun takes a few seconds to end a job one of whose ranks
  * died), so it gets that long. One still running after that closed the channel itself (a trial
@@ -304,13 +288,14 @@ static int reap_runner(t2__ctl *c, t2__ctl_trial *t)
         return t->reaped_status;
     }
     int dist = t2__ctl_via_mpi(c);
-    if (wait_end(t->pid, dist ? 10.0 : 5.0, &status)) return status;
+    /* Not ours to wait for (-1): as the blocking waitpid before, the trial counts as exited. */
+    if (t2__wait_pid_for(t->pid, dist ? 10.0 : 5.0, &status) != 0) return status;
     if (!t->error)
         t->error = strdup("its channel to the controller closed while its process still ran (did the trial close "
                           "a file descriptor it had not opened?); the process was ended");
     if (dist) {
         kill(t->pid, SIGTERM);
-        if (wait_end(t->pid, 10.0, &status)) return status;
+        if (t2__wait_pid_for(t->pid, 10.0, &status) != 0) return status;
     }
     kill(t->pid, SIGKILL);
     while (waitpid(t->pid, &status, 0) < 0 && errno == EINTR) {

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 #include "internal.h"
 #include "slot_pool.h"
@@ -32,25 +31,18 @@ int t2__host_probe(const char *name, double timeout_s, char *why, size_t len)
         execvp("mpirun", (char *const *)argv);
         _exit(127);
     }
-    double t0 = t2__now();
-    int status;
-    for (;;) {
-        pid_t r = waitpid(p, &status, WNOHANG);
-        if (r == p) break;
-        if (r < 0 && errno != EINTR) {
-            snprintf(why, len, "cannot wait for the probe: %s", strerror(errno));
-            return 0;
+    int status = 0, ended = t2__wait_pid_for(p, timeout_s, &status);
+    if (ended < 0) {
+        snprintf(why, len, "cannot wait for the probe: %s", strerror(errno));
+        return 0;
+    }
+    if (!ended) {
+        kill(-p, SIGKILL);
+        kill(p, SIGKILL);
+        while (waitpid(p, &status, 0) < 0 && errno == EINTR) {
         }
-        if (t2__now() - t0 > timeout_s) {
-            kill(-p, SIGKILL);
-            kill(p, SIGKILL);
-            while (waitpid(p, &status, 0) < 0 && errno == EINTR) {
-            }
-            snprintf(why, len, "no answer within %.0f s", timeout_s);
-            return 0;
-        }
-        struct timespec ts = {0, 20 * 1000 * 1000};
-        nanosleep(&ts, NULL);
+        snprintf(why, len, "no answer within %.0f s", timeout_s);
+        return 0;
     }
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return 1;
     char st[96];

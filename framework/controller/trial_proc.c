@@ -10,7 +10,9 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+#include "internal.h"
 #include "parallel.h"
 #include "runner/worker.h"
 #include "trial_proc.h"
@@ -111,6 +113,18 @@ int t2__worker_proc_start(const t2__runner_args *base, int log_fd, const int *cl
                           int *fd)
 {
     return fork_child(base, log_fd, 1, close_fds, nclose, pid, fd);
+}
+
+int t2__wait_pid_for(pid_t pid, double s, int *status)
+{
+    double until = t2__now() + s;
+    for (;;) {
+        pid_t p = waitpid(pid, status, WNOHANG);
+        if (p == pid) return 1;
+        if (p < 0 && errno != EINTR) return -1;
+        if (p == 0 && t2__now() >= until) return 0;
+        if (p == 0) nanosleep(&(struct timespec){.tv_nsec = 1000 * 1000}, NULL);
+    }
 }
 
 const char *t2__wait_status_str(int status, char *buf, size_t len)

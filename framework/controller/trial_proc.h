@@ -22,6 +22,10 @@ int t2__worker_proc_start(const t2__runner_args *base, int log_fd, const int *cl
 
 /* Describes a wait status: "exited with status 1", "killed by signal 11 (Segmentation fault)". */
 const char *t2__wait_status_str(int status, char *buf, size_t len);
+/* Waits up to s seconds for child pid to end, looking every millisecond: 1 with its wait status in
+ * *status once it has, 0 while it still runs, -1 (errno set) when it cannot be waited for (not a
+ * child of this process, or already reaped). */
+int t2__wait_pid_for(pid_t pid, double s, int *status);
 
 /* A distributed trial: mpirun -np slots [--hostfile F] runs `self_exe run-trial` on every slot;
  * rank 0 connects back to listen_fd (at connect_addr), where the controller's event loop takes the

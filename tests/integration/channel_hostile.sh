@@ -7,8 +7,7 @@
 # completes with the same metric rows as the same experiment without the attack. Then SIGTERM
 # during a launch stops it cleanly.
 source "$(dirname "$0")/common.bash"
-grep -q "T2EXP_WITH_MPI:BOOL=ON" "$T2EXP_BUILD/CMakeCache.txt" && command -v mpirun >/dev/null \
-  || { echo "channel_hostile: skipped (built without MPI)"; exit 77; }
+have_mpi || { echo "channel_hostile: skipped (built without MPI)"; exit 77; }
 [ -x /usr/bin/python3 ] || { echo "channel_hostile: skipped (no /usr/bin/python3)"; exit 77; }
 export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"   # Open MPI's own allocations are not ours to check
 

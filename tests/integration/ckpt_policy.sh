@@ -6,9 +6,7 @@
 # with 3 validations. Under `best`, GC keeps the best checkpoint and `export` of it gives the
 # best validation's weights. (Before: 1 checkpoint, at the end, under every policy.)
 source "$(dirname "$0")/common.bash"
-command -v "${CC:-cc}" >/dev/null || { echo "ckpt_policy: skipped (no C compiler)"; exit 77; }
-"${CC:-cc}" -std=c11 -Wall -Wextra -Werror -shared -fPIC -I "$T2EXP_SOURCE/framework/include" \
-  "$T2EXP_SOURCE/tests/integration/scripted_trial.c" -o "$WORK/scripted.so" -lm
+build_scripted
 
 # written EXP — checkpoints the experiment wrote (GC'd ones included), as "batches,batches,...".
 written() { sql "SELECT group_concat(batches) FROM (SELECT batches FROM checkpoints WHERE experiment_id=$1 ORDER BY batches)"; }

@@ -71,6 +71,28 @@ start_dashboard() {
   fail "the dashboard printed no address: $(cat "$WORK/dash.log")"
 }
 
+# build_scripted — compiles tests/integration/scripted_trial.c to $WORK/scripted.so with the public
+# header only, as a user would build a trial; without a C compiler the test is skipped (77).
+build_scripted() {
+  command -v "${CC:-cc}" >/dev/null || { echo "$(basename "$0" .sh): skipped (no C compiler)"; exit 77; }
+  "${CC:-cc}" -std=c11 -Wall -Wextra -Werror -shared -fPIC -I "$T2EXP_SOURCE/framework/include" \
+    "$T2EXP_SOURCE/tests/integration/scripted_trial.c" -o "$WORK/scripted.so" -lm
+}
+
+# have_mpi — whether this build has MPI and mpirun is at hand (distributed trials can run).
+have_mpi() { grep -q "T2EXP_WITH_MPI:BOOL=ON" "$T2EXP_BUILD/CMakeCache.txt" && command -v mpirun >/dev/null; }
+
+# waiting_pid GATE CTL LOG — the pid of the trial process waiting for GATE (scripted_trial.c's
+# wait_for writes it to GATE.pid); fails, killing the controller CTL, if none comes in 60 s.
+waiting_pid() {
+  for _ in $(seq 600); do
+    [ -s "$1.pid" ] && { cat "$1.pid"; return; }
+    sleep 0.1
+  done
+  kill -KILL "$2"
+  fail "no trial started waiting for $1: $(cat "$3")"
+}
+
 # A trial's output as `t2exp logs` shows it (a worker's trials share the worker's log file).
 trial_log() { "$T2EXP" logs "$1"; }
 # Every trial's output of experiment $1, in trial order.

@@ -7,15 +7,13 @@
 # modes and, where built with MPI, on two ranks.
 source "$(dirname "$0")/common.bash"
 trap 'touch "$WORK"/gate* 2>/dev/null; pkill -KILL -f "$WORK/" 2>/dev/null || true; rm -rf "$WORK"' EXIT
-command -v "${CC:-cc}" >/dev/null || { echo "controller_death: skipped (no C compiler)"; exit 77; }
-"${CC:-cc}" -std=c11 -Wall -Wextra -Werror -shared -fPIC -I "$T2EXP_SOURCE/framework/include" \
-  "$T2EXP_SOURCE/tests/integration/scripted_trial.c" -o "$WORK/scripted.so" -lm
+build_scripted
 
 # running PID... — the pids among PID... that still run (a zombie nobody reaps does not).
 running() { local p; for p in "$@"; do [ -n "$(ps -o stat= -p "$p" | grep -v '^Z' || true)" ] && echo "$p"; done; return 0; }
 
 modes="worker process_per_trial"
-if grep -q "T2EXP_WITH_MPI:BOOL=ON" "$T2EXP_BUILD/CMakeCache.txt" && command -v mpirun >/dev/null; then
+if have_mpi; then
   modes+=" mpi"
   export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" # Open MPI's own allocations are not ours to check
 fi
@@ -32,8 +30,7 @@ resources: $res
 Y
   "$T2EXP" create "$WORK/e$n.yaml" "$WORK/scripted.so" --plain > "$WORK/e$n.out" 2>&1 &
   ctl=$!
-  for _ in $(seq 600); do [ -s "$gate.pid" ] && break; sleep 0.1; done
-  [ -s "$gate.pid" ] || { kill -KILL "$ctl"; fail "$mode: no trial started: $(cat "$WORK/e$n.out")"; }
+  waiting_pid "$gate" "$ctl" "$WORK/e$n.out" >/dev/null || exit 1
   procs=$(own_pids "t2exp create .*e$n.yaml|run-trial|mpirun|orted" | grep -vx "$ctl" || true)
   [ -n "$procs" ] || fail "$mode: no trial process found"
   kill -KILL "$ctl"

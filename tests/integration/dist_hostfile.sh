@@ -3,8 +3,7 @@
 # (its own hostfile for mpirun), several multi-slot trials run side by side when the pool allows,
 # and a host never runs more ranks than its slots.
 source "$(dirname "$0")/common.bash"
-grep -q "T2EXP_WITH_MPI:BOOL=ON" "$T2EXP_BUILD/CMakeCache.txt" && command -v mpirun >/dev/null \
-  || { echo "dist_hostfile: skipped (built without MPI)"; exit 77; }
+have_mpi || { echo "dist_hostfile: skipped (built without MPI)"; exit 77; }
 export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"   # Open MPI's own allocations are not ours to check
 run_grid() { # SLOTS_IN_HOSTFILE
   echo "localhost slots=$1" > "$WORK/hosts"

@@ -5,8 +5,7 @@
 # batch). Skipped without MPI or without the dataset.
 source "$(dirname "$0")/common.bash"
 have_fashion_mnist || { echo "dist_trial: skipped (no dataset-fashion-mnist)"; exit 77; }
-grep -q "T2EXP_WITH_MPI:BOOL=ON" "$T2EXP_BUILD/CMakeCache.txt" && command -v mpirun >/dev/null \
-  || { echo "dist_trial: skipped (built without MPI)"; exit 77; }
+have_mpi || { echo "dist_trial: skipped (built without MPI)"; exit 77; }
 export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0"   # Open MPI's own allocations are not ours to check
 
 mlp_config "$WORK/c.yaml" 300 "resources: {slots_per_trial: 2}" "max_restarts: 2"

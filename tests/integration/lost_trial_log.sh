@@ -7,9 +7,7 @@
 # is made here by hand (its log written where experiment 1's first trial will write), which is
 # what a killed controller leaves. A trial that fails and restarts keeps both its runs' output.
 source "$(dirname "$0")/common.bash"
-command -v "${CC:-cc}" >/dev/null || { echo "lost_trial_log: skipped (no C compiler)"; exit 77; }
-"${CC:-cc}" -std=c11 -Wall -Wextra -Werror -shared -fPIC -I "$T2EXP_SOURCE/framework/include" \
-  "$T2EXP_SOURCE/tests/integration/scripted_trial.c" -o "$WORK/scripted.so" -lm
+build_scripted
 
 D="$T2EXP_HOME/experiments/1"
 mkdir -p "$D"

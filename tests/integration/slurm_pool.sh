@@ -10,8 +10,7 @@
 # skip (77) with the reason, never a pass.
 source "$(dirname "$0")/common.bash"
 skip() { echo "slurm_pool: skipped: $*"; exit 77; }
-grep -q "T2EXP_WITH_MPI:BOOL=ON" "$T2EXP_BUILD/CMakeCache.txt" && command -v mpirun >/dev/null \
-  || skip "built without MPI"
+have_mpi || skip "built without MPI"
 # The daemons live in /usr/sbin, which a root shell started without a login (su, some CI
 # runners) may not have in its PATH.
 export PATH="$PATH:/usr/sbin:/sbin"

@@ -9,19 +9,8 @@
 source "$(dirname "$0")/common.bash"
 # Whatever a failed check leaves running goes with the test.
 trap 'pkill -KILL -f "$WORK/" 2>/dev/null || true; rm -rf "$WORK"' EXIT
-command -v "${CC:-cc}" >/dev/null || { echo "stop_escalate: skipped (no C compiler)"; exit 77; }
-"${CC:-cc}" -std=c11 -Wall -Wextra -Werror -shared -fPIC -I "$T2EXP_SOURCE/framework/include" \
-  "$T2EXP_SOURCE/tests/integration/scripted_trial.c" -o "$WORK/scripted.so" -lm
+build_scripted
 
-# waiting_pid GATE CTL LOG — the pid of the trial process waiting for GATE; fails if none in 60 s.
-waiting_pid() {
-  for _ in $(seq 600); do
-    [ -s "$1.pid" ] && { cat "$1.pid"; return; }
-    sleep 0.1
-  done
-  kill -KILL "$2"
-  fail "no trial started waiting for $1: $(cat "$3")"
-}
 # ended_within CTL SECONDS LOG — waits for the controller CTL to end; fails after SECONDS.
 ended_within() {
   local i
@@ -34,7 +23,7 @@ ended_within() {
 }
 
 cases="worker:INT worker:kill process_per_trial:INT process_per_trial:kill"
-if grep -q "T2EXP_WITH_MPI:BOOL=ON" "$T2EXP_BUILD/CMakeCache.txt" && command -v mpirun >/dev/null; then
+if have_mpi; then
   cases+=" mpi:INT mpi:kill"
   export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" # Open MPI's own allocations are not ours to check
 else

@@ -7,9 +7,7 @@
 # fresh worker, and the experiment completes. Each trial's `t2exp logs` shows its own runs only,
 # though a worker's trials share one log file.
 source "$(dirname "$0")/common.bash"
-command -v "${CC:-cc}" >/dev/null || { echo "trial_isolation: skipped (no C compiler)"; exit 77; }
-"${CC:-cc}" -std=c11 -Wall -Wextra -Werror -shared -fPIC -I "$T2EXP_SOURCE/framework/include" \
-  "$T2EXP_SOURCE/tests/integration/scripted_trial.c" -o "$WORK/scripted.so" -lm
+build_scripted
 
 # builds EXP — the build counts the experiment's trials printed, in trial order, one line.
 builds() {
@@ -60,16 +58,6 @@ searcher: {name: grid, metric: score, smaller_is_better: false, max_length: {bat
 resources: {max_slots: 1}
 max_restarts: 1
 Y
-# waiting_pid GATE CTL LOG — the pid of the trial process waiting for GATE (scripted_trial.c's
-# wait_for writes it to GATE.pid); fails, stopping the controller CTL, if none comes in 60 s.
-waiting_pid() {
-  for _ in $(seq 600); do
-    [ -s "$1.pid" ] && { cat "$1.pid"; return; }
-    sleep 0.1
-  done
-  kill "$2"
-  fail "no trial started waiting for $1: $(cat "$3")"
-}
 "$T2EXP" create "$WORK/kill.yaml" "$WORK/scripted.so" --plain > "$WORK/kill.out" 2>&1 &
 ctl=$!
 worker=$(waiting_pid "$WORK/go" "$ctl" "$WORK/kill.out") || exit 1

@@ -8,12 +8,10 @@
 # (1) on two ranks where built with MPI.
 source "$(dirname "$0")/common.bash"
 trap 'touch "$WORK/free"; pkill -KILL -f "$WORK/" 2>/dev/null || true; rm -rf "$WORK"' EXIT
-command -v "${CC:-cc}" >/dev/null || { echo "trial_orphan_channel: skipped (no C compiler)"; exit 77; }
-"${CC:-cc}" -std=c11 -Wall -Wextra -Werror -shared -fPIC -I "$T2EXP_SOURCE/framework/include" \
-  "$T2EXP_SOURCE/tests/integration/scripted_trial.c" -o "$WORK/scripted.so" -lm
+build_scripted
 
 cases="orphan_until:worker orphan_until:process_per_trial close_until:worker close_until:process_per_trial"
-if grep -q "T2EXP_WITH_MPI:BOOL=ON" "$T2EXP_BUILD/CMakeCache.txt" && command -v mpirun >/dev/null; then
+if have_mpi; then
   cases+=" orphan_until:mpi"
   export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" # Open MPI's own allocations are not ours to check
 fi

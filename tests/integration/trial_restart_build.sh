@@ -5,9 +5,7 @@
 # goes on with its other trial; invalid hyperparameters (T2_EHPARAM) are never restarted.
 # (Before, build_model's T2_ENOTFOUND/T2_EINVAL/T2_ESHAPE were never restarted.)
 source "$(dirname "$0")/common.bash"
-command -v "${CC:-cc}" >/dev/null || { echo "trial_restart_build: skipped (no C compiler)"; exit 77; }
-"${CC:-cc}" -std=c11 -Wall -Wextra -Werror -shared -fPIC -I "$T2EXP_SOURCE/framework/include" \
-  "$T2EXP_SOURCE/tests/integration/scripted_trial.c" -o "$WORK/scripted.so" -lm
+build_scripted
 
 touch "$WORK/marker"
 cat > "$WORK/once.yaml" <<Y

@@ -43,8 +43,13 @@ static const char *query_arg(void *ctx, const char *name)
     return MHD_lookup_connection_value(ctx, MHD_GET_ARGUMENT_KIND, name);
 }
 
+/* A header of an answer beyond Content-Type and SECURITY_HEADERS. */
+typedef struct header {
+    const char *name, *value;
+} header;
+
 static enum MHD_Result respond(struct MHD_Connection *conn, int status, const char *type, void *body, size_t len,
-                            enum MHD_ResponseMemoryMode mode, const char *next_offset)
+                            enum MHD_ResponseMemoryMode mode, const header *extra, size_t nextra)
 {
     struct MHD_Response *r = MHD_create_response_from_buffer(len, body, mode);
     if (!r) {
@@ -54,7 +59,7 @@ static enum MHD_Result respond(struct MHD_Connection *conn, int status, const ch
     MHD_add_response_header(r, "Content-Type", type);
     for (size_t i = 0; i < sizeof SECURITY_HEADERS / sizeof SECURITY_HEADERS[0]; i++)
         MHD_add_response_header(r, SECURITY_HEADERS[i][0], SECURITY_HEADERS[i][1]);
-    if (next_offset && next_offset[0]) MHD_add_response_header(r, "X-Next-Offset", next_offset);
+    for (size_t i = 0; i < nextra; i++) MHD_add_response_header(r, extra[i].name, extra[i].value);
     enum MHD_Result ok = MHD_queue_response(conn, (unsigned)status, r);
     MHD_destroy_response(r);
     return ok;
@@ -65,7 +70,7 @@ static enum MHD_Result not_found(struct MHD_Connection *conn, int status, const 
     char *body = malloc(256);
     if (!body) return MHD_NO;
     int n = snprintf(body, 256, "{\"error\":\"%s\"}", why); /* why: fixed text from this file */
-    return respond(conn, status, "application/json", body, (size_t)n, MHD_RESPMEM_MUST_FREE, NULL);
+    return respond(conn, status, "application/json", body, (size_t)n, MHD_RESPMEM_MUST_FREE, NULL, 0);
 }
 
 /* Only names from the compiled-in table: nothing on disk is ever read, so no path can escape. */
@@ -73,7 +78,7 @@ static enum MHD_Result asset(struct MHD_Connection *conn, const char *name)
 {
     for (const t2__asset *a = t2__assets; a->path; a++)
         if (strcmp(a->path, name) == 0)
-            return respond(conn, 200, a->type, (void *)a->data, a->len, MHD_RESPMEM_PERSISTENT, NULL);
+            return respond(conn, 200, a->type, (void *)a->data, a->len, MHD_RESPMEM_PERSISTENT, NULL, 0);
     return not_found(conn, 404, "no such file");
 }
 
@@ -88,17 +93,10 @@ typedef struct dashboard {
  * page is loaded again without it in the address (and so in the history, or a screenshot). */
 static enum MHD_Result to_page(struct MHD_Connection *conn, const dashboard *d)
 {
-    struct MHD_Response *r = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
-    if (!r) return MHD_NO;
     char cookie[sizeof d->cookie + T2__DASH_TOKEN_MAX + 64];
     snprintf(cookie, sizeof cookie, "%s=%s; Path=/; HttpOnly; SameSite=Strict", d->cookie, d->token);
-    MHD_add_response_header(r, "Location", "/");
-    MHD_add_response_header(r, "Set-Cookie", cookie);
-    for (size_t i = 0; i < sizeof SECURITY_HEADERS / sizeof SECURITY_HEADERS[0]; i++)
-        MHD_add_response_header(r, SECURITY_HEADERS[i][0], SECURITY_HEADERS[i][1]);
-    enum MHD_Result ok = MHD_queue_response(conn, 303, r);
-    MHD_destroy_response(r);
-    return ok;
+    const header h[] = {{"Location", "/"}, {"Set-Cookie", cookie}};
+    return respond(conn, 303, "text/plain", (void *)"", 0, MHD_RESPMEM_PERSISTENT, h, 2);
 }
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
@@ -127,7 +125,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
         t2_clearerr();
         return not_found(conn, 500, "the store could not answer; see the dashboard's output");
     }
-    return respond(conn, r.status, r.type, r.body, r.len, MHD_RESPMEM_MUST_FREE, r.next_offset);
+    const header next = {"X-Next-Offset", r.next_offset};
+    int has_next = r.next_offset[0] != '\0';
+    return respond(conn, r.status, r.type, r.body, r.len, MHD_RESPMEM_MUST_FREE, has_next ? &next : NULL, has_next);
 }
 
 static int usage(const char *why)

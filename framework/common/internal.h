@@ -27,6 +27,13 @@ int t2__mkdirs(const char *path);
 
 /* n bytes from the kernel's random source (getrandom). T2_EIO if it fails. */
 int t2__random_bytes(void *buf, size_t n);
+/* When this process leads its process group (a rank: Open MPI makes it one), starts a guardian
+ * (proc_group.c) that kills the group once this process has ended, however it ended: what the
+ * trial started and left running (a helper, a server) ends with it. argc/argv are main's (the
+ * guardian's command line is rewritten to "t2exp rank-guardian"). Call before MPI is initialised
+ * (forking later can upset Open MPI's transports). 1 if a guardian runs, 0 if not (no group of its
+ * own: the group would be someone else's; or fork failed, which costs only the clean-up). */
+int t2__guard_group(int argc, char **argv);
 
 /* The cores this process may use: its affinity mask (taskset, a Slurm or container cpuset),
  * capped by its cgroup's CPU quota rounded up (docker --cpus, a Kubernetes limit). At least 1. */

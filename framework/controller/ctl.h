@@ -6,6 +6,7 @@
  *   reports.c          what each report from a runner does to the store and the trial
  *   searcher_link.c    the searcher's operations applied to the trial table and the store
  *   workers.c          the long-lived local trial workers (resources.isolation: worker)
+ *   job_control.c      Ctrl-Z passed on to the trials' process groups
  *   trial_table.c, schedule.c, slot_pool.c   the bookkeeping and the pure decisions */
 #ifndef T2_CONTROLLER_CTL_H
 #define T2_CONTROLLER_CTL_H
@@ -139,8 +140,15 @@ extern volatile sig_atomic_t t2__ctl_stops_asked;
 extern volatile sig_atomic_t t2__ctl_child_exits, t2__ctl_child_exits_counted;
 
 typedef struct t2__ctl_signals {
-    struct sigaction intr, term, usr2, chld;
+    struct sigaction intr, term, usr2, chld, tstp;
 } t2__ctl_signals;
+
+/* job_control.c: Ctrl-Z (SIGTSTP) asked (set by the handler t2__ctl_catch_suspend installs, old
+ * getting the one it replaces); t2__ctl_suspend_if_asked, called by every round of the loop, stops
+ * every trial's process group, then the controller, and continues them when it is continued. */
+extern volatile sig_atomic_t t2__ctl_suspend_asked;
+void t2__ctl_catch_suspend(struct sigaction *old);
+void t2__ctl_suspend_if_asked(t2__ctl *c);
 
 /* Whether trials start through mpirun: distributed trials, and every trial when resources.hostfile
  * gives a pool of hosts (its slots are where trials run, single-slot ones too). */

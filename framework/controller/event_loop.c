@@ -57,8 +57,7 @@ static int start_distributed(t2__ctl *c, t2__ctl_trial *t, const int *fds, int n
     rc = t2__trial_mpi_start(&l, &pid, key);
     if (!rc && (rc = t2__ctl_launch_begin(c, t, pid, key))) {
         kill(pid, SIGTERM);
-        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {
-        }
+        t2__reap_group(pid, NULL, 0);
     }
     memset(key, 0, sizeof key);
     if (rc) t2__ctl_release_slots(c, t);
@@ -298,8 +297,7 @@ static int reap_runner(t2__ctl *c, t2__ctl_trial *t)
         if (t2__wait_pid_for(t->pid, 10.0, &status) != 0) return status;
     }
     kill(t->pid, SIGKILL);
-    while (waitpid(t->pid, &status, 0) < 0 && errno == EINTR) {
-    }
+    t2__reap_group(t->pid, &status, 0);
     return status;
 }
 
@@ -479,10 +477,7 @@ static int check_silent_exits(t2__ctl *c)
         t2__ctl_trial *t = &c->tt.t[idx];
         if (t->pid <= 0 || t->fd < 0) continue;
         int status = 0;
-        pid_t p;
-        while ((p = waitpid(t->pid, &status, WNOHANG)) < 0 && errno == EINTR) {
-        }
-        if (p != t->pid) continue;
+        if (t2__reap_group(t->pid, &status, WNOHANG) != t->pid) continue;
         t->reaped = 1;
         t->reaped_status = status;
         int rc = on_silent_exit(c, idx);
@@ -507,6 +502,7 @@ int t2__ctl_pump(t2__ctl *c)
         if (!g || !gi) return t2_seterr(T2_ENOMEM, "controller: out of memory");
         c->cap_pf = cap;
     }
+    t2__ctl_suspend_if_asked(c);
     t2__ctl_flush_sends(c); /* what this round queued goes out before the wait */
     struct pollfd *pf = c->pf;
     size_t *idx = c->pf_trial;
@@ -599,8 +595,7 @@ void t2__ctl_kill_all_quietly(t2__ctl *c)
     }
     for (size_t k = 0; k < c->tt.nrun; k++) {
         t2__ctl_trial *t = &c->tt.t[c->tt.run[k]];
-        while (t->pid > 0 && waitpid(t->pid, NULL, 0) < 0 && errno == EINTR) {
-        }
+        if (t->pid > 0) t2__reap_group(t->pid, NULL, 0);
         t2__ctl_worker_gone(c, t);
         t2__ctl_channel_closed(c, t->fd);
         if (t->fd >= 0) close(t->fd);

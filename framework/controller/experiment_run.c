@@ -61,6 +61,7 @@ void t2__ctl_catch_signals(t2__ctl_signals *old)
     sigemptyset(&ch.sa_mask);
     ch.sa_flags = SA_RESTART | SA_NOCLDSTOP;
     t2__ctl_child_exits_counted = sigaction(SIGCHLD, &ch, &old->chld) == 0;
+    t2__ctl_catch_suspend(&old->tstp);
     signal(SIGPIPE, SIG_IGN);
     /* A file-size limit (ulimit -f) must fail the store's write, which pauses the experiment with
      * the reason, not kill the controller mid-batch without a word. */
@@ -72,6 +73,7 @@ void t2__ctl_restore_signals(const t2__ctl_signals *old)
     sigaction(SIGINT, &old->intr, NULL);
     sigaction(SIGTERM, &old->term, NULL);
     sigaction(SIGUSR2, &old->usr2, NULL);
+    sigaction(SIGTSTP, &old->tstp, NULL);
     if (t2__ctl_child_exits_counted) sigaction(SIGCHLD, &old->chld, NULL);
     t2__ctl_child_exits_counted = 0;
 }

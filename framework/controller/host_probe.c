@@ -37,10 +37,8 @@ int t2__host_probe(const char *name, double timeout_s, char *why, size_t len)
         return 0;
     }
     if (!ended) {
-        kill(-p, SIGKILL);
         kill(p, SIGKILL);
-        while (waitpid(p, &status, 0) < 0 && errno == EINTR) {
-        }
+        t2__reap_group(p, &status, 0);
         snprintf(why, len, "no answer within %.0f s", timeout_s);
         return 0;
     }

@@ -76,11 +76,7 @@ static int fail_launch(t2__ctl *c, size_t k, const char *why)
     return rc ? rc : rc2;
 }
 
-static void reap(pid_t p)
-{
-    while (waitpid(p, NULL, 0) < 0 && errno == EINTR) {
-    }
-}
+static void reap(pid_t p) { t2__reap_group(p, NULL, 0); }
 
 /* Rank 0 proved its key on fd: it gets its spec and fd becomes the trial's channel. */
 static int complete(t2__ctl *c, size_t k, int fd)
@@ -265,7 +261,7 @@ int t2__ctl_launch_events(t2__ctl *c, const struct pollfd *pf, int n)
         t2__ctl_trial *t = &c->tt.t[c->launch[k].trial];
         int status;
         char why[PATH_MAX + 200], st[96];
-        if (waitpid(t->pid, &status, WNOHANG) == t->pid) {
+        if (t2__reap_group(t->pid, &status, WNOHANG) == t->pid) {
             snprintf(why, sizeof why, "trial %lld: mpirun %s before rank 0 called back (see %s)", (long long)t->id,
                      t2__wait_status_str(status, st, sizeof st), t->log_path);
             rc = fail_launch(c, k, why);

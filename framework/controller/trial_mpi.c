@@ -148,9 +148,18 @@ int t2__trial_mpi_start(const t2__mpi_launch *l, pid_t *pid, unsigned char key_o
         return t2_seterr(T2_EIO, "trial %s: fork: %s", trial, strerror(oe));
     }
     if (p == 0) {
+        /* mpirun leads a process group of its own (Open MPI gives each rank one too; trial_proc.c's
+         * child_setup says why): a terminal's Ctrl-C reaches the controller alone. mpirun catches SIGINT
+         * itself, whatever it inherits, and aborted the job at once, before its ranks could
+         * checkpoint. Its stdin is not the terminal's, which it would forward to rank 0 (and,
+         * outside the terminal's foreground group, be stopped for reading). */
+        if (setpgid(0, 0) != 0) _exit(3);
         /* mpirun ends with the controller, by its own teardown of the ranks (trial_proc.c says why). */
         if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != parent) _exit(3);
         signal(SIGINT, SIG_IGN); /* the controller stops trials with SIGTERM, which mpirun forwards */
+        int nul = open("/dev/null", O_RDONLY);
+        if (nul < 0 || dup2(nul, STDIN_FILENO) < 0) _exit(3);
+        close(nul);
         for (int i = 0; i < l->nclose; i++)
             if (l->close_fds[i] >= 0) close(l->close_fds[i]);
         if (dup2(log, STDOUT_FILENO) < 0 || dup2(log, STDERR_FILENO) < 0) _exit(3);
@@ -162,6 +171,7 @@ int t2__trial_mpi_start(const t2__mpi_launch *l, pid_t *pid, unsigned char key_o
         fprintf(stderr, "t2exp: cannot run mpirun: %s\n", strerror(errno));
         _exit(127);
     }
+    setpgid(p, p); /* as the child does; fails harmlessly once it has exec'd */
     close(log);
     memcpy(key_out, key, sizeof key);
     *pid = p;

@@ -18,8 +18,9 @@
 #include "trial_proc.h"
 
 /* In the child: what a trial's process (or a worker) inherits from the controller is put right:
- * it ends with the controller (parent), Ctrl-C is the controller's to handle (it stops trials with
- * SIGTERM), the other trials' channels are closed, stdout/stderr go to out, stdin is /dev/null,
+ * it leads a process group of its own (what it forks goes with it: t2__reap_group), it ends with
+ * the controller (parent), Ctrl-C is the controller's to handle (it stops trials with SIGTERM),
+ * the other trials' channels are closed, stdout/stderr go to out, stdin is /dev/null,
  * environment.environment_variables are set (in this process only, not the controller's) and the
  * thread pool is fresh. 0, or -1 when a descriptor or a variable cannot be set (the child exits 3).
  * Ending with the controller: a trial learned of a killed controller only when its batch ended and
@@ -28,6 +29,7 @@
  * resume restarts it from its latest checkpoint either way. */
 static int child_setup(const t2__runner_args *args, int out, const int *close_fds, int nclose, pid_t parent)
 {
+    if (setpgid(0, 0) != 0) return -1;
     if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) return -1;
     signal(SIGINT, SIG_IGN);
     signal(SIGTERM, SIG_DFL);
@@ -90,6 +92,8 @@ static int fork_child(const t2__runner_args *args, int out, int worker, const in
         fflush(stderr);
         _exit(status); /* no atexit handlers: they belong to the controller (store, pool) */
     }
+    /* As the child does: whichever runs first, the group exists before either relies on it. */
+    setpgid(p, p);
     close(sv[1]);
     *pid = p;
     *fd = sv[0];
@@ -115,11 +119,31 @@ int t2__worker_proc_start(const t2__runner_args *base, int log_fd, const int *cl
     return fork_child(base, log_fd, 1, close_fds, nclose, pid, fd);
 }
 
+pid_t t2__reap_group(pid_t pid, int *status, int options)
+{
+    siginfo_t si;
+    for (;;) {
+        memset(&si, 0, sizeof si);
+        if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT | (options & WNOHANG)) == 0) break;
+        if (errno != EINTR) return -1;
+    }
+    if (si.si_pid == 0) return 0; /* WNOHANG, and it still runs */
+    /* Its pid is still taken (a zombie), so the group is its own: what is left of it is what the
+     * trial started (none: ESRCH). */
+    kill(-pid, SIGKILL);
+    pid_t p;
+    int st = 0;
+    while ((p = waitpid(pid, &st, 0)) < 0 && errno == EINTR) {
+    }
+    if (p == pid && status) *status = st;
+    return p;
+}
+
 int t2__wait_pid_for(pid_t pid, double s, int *status)
 {
     double until = t2__now() + s;
     for (;;) {
-        pid_t p = waitpid(pid, status, WNOHANG);
+        pid_t p = t2__reap_group(pid, status, WNOHANG);
         if (p == pid) return 1;
         if (p < 0 && errno != EINTR) return -1;
         if (p == 0 && t2__now() >= until) return 0;

@@ -20,10 +20,17 @@ int t2__trial_proc_start(const t2__runner_args *args, const char *log_path, cons
 int t2__worker_proc_start(const t2__runner_args *base, int log_fd, const int *close_fds, int nclose, pid_t *pid,
                           int *fd);
 
+/* Reaps the child pid, a process group's leader (a trial's process, a worker, mpirun), as
+ * waitpid(pid, status, options) does (WNOHANG: 0 while it runs; EINTR retried), and ends the rest
+ * of its group first: the processes the trial started that outlived it (a helper, a server it
+ * spawned), which would otherwise run on with nobody to end them.
+ * Its end is seen before it is reaped (WNOWAIT), so the group id cannot yet be another's. */
+pid_t t2__reap_group(pid_t pid, int *status, int options);
+
 /* Describes a wait status: "exited with status 1", "killed by signal 11 (Segmentation fault)". */
 const char *t2__wait_status_str(int status, char *buf, size_t len);
 /* Waits up to s seconds for child pid to end, looking every millisecond: 1 with its wait status in
- * *status once it has, 0 while it still runs, -1 (errno set) when it cannot be waited for (not a
+ * *status once it has (reaped by t2__reap_group), 0 while it still runs, -1 (errno set) when it cannot be waited for (not a
  * child of this process, or already reaped). */
 int t2__wait_pid_for(pid_t pid, double s, int *status);
 

@@ -34,8 +34,7 @@ static void reap(t2__ctl *c, t2__ctl_worker *w)
 {
     t2__ctl_channel_closed(c, w->fd);
     if (w->fd >= 0) close(w->fd);
-    while (w->pid > 0 && waitpid(w->pid, NULL, 0) < 0 && errno == EINTR) {
-    }
+    if (w->pid > 0) t2__reap_group(w->pid, NULL, 0); /* with what its trials left running */
     forget(w);
 }
 
@@ -102,10 +101,7 @@ static int alive(t2__ctl_worker *w)
     if (w->pid <= 0) return 0;
     int exits = t2__ctl_child_exits; /* read first: an end during the waitpid is counted after it */
     if (t2__ctl_child_exits_counted && exits == w->exits_seen) return 1;
-    pid_t p;
-    while ((p = waitpid(w->pid, NULL, WNOHANG)) < 0 && errno == EINTR) {
-    }
-    if (p == 0) {
+    if (t2__reap_group(w->pid, NULL, WNOHANG) == 0) {
         w->exits_seen = exits;
         return 1;
     }

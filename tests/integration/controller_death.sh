@@ -13,10 +13,7 @@ build_scripted
 running() { local p; for p in "$@"; do [ -n "$(ps -o stat= -p "$p" | grep -v '^Z' || true)" ] && echo "$p"; done; return 0; }
 
 modes="worker process_per_trial"
-if have_mpi; then
-  modes+=" mpi"
-  export ASAN_OPTIONS="${ASAN_OPTIONS:-}:detect_leaks=0" # Open MPI's own allocations are not ours to check
-fi
+if with_mpi; then modes+=" mpi"; fi
 n=0
 for mode in $modes; do
   n=$((n + 1))

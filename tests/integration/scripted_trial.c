@@ -16,6 +16,9 @@
  *   close_until  a path: at batch 3, train_batch closes every descriptor above stderr (its
  *                runner's channel too) and then waits for that file before it goes on
  *   ignore_term  1: build_model sets SIGTERM to SIG_IGN (a library that installs its own)
+ *   helper_pids  a path: build_model starts a helper that outlives its starter (a shell's
+ *                background `sleep`, as a data server or a `system("... &")` would) and appends its
+ *                pid to that file
  * (T2_ENOTFOUND and T2_EINVAL: the codes a missing or mistyped hyperparameter gives, which the
  * runner once refused to restart.)
  * build_model also counts its calls in a global and prints "scripted: build N in this process" to
@@ -80,6 +83,12 @@ static int build_model(t2_ctx *ctx, void **state)
     if (t2_hp_int(ctx, "fail_build", &flag) == T2_OK && flag)
         return t2_seterr(T2_EINVAL, "scripted: failing every time as asked");
     if (t2_hp_int(ctx, "ignore_term", &flag) == T2_OK && flag) signal(SIGTERM, SIG_IGN);
+    const char *helpers = NULL;
+    if (t2_hp_str(ctx, "helper_pids", &helpers) == T2_OK) {
+        char cmd[4200];
+        snprintf(cmd, sizeof cmd, "sleep 300 </dev/null >/dev/null 2>&1 & echo $! >> '%s'", helpers);
+        if (system(cmd) != 0) return t2_seterr(T2_EIO, "scripted: cannot start a helper (%s)", cmd);
+    }
     if (t2_hp_int(ctx, "invalid", &flag) == T2_OK && flag)
         return t2_seterr(T2_EHPARAM, "scripted: these hyperparameters are invalid as asked");
     if (t2_hp_double(ctx, "peak", &s->peak) != T2_OK) s->peak = 0.0;

@@ -61,13 +61,14 @@ typedef struct runner {
     size_t ran, skipped;
 } runner;
 
-static volatile sig_atomic_t g_stop;
+static volatile sig_atomic_t g_stop, g_suspend;
 static int g_wake[2] = {-1, -1};
 
 static void on_signal(int sig)
 {
     int e = errno;
-    if (sig != SIGCHLD) g_stop = g_stop ? 2 : 1;
+    if (sig == SIGTSTP) g_suspend = 1;
+    else if (sig != SIGCHLD) g_stop = g_stop ? 2 : 1;
     if (g_wake[1] >= 0) {
         ssize_t w = write(g_wake[1], "x", 1);
         (void)w; /* a full pipe already wakes the loop */
@@ -210,6 +211,7 @@ static void child_main(runner *r, size_t i, int logfd, int wfd, pid_t parent, in
     sigaction(SIGTERM, &dfl, NULL);
     sigaction(SIGCHLD, &dfl, NULL);
     sigaction(SIGPIPE, &dfl, NULL);
+    sigaction(SIGTSTP, &dfl, NULL); /* the pipeline's handler wakes the pipeline, not this */
     close(r->lock_fd);
     close(g_wake[0]);
     close(g_wake[1]);
@@ -510,6 +512,24 @@ static void stop_children(runner *r, int sig)
     }
 }
 
+/* Ctrl-Z: every stage runs in a process group of its own, which the terminal's SIGTSTP does not
+ * reach, so the pipeline passes it on as a shell does for a job: each running stage's group gets
+ * SIGTSTP (an experiment stage's controller stops its trials and itself, a command stops), the
+ * pipeline stops itself, and once continued (fg, bg) each group gets SIGCONT. */
+static void suspend(runner *r)
+{
+    g_suspend = 0;
+    for (size_t i = 0; i < r->f->n; i++)
+        if (r->rt[i].pid > 0) kill(-r->rt[i].pid, SIGTSTP);
+    struct sigaction dfl = {.sa_handler = SIG_DFL}, mine;
+    sigemptyset(&dfl.sa_mask);
+    sigaction(SIGTSTP, &dfl, &mine);
+    raise(SIGTSTP);
+    sigaction(SIGTSTP, &mine, NULL);
+    for (size_t i = 0; i < r->f->n; i++)
+        if (r->rt[i].pid > 0) kill(-r->rt[i].pid, SIGCONT);
+}
+
 static int reap(runner *r)
 {
     for (;;) {
@@ -540,6 +560,7 @@ static int loop(runner *r)
     int stopping = 0;
     double stop_at = 0;
     while (!rc) {
+        if (g_suspend) suspend(r);
         if (g_stop && !stopping) {
             stopping = 1;
             stop_at = now_s();
@@ -624,7 +645,7 @@ static int lock_flow(runner *r)
     return 0;
 }
 
-static int setup_signals(struct sigaction old[4])
+static int setup_signals(struct sigaction old[5])
 {
     if (pipe2(g_wake, O_CLOEXEC | O_NONBLOCK) != 0)
         return t2_seterr(T2_EIO, "pipeline: cannot make a pipe: %s", strerror(errno));
@@ -634,18 +655,20 @@ static int setup_signals(struct sigaction old[4])
     sigaction(SIGINT, &sa, &old[0]);
     sigaction(SIGTERM, &sa, &old[1]);
     sigaction(SIGCHLD, &sa, &old[2]);
+    sigaction(SIGTSTP, &sa, &old[4]);
     struct sigaction ign = {.sa_handler = SIG_IGN};
     sigemptyset(&ign.sa_mask);
     sigaction(SIGPIPE, &ign, &old[3]);
     return 0;
 }
 
-static void restore_signals(struct sigaction old[4])
+static void restore_signals(struct sigaction old[5])
 {
     sigaction(SIGINT, &old[0], NULL);
     sigaction(SIGTERM, &old[1], NULL);
     sigaction(SIGCHLD, &old[2], NULL);
     sigaction(SIGPIPE, &old[3], NULL);
+    sigaction(SIGTSTP, &old[4], NULL);
     close(g_wake[0]);
     close(g_wake[1]);
     g_wake[0] = g_wake[1] = -1;
@@ -688,7 +711,7 @@ int t2__pipeline_run(const t2__pipeline_opts *o, int64_t *run_id)
     unsigned char *seed = calloc(f->n, 1), *forced = calloc(f->n, 1);
     int64_t *slots = calloc(f->n, sizeof *slots);
     r.rt = calloc(f->n, sizeof *r.rt);
-    struct sigaction old[4];
+    struct sigaction old[5];
     int signals = 0, outcome = T2__PIPELINE_FAILED;
     if (!seed || !forced || !slots || !r.rt) {
         rc = t2_seterr(T2_ENOMEM, "pipeline: out of memory");

@@ -126,6 +126,28 @@ expect_in "$OUT" "an earlier run of it was interrupted"
 [ "$(st "$killed" slow)" = INTERRUPTED: ] || fail "the killed run's stage: $(st "$killed" slow)"
 [ -e "$P/next.ran" ] || fail "next did not run: $OUT"
 
+# 5b. Ctrl-Z (SIGTSTP to the process group of `pipeline run`, started as a shell's job is): the
+# stage, in a group of its own, stops too, and continuing the pipeline's group continues it. It ran
+# on while the pipeline was stopped.
+cat > "$P/tick.yaml" <<'Y'
+name: tick
+stages:
+  tick: {run: [sh, -c, "for i in $(seq 300); do echo $i > tick.count; sleep 0.01; done"]}
+Y
+set -m; "$T2EXP" pipeline run "$P/tick.yaml" > "$WORK/tick.out" 2>&1 & pipe=$!; set +m
+for _ in $(seq 200); do [ -s "$P/tick.count" ] && break; sleep 0.05; done
+kill -TSTP -- "-$pipe"
+sleep 0.5
+a=$(cat "$P/tick.count"); sleep 0.5; b=$(cat "$P/tick.count")
+[[ $(ps -o stat= -p "$pipe") == T* ]] || fail "pipeline run was not stopped by Ctrl-Z: $(ps -o stat= -p "$pipe")"
+[ "$a" = "$b" ] || fail "the stage ran on while the pipeline was stopped (count $a, then $b)"
+kill -CONT -- "-$pipe"
+sleep 0.5
+c=$(cat "$P/tick.count")
+[ "$c" != "$b" ] || fail "the stage stayed stopped after the pipeline was continued (count $c)"
+wait "$pipe" || fail "pipeline run failed after Ctrl-Z and fg: $(cat "$WORK/tick.out")"
+expect_in "$(cat "$WORK/tick.out")" "run $(sql "SELECT max(id) FROM pipeline_runs") SUCCEEDED"
+
 # 6. resources.slots: the command runs under mpirun -np 2.
 if command -v mpirun >/dev/null; then
   cat > "$P/mpi.yaml" <<'Y'

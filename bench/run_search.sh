@@ -12,7 +12,14 @@
 # JOBS (default nproc) runs are done side by side, each experiment in its own T2EXP_HOME.
 set -euo pipefail
 seeds="${SEEDS:-10}" n="${TRIALS:-200}" jobs="${JOBS:-$(nproc)}"
-fns=(branin hartmann6 styblinski_tang10 mixed)
+# SEARCH_FNS: the functions (default the four above; "extra": nine others, for a searcher checked
+# beyond the functions it was tuned on: rosenbrock4 ackley5 levy5 rastrigin5 six_hump_camel
+# goldstein_price hartmann3 michalewicz5 int_mix; or any list of trials/testfn.c's names).
+case "${SEARCH_FNS:-}" in
+  "") fns=(branin hartmann6 styblinski_tang10 mixed) ;;
+  extra) fns=(rosenbrock4 ackley5 levy5 rastrigin5 six_hump_camel goldstein_price hartmann3 michalewicz5 int_mix) ;;
+  *) read -r -a fns <<<"$SEARCH_FNS" ;;
+esac
 [ "$n" -ge 50 ] || { echo "TRIALS must be at least 50" >&2; exit 2; }
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 export TMPDIR="$tmp"
@@ -50,7 +57,9 @@ secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')
 
 # Minimum of each function (trials/testfn.c's header).
 declare -A opt=([branin]=0.39788735772973816 [hartmann6]=-3.3223680114155147
-                [styblinski_tang10]=-391.66165703771412 [mixed]=0)
+                [styblinski_tang10]=-391.66165703771412 [mixed]=0 [rosenbrock4]=0 [ackley5]=0 [levy5]=0
+                [rastrigin5]=0 [six_hump_camel]=-1.0316284534898774 [goldstein_price]=3
+                [hartmann3]=-3.8627797869493365 [michalewicz5]=-4.687658179 [int_mix]=0)
 med() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 line="" logsum=0
 for fn in "${fns[@]}"; do

@@ -48,6 +48,75 @@ def mixed(c, lr, x):
     return e * e + (x - 1) * (x - 1) + OFFSET[c]
 
 
+def rosenbrock(x):
+    return sum(100 * (x[i + 1] - x[i] ** 2) ** 2 + (x[i] - 1) ** 2 for i in range(len(x) - 1))
+
+
+def ackley(x):
+    n = len(x)
+    sq = sum(v * v for v in x)
+    cs = sum(math.cos(2 * PI * v) for v in x)
+    return -20 * math.exp(-0.2 * math.sqrt(sq / n)) - math.exp(cs / n) + 20 + math.e
+
+
+def levy(x):
+    w = [1 + (v - 1) / 4 for v in x]
+    f = math.sin(PI * w[0]) ** 2 + (w[-1] - 1) ** 2 * (1 + math.sin(2 * PI * w[-1]) ** 2)
+    return f + sum((wi - 1) ** 2 * (1 + 10 * math.sin(PI * wi + 1) ** 2) for wi in w[:-1])
+
+
+def rastrigin(x):
+    return 10 * len(x) + sum(v * v - 10 * math.cos(2 * PI * v) for v in x)
+
+
+def six_hump_camel(x):
+    a, b = x
+    return (4 - 2.1 * a * a + a ** 4 / 3) * a * a + a * b + (-4 + 4 * b * b) * b * b
+
+
+def goldstein_price(x):
+    a, b = x
+    u = 1 + (a + b + 1) ** 2 * (19 - 14 * a + 3 * a * a - 14 * b + 6 * a * b + 3 * b * b)
+    v = 30 + (2 * a - 3 * b) ** 2 * (18 - 32 * a + 12 * a * a + 48 * b - 36 * a * b + 27 * b * b)
+    return u * v
+
+
+H3_A = [[3, 10, 30], [0.1, 10, 35], [3, 10, 30], [0.1, 10, 35]]
+H3_P = [[3689, 1170, 2673], [4699, 4387, 7470], [1091, 8732, 5547], [381, 5743, 8828]]
+
+
+def hartmann3(x):
+    f = 0.0
+    for i in range(4):
+        s = sum(H3_A[i][j] * (x[j] - H3_P[i][j] * 1e-4) ** 2 for j in range(3))
+        f -= H_ALPHA[i] * math.exp(-s)
+    return f
+
+
+def michalewicz(x):
+    return -sum(math.sin(v) * math.sin((i + 1) * v * v / PI) ** 20 for i, v in enumerate(x))
+
+
+K_OFFSET = {"relu": 0.0, "tanh": 1.0, "gelu": 0.25, "silu": 0.5}
+
+
+def int_mix(a, b, lr, k):
+    e = math.log10(lr) + 2
+    return (a - 3) ** 2 / 10 + (b + 7) ** 2 / 10 + e * e + K_OFFSET[k]
+
+
+# Functions of x0..x(n-1): name -> (function, n, low, high).
+XS = {
+    "rosenbrock4": (rosenbrock, 4, -5, 10),
+    "ackley5": (ackley, 5, -32.768, 32.768),
+    "levy5": (levy, 5, -10, 10),
+    "rastrigin5": (rastrigin, 5, -5.12, 5.12),
+    "goldstein_price": (goldstein_price, 2, -2, 2),
+    "hartmann3": (hartmann3, 3, 0, 1),
+    "michalewicz5": (michalewicz, 5, 0, PI),
+}
+
+
 def objective(fn):
     """The objective over the same space as bench/configs/search_FN.yaml."""
     if fn == "branin":
@@ -59,6 +128,15 @@ def objective(fn):
     if fn == "mixed":
         return lambda t: mixed(t.suggest_categorical("c", ["a", "b", "c"]),
                                t.suggest_float("lr", 1e-5, 1, log=True), t.suggest_float("x", -3, 3))
+    if fn in XS:
+        f, n, lo, hi = XS[fn]
+        return lambda t: f([t.suggest_float("x%d" % i, lo, hi) for i in range(n)])
+    if fn == "six_hump_camel":
+        return lambda t: six_hump_camel([t.suggest_float("x0", -3, 3), t.suggest_float("x1", -2, 2)])
+    if fn == "int_mix":
+        return lambda t: int_mix(t.suggest_int("a", -20, 20), t.suggest_int("b", -20, 20),
+                                 t.suggest_float("lr", 1e-4, 1, log=True),
+                                 t.suggest_categorical("k", ["relu", "tanh", "gelu", "silu"]))
     raise SystemExit("unknown fn %s" % fn)
 
 

@@ -7,6 +7,18 @@
  *   styblinski_tang10  x0..x9 in [-5, 5]                                   minimum -391.6617
  *   mixed              c in {a, b, c} (offset 0, 0.5, 2), lr in [1e-5, 1] (log-scaled),
  *                      x in [-3, 3]: (log10(lr) + 3)^2 + (x - 1)^2 + offset(c)   minimum 0
+ * and, for checking the searchers beyond the functions they were tuned on:
+ *   rosenbrock4        x0..x3 in [-5, 10]                                  minimum 0
+ *   ackley5            x0..x4 in [-32.768, 32.768]                         minimum 0
+ *   levy5              x0..x4 in [-10, 10]                                 minimum 0
+ *   rastrigin5         x0..x4 in [-5.12, 5.12]                             minimum 0
+ *   six_hump_camel     x0 in [-3, 3], x1 in [-2, 2]                        minimum -1.031628
+ *   goldstein_price    x0, x1 in [-2, 2]                                   minimum 3
+ *   hartmann3          x0..x2 in [0, 1]                                    minimum -3.86278
+ *   michalewicz5       x0..x4 in [0, pi]                                   minimum -4.687658
+ *   int_mix            a, b ints in [-20, 20], lr in [1e-4, 1] (log-scaled), k in {relu, tanh,
+ *                      gelu, silu} (offset 0, 1, 0.25, 0.5):
+ *                      (a - 3)^2 / 10 + (b + 7)^2 / 10 + (log10(lr) + 2)^2 + offset(k)   minimum 0
  * The domains are the search space's business (bench/configs/search_*.yaml); the trial computes f
  * wherever it is asked. */
 #include <math.h>
@@ -61,10 +73,99 @@ static double styblinski_tang(const double *x, int n)
     return f / 2;
 }
 
+static const double PI = 3.14159265358979323846;
+
+static double rosenbrock(const double *x, int n)
+{
+    double f = 0;
+    for (int i = 0; i + 1 < n; i++) f += 100 * pow(x[i + 1] - x[i] * x[i], 2) + pow(x[i] - 1, 2);
+    return f;
+}
+
+static double ackley(const double *x, int n)
+{
+    double sq = 0, cs = 0;
+    for (int i = 0; i < n; i++) {
+        sq += x[i] * x[i];
+        cs += cos(2 * PI * x[i]);
+    }
+    return -20 * exp(-0.2 * sqrt(sq / n)) - exp(cs / n) + 20 + exp(1);
+}
+
+static double levy(const double *x, int n)
+{
+    double w1 = 1 + (x[0] - 1) / 4, wn = 1 + (x[n - 1] - 1) / 4;
+    double f = pow(sin(PI * w1), 2) + pow(wn - 1, 2) * (1 + pow(sin(2 * PI * wn), 2));
+    for (int i = 0; i + 1 < n; i++) {
+        double w = 1 + (x[i] - 1) / 4;
+        f += pow(w - 1, 2) * (1 + 10 * pow(sin(PI * w + 1), 2));
+    }
+    return f;
+}
+
+static double rastrigin(const double *x, int n)
+{
+    double f = 10.0 * n;
+    for (int i = 0; i < n; i++) f += x[i] * x[i] - 10 * cos(2 * PI * x[i]);
+    return f;
+}
+
+static double six_hump_camel(const double *x)
+{
+    double a = x[0], b = x[1];
+    return (4 - 2.1 * a * a + a * a * a * a / 3) * a * a + a * b + (-4 + 4 * b * b) * b * b;
+}
+
+static double goldstein_price(const double *x)
+{
+    double a = x[0], b = x[1];
+    double u = 1 + pow(a + b + 1, 2) * (19 - 14 * a + 3 * a * a - 14 * b + 6 * a * b + 3 * b * b);
+    double v = 30 + pow(2 * a - 3 * b, 2) * (18 - 32 * a + 12 * a * a + 48 * b - 36 * a * b + 27 * b * b);
+    return u * v;
+}
+
+static double hartmann3(const double *x)
+{
+    static const double alpha[4] = {1.0, 1.2, 3.0, 3.2};
+    static const double a[4][3] = {{3, 10, 30}, {0.1, 10, 35}, {3, 10, 30}, {0.1, 10, 35}};
+    static const double p[4][3] = {{3689, 1170, 2673}, {4699, 4387, 7470}, {1091, 8732, 5547}, {381, 5743, 8828}};
+    double f = 0;
+    for (int i = 0; i < 4; i++) {
+        double s = 0;
+        for (int j = 0; j < 3; j++) s += a[i][j] * pow(x[j] - p[i][j] * 1e-4, 2);
+        f -= alpha[i] * exp(-s);
+    }
+    return f;
+}
+
+static double michalewicz(const double *x, int n)
+{
+    double f = 0;
+    for (int i = 0; i < n; i++) f -= sin(x[i]) * pow(sin((i + 1) * x[i] * x[i] / PI), 20);
+    return f;
+}
+
+/* The functions of x0..x(n-1), by name. */
+typedef struct {
+    const char *name;
+    int n;
+    double (*f)(const double *x, int n);
+    double (*f_fixed)(const double *x); /* or this, for one n */
+} xs_fn;
+
+static const xs_fn XS_FNS[] = {
+    {"branin", 2, NULL, branin},          {"hartmann6", 6, NULL, hartmann6},
+    {"styblinski_tang10", 10, styblinski_tang, NULL}, {"rosenbrock4", 4, rosenbrock, NULL},
+    {"ackley5", 5, ackley, NULL},         {"levy5", 5, levy, NULL},
+    {"rastrigin5", 5, rastrigin, NULL},   {"six_hump_camel", 2, NULL, six_hump_camel},
+    {"goldstein_price", 2, NULL, goldstein_price}, {"hartmann3", 3, NULL, hartmann3},
+    {"michalewicz5", 5, michalewicz, NULL},
+};
+
 static int read_xs(t2_ctx *ctx, double *x, int n)
 {
     for (int i = 0; i < n; i++) {
-        char key[8];
+        char key[16];
         snprintf(key, sizeof key, "x%d", i);
         int rc = t2_hp_double(ctx, key, &x[i]);
         if (rc) return rc;
@@ -81,16 +182,14 @@ static int build_model(t2_ctx *ctx, void **state)
     int rc = t2_hp_str(ctx, "fn", &fn);
     if (rc) return rc;
     double x[10];
-    if (!strcmp(fn, "branin")) {
-        if ((rc = read_xs(ctx, x, 2))) return rc;
-        t->value = branin(x);
-    } else if (!strcmp(fn, "hartmann6")) {
-        if ((rc = read_xs(ctx, x, 6))) return rc;
-        t->value = hartmann6(x);
-    } else if (!strcmp(fn, "styblinski_tang10")) {
-        if ((rc = read_xs(ctx, x, 10))) return rc;
-        t->value = styblinski_tang(x, 10);
-    } else if (!strcmp(fn, "mixed")) {
+    for (size_t k = 0; k < sizeof XS_FNS / sizeof XS_FNS[0]; k++) {
+        const xs_fn *g = &XS_FNS[k];
+        if (strcmp(fn, g->name)) continue;
+        if ((rc = read_xs(ctx, x, g->n))) return rc;
+        t->value = g->f ? g->f(x, g->n) : g->f_fixed(x);
+        return T2_OK;
+    }
+    if (!strcmp(fn, "mixed")) {
         const char *c;
         double lr, xx;
         if ((rc = t2_hp_str(ctx, "c", &c)) || (rc = t2_hp_double(ctx, "lr", &lr)) ||
@@ -101,8 +200,24 @@ static int build_model(t2_ctx *ctx, void **state)
         if (!(lr > 0)) return t2_seterr(T2_EHPARAM, "testfn: lr = %g is not positive", lr);
         double e = log10(lr) + 3;
         t->value = e * e + (xx - 1) * (xx - 1) + offset;
+    } else if (!strcmp(fn, "int_mix")) {
+        int64_t a, b;
+        double lr;
+        const char *k;
+        if ((rc = t2_hp_int(ctx, "a", &a)) || (rc = t2_hp_int(ctx, "b", &b)) || (rc = t2_hp_double(ctx, "lr", &lr)) ||
+            (rc = t2_hp_str(ctx, "k", &k)))
+            return rc;
+        double offset = !strcmp(k, "relu")   ? 0
+                        : !strcmp(k, "tanh") ? 1
+                        : !strcmp(k, "gelu") ? 0.25
+                        : !strcmp(k, "silu") ? 0.5
+                                             : NAN;
+        if (isnan(offset)) return t2_seterr(T2_EHPARAM, "testfn: k = \"%s\" is not relu, tanh, gelu or silu", k);
+        if (!(lr > 0)) return t2_seterr(T2_EHPARAM, "testfn: lr = %g is not positive", lr);
+        double e = log10(lr) + 2;
+        t->value = (a - 3) * (a - 3) / 10.0 + (b + 7) * (b + 7) / 10.0 + e * e + offset;
     } else {
-        return t2_seterr(T2_EHPARAM, "testfn: fn = \"%s\" is not branin, hartmann6, styblinski_tang10 or mixed", fn);
+        return t2_seterr(T2_EHPARAM, "testfn: fn = \"%s\" is none of the functions trials/testfn.c lists", fn);
     }
     return T2_OK;
 }

@@ -28,12 +28,18 @@ int t2__mkdirs(const char *path);
 /* n bytes from the kernel's random source (getrandom). T2_EIO if it fails. */
 int t2__random_bytes(void *buf, size_t n);
 /* When this process leads its process group (a rank: Open MPI makes it one), starts a guardian
- * (proc_group.c) that kills the group once this process has ended, however it ended: what the
- * trial started and left running (a helper, a server) ends with it. argc/argv are main's (the
- * guardian's command line is rewritten to "t2exp rank-guardian"). Call before MPI is initialised
- * (forking later can upset Open MPI's transports). 1 if a guardian runs, 0 if not (no group of its
- * own: the group would be someone else's; or fork failed, which costs only the clean-up). */
-int t2__guard_group(int argc, char **argv);
+ * (proc_group.c, "t2exp rank-guardian" in ps) that kills the group once this process has ended,
+ * however it ended: what the trial started and left running (a helper, a server) ends with it.
+ * Call before MPI is initialised (forking later can upset Open MPI's transports). 1 if a guardian
+ * runs, 0 if not (no group of its own: the group would be someone else's; or fork failed, which
+ * costs only the clean-up). */
+int t2__guard_group(void);
+/* The controller's trial guardian ("t2exp trial-guardian"): *wfd gets the write end of its pipe
+ * (close-on-exec, non-blocking); t2__trial_guard_note tells it a trial group that started (live 1)
+ * or that the controller ended (0). When *wfd closes, because the controller ended or was killed,
+ * it kills every group still live. 1 if it started, 0 if not (*wfd -1; notes are then no-ops). */
+int t2__trial_guard_start(int *wfd);
+void t2__trial_guard_note(int wfd, int group, int live); /* group: a pid_t (an int here) */
 
 /* The cores this process may use: its affinity mask (taskset, a Slurm or container cpuset),
  * capped by its cgroup's CPU quota rounded up (docker --cpus, a Kubernetes limit). At least 1. */

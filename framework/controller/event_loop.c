@@ -69,7 +69,7 @@ int t2__ctl_child_close_fds(const t2__ctl *c, int **fds, int *n)
     int *store_fds, nstore;
     int rc = t2__store_fds(c->st, &store_fds, &nstore);
     if (rc) return rc;
-    size_t cap = c->tt.nrun + 2 * (size_t)(c->nworkers > 0 ? c->nworkers : 0) + 1 + (size_t)nstore;
+    size_t cap = c->tt.nrun + 2 * (size_t)(c->nworkers > 0 ? c->nworkers : 0) + 2 + (size_t)nstore;
     int *v = malloc(cap * sizeof *v), k = 0;
     if (!v) {
         free(store_fds);
@@ -84,6 +84,7 @@ int t2__ctl_child_close_fds(const t2__ctl *c, int **fds, int *n)
         if (c->workers[i].log_fd >= 0) v[k++] = c->workers[i].log_fd;
     }
     if (c->listen_fd >= 0) v[k++] = c->listen_fd;
+    if (c->guard_fd >= 0) v[k++] = c->guard_fd; /* its end must be the controller's end alone */
     *fds = v;
     *n = k;
     return T2_OK;

@@ -17,6 +17,22 @@
 #include "runner/worker.h"
 #include "trial_proc.h"
 
+/* The trial guardian's pipe (proc_group.c), for the run of an experiment: -1 when none runs. One
+ * controller runs in a process at a time; the forks and reaps below are its. */
+static int guard_fd = -1;
+
+int t2__trial_guard_open(void)
+{
+    if (guard_fd < 0) t2__trial_guard_start(&guard_fd);
+    return guard_fd;
+}
+
+void t2__trial_guard_close(void)
+{
+    if (guard_fd >= 0) close(guard_fd);
+    guard_fd = -1;
+}
+
 /* In the child: what a trial's process (or a worker) inherits from the controller is put right:
  * it leads a process group of its own (what it forks goes with it: t2__reap_group), it ends with
  * the controller (parent), Ctrl-C is the controller's to handle (it stops trials with SIGTERM),
@@ -94,6 +110,7 @@ static int fork_child(const t2__runner_args *args, int out, int worker, const in
     }
     /* As the child does: whichever runs first, the group exists before either relies on it. */
     setpgid(p, p);
+    t2__trial_guard_note(guard_fd, p, 1);
     close(sv[1]);
     *pid = p;
     *fd = sv[0];
@@ -131,6 +148,7 @@ pid_t t2__reap_group(pid_t pid, int *status, int options)
     /* Its pid is still taken (a zombie), so the group is its own: what is left of it is what the
      * trial started (none: ESRCH). */
     kill(-pid, SIGKILL);
+    t2__trial_guard_note(guard_fd, pid, 0);
     pid_t p;
     int st = 0;
     while ((p = waitpid(pid, &st, 0)) < 0 && errno == EINTR) {

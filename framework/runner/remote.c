@@ -51,7 +51,7 @@ int t2__remote_main(const char *connect, int64_t trial_id, int *argc, char ***ar
     t2__config *cfg = NULL;
     t2__trial_so so;
     memset(&so, 0, sizeof so);
-    t2__guard_group(*argc, *argv); /* what the trial starts ends with this rank (proc_group.c) */
+    t2__guard_group(); /* what the trial starts ends with this rank (proc_group.c) */
     int rc = t2__comm_init_auto(&comm, argc, argv);
     if (rc) {
         fprintf(stderr, "t2exp run-trial: %s\n", t2_errmsg());

@@ -2,11 +2,14 @@
 # A controller killed outright (SIGKILL, the OOM killer) takes its trials with it: a forked trial
 # or worker at once (PR_SET_PDEATHSIG), mpirun by its teardown of the ranks. Before, a trial went
 # on until its batch ended and its report found no reader, which could be long after `t2exp
-# resume` had started it again beside itself. Then the resume finishes the experiment. Each with a
-# trial whose batch does not end by itself (scripted_trial.c's wait_for), under both isolation
-# modes and, where built with MPI, on two ranks.
+# resume` had started it again beside itself. What the trial started goes too (scripted_trial.c's
+# helper_pids: the trial guardian ends a local trial's group, a rank's guardian a rank's). Then
+# the resume finishes the experiment. Each with a trial whose batch does not end by itself
+# (scripted_trial.c's wait_for), under both isolation modes and, where built with MPI, on two
+# ranks.
 source "$(dirname "$0")/common.bash"
-trap 'touch "$WORK"/gate* 2>/dev/null; pkill -KILL -f "$WORK/" 2>/dev/null || true; rm -rf "$WORK"' EXIT
+trap 'touch "$WORK"/gate* 2>/dev/null; pkill -KILL -f "$WORK/" 2>/dev/null || true
+      for p in $(cat "$WORK"/helpers* 2>/dev/null); do kill -KILL "$p" 2>/dev/null || true; done; rm -rf "$WORK"' EXIT
 build_scripted
 
 # running PID... — the pids among PID... that still run (a zombie nobody reaps does not).
@@ -21,7 +24,7 @@ for mode in $modes; do
   if [ "$mode" = mpi ]; then res="{slots_per_trial: 2}" gbs=2; else res="{max_slots: 1, isolation: $mode}" gbs=1; fi
   cat > "$WORK/e$n.yaml" <<Y
 name: death_$mode
-hyperparameters: {global_batch_size: $gbs, wait_for: "$gate", peak: 1}
+hyperparameters: {global_batch_size: $gbs, wait_for: "$gate", helper_pids: "$WORK/helpers$n", peak: 1}
 searcher: {name: single, metric: score, smaller_is_better: false, max_length: {batches: 20}}
 resources: $res
 Y
@@ -30,6 +33,8 @@ Y
   waiting_pid "$gate" "$ctl" "$WORK/e$n.out" >/dev/null || exit 1
   procs=$(own_pids "t2exp create .*e$n.yaml|run-trial|mpirun|orted" | grep -vx "$ctl" || true)
   [ -n "$procs" ] || fail "$mode: no trial process found"
+  [ -s "$WORK/helpers$n" ] || fail "$mode: the trial started no helper"
+  procs="$procs $(cat "$WORK/helpers$n")"
   kill -KILL "$ctl"
   wait "$ctl" 2>/dev/null || true
   left=
@@ -38,7 +43,7 @@ Y
     [ -z "$left" ] && break
     sleep 0.1
   done
-  [ -z "$left" ] || fail "$mode: 15 s after the controller was killed its trial's processes still run: $(ps -o pid,stat,args -p "$(echo $left | tr " " ,)")"
+  [ -z "$left" ] || fail "$mode: 15 s after the controller was killed its trial's processes (or their helpers) still run: $(ps -o pid,stat,args -p "$(echo $left | tr " " ,)")"
   touch "$gate"
   expect_exit 0 timeout 120 "$T2EXP" resume "$n" --plain
   expect_in "$OUT" "1 trial(s) completed, 0 errored"

@@ -28,12 +28,17 @@ H_P = [[1312, 1696, 5569, 124, 8283, 5886], [2329, 4135, 8307, 3736, 1004, 9991]
        [2348, 1451, 3522, 2883, 3047, 6650], [4047, 8828, 8732, 5743, 1091, 381]]
 
 
-def hartmann6(x):
+def hartmann(x, a, p):
+    """Hartmann-d for d = len(x): A and P (P x 1e-4) of that size, the alphas shared."""
     f = 0.0
     for i in range(4):
-        s = sum(H_A[i][j] * (x[j] - H_P[i][j] * 1e-4) ** 2 for j in range(6))
+        s = sum(a[i][j] * (x[j] - p[i][j] * 1e-4) ** 2 for j in range(len(x)))
         f -= H_ALPHA[i] * math.exp(-s)
     return f
+
+
+def hartmann6(x):
+    return hartmann(x, H_A, H_P)
 
 
 def styblinski_tang(x):
@@ -86,11 +91,7 @@ H3_P = [[3689, 1170, 2673], [4699, 4387, 7470], [1091, 8732, 5547], [381, 5743, 
 
 
 def hartmann3(x):
-    f = 0.0
-    for i in range(4):
-        s = sum(H3_A[i][j] * (x[j] - H3_P[i][j] * 1e-4) ** 2 for j in range(3))
-        f -= H_ALPHA[i] * math.exp(-s)
-    return f
+    return hartmann(x, H3_A, H3_P)
 
 
 def michalewicz(x):

@@ -43,27 +43,29 @@ static double branin(const double *x)
     return u * u + 10 * (1 - t) * cos(x[0]) + 10;
 }
 
-static double hartmann6(const double *x)
+/* Hartmann-d: a and p (p x 1e-4) are 4 rows of d. */
+static double hartmann(const double *x, int d, const double *a, const double *p)
 {
     static const double alpha[4] = {1.0, 1.2, 3.0, 3.2};
-    static const double a[4][6] = {{10, 3, 17, 3.5, 1.7, 8},
-                                   {0.05, 10, 17, 0.1, 8, 14},
-                                   {3, 3.5, 1.7, 10, 17, 8},
-                                   {17, 8, 0.05, 10, 0.1, 14}};
-    static const double p[4][6] = {{1312, 1696, 5569, 124, 8283, 5886},
-                                   {2329, 4135, 8307, 3736, 1004, 9991},
-                                   {2348, 1451, 3522, 2883, 3047, 6650},
-                                   {4047, 8828, 8732, 5743, 1091, 381}};
     double f = 0;
     for (int i = 0; i < 4; i++) {
         double s = 0;
-        for (int j = 0; j < 6; j++) {
-            double d = x[j] - p[i][j] * 1e-4;
-            s += a[i][j] * d * d;
+        for (int j = 0; j < d; j++) {
+            double e = x[j] - p[i * d + j] * 1e-4;
+            s += a[i * d + j] * e * e;
         }
         f -= alpha[i] * exp(-s);
     }
     return f;
+}
+
+static double hartmann6(const double *x)
+{
+    static const double a[4 * 6] = {10, 3, 17, 3.5, 1.7, 8,  0.05, 10, 17, 0.1, 8, 14,
+                                    3,  3.5, 1.7, 10, 17, 8, 17, 8, 0.05, 10, 0.1, 14};
+    static const double p[4 * 6] = {1312, 1696, 5569, 124,  8283, 5886, 2329, 4135, 8307, 3736, 1004, 9991,
+                                    2348, 1451, 3522, 2883, 3047, 6650, 4047, 8828, 8732, 5743, 1091, 381};
+    return hartmann(x, 6, a, p);
 }
 
 static double styblinski_tang(const double *x, int n)
@@ -126,16 +128,9 @@ static double goldstein_price(const double *x)
 
 static double hartmann3(const double *x)
 {
-    static const double alpha[4] = {1.0, 1.2, 3.0, 3.2};
-    static const double a[4][3] = {{3, 10, 30}, {0.1, 10, 35}, {3, 10, 30}, {0.1, 10, 35}};
-    static const double p[4][3] = {{3689, 1170, 2673}, {4699, 4387, 7470}, {1091, 8732, 5547}, {381, 5743, 8828}};
-    double f = 0;
-    for (int i = 0; i < 4; i++) {
-        double s = 0;
-        for (int j = 0; j < 3; j++) s += a[i][j] * pow(x[j] - p[i][j] * 1e-4, 2);
-        f -= alpha[i] * exp(-s);
-    }
-    return f;
+    static const double a[4 * 3] = {3, 10, 30, 0.1, 10, 35, 3, 10, 30, 0.1, 10, 35};
+    static const double p[4 * 3] = {3689, 1170, 2673, 4699, 4387, 7470, 1091, 8732, 5547, 381, 5743, 8828};
+    return hartmann(x, 3, a, p);
 }
 
 static double michalewicz(const double *x, int n)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# trials/testfn.c (the functions of `bench/run search`) at their known minima: one trial of each
-# bench/configs/search_FN.yaml with searcher single and the minimiser as const hparams reports the
-# function's minimum as its validation `value`.
+# trials/testfn.c (the functions of `bench/run search`, SEARCH_FNS=extra's too) at their known
+# minima: one trial of each bench/configs/search_FN.yaml with searcher single and the minimiser as
+# const hparams reports the function's minimum as its validation `value`.
 source "$(dirname "$0")/common.bash"
 
 n=0
@@ -33,4 +33,21 @@ at styblinski_tang10 -391.66165703771412 1e-9 "${st[@]}"
 at mixed 0 1e-12 c=a lr=0.001 x=1
 at mixed 2 1e-12 c=c lr=0.001 x=1
 at mixed 4.75 1e-12 c=b lr=0.1 x=0.5
+# SEARCH_FNS=extra's nine (minimisers from the literature: Surjanovic & Bingham's library).
+xs() { local v=$1 n=$2 i; for ((i = 0; i < n; i++)); do echo "x$i=$v"; done; }
+# shellcheck disable=SC2046
+at rosenbrock4 0 1e-12 $(xs 1 4)
+# shellcheck disable=SC2046
+at ackley5 0 1e-12 $(xs 0 5)
+# shellcheck disable=SC2046
+at levy5 0 1e-12 $(xs 1 5)
+# shellcheck disable=SC2046
+at rastrigin5 0 1e-12 $(xs 0 5)
+at six_hump_camel -1.0316284534898774 1e-8 x0=0.0898420131003 x1=-0.7126564030207
+at six_hump_camel -1.0316284534898774 1e-8 x0=-0.0898420131003 x1=0.7126564030207
+at goldstein_price 3 1e-9 x0=0 x1=-1
+at hartmann3 -3.8627797869493365 1e-6 x0=0.114614 x1=0.555649 x2=0.852547
+at michalewicz5 -4.687658179 1e-6 x0=2.202905520 x1=1.570796327 x2=1.284991560 x3=1.923058470 x4=1.720469994
+at int_mix 0 1e-12 a=3 b=-7 lr=0.01 k=relu
+at int_mix 2.8 1e-12 a=5 b=-9 lr=0.1 k=tanh
 store_ok

@@ -30,7 +30,10 @@ n=0
 # config NAME MODE EXTRA_HPARAMS SEARCHER — writes $WORK/NAME.yaml
 config() {
   local res gbs=1
-  if [ "$2" = mpi ]; then res="{slots_per_trial: 2}" gbs=2; else res="{max_slots: 2, isolation: $2}"; fi
+  # One slot: a trial of one thread, as the other stop tests run theirs. With two (a compute pool in
+  # the trial's process), one run in about twenty of the ASan build hung in the forked trial after
+  # the pause's batch (its main thread waiting on a futex); not yet understood.
+  if [ "$2" = mpi ]; then res="{slots_per_trial: 2}" gbs=2; else res="{max_slots: 1, isolation: $2}"; fi
   cat > "$WORK/$1.yaml" <<Y
 name: $1
 hyperparameters: {global_batch_size: $gbs, peak: {type: int, minval: 1, maxval: 4}$3}

@@ -30,9 +30,10 @@ n=0
 # config NAME MODE EXTRA_HPARAMS SEARCHER — writes $WORK/NAME.yaml
 config() {
   local res gbs=1
-  # One slot: a trial of one thread, as the other stop tests run theirs. With two (a compute pool in
-  # the trial's process), one run in about twenty of the ASan build hung in the forked trial after
-  # the pause's batch (its main thread waiting on a futex); not yet understood.
+  # One slot: a trial of one thread, as the other stop tests run theirs. With two, the forked
+  # trial starts a pool thread for its checkpoint, and under the ASan build about one run in twenty
+  # hung there: GCC 12's ASan leaves its allocator mutex locked in a child forked while another
+  # thread (the store's writer) held it. Release builds use glibc's malloc, which is fork-safe.
   if [ "$2" = mpi ]; then res="{slots_per_trial: 2}" gbs=2; else res="{max_slots: 1, isolation: $2}"; fi
   cat > "$WORK/$1.yaml" <<Y
 name: $1

@@ -39,6 +39,10 @@ int t2__guard_group(void);
  * or that the controller ended (0). When *wfd closes, because the controller ended or was killed,
  * it kills every group still live. 1 if it started, 0 if not (*wfd -1; notes are then no-ops). */
 int t2__trial_guard_start(int *wfd);
+/* Stops this process by SIGTSTP's default action (a shell's job stop; every thread stops) even while
+ * a handler of its own is installed, and returns once it is continued (fg, bg, SIGCONT) with that
+ * handler back. In an orphaned process group the kernel drops the stop and it returns at once. */
+void t2__stop_self(void);
 void t2__trial_guard_note(int wfd, int group, int live); /* group: a pid_t (an int here) */
 
 /* The cores this process may use: its affinity mask (taskset, a Slurm or container cpuset),

@@ -79,7 +79,6 @@ typedef struct t2__ctl {
     const char *const *ovr; /* the config's --config overrides (for distributed trials' spec) */
     int novr;
     int listen_fd;          /* where distributed trials' rank 0 calls back (-1: not yet) */
-    int guard_fd;           /* the trial guardian's pipe (trial_proc.h; -1: none), closed in children */
     t2__launch *launch;     /* the LAUNCHING trials */
     size_t nlaunch, caplaunch;
     t2__caller *caller;     /* handshakes in progress, oldest first */

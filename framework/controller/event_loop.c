@@ -84,7 +84,7 @@ int t2__ctl_child_close_fds(const t2__ctl *c, int **fds, int *n)
         if (c->workers[i].log_fd >= 0) v[k++] = c->workers[i].log_fd;
     }
     if (c->listen_fd >= 0) v[k++] = c->listen_fd;
-    if (c->guard_fd >= 0) v[k++] = c->guard_fd; /* its end must be the controller's end alone */
+    if (t2__trial_guard_fd() >= 0) v[k++] = t2__trial_guard_fd(); /* the controller's end alone */
     *fds = v;
     *n = k;
     return T2_OK;

@@ -37,7 +37,6 @@ void t2__ctl_init(t2__ctl *c)
 {
     memset(c, 0, sizeof *c);
     c->listen_fd = -1;
-    c->guard_fd = -1;
     c->best = NAN;
     c->saved_progress = NAN;
 }
@@ -203,7 +202,7 @@ int t2__ctl_run_experiment(t2__ctl *c, int resumed)
     if (rc) return rc;
     double t0 = t2__now();
     /* Before any trial or worker is forked, and before the store's writer thread starts. */
-    c->guard_fd = t2__trial_guard_open();
+    t2__trial_guard_open();
     /* Before the searcher's first trials fill the trial table and the store's cache. */
     int64_t expect = t2__searcher_total_trials(c->s);
     rc = t2__ctl_workers_prespawn(c, expect > 0 && expect < c->capacity ? (int)expect : c->capacity);
@@ -240,7 +239,6 @@ int t2__ctl_run_experiment(t2__ctl *c, int resumed)
     else if (rc || t2__ctl_interrupted) t2__ctl_stop_all(c);
     t2__ctl_workers_end(c); /* idle now: each leaves at the end of its channel */
     t2__trial_guard_close(); /* every group it knew of is reaped by now */
-    c->guard_fd = -1;
     int killed = t2__ctl_interrupted == SIGUSR2;
     /* Killed: no trial continues, the ones just stopped (on_exit queued them) and the ones never
      * started alike. */

@@ -11,6 +11,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <signal.h>
 #include "ctl.h"
+#include "internal.h"
 
 volatile sig_atomic_t t2__ctl_suspend_asked;
 
@@ -47,13 +48,6 @@ void t2__ctl_suspend_if_asked(t2__ctl *c)
     if (!t2__ctl_suspend_asked) return;
     t2__ctl_suspend_asked = 0;
     signal_runners(c, SIGSTOP);
-    /* Stopped here by the default action (every thread: the store's writer too) until continued.
-     * In an orphaned process group the kernel drops it, and the trials are continued at once. */
-    struct sigaction dfl = {0}, mine;
-    dfl.sa_handler = SIG_DFL;
-    sigemptyset(&dfl.sa_mask);
-    sigaction(SIGTSTP, &dfl, &mine);
-    raise(SIGTSTP);
-    sigaction(SIGTSTP, &mine, NULL);
+    t2__stop_self(); /* every thread, the store's writer too, until continued */
     signal_runners(c, SIGCONT);
 }

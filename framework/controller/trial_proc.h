@@ -20,11 +20,12 @@ int t2__trial_proc_start(const t2__runner_args *args, const char *log_path, cons
 int t2__worker_proc_start(const t2__runner_args *base, int log_fd, const int *close_fds, int nclose, pid_t *pid,
                           int *fd);
 
-/* The trial guardian for this run of an experiment (proc_group.c): started by open (its pipe's
- * descriptor, which every child must close, or -1 when it could not start), told of every trial
- * and worker group the calls below start and reap, and ended by close. If the controller is killed
- * instead, the guardian ends the groups still live: what the trials started dies with them. */
-int t2__trial_guard_open(void);
+/* The trial guardian for this run of an experiment (proc_group.c): started by open, told of every
+ * trial and worker group the calls below start and reap, and ended by close. If the controller is
+ * killed instead, the guardian ends the groups still live: what the trials started dies with them.
+ * t2__trial_guard_fd: its pipe's descriptor, which every child must close (-1: none runs). */
+void t2__trial_guard_open(void);
+int t2__trial_guard_fd(void);
 void t2__trial_guard_close(void);
 
 /* Reaps the child pid, a process group's leader (a trial's process, a worker, mpirun), as

@@ -521,11 +521,7 @@ static void suspend(runner *r)
     g_suspend = 0;
     for (size_t i = 0; i < r->f->n; i++)
         if (r->rt[i].pid > 0) kill(-r->rt[i].pid, SIGTSTP);
-    struct sigaction dfl = {.sa_handler = SIG_DFL}, mine;
-    sigemptyset(&dfl.sa_mask);
-    sigaction(SIGTSTP, &dfl, &mine);
-    raise(SIGTSTP);
-    sigaction(SIGTSTP, &mine, NULL);
+    t2__stop_self();
     for (size_t i = 0; i < r->f->n; i++)
         if (r->rt[i].pid > 0) kill(-r->rt[i].pid, SIGCONT);
 }

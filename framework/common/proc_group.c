@@ -50,9 +50,15 @@ static void rename_process(const char *name)
 static void guardian_setup(const char *name, int keep)
 {
     rename_process(name);
-    long maxfd = sysconf(_SC_OPEN_MAX);
-    for (long fd = 0; fd < (maxfd > 0 && maxfd < 65536 ? maxfd : 65536); fd++)
-        if (fd != keep) close((int)fd);
+    /* close_range: one call, where a loop to the descriptor limit made ~1M calls when the limit
+     * is that high (containers, `ulimit -n unlimited`), and a loop capped below it left some. */
+    int closed = (keep <= 0 || close_range(0, (unsigned)keep - 1, 0) == 0) &&
+                 close_range((unsigned)keep + 1, ~0U, 0) == 0; /* keep -1: from 0 */
+    if (!closed) { /* a kernel before 5.9 */
+        long maxfd = sysconf(_SC_OPEN_MAX);
+        for (long fd = 0; fd < (maxfd > 0 && maxfd < 65536 ? maxfd : 65536); fd++)
+            if (fd != keep) close((int)fd);
+    }
     if (open("/dev/null", O_RDWR) == 0) {
         dup2(0, 1);
         dup2(0, 2);

@@ -537,6 +537,25 @@ int t2__ctl_pump(t2__ctl *c)
 /* The signal that ends a runner now (SIGTERM for mpirun: t2__ctl_stop_all says why). */
 static int kill_signal(int dist) { return dist ? SIGTERM : SIGKILL; }
 
+/* Asks running trial t to pause: a local runner by SIGTERM; rank 0 of a distributed one by a stop
+ * message on its channel, which goes nowhere but to it. mpirun forwards SIGUSR1 to every rank only
+ * where the site's Open MPI is set to (ess_base_forward_signals; set to none, SIGUSR1 killed
+ * mpirun), and on one 16-core machine a forwarded SIGUSR1 paused no rank, for a cause not found.
+ * SIGUSR1 is left for a rank 0 whose channel cannot take the message. */
+static void ask_pause(t2__ctl *c, t2__ctl_trial *t, int dist)
+{
+    if (t->pid <= 0) return;
+    if (!dist) {
+        kill(t->pid, SIGTERM);
+        return;
+    }
+    t2__msg m = {.kind = T2__MSG_STOP};
+    if (t->fd < 0 || t2__ctl_send(c, t->fd, &m) != T2_OK) {
+        t2_clearerr();
+        kill(t->pid, SIGUSR1);
+    }
+}
+
 /* Stops every running trial. To pause, SIGTERM asks each runner to finish its batch, checkpoint
  * and say so; their reports keep flowing into the store until they exit. To kill (SIGUSR2), a
  * local runner gets SIGKILL at once. A runner still there after a minute is killed, and so is
@@ -544,17 +563,19 @@ static int kill_signal(int dist) { return dist ? SIGTERM : SIGKILL; }
  * batch can be long, and the one who waits for it must not have to wait for it. */
 void t2__ctl_stop_all(t2__ctl *c)
 {
-    /* mpirun gives its ranks about a second after SIGTERM before it kills them; SIGUSR1 it
-     * forwards to every rank at once and then waits for them, so they can checkpoint. To kill,
-     * SIGTERM is mpirun's own teardown of every rank (SIGKILL would leave them orphaned). */
+    /* A pause asks (ask_pause); mpirun gives its ranks about a second after SIGTERM before it
+     * kills them, so no signal to it pauses. To kill, SIGTERM is mpirun's own teardown of every
+     * rank (SIGKILL would leave them orphaned). */
     int dist = t2__ctl_via_mpi(c);
     /* A launch has no rank to checkpoint yet: its mpirun is stopped now, the trial settled. */
     t2__ctl_launch_stop(c);
     c->stopping = 1;
     int killing = t2__ctl_interrupted == SIGUSR2;
-    int sig = killing ? kill_signal(dist) : dist ? SIGUSR1 : SIGTERM;
-    for (size_t k = 0; k < c->tt.nrun; k++)
-        if (c->tt.t[c->tt.run[k]].pid > 0) kill(c->tt.t[c->tt.run[k]].pid, sig);
+    for (size_t k = 0; k < c->tt.nrun; k++) {
+        t2__ctl_trial *t = &c->tt.t[c->tt.run[k]];
+        if (killing && t->pid > 0) kill(t->pid, kill_signal(dist));
+        else if (!killing) ask_pause(c, t, dist);
+    }
     int asked = t2__ctl_stops_asked;
     if (!killing && c->tt.nrun > 0)
         t2__progress_event(&c->prog,

@@ -231,6 +231,7 @@ static void read_body(reader *r, t2__msg *out)
         read_train(r, out);
         break;
     case T2__MSG_EXIT:
+    case T2__MSG_STOP:
         break;
     case T2__MSG_VALIDATED: {
         const t2__val *b = field(r, "new_best", T2__VAL_BOOL, 1);

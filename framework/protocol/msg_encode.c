@@ -25,6 +25,7 @@ static const char *const NAMES[T2__MSG_KINDS] = {
     [T2__MSG_FINISHED] = "finished",
     [T2__MSG_ASSIGN] = "assign",
     [T2__MSG_THREADS] = "threads",
+    [T2__MSG_STOP] = "stop",
 };
 
 const char *t2__msg_kind_name(t2__msg_kind kind)
@@ -254,6 +255,7 @@ static void put_body(builder *b, const t2__msg *m)
         if (m->u.train.last) put_bool(b, "last", 1);
         break;
     case T2__MSG_EXIT:
+    case T2__MSG_STOP:
         break;
     case T2__MSG_VALIDATED:
         put_bool(b, "new_best", m->u.validated.new_best);

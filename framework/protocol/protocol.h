@@ -39,6 +39,13 @@
  *   runner -> controller   done       {batches}   the train op is complete (validated, checkpointed)
  *   runner -> controller   stopped    {batches}   after SIGTERM: checkpointed, exiting
  *   controller -> runner   exit       {}
+ *   controller -> runner   stop       {}   pause: finish the batch, checkpoint, say stopped and
+ *                          leave (as SIGTERM asks a local runner). How a distributed trial's rank 0
+ *                          is asked: it reads its channel between batches and while it waits, and
+ *                          the channel is the controller's own (mpirun's forwarding of a signal is
+ *                          a setting of the site's Open MPI: with ess_base_forward_signals none,
+ *                          SIGUSR1 killed mpirun). A runner ignores one that comes after its trial
+ *                          ended.
  *   controller -> runner   threads    {threads}   1..64: from the next batch on, run on this many
  *                          threads (cores freed or taken by other trials). It may come at any
  *                          time, also while the runner waits for an op or a validated; the runner
@@ -81,7 +88,7 @@
 #include <stdint.h>
 #include "configs/value.h"
 
-#define T2__PROTOCOL_VERSION 3
+#define T2__PROTOCOL_VERSION 4
 
 typedef enum t2__msg_kind {
     T2__MSG_NONE, /* t2__msg_recv: the peer closed the channel between messages */
@@ -104,6 +111,7 @@ typedef enum t2__msg_kind {
     T2__MSG_WELCOME,
     T2__MSG_ASSIGN,
     T2__MSG_THREADS,
+    T2__MSG_STOP,
     T2__MSG_KINDS
 } t2__msg_kind;
 

@@ -190,8 +190,17 @@ static int chan_ready(const t2__runner_args *a, int wait_ms)
     return poll(&pf, 1, wait_ms);
 }
 
-/* Rank 0's next message from the controller, threads messages applied on the way (they come at
- * any time). idle: waiting for an op, when a stop ends the wait (kind NONE). */
+/* A stop message (protocol.h) is the controller's SIGTERM by another road: the same flag. */
+static int take_stop(t2__msg *m)
+{
+    if (m->kind != T2__MSG_STOP) return 0;
+    t2__msg_free(m);
+    stop_requested = 1;
+    return 1;
+}
+
+/* Rank 0's next message from the controller, threads and stop messages applied on the way (they
+ * come at any time). idle: waiting for an op, when a stop ends the wait (kind NONE). */
 static int recv_msg(run *r, t2__msg *m, int idle)
 {
     for (;;) {
@@ -206,6 +215,7 @@ static int recv_msg(run *r, t2__msg *m, int idle)
         } else if ((rc = chan_recv(r->a, m))) {
             return rc;
         }
+        if (take_stop(m)) continue; /* idle: the next round returns the stop */
         if (m->kind != T2__MSG_THREADS) return T2_OK;
         rc = set_threads(r, m->u.threads.threads);
         t2__msg_free(m);
@@ -213,18 +223,20 @@ static int recv_msg(run *r, t2__msg *m, int idle)
     }
 }
 
-/* Between batches: reads what the controller has sent, without waiting. A threads message is
- * applied now; anything else waits in the stash for the reader it belongs to. Distributed trials
- * keep their count (the controller sends them none). */
+/* Between batches: reads what the controller has sent, without waiting. A threads or stop
+ * message is applied now; anything else waits in the stash for the reader it belongs to.
+ * Distributed trials keep their count (the controller sends them none); their rank 0 looks for a
+ * stop here, the other ranks have no channel and learn it from rank 0's broadcast. */
 static int poll_threads(run *r)
 {
     int rc = flush_overdue(r->a);
     if (rc) return rc;
-    if (r->ctx.comm.size > 1 || r->a->fd < 0) return T2_OK;
+    if (r->a->fd < 0) return T2_OK;
     while (!r->stashed) {
         if (chan_ready(r->a, 0) <= 0) return T2_OK;
         t2__msg m;
         if ((rc = chan_recv(r->a, &m))) return rc;
+        if (take_stop(&m)) continue;
         if (m.kind != T2__MSG_THREADS) {
             r->stash = m;
             r->stashed = 1;

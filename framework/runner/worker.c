@@ -79,7 +79,7 @@ int t2__worker_serve(const t2__runner_args *base, int fd)
         /* An op the controller sent the previous trial before it read that trial's finished (an
          * exit after an error, say) arrives here: it belongs to no trial now. */
         if (m.kind == T2__MSG_TRAIN || m.kind == T2__MSG_EXIT || m.kind == T2__MSG_VALIDATED ||
-            m.kind == T2__MSG_THREADS) {
+            m.kind == T2__MSG_THREADS || m.kind == T2__MSG_STOP) {
             t2__msg_free(&m);
             continue;
         }

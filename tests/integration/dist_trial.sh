@@ -42,12 +42,19 @@ id2=$(sql "SELECT id FROM trials WHERE experiment_id=2")
 grep -q "restored .* batch [1-9]" <(trial_log "$id2") || fail "the restart did not restore a checkpoint"
 
 # Elastic: stop a two-rank experiment, resume it on one slot from the two-rank checkpoint.
-"$T2EXP" create "$WORK/long.yaml" "$TRIALS/fashion_mnist_mlp.so" --plain > "$WORK/create3.log" 2>&1 &
+# The pause reaches rank 0 over its channel, not through mpirun's forwarding of a signal, which is
+# a site setting: with none forwarded, the SIGUSR1 that paused before killed mpirun (its ranks
+# then checkpointed on its teardown's SIGTERM, and their log's last lines were lost with it).
+OMPI_MCA_ess_base_forward_signals=none \
+  "$T2EXP" create "$WORK/long.yaml" "$TRIALS/fashion_mnist_mlp.so" --plain > "$WORK/create3.log" 2>&1 &
 ctl=$!
 wait_for "SELECT count(*) FROM checkpoints c JOIN trials t ON t.id=c.trial_id WHERE t.experiment_id=3 AND c.batches >= 100"
 kill -TERM "$ctl"
 wait "$ctl" || true
 [ "$(sql "SELECT state FROM experiments WHERE id=3")" = PAUSED ] || fail "SIGTERM should pause the experiment"
+paused_at=$(sql "SELECT batches_trained FROM trials WHERE experiment_id=3")
+grep -q "checkpoint .* at batch $paused_at:" <(trial_log "$(sql "SELECT id FROM trials WHERE experiment_id=3")") \
+  || fail "the pause's checkpoint (batch $paused_at) is not in the trial's log: mpirun did not end cleanly"
 expect_exit 0 "$T2EXP" resume 3 --config resources.slots_per_trial=1 --plain
 [ "$(sql "SELECT batches_trained FROM trials WHERE experiment_id=3")" = 1200 ] || fail "1200 batches after the elastic resume"
 id3=$(sql "SELECT id FROM trials WHERE experiment_id=3")

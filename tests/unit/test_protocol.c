@@ -202,6 +202,10 @@ static void controller_kinds(void)
     CHECK_OK(round_trip(&val, &o));
     CHECK(o.kind == T2__MSG_VALIDATED && o.u.validated.new_best);
     t2__msg_free(&o);
+    t2__msg st = {.kind = T2__MSG_STOP}; /* a pause, for rank 0 of a distributed trial */
+    CHECK_OK(round_trip(&st, &o));
+    CHECK(o.kind == T2__MSG_STOP && !t2__msg_from_runner(T2__MSG_STOP));
+    t2__msg_free(&o);
 
     t2__val *hp = t2__val_map();
     t2__val_map_set(hp, "lr", t2__val_double(0.1));

@@ -5,13 +5,13 @@
 # here; it was as long as the helper lived); (2) a trial that closes its channel and goes on is
 # ended within seconds, with a reason that says so, while the controller's loop was held for as
 # long as it ran. Each beside a well-behaved trial, which completes, under both isolation modes and
-# (1) on two ranks where built with MPI.
+# both on two ranks where built with MPI.
 source "$(dirname "$0")/common.bash"
 trap 'touch "$WORK/free"; pkill -KILL -f "$WORK/" 2>/dev/null || true; rm -rf "$WORK"' EXIT
 build_scripted
 
 cases="orphan_until:worker orphan_until:process_per_trial close_until:worker close_until:process_per_trial"
-if with_mpi; then cases+=" orphan_until:mpi"; fi
+if with_mpi; then cases+=" orphan_until:mpi close_until:mpi"; fi
 n=0
 for c in $cases; do
   how=${c%:*} mode=${c#*:}
@@ -40,6 +40,8 @@ Y
   else
     expect_in "$OUT" "trial $bad errored: its channel to the controller closed while its process still ran"
     [ -z "$(own_pids "t2exp create .*e$n.yaml")" ] || fail "$how, $mode: the trial's process was left running"
+    # Ranks that closed Open MPI's descriptors too once outlived mpirun's teardown as orphans.
+    [ "$mode" != mpi ] || [ -z "$(own_pids "run-trial --connect")" ] || fail "$how, $mode: a rank was left running"
   fi
   [ "$(sql "SELECT state FROM trials WHERE experiment_id=$n AND id != $bad")" = COMPLETED ] \
     || fail "$how, $mode: the well-behaved trial did not complete"

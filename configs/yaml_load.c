@@ -142,6 +142,10 @@ fail:
 typedef struct frame {
     t2__ynode *node;
     t2__ynode *key; /* MAP: the key scalar waiting for its value */
+    /* MAP: merged[i] when entry i came from a merge key (`<<: *base`), which a key of the map's
+     * own may still override (NULL: none merged yet; cap entries). */
+    unsigned char *merged;
+    size_t capmerged;
 } frame;
 
 
@@ -211,6 +215,58 @@ static int keep_node(builder *b, t2__ynode *n)
     return T2_OK;
 }
 
+/* A plain `<<` key: the merge key, which Determined's loader (ruamel.yaml) and PyYAML honour. */
+static int is_merge_key(const t2__ynode *key) { return key->plain && strcmp(key->text, "<<") == 0; }
+
+/* Adds to map f->node the entries of src (a map) whose keys it lacks: a key the map already has,
+ * its own or from an earlier merge, wins, as in ruamel.yaml. Entries of an anchored src are copied
+ * (aliases may still copy it); of another, moved. */
+static int merge_map(frame *f, t2__ynode *src)
+{
+    t2__ynode *p = f->node;
+    for (size_t k = 0; k < src->n; k++) {
+        if (t2__ymap_get(p, src->keys[k], NULL)) continue;
+        t2__ynode *v = src->anchored ? t2__ycopy(src->items[k]) : src->items[k];
+        if (!src->anchored) src->items[k] = NULL; /* moved (t2__yfree skips NULL) */
+        if (t2__ymap_set(p, src->keys[k], src->key_marks[k], v)) return T2_ENOMEM;
+        if (p->n > f->capmerged) {
+            size_t cap = p->cap;
+            unsigned char *m = realloc(f->merged, cap);
+            if (!m) return t2_seterr(T2_ENOMEM, "config: out of memory");
+            memset(m + f->capmerged, 0, cap - f->capmerged);
+            f->merged = m;
+            f->capmerged = cap;
+        }
+        f->merged[p->n - 1] = 1;
+    }
+    return T2_OK;
+}
+
+/* The value of a merge key: a map, or a list of maps (the earlier ones win). Takes ownership of v. */
+static int merge_value(builder *b, frame *f, t2__ynode *v)
+{
+    int rc = T2_OK;
+    if (v->kind == T2__Y_MAP) {
+        rc = merge_map(f, v);
+    } else if (v->kind == T2__Y_SEQ) {
+        for (size_t k = 0; k < v->n && !rc; k++)
+            rc = v->items[k]->kind == T2__Y_MAP
+                     ? merge_map(f, v->items[k])
+                     : err_at(&v->items[k]->mark, "%s", "a merge key's list ('<<: [*a, *b]') holds maps only");
+    } else {
+        rc = err_at(&v->mark, "%s", "a merge key ('<<') takes a map or a list of maps (usually an alias: '<<: *base')");
+    }
+    if (v->anchored) { /* aliases may still copy it */
+        if (keep_node(b, v)) {
+            t2__yfree(v);
+            return t2_seterr(T2_ENOMEM, "config: out of memory");
+        }
+    } else {
+        t2__yfree(v);
+    }
+    return rc;
+}
+
 /* Hands a finished node to its parent (or makes it the root). Takes ownership of n. */
 static int attach(builder *b, t2__ynode *n)
 {
@@ -234,7 +290,8 @@ static int attach(builder *b, t2__ynode *n)
             t2__yfree(n);
             return rc;
         }
-        if (t2__ymap_get(p, n->text, NULL)) {
+        size_t at;
+        if (t2__ymap_get(p, n->text, &at) && !(at < f->capmerged && f->merged[at])) {
             int rc = err_at(&n->mark, "duplicate key '%s'", n->text);
             t2__yfree(n);
             return rc;
@@ -244,7 +301,15 @@ static int attach(builder *b, t2__ynode *n)
     }
     t2__ynode *key = f->key;
     f->key = NULL;
-    int rc = t2__ymap_set(p, key->text, key->mark, n);
+    size_t at;
+    int rc;
+    if (is_merge_key(key)) {
+        rc = merge_value(b, f, n);
+    } else {
+        /* The map's own key over a merged one: in place, and no longer merged (a second is a duplicate). */
+        if (t2__ymap_get(p, key->text, &at) && at < f->capmerged) f->merged[at] = 0;
+        rc = t2__ymap_set(p, key->text, key->mark, n);
+    }
     if (key->anchored) { /* a node once anchored may have been re-anchored since; keeping it is harmless */
         if (keep_node(b, key)) {
             t2__yfree(key);
@@ -328,14 +393,16 @@ static int on_event(builder *b, yaml_event_t *ev)
             t2__yfree(n);
             return rc;
         }
-        b->stack[b->depth].node = n;
-        b->stack[b->depth].key = NULL;
+        b->stack[b->depth] = (frame){.node = n};
         b->depth++;
         return T2_OK;
     case YAML_SEQUENCE_END_EVENT:
     case YAML_MAPPING_END_EVENT:
         b->depth--;
         n = b->stack[b->depth].node;
+        free(b->stack[b->depth].merged);
+        b->stack[b->depth].merged = NULL;
+        b->stack[b->depth].capmerged = 0;
         n->open = 0;
         return attach(b, n);
     case YAML_ALIAS_EVENT: {
@@ -400,6 +467,7 @@ int t2__yparse(const char *text, size_t len, const char *src, t2__ynode **out)
     for (int d = b.depth - 1; d >= 0; d--) {
         t2__yfree(b.stack[d].key);
         t2__yfree(b.stack[d].node);
+        free(b.stack[d].merged);
     }
     for (size_t k = 0; k < b.nanchors; k++) free(b.anames[k]);
     free(b.anames);

@@ -47,7 +47,8 @@ typedef struct t2__ynode {
 #define T2__Y_NODE_BYTES 64
 #define T2__Y_MAX_BYTES(len) (((size_t)64 << 20) + 4 * (size_t)(len))
 
-/* Parses one YAML document (block or flow style; anchors and aliases are expanded by copying).
+/* Parses one YAML document (block or flow style; anchors and aliases are expanded by copying, merge
+ * keys `<<` merged).
  * An empty document gives a plain empty scalar (null). Errors are T2_EFORMAT with
  * "SRC:LINE:COL: YAML syntax error: PROBLEM", or for what this loader refuses: a second document,
  * a non-scalar map key, a duplicate key, a recursive alias, more than 100 levels of nesting or a

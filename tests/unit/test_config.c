@@ -826,6 +826,59 @@ static void test_scalars(void)
     t2__config_free(cfg);
 }
 
+/* YAML 1.1's merge key, as PyYAML (so Determined) reads it: `<<: *base` adds base's entries the
+ * map lacks; the map's own keys win wherever they stand, and in `<<: [*a, *b]` a wins over b. A
+ * quoted "<<" is an ordinary key. */
+static void test_merge_keys(void)
+{
+    t2__config *cfg = load_ok("name: m\n"
+                              "hyperparameters:\n"
+                              "  global_batch_size: 1\n"
+                              "  base: &base {type: double, minval: 0, maxval: 1}\n"
+                              "  wide: &wide {type: int, minval: -5, maxval: 5, count: 3}\n"
+                              "  after: {<<: *base, maxval: 4}\n"
+                              "  before: {maxval: 3, <<: *base}\n"
+                              "  both: {<<: [*wide, *base]}\n"
+                              "  block:\n"
+                              "    <<: *base\n"
+                              "    minval: 0.5\n"
+                              "searcher: {name: single, metric: loss, max_length: {batches: 1}}\n");
+    if (cfg) {
+        const t2__hparam *a = t2__hparam_find(cfg->hparams, "after"), *b = t2__hparam_find(cfg->hparams, "before"),
+                         *c = t2__hparam_find(cfg->hparams, "both"), *d = t2__hparam_find(cfg->hparams, "block");
+        CHECK(a && a->kind == T2__HP_DOUBLE && a->minval == 0 && a->maxval == 4);
+        CHECK(b && b->kind == T2__HP_DOUBLE && b->minval == 0 && b->maxval == 3);
+        CHECK(c && c->kind == T2__HP_INT && c->minval == -5 && c->maxval == 5 && c->count == 3);
+        CHECK(d && d->kind == T2__HP_DOUBLE && d->minval == 0.5 && d->maxval == 1);
+        t2__config_free(cfg);
+    }
+    /* Into a nested hyperparameter, and an inline anchored map merged then aliased again. */
+    cfg = load_ok("hyperparameters:\n"
+                  "  global_batch_size: 1\n"
+                  "  opt:\n"
+                  "    lr: {<<: &r {type: log, minval: -4, maxval: -1, base: 10}, maxval: -2}\n"
+                  "    wd: *r\n"
+                  "searcher: {name: single, metric: loss, max_length: {batches: 1}}\n");
+    if (cfg) {
+        const t2__hparam *lr = t2__hparam_find(cfg->hparams, "opt.lr"), *wd = t2__hparam_find(cfg->hparams, "opt.wd");
+        CHECK(lr && lr->kind == T2__HP_LOG && lr->minval == -4 && lr->maxval == -2);
+        CHECK(wd && wd->kind == T2__HP_LOG && wd->minval == -4 && wd->maxval == -1);
+        t2__config_free(cfg);
+    }
+    EXPECT_ERR("a: {<<: 3}\n", T2_EFORMAT,
+               "const.yaml:1:9: a merge key ('<<') takes a map or a list of maps (usually an alias: '<<: *base')");
+    EXPECT_ERR("b: &b {x: 1}\na: {<<: [*b, 2]}\n", T2_EFORMAT,
+               "const.yaml:2:14: a merge key's list ('<<: [*a, *b]') holds maps only");
+    EXPECT_ERR("b: &b {x: 1}\na: {<<: *b, x: 2, x: 3}\n", T2_EFORMAT, "const.yaml:2:19: duplicate key 'x'");
+    cfg = load_ok("hyperparameters:\n  global_batch_size: 1\n  b: &b {type: const, val: 1}\n  a: {\"<<\": *b}\n"
+                  "searcher: {name: single, metric: loss, max_length: {batches: 1}}\n");
+    if (cfg) {
+        const t2__hparam *q = t2__hparam_find(cfg->hparams, "a.<<");
+        CHECK(q && q->kind == T2__HP_CONST);
+        t2__config_free(cfg);
+    }
+}
+
 int main(void)
 {
     test_examples();
@@ -839,5 +892,6 @@ int main(void)
     test_overrides();
     test_files();
     test_scalars();
+    test_merge_keys();
     return check_report("test_config");
 }

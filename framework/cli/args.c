@@ -22,7 +22,7 @@ static const t2__cli_command COMMANDS[] = {
     {"describe", 1, 1, READ_FMT | T2__OPT_TOP, "ID"},
     {"trials", 1, 1, READ_FMT, "ID"},
     {"metrics", 1, 1, READ_FMT | T2__OPT_KIND, "EXP|TRIAL"},
-    {"logs", 1, 1, T2__OPT_HOME | T2__OPT_LOST, "TRIAL | EXP --lost"},
+    {"logs", 1, 1, T2__OPT_HOME | T2__OPT_LOST | T2__OPT_FOLLOW, "TRIAL [--follow] | EXP --lost"},
     {"preview", 1, 1, T2__OPT_JSON | T2__OPT_CONFIG | T2__OPT_LENIENT | T2__OPT_HOME, "CONFIG"},
     {"checkpoints", 1, 1, READ_FMT | T2__OPT_ALL, "EXP|TRIAL"},
     {"evaluate", 2, 3, T2__OPT_CONFIG | T2__OPT_LENIENT | T2__OPT_HOME, "CHECKPOINT TRIAL.so [CONFIG]"},
@@ -51,6 +51,7 @@ static const struct {
     {T2__OPT_TOP, "top", required_argument, "N"},
     {T2__OPT_FROM_CHECKPOINT, "from-checkpoint", required_argument, "CHECKPOINT"},
     {T2__OPT_LOST, "lost", no_argument, NULL},
+    {T2__OPT_FOLLOW, "follow", no_argument, NULL},
 };
 #define NOPTIONS (sizeof OPTIONS / sizeof OPTIONS[0])
 
@@ -138,10 +139,15 @@ int t2__cli_parse(const t2__cli_command *c, int argc, char **argv, t2__cli_args 
     opterr = 0;  /* our messages, not getopt's */
     optind = 0;  /* glibc: start over, whatever an earlier parse left */
     int ch;
-    while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    /* -f: Determined's `det trial logs -f`, for the one command that follows. */
+    while ((ch = getopt_long(argc, argv, c->options & T2__OPT_FOLLOW ? "hf" : "h", longopts, NULL)) != -1) {
         if (ch == 'h') {
             a->help = 1;
             return 0;
+        }
+        if (ch == 'f') {
+            a->follow = 1;
+            continue;
         }
         if (ch == '?' || ch == ':') {
             const char *bad = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
@@ -159,6 +165,7 @@ int t2__cli_parse(const t2__cli_command *c, int argc, char **argv, t2__cli_args 
         case T2__OPT_QUIET: a->progress = T2__PROGRESS_QUIET; break;
         case T2__OPT_ALL: a->all = 1; break;
         case T2__OPT_LOST: a->lost = 1; break;
+        case T2__OPT_FOLLOW: a->follow = 1; break;
         case T2__OPT_YES: a->yes = 1; break;
         case T2__OPT_DETACH: a->detach = 1; break;
         case T2__OPT_LENIENT: a->lenient = 1; break;

@@ -27,6 +27,7 @@ enum {
     T2__OPT_TOP = 1 << 11,
     T2__OPT_FROM_CHECKPOINT = 1 << 12,
     T2__OPT_LOST = 1 << 13,
+    T2__OPT_FOLLOW = 1 << 14,
 };
 
 typedef struct t2__cli_command {
@@ -45,7 +46,7 @@ typedef struct t2__cli_args {
     int noverrides;
     const char *kind;
     const char *from_checkpoint;
-    int all, yes, detach, lenient, help, lost;
+    int all, yes, detach, lenient, help, lost, follow;
     long top;
     t2__progress_mode progress;
 } t2__cli_args;

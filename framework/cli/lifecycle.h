@@ -33,6 +33,14 @@ int t2__signal_controller(t2__store *st, int64_t exp_id, int sig, double wait_s)
  * controller has ended; *state gets the experiment's state then. */
 int t2__follow(t2__store *st, int64_t exp_id, FILE *out, int *state);
 
+/* Copies trial trial_id's output (trial_log.c's stream) to out as it grows until the trial has
+ * ended (COMPLETED, ERRORED, CANCELED) or no controller runs its experiment (trial_follow.c);
+ * *state gets the trial's state then. T2_ENOTFOUND: no such trial. */
+int t2__follow_trial(t2__store *st, int64_t trial_id, FILE *out, int *state);
+/* t2__store_resolve_trial for a follow: an EXP.N not there yet is waited for while EXP's
+ * controller runs (the error of the last try when it has ended). */
+int t2__follow_resolve(t2__store *st, const char *ref, int64_t *trial_id);
+
 /* Deletes a finished experiment: its recorded checkpoint files (each checked with
  * t2__ckpt_gc_path_check against the experiment's checkpoint_dir; nothing else in that directory
  * is touched, and it is removed only when empty), its directory HOME/experiments/<id> (symlinks

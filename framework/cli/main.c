@@ -55,7 +55,8 @@ static const char *usage_text =
     "  trials ID [--json|--csv]                    an experiment's trials\n"
     "  metrics EXP|TRIAL [--kind training|validation] [--json|--csv]\n"
     "                                              an experiment's metrics in one table, or a trial's\n"
-    "  logs TRIAL | EXP --lost                     a trial's output (--lost: the runs a killed controller lost)\n"
+    "  logs TRIAL [--follow] | EXP --lost          a trial's output (--follow, -f: as it is written, until\n"
+    "                                              the trial ends; --lost: the runs a killed controller lost)\n"
     "  preview CONFIG [--json] [--config KEY=VALUE ...]   what the searcher would run\n"
     "  checkpoints EXP|TRIAL [--all] [--json|--csv] checkpoints (--all: deleted ones too)\n"
     "  evaluate CHECKPOINT TRIAL.so [CONFIG]       run the trial's validation on a checkpoint\n"
@@ -140,9 +141,10 @@ static int parse_id(const char *s, int64_t *id)
 }
 
 /* TRIAL: EXP.N, or a trial id (store_resolve.c). */
-static int resolve_trial(t2__store *st, const char *s, int64_t *id)
+/* follow: an EXP.N of a live run that is not there yet is waited for (t2__follow_resolve). */
+static int resolve_trial(t2__store *st, const char *s, int follow, int64_t *id)
 {
-    if (t2__store_resolve_trial(st, s, id)) {
+    if (follow ? t2__follow_resolve(st, s, id) : t2__store_resolve_trial(st, s, id)) {
         fprintf(stderr, "t2exp: %s\n", t2_errmsg());
         return EXIT_USAGE;
     }
@@ -480,9 +482,16 @@ static int print_stream(const t2__trial_log *l, char *last)
     return rc;
 }
 
-/* A trial's output (trial_log.c): its own log file, then each run's segment of a worker's log. */
-static int cmd_logs(t2__store *st, int64_t trial_id)
+/* A trial's output (trial_log.c): its own log file, then each run's segment of a worker's log.
+ * follow: then as it grows, until the trial ends (exit 0 when it COMPLETED, 1 otherwise, as
+ * `follow EXP`). */
+static int cmd_logs(t2__store *st, int64_t trial_id, int follow)
 {
+    if (follow) {
+        int state = 0, rc = t2__follow_trial(st, trial_id, stdout, &state);
+        if (rc) fprintf(stderr, "t2exp logs: %s\n", t2_errmsg());
+        return rc ? (rc == T2_ENOTFOUND ? EXIT_USAGE : EXIT_STORE) : state == T2__TRIAL_COMPLETED ? 0 : 1;
+    }
     t2__trial_log l;
     int rc = t2__trial_log_open(st, trial_id, &l);
     if (rc) {
@@ -535,6 +544,7 @@ static int cmd_read(const char *cmd, const args *a)
     /* EXP everywhere; EXP.N (or a trial id) for one trial: metrics and checkpoints take either,
      * logs a trial only. */
     int lost = !strcmp(cmd, "logs") && a->lost;
+    if (lost && a->follow) return usage_error(cmd, "%s", "--follow follows one trial's output; --lost lists past runs");
     int trial = (!strcmp(cmd, "logs") && !lost) || ((!strcmp(cmd, "metrics") || !strcmp(cmd, "checkpoints")) && strchr(a->pos[0], '.'));
     if (strcmp(cmd, "list") != 0 && !trial && parse_id(a->pos[0], &id))
         return usage_error(cmd, "not an experiment id: %s", a->pos[0]);
@@ -546,10 +556,10 @@ static int cmd_read(const char *cmd, const args *a)
     else if (lost) ex = cmd_lost_logs(st, id);
     else if (!trial && !strcmp(cmd, "checkpoints")) rc = t2__store_print_checkpoints(st, id, 0, a->all, a->fmt, stdout);
     else if (!trial) rc = t2__store_print_experiment_metrics(st, id, a->kind, a->fmt, stdout);
-    else if ((ex = resolve_trial(st, a->pos[0], &id)) == 0) {
+    else if ((ex = resolve_trial(st, a->pos[0], a->follow && !strcmp(cmd, "logs"), &id)) == 0) {
         if (!strcmp(cmd, "metrics")) rc = t2__store_print_metrics(st, id, a->kind, a->fmt, stdout);
         else if (!strcmp(cmd, "checkpoints")) rc = t2__store_print_checkpoints(st, 0, id, a->all, a->fmt, stdout);
-        else ex = cmd_logs(st, id);
+        else ex = cmd_logs(st, id, a->follow);
     }
     if (rc) {
         fprintf(stderr, "t2exp %s: %s\n", cmd, t2_errmsg());

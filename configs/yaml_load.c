@@ -215,6 +215,21 @@ static int keep_node(builder *b, t2__ynode *n)
     return T2_OK;
 }
 
+/* A node its parent no longer holds: freed, or kept while anchored (aliases may still copy it; one
+ * re-anchored since is kept too, which is harmless). */
+static int release(builder *b, t2__ynode *n)
+{
+    if (!n->anchored) {
+        t2__yfree(n);
+        return T2_OK;
+    }
+    if (keep_node(b, n)) {
+        t2__yfree(n);
+        return t2_seterr(T2_ENOMEM, "config: out of memory");
+    }
+    return T2_OK;
+}
+
 /* A plain `<<` key: the merge key, which Determined's loader (ruamel.yaml) and PyYAML honour. */
 static int is_merge_key(const t2__ynode *key) { return key->plain && strcmp(key->text, "<<") == 0; }
 
@@ -256,15 +271,8 @@ static int merge_value(builder *b, frame *f, t2__ynode *v)
     } else {
         rc = err_at(&v->mark, "%s", "a merge key ('<<') takes a map or a list of maps (usually an alias: '<<: *base')");
     }
-    if (v->anchored) { /* aliases may still copy it */
-        if (keep_node(b, v)) {
-            t2__yfree(v);
-            return t2_seterr(T2_ENOMEM, "config: out of memory");
-        }
-    } else {
-        t2__yfree(v);
-    }
-    return rc;
+    int kept = release(b, v);
+    return rc ? rc : kept;
 }
 
 /* Hands a finished node to its parent (or makes it the root). Takes ownership of n. */
@@ -310,15 +318,8 @@ static int attach(builder *b, t2__ynode *n)
         if (t2__ymap_get(p, key->text, &at) && at < f->capmerged) f->merged[at] = 0;
         rc = t2__ymap_set(p, key->text, key->mark, n);
     }
-    if (key->anchored) { /* a node once anchored may have been re-anchored since; keeping it is harmless */
-        if (keep_node(b, key)) {
-            t2__yfree(key);
-            return t2_seterr(T2_ENOMEM, "config: out of memory");
-        }
-    } else {
-        t2__yfree(key);
-    }
-    return rc;
+    int kept = release(b, key);
+    return rc ? rc : kept;
 }
 
 /* Counts nodes and expanded bytes against the limits before they are allocated, so that a

@@ -16,12 +16,17 @@ resources: {max_slots: 2}
 reproducibility: {experiment_seed: 5}
 max_restarts: 0
 Y
-# lost PATH — runs the worker recorded in PATH beyond the store's segments of PATH.
+# lost PATH — runs the worker recorded in PATH (16-byte records: trial id, start) that wrote
+# something (a run killed with the controller between its record and its first line wrote
+# nothing: nothing to show) and whose start the store has no segment of PATH for.
 lost() {
-  local recorded stored
-  recorded=$(( $(stat -c %s "$1.runs") / 16 ))
-  stored=$(sql "SELECT count(*) FROM trial_log_segments WHERE path = '$1'")
-  echo $((recorded - stored))
+  sql "SELECT start FROM trial_log_segments WHERE path = '$1'" > "$WORK/stored"
+  od -An -v -t d8 -w16 "$1.runs" | awk -v size="$(stat -c %s "$1")" -v stored="$WORK/stored" '
+    BEGIN { while ((getline s < stored) > 0) have[s] = 1 }
+    { start[NR] = $2 }
+    END { for (i = 1; i <= NR; i++) { end = i < NR ? start[i + 1] : size
+            if (start[i] < end && !(start[i] in have)) n++ }
+          print n + 0 }'
 }
 # last_trials — the trial of the last segment the store kept in each worker's log.
 last_trials() { sql "SELECT trial_id FROM trial_log_segments WHERE id IN (SELECT max(id) FROM trial_log_segments GROUP BY path)"; }

@@ -12,6 +12,11 @@
 #include "internal.h"
 #include "protocol/protocol.h"
 
+/* The protocol's version as text, for ready messages that must be taken (protocol.h). */
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define VERSION STR(T2__PROTOCOL_VERSION)
+
 /* m as the channel sends it (its JSON text), malloc'ed. */
 static char *text_of(const t2__msg *m)
 {
@@ -145,9 +150,9 @@ static void declined_texts(void)
         "{\"type\":\"finished\",\"status\":0,\"log_end\":\"1\"}",
         "{\"type\":\"ready\",\"batches_per_epoch\":1,\"params\":0,\"version\":2}",
         "{\"type\":\"ready\",\"batches_per_epoch\":1,\"params\":0}",
-        "{\"type\":\"ready\",\"batches_per_epoch\":1,\"params\":0,\"blas\":7,\"version\":3}",
-        "{\"type\":\"ready\",\"batches_per_epoch\":1,\"params\":0,\"blas\":\"caf\xc3\xa9\",\"version\":3}",
-        "{\"type\":\"ready\",\"batches_per_epoch\":1,\"params\":0,\"blas\":\"tab\\there\",\"version\":3}",
+        "{\"type\":\"ready\",\"batches_per_epoch\":1,\"params\":0,\"blas\":7,\"version\":" VERSION "}",
+        "{\"type\":\"ready\",\"batches_per_epoch\":1,\"params\":0,\"blas\":\"caf\xc3\xa9\",\"version\":" VERSION "}",
+        "{\"type\":\"ready\",\"batches_per_epoch\":1,\"params\":0,\"blas\":\"tab\\there\",\"version\":" VERSION "}",
         "{\"type\":\"metrics\",\"kind\":\"training\",\"batches\":1,\"values\":{\"loss\":\"x\"}}",
         "{\"type\":\"metrics\",\"kind\":\"training\",\"batches\":1,\"values\":{\"loss\":1,\"loss\":2}}",
         "{\"type\":\"metrics\",\"kind\":\"training\",\"batches\":1,\"values\":{\"a\":{\"b\":1}}}",
@@ -171,7 +176,7 @@ static void declined_texts(void)
     CHECK(agrees_str("{\"type\":\"metrics\",\"kind\":\"training\",\"batches\":0,\"epoch\":null,\"values\":{},\"ask_best\":null}"));
     CHECK(agrees_str("{\"batches\":7,\"type\":\"done\"}"));
     CHECK(agrees_str("{\"type\":\"finished\",\"status\":255,\"log_end\":null}"));
-    CHECK(agrees_str("{\"type\":\"ready\",\"batches_per_epoch\":0,\"params\":0,\"blas\":null,\"version\":3}"));
+    CHECK(agrees_str("{\"type\":\"ready\",\"batches_per_epoch\":0,\"params\":0,\"blas\":null,\"version\":" VERSION "}"));
     CHECK(agrees_str("{\"type\":\"metrics\",\"kind\":\"validation\",\"batches\":-0,\"values\":{\"\":-0,\"x\":1E-2}}"));
 }
 

@@ -952,8 +952,25 @@ done:
     return status;
 }
 
-int t2__runner_evaluate(const t2__runner_args *a, FILE *out)
+int t2__runner_evaluate(const t2__runner_args *a, FILE *out) { return t2__runner_evaluate_metric(a, out, NULL, NULL); }
+
+int t2__runner_wraps_model(const t2__runner_args *a, int *wraps)
 {
+    t2_ctx ctx;
+    void *state = NULL;
+    int64_t gb = 0, per = 0;
+    *wraps = 0;
+    int rc = t2__config_batch_sizes(a->cfg, a->hparams, &gb, &per);
+    t2__ctx_init(&ctx, a->cfg, a->hparams, gb, per, a->trial_id, a->seed, a->threads);
+    if (!rc && !(rc = t2__set_num_parts(a->parts)) && !(rc = a->def->build_model(&ctx, &state)))
+        *wraps = t2__ctx_has_model(&ctx);
+    if (state && a->def->destroy) a->def->destroy(state);
+    return rc;
+}
+
+int t2__runner_evaluate_metric(const t2__runner_args *a, FILE *out, const char *name, double *value)
+{
+    if (value) *value = NAN;
     run r;
     memset(&r, 0, sizeof r);
     r.a = a;
@@ -975,6 +992,19 @@ int t2__runner_evaluate(const t2__runner_args *a, FILE *out)
             rc = t2_seterr(T2_ESTATE, "the trial does not wrap its model (t2_wrap_model or t2_wrap_params)");
         if (!rc) rc = t2__ckpt_open_for_restore(&ck, a->restore_path);
         if (!rc) rc = t2__ckpt_restore_model(ck, &m, NULL);
+        /* The model as it was at its step: the counters a trial's evaluation may read, and the state
+         * the trial saved for itself (save_state: a vocabulary, statistics it keeps), which the
+         * validation of its run had. */
+        t2_checkpoint_info info;
+        const void *user;
+        size_t ulen;
+        if (!rc) rc = t2__ckpt_get_info(ck, &info);
+        if (!rc) {
+            r.ctx.batches_trained = info.batches_trained;
+            r.ctx.epoch = info.epoch;
+        }
+        if (!rc && info.has_user_state && a->def->load_state && !(rc = t2__ckpt_user_state(ck, &user, &ulen)))
+            rc = a->def->load_state(&r.ctx, r.state, user, ulen);
         t2__ckpt_free(ck);
         where = "evaluate_batch";
         const t2_batch *b;
@@ -988,7 +1018,10 @@ int t2__runner_evaluate(const t2__runner_args *a, FILE *out)
         }
         double dt = t2__now() - t0;
         if (!rc) {
-            for (int i = 0; i < r.vm.n; i++) fprintf(out, "%s %.6g\n", r.vm.acc[i].name, t2__metrics_value(&r.vm, i));
+            for (int i = 0; i < r.vm.n; i++) {
+                fprintf(out, "%s %.6g\n", r.vm.acc[i].name, t2__metrics_value(&r.vm, i));
+                if (name && value && !strcmp(r.vm.acc[i].name, name)) *value = t2__metrics_value(&r.vm, i);
+            }
             fprintf(out, "samples %lld in %.2f s (%.0f samples/s)\n", (long long)samples, dt, dt > 0 ? samples / dt : 0.0);
         }
     }

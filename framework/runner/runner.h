@@ -55,6 +55,11 @@ int t2__runner_run(const t2__runner_args *a);
  * (a warm start: no optimizer needed) and runs one validation pass, printing the metrics to out.
  * a->fd is ignored. Returns 0 or a negative code (t2_errmsg() says which callback failed). */
 int t2__runner_evaluate(const t2__runner_args *a, FILE *out);
+/* The same, and *value gets metric `name` of the pass (NAN: the trial reported no such metric). */
+int t2__runner_evaluate_metric(const t2__runner_args *a, FILE *out, const char *name, double *value);
+/* Builds the trial's model in this process and says whether it wraps it (t2_wrap_model or
+ * t2_wrap_params): only then does the runner checkpoint it. A build_model failure is returned. */
+int t2__runner_wraps_model(const t2__runner_args *a, int *wraps);
 
 /* Converts a length in `unit` to batches for a trial with the given global batch size and
  * batches per epoch (ceil for records). */

@@ -11,7 +11,7 @@
 #define RUN_OPTS (T2__OPT_CONFIG | T2__OPT_PLAIN | T2__OPT_QUIET | T2__OPT_DETACH | T2__OPT_LENIENT | T2__OPT_HOME)
 
 static const t2__cli_command COMMANDS[] = {
-    {"create", 2, 2, RUN_OPTS | T2__OPT_FROM_CHECKPOINT, "CONFIG TRIAL.so"},
+    {"create", 2, 2, RUN_OPTS | T2__OPT_FROM_CHECKPOINT | T2__OPT_TEST, "CONFIG TRIAL.so"},
     {"resume", 1, 2, RUN_OPTS, "ID [TRIAL.so]"},
     {"activate", 1, 1, T2__OPT_HOME, "EXP"},
     {"pause", 1, 1, T2__OPT_HOME, "EXP"},
@@ -52,6 +52,7 @@ static const struct {
     {T2__OPT_FROM_CHECKPOINT, "from-checkpoint", required_argument, "CHECKPOINT"},
     {T2__OPT_LOST, "lost", no_argument, NULL},
     {T2__OPT_FOLLOW, "follow", no_argument, NULL},
+    {T2__OPT_TEST, "test", no_argument, NULL},
 };
 #define NOPTIONS (sizeof OPTIONS / sizeof OPTIONS[0])
 
@@ -166,6 +167,7 @@ int t2__cli_parse(const t2__cli_command *c, int argc, char **argv, t2__cli_args 
         case T2__OPT_ALL: a->all = 1; break;
         case T2__OPT_LOST: a->lost = 1; break;
         case T2__OPT_FOLLOW: a->follow = 1; break;
+        case T2__OPT_TEST: a->test = 1; break;
         case T2__OPT_YES: a->yes = 1; break;
         case T2__OPT_DETACH: a->detach = 1; break;
         case T2__OPT_LENIENT: a->lenient = 1; break;

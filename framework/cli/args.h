@@ -28,6 +28,7 @@ enum {
     T2__OPT_FROM_CHECKPOINT = 1 << 12,
     T2__OPT_LOST = 1 << 13,
     T2__OPT_FOLLOW = 1 << 14,
+    T2__OPT_TEST = 1 << 15,
 };
 
 typedef struct t2__cli_command {
@@ -46,7 +47,7 @@ typedef struct t2__cli_args {
     int noverrides;
     const char *kind;
     const char *from_checkpoint;
-    int all, yes, detach, lenient, help, lost, follow;
+    int all, yes, detach, lenient, help, lost, follow, test;
     long top;
     t2__progress_mode progress;
 } t2__cli_args;

@@ -18,6 +18,7 @@
 #include "framework/cli/commands.h"
 #include "framework/cli/info.h"
 #include "framework/cli/lifecycle.h"
+#include "framework/cli/test_mode.h"
 #include "framework/cli/pipeline.h"
 #include "framework/controller/controller.h"
 #include "framework/runner/remote.h"
@@ -38,7 +39,8 @@ static const char *usage_text =
     "\n"
     "commands:\n"
     "  create CONFIG TRIAL.so [--config KEY=VALUE ...] [--from-checkpoint CHECKPOINT] [--plain|--quiet]\n"
-    "         [--detach]                           run an experiment (--detach: in the background)\n"
+    "         [--detach|--test]                    run an experiment (--detach: in the background; --test:\n"
+    "                                              one 1-batch trial, checkpoint restored and checked)\n"
     "  resume ID [TRIAL.so] [--config KEY=VALUE ...] [--plain|--quiet] [--detach]\n"
     "                                              finish an interrupted experiment from its checkpoints\n"
     "                                              (--config on top of the stored config, e.g. another\n"
@@ -213,11 +215,19 @@ static int detach(const char *cmd, const args *a, t2__detach *d, void (**cb)(voi
     return 0;
 }
 
+static int cmd_create_test(const args *a, const t2__config *user_cfg);
+
 static int cmd_create(const args *a)
 {
     t2__config *cfg = NULL;
+    if (a->test && a->detach) return usage_error("create", "%s", "--test runs in the foreground (its verdict is its output)");
     int ex = load_config("create", a, &cfg);
     if (ex) return ex;
+    if (a->test) {
+        ex = cmd_create_test(a, cfg);
+        t2__config_free(cfg);
+        return ex;
+    }
     t2__create_opts o = {.cfg = cfg, .trial_path = a->pos[1], .home = a->home, .overrides = a->overrides,
                          .noverrides = a->noverrides, .from_checkpoint = a->from_checkpoint,
                          .progress = a->detach ? T2__PROGRESS_PLAIN : a->progress, .out = stdout};
@@ -235,6 +245,43 @@ static int cmd_create(const args *a)
         ex = rc ? EXIT_FAILED : 0;
     }
     t2__config_free(cfg);
+    return ex;
+}
+
+/* create --test (test_mode.c): the config as given was valid; now its test run. */
+static int cmd_create_test(const args *a, const t2__config *user_cfg)
+{
+    char **ovr = NULL;
+    int novr = 0;
+    t2__config *cfg = NULL;
+    t2__store *st = NULL;
+    int rc = t2__test_mode_overrides(user_cfg, a->overrides, a->noverrides, &ovr, &novr);
+    if (!rc) rc = t2__config_load(a->pos[0], (const char *const *)ovr, novr, &cfg);
+    if (rc) {
+        fprintf(stderr, "t2exp create --test: %s\n", t2_errmsg());
+        t2__test_mode_overrides_free(ovr, novr, a->noverrides);
+        return EXIT_USAGE;
+    }
+    printf("test mode: the config is valid; now one trial of 1 batch with hyperparameters drawn from the search "
+           "space, validated and checkpointed, then its checkpoint restored and validated again\n");
+    fflush(stdout);
+    t2__create_opts o = {.cfg = cfg, .trial_path = a->pos[1], .home = a->home, .overrides = (const char *const *)ovr,
+                         .noverrides = novr, .from_checkpoint = a->from_checkpoint, .progress = a->progress,
+                         .out = stdout};
+    int64_t id = 0;
+    int ex;
+    rc = t2__experiment_create(&o, &id);
+    if (rc < 0 && !id) {
+        fprintf(stderr, "t2exp create --test: %s\n", t2_errmsg());
+        ex = rc == T2_EIO ? EXIT_STORE : EXIT_USAGE;
+    } else if (open_store(a, 0, &st)) {
+        ex = EXIT_STORE;
+    } else {
+        ex = t2__test_mode_finish(st, cfg, id, rc, a->pos[1], stdout) ? EXIT_FAILED : 0;
+    }
+    t2__store_close(st);
+    t2__config_free(cfg);
+    t2__test_mode_overrides_free(ovr, novr, a->noverrides);
     return ex;
 }
 

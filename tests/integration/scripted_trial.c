@@ -19,6 +19,9 @@
  *   helper_pids  a path: build_model starts a helper that outlives its starter (a shell's
  *                background `sleep`, as a data server or a `system("... &")` would) and appends its
  *                pid to that file
+ *   own_state    1: the trial keeps state of its own (0.5 a batch trained) that its score adds,
+ *                and leaves it out of its checkpoints, as a trial that forgets to save some of its
+ *                model would; 2: the same, saved and loaded with save_state/load_state
  * (T2_ENOTFOUND and T2_EINVAL: the codes a missing or mistyped hyperparameter gives, which the
  * runner once refused to restart.)
  * build_model also counts its calls in a global and prints "scripted: build N in this process" to
@@ -42,6 +45,8 @@
 typedef struct {
     t2_net *net;
     double peak;
+    int64_t own_state; /* 0: none; 1: kept, not saved; 2: kept and saved */
+    double own;        /* the state of its own: 0.5 a batch trained in this process (or restored) */
 } scripted;
 
 static int builds; /* build_model calls in this process: a global, as a user's trial might keep */
@@ -92,6 +97,7 @@ static int build_model(t2_ctx *ctx, void **state)
     if (t2_hp_int(ctx, "invalid", &flag) == T2_OK && flag)
         return t2_seterr(T2_EHPARAM, "scripted: these hyperparameters are invalid as asked");
     if (t2_hp_double(ctx, "peak", &s->peak) != T2_OK) s->peak = 0.0;
+    if (t2_hp_int(ctx, "own_state", &s->own_state) != T2_OK) s->own_state = 0;
     return tiny_net(ctx, &s->net);
 }
 
@@ -147,6 +153,7 @@ static int train_batch(t2_ctx *ctx, void *state, const t2_batch *b, t2_metrics *
     size_t n = 0;
     float *p = t2_net_params(s->net, &n);
     for (size_t i = 0; i < n; i++) p[i] = (float)(t2_ctx_batches_trained(ctx) + 1);
+    if (s->own_state) s->own += 0.5;
     return t2_metric(m, "loss", 1.0);
 }
 
@@ -154,7 +161,28 @@ static int evaluate_batch(t2_ctx *ctx, void *state, const t2_batch *b, t2_metric
 {
     (void)b;
     const scripted *s = state;
-    return t2_metric(m, "score", -fabs((double)t2_ctx_batches_trained(ctx) - s->peak));
+    return t2_metric(m, "score", -fabs((double)t2_ctx_batches_trained(ctx) - s->peak) + s->own);
+}
+
+static int save_state(t2_ctx *ctx, void *state, void **buf, size_t *len)
+{
+    (void)ctx;
+    const scripted *s = state;
+    *buf = NULL;
+    *len = 0;
+    if (s->own_state != 2) return T2_OK; /* nothing of its own saved */
+    if (!(*buf = malloc(sizeof s->own))) return T2_ENOMEM;
+    memcpy(*buf, &s->own, sizeof s->own);
+    *len = sizeof s->own;
+    return T2_OK;
+}
+
+static int load_state(t2_ctx *ctx, void *state, const void *buf, size_t len)
+{
+    (void)ctx;
+    scripted *s = state;
+    if (len == sizeof s->own) memcpy(&s->own, buf, len);
+    return T2_OK;
 }
 
 static void destroy(void *state)
@@ -167,4 +195,4 @@ static void destroy(void *state)
 
 T2_TRIAL(.name = "scripted", .build_model = build_model, .build_training_loader = build_training_loader,
          .build_validation_loader = build_validation_loader, .train_batch = train_batch,
-         .evaluate_batch = evaluate_batch, .destroy = destroy);
+         .evaluate_batch = evaluate_batch, .save_state = save_state, .load_state = load_state, .destroy = destroy);

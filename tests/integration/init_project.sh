@@ -37,6 +37,15 @@ cmake -S demo -B demo/build -DCMAKE_PREFIX_PATH="$prefix" "${san[@]}" > "$WORK/c
 cmake --build demo/build > "$WORK/build.log" 2>&1 || fail "building the project failed: $(tail -n 20 "$WORK/build.log")"
 [ -f demo/build/trial.so ] || fail "the build made no demo/build/trial.so"
 
+# Built from source and not installed: the build directory is a package too (on PATH, as for a user
+# who runs build/t2exp; find_package searches PATH's directories). Its config once named a targets
+# file only the install had.
+PATH="$T2EXP_BUILD:$PATH" cmake -S demo -B demo/build-tree "${san[@]}" > "$WORK/cmake2.log" 2>&1 ||
+  fail "configuring the project against the build tree failed: $(tail -n 20 "$WORK/cmake2.log")"
+grep -q "t2exp_DIR:PATH=$T2EXP_BUILD\$" demo/build-tree/CMakeCache.txt || fail "find_package took another t2exp: $(grep t2exp_DIR demo/build-tree/CMakeCache.txt)"
+cmake --build demo/build-tree > "$WORK/build2.log" 2>&1 || fail "building against the build tree failed: $(tail -n 20 "$WORK/build2.log")"
+[ -f demo/build-tree/trial.so ] || fail "the build-tree build made no trial.so"
+
 expect_exit 0 "$T2" create demo/const.yaml demo/build/trial.so --quiet \
   --config searcher.max_length.batches=60 --config min_validation_period.batches=30
 expect_exit 0 "$T2" describe 1 --json

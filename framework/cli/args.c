@@ -22,6 +22,7 @@ static const t2__cli_command COMMANDS[] = {
     {"describe", 1, 1, READ_FMT | T2__OPT_TOP, "ID"},
     {"trials", 1, 1, READ_FMT, "ID"},
     {"metrics", 1, 1, READ_FMT | T2__OPT_KIND, "EXP|TRIAL"},
+    {"importance", 1, 1, READ_FMT, "EXP"},
     {"logs", 1, 1, T2__OPT_HOME | T2__OPT_LOST | T2__OPT_FOLLOW, "TRIAL [--follow] | EXP --lost"},
     {"preview", 1, 1, T2__OPT_JSON | T2__OPT_CONFIG | T2__OPT_LENIENT | T2__OPT_HOME, "CONFIG"},
     {"checkpoints", 1, 1, READ_FMT | T2__OPT_ALL, "EXP|TRIAL"},

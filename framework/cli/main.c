@@ -18,6 +18,7 @@
 #include "framework/cli/commands.h"
 #include "framework/cli/info.h"
 #include "framework/cli/lifecycle.h"
+#include "framework/cli/importance.h"
 #include "framework/cli/test_mode.h"
 #include "framework/cli/pipeline.h"
 #include "framework/controller/controller.h"
@@ -57,6 +58,8 @@ static const char *usage_text =
     "  trials ID [--json|--csv]                    an experiment's trials\n"
     "  metrics EXP|TRIAL [--kind training|validation] [--json|--csv]\n"
     "                                              an experiment's metrics in one table, or a trial's\n"
+    "  importance EXP [--json|--csv]               each searched hyperparameter's share of the variance of\n"
+    "                                              the results (fANOVA, as Optuna's get_param_importances)\n"
     "  logs TRIAL [--follow] | EXP --lost          a trial's output (--follow, -f: as it is written, until\n"
     "                                              the trial ends; --lost: the runs a killed controller lost)\n"
     "  preview CONFIG [--json] [--config KEY=VALUE ...]   what the searcher would run\n"
@@ -600,6 +603,7 @@ static int cmd_read(const char *cmd, const args *a)
     if (!strcmp(cmd, "list")) rc = t2__store_print_experiments(st, a->fmt, stdout);
     else if (!strcmp(cmd, "describe")) rc = t2__store_print_experiment(st, id, a->top, a->fmt, stdout);
     else if (!strcmp(cmd, "trials")) rc = t2__store_print_trials(st, id, a->fmt, stdout);
+    else if (!strcmp(cmd, "importance")) rc = t2__print_importance(st, id, a->fmt, stdout);
     else if (lost) ex = cmd_lost_logs(st, id);
     else if (!trial && !strcmp(cmd, "checkpoints")) rc = t2__store_print_checkpoints(st, id, 0, a->all, a->fmt, stdout);
     else if (!trial) rc = t2__store_print_experiment_metrics(st, id, a->kind, a->fmt, stdout);
@@ -610,7 +614,9 @@ static int cmd_read(const char *cmd, const args *a)
     }
     if (rc) {
         fprintf(stderr, "t2exp %s: %s\n", cmd, t2_errmsg());
-        ex = rc == T2_ENOTFOUND || rc == T2_EINVAL ? EXIT_USAGE : EXIT_STORE;
+        ex = rc == T2_ENOTFOUND || rc == T2_EINVAL ? EXIT_USAGE
+             : rc == T2_ESTATE && !strcmp(cmd, "importance") ? EXIT_FAILED /* a fair question the results cannot answer */
+                                                             : EXIT_STORE;
     }
     t2__store_close(st);
     return ex;
@@ -749,7 +755,7 @@ int main(int argc, char **argv)
         return cmd_export(&a);
     }
     if (!strcmp(cmd, "describe") || !strcmp(cmd, "trials") || !strcmp(cmd, "metrics") || !strcmp(cmd, "logs") ||
-        !strcmp(cmd, "checkpoints")) {
+        !strcmp(cmd, "checkpoints") || !strcmp(cmd, "importance")) {
         if ((ex = parse(cmd, rest, av, &a))) return ex;
         return cmd_read(cmd, &a);
     }

@@ -1,0 +1,187 @@
+/* importance.c — `t2exp importance EXP`: which hyperparameters the experiment's results depend on
+ * (Optuna's get_param_importances; Determined's web UI has the same view), by fANOVA over a random
+ * forest (framework/analysis/importance.h).
+ *
+ * The trials are the experiment's COMPLETED ones with a validation of the searcher metric; each is
+ * a point of the search space (the config as the experiment ran it: stored file and overrides) and
+ * its best validation, as `describe` ranks trials. A hyperparameter is a feature in the scale the
+ * search drew it in: an int over [min - 1/2, max + 1/2], a double over its range, a log one by its
+ * exponent, a categorical by its choice's index. const hyperparameters are no question. */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "analysis/importance.h"
+#include "configs/config.h"
+#include "controller/controller.h"
+#include "framework/cli/importance.h"
+#include "internal.h"
+
+/* The config the experiment ran with. */
+static int stored_config(t2__store *st, int64_t exp_id, t2__config **cfg)
+{
+    t2__experiment_row row;
+    const char **ovr = NULL;
+    int novr = 0;
+    t2__val *doc = NULL;
+    int rc = t2__store_get_experiment(st, exp_id, &row);
+    if (rc) return rc;
+    if (!(rc = t2__experiment_overrides(&row, NULL, 0, &ovr, &novr, &doc)))
+        rc = t2__config_load_string(row.config_yaml, "stored config", ovr, novr, cfg);
+    free(ovr);
+    t2__val_free(doc);
+    t2__experiment_row_free(&row);
+    return rc;
+}
+
+/* Leaf h's feature domain; 0 when it has none (not searchable, or a single value). */
+static int domain(const t2__hparam *h, double *lo, double *hi)
+{
+    switch (h->kind) {
+    case T2__HP_INT: *lo = (double)h->imin - 0.5, *hi = (double)h->imax + 0.5; return h->imax > h->imin;
+    case T2__HP_DOUBLE:
+    case T2__HP_LOG: *lo = h->minval, *hi = h->maxval; return h->maxval > h->minval;
+    case T2__HP_CATEGORICAL: *lo = -0.5, *hi = (double)h->vals->n - 0.5; return h->vals->n > 1;
+    default: return 0;
+    }
+}
+
+/* A trial's value of leaf h as its feature; 0 when it has none that fits (an older config's). */
+static int feature(const t2__hparam *h, const t2__val *hp, double *x)
+{
+    const t2__val *v = t2__val_lookup(hp, h->path);
+    if (!v) return 0;
+    double num = v->kind == T2__VAL_INT ? (double)v->i : v->kind == T2__VAL_DOUBLE ? v->d : NAN;
+    switch (h->kind) {
+    case T2__HP_INT:
+    case T2__HP_DOUBLE: *x = num; return isfinite(num);
+    case T2__HP_LOG: *x = log(num) / log(h->base); return num > 0 && isfinite(*x);
+    case T2__HP_CATEGORICAL:
+        for (size_t j = 0; j < h->vals->n; j++)
+            if (t2__val_equal(h->vals->items[j], v)) return *x = (double)j, 1;
+        return 0;
+    default: return 0;
+    }
+}
+
+typedef struct ranked {
+    const char *name;
+    double importance;
+    size_t order;
+} ranked;
+
+static int by_importance(const void *a, const void *b)
+{
+    const ranked *x = a, *y = b;
+    if (x->importance != y->importance) return x->importance < y->importance ? 1 : -1;
+    return (x->order > y->order) - (x->order < y->order);
+}
+
+static void raw(t2__json_out *j, const char *s) { t2__json_raw(j, s, strlen(s)); }
+
+static int print(const ranked *r, size_t d, const t2__config *cfg, int64_t exp_id, size_t used, size_t other,
+                 t2__store_format fmt, FILE *out)
+{
+    if (fmt == T2__FMT_CSV) {
+        fprintf(out, "hyperparameter,importance\n");
+        for (size_t k = 0; k < d; k++) fprintf(out, "%s,%.6f\n", r[k].name, r[k].importance);
+    } else if (fmt == T2__FMT_JSON) {
+        t2__json_out j = {0};
+        char num[64];
+        raw(&j, "{\"experiment\":");
+        t2__json_int(&j, exp_id);
+        raw(&j, ",\"metric\":");
+        t2__json_string(&j, cfg->searcher.metric);
+        raw(&j, ",\"trials\":");
+        t2__json_int(&j, (int64_t)used);
+        raw(&j, ",\"importance\":[");
+        for (size_t k = 0; k < d; k++) {
+            raw(&j, k ? ",{\"hyperparameter\":" : "{\"hyperparameter\":");
+            t2__json_string(&j, r[k].name);
+            raw(&j, ",\"importance\":");
+            t2__json_raw(&j, num, t2__json_double_text(r[k].importance, num, sizeof num));
+            raw(&j, "}");
+        }
+        raw(&j, "]}\n");
+        if (j.oom) {
+            free(j.p);
+            return t2_seterr(T2_ENOMEM, "importance: out of memory");
+        }
+        fwrite(j.p, 1, j.n, out);
+        free(j.p);
+    } else {
+        size_t w = strlen("hyperparameter");
+        for (size_t k = 0; k < d; k++) w = strlen(r[k].name) > w ? strlen(r[k].name) : w;
+        fprintf(out, "%-*s  importance\n", (int)w, "hyperparameter");
+        for (size_t k = 0; k < d; k++) fprintf(out, "%-*s  %.4f\n", (int)w, r[k].name, r[k].importance);
+        fprintf(out, "(fANOVA: a random forest of 64 trees fit to %zu completed trials' best %s%s)\n", used,
+                cfg->searcher.metric, other ? "; the other trials left out" : "");
+    }
+    return ferror(out) ? t2_seterr(T2_EIO, "importance: write error") : T2_OK;
+}
+
+int t2__print_importance(t2__store *st, int64_t exp_id, t2__store_format fmt, FILE *out)
+{
+    t2__config *cfg = NULL;
+    t2__trial_row *rows = NULL;
+    size_t nrows = 0, nleaves = 0, d = 0, used = 0;
+    const t2__hparam **leaves = NULL;
+    double *lo = NULL, *hi = NULL, *x = NULL, *y = NULL, *imp = NULL;
+    ranked *r = NULL;
+    int rc = stored_config(st, exp_id, &cfg);
+    if (!rc) rc = t2__store_list_trials(st, exp_id, &rows, &nrows);
+    if (!rc) {
+        nleaves = t2__hparam_leaves(cfg->hparams, NULL, 0);
+        leaves = calloc(nleaves + 1, sizeof *leaves);
+        lo = calloc(nleaves + 1, sizeof *lo);
+        hi = calloc(nleaves + 1, sizeof *hi);
+        x = calloc((nrows + 1) * (nleaves + 1), sizeof *x);
+        y = calloc(nrows + 1, sizeof *y);
+        imp = calloc(nleaves + 1, sizeof *imp);
+        r = calloc(nleaves + 1, sizeof *r);
+        if (!leaves || !lo || !hi || !x || !y || !imp || !r) rc = t2_seterr(T2_ENOMEM, "importance: out of memory");
+    }
+    if (!rc) {
+        t2__hparam_leaves(cfg->hparams, leaves, nleaves);
+        for (size_t k = 0; k < nleaves; k++) /* the searched leaves only, compacted */
+            if (domain(leaves[k], &lo[d], &hi[d])) leaves[d++] = leaves[k];
+    }
+    for (size_t i = 0; !rc && i < nrows; i++) {
+        if (rows[i].state != T2__TRIAL_COMPLETED || !isfinite(rows[i].best_validation)) continue;
+        t2__val *hp = NULL;
+        size_t off, k = 0;
+        if (t2__val_from_json(rows[i].hparams_json, strlen(rows[i].hparams_json), &hp, &off) != T2_OK) {
+            t2_clearerr();
+            continue;
+        }
+        while (k < d && feature(leaves[k], hp, &x[used * d + k])) k++;
+        t2__val_free(hp);
+        if (k < d) continue; /* a point outside the space as the config has it now */
+        y[used++] = rows[i].best_validation;
+    }
+    if (!rc && d == 0)
+        rc = t2_seterr(T2_ESTATE, "experiment %lld searched no hyperparameter (all are const)", (long long)exp_id);
+    else if (!rc && used < 2)
+        rc = t2_seterr(T2_ESTATE, "experiment %lld has %zu completed trial(s) with a validation of %s; importance needs 2",
+                       (long long)exp_id, used, cfg->searcher.metric);
+    if (!rc) {
+        t2__imp_data data = {.x = x, .y = y, .n = used, .d = d, .lo = lo, .hi = hi};
+        t2__imp_opts o = {.ntrees = 64, .max_depth = 64, .seed = cfg->experiment_seed};
+        rc = t2__importance(&data, &o, imp);
+    }
+    if (!rc) {
+        for (size_t k = 0; k < d; k++) r[k] = (ranked){leaves[k]->path, imp[k], k};
+        qsort(r, d, sizeof *r, by_importance);
+        rc = print(r, d, cfg, exp_id, used, nrows - used, fmt, out);
+    }
+    free(r);
+    free(imp);
+    free(y);
+    free(x);
+    free(hi);
+    free(lo);
+    free(leaves);
+    t2__trial_rows_free(rows, nrows);
+    t2__config_free(cfg);
+    return rc;
+}

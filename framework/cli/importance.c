@@ -16,6 +16,12 @@
 #include "controller/controller.h"
 #include "framework/cli/importance.h"
 #include "internal.h"
+#include "t2exp/rng.h"
+
+/* The most trials a forest is fit to: a bigger experiment gives a uniform sample of this many
+ * (a reservoir, seeded), which keeps the answer to about 2 s (64 trees of 10,000 points: 1.7 s on
+ * a 2-core EPYC VM) and its memory bounded. */
+#define MAX_POINTS 10000
 
 /* The config the experiment ran with. */
 static int stored_config(t2__store *st, int64_t exp_id, t2__config **cfg)
@@ -79,8 +85,8 @@ static int by_importance(const void *a, const void *b)
 
 static void raw(t2__json_out *j, const char *s) { t2__json_raw(j, s, strlen(s)); }
 
-static int print(const ranked *r, size_t d, const t2__config *cfg, int64_t exp_id, size_t used, size_t other,
-                 t2__store_format fmt, FILE *out)
+static int print(const ranked *r, size_t d, const t2__config *cfg, int64_t exp_id, size_t used, size_t eligible,
+                 size_t other, t2__store_format fmt, FILE *out)
 {
     if (fmt == T2__FMT_CSV) {
         fprintf(out, "hyperparameter,importance\n");
@@ -114,8 +120,12 @@ static int print(const ranked *r, size_t d, const t2__config *cfg, int64_t exp_i
         for (size_t k = 0; k < d; k++) w = strlen(r[k].name) > w ? strlen(r[k].name) : w;
         fprintf(out, "%-*s  importance\n", (int)w, "hyperparameter");
         for (size_t k = 0; k < d; k++) fprintf(out, "%-*s  %.4f\n", (int)w, r[k].name, r[k].importance);
-        fprintf(out, "(fANOVA: a random forest of 64 trees fit to %zu completed trials' best %s%s)\n", used,
-                cfg->searcher.metric, other ? "; the other trials left out" : "");
+        if (used < eligible)
+            fprintf(out, "(fANOVA: a random forest of 64 trees fit to %zu of %zu completed trials, drawn at random, "
+                         "and their best %s)\n", used, eligible, cfg->searcher.metric);
+        else
+            fprintf(out, "(fANOVA: a random forest of 64 trees fit to %zu completed trials' best %s%s)\n", used,
+                    cfg->searcher.metric, other ? "; the other trials left out" : "");
     }
     return ferror(out) ? t2_seterr(T2_EIO, "importance: write error") : T2_OK;
 }
@@ -124,7 +134,7 @@ int t2__print_importance(t2__store *st, int64_t exp_id, t2__store_format fmt, FI
 {
     t2__config *cfg = NULL;
     t2__trial_row *rows = NULL;
-    size_t nrows = 0, nleaves = 0, d = 0, used = 0;
+    size_t nrows = 0, nleaves = 0, d = 0, used = 0, eligible = 0;
     const t2__hparam **leaves = NULL;
     double *lo = NULL, *hi = NULL, *x = NULL, *y = NULL, *imp = NULL;
     ranked *r = NULL;
@@ -135,12 +145,15 @@ int t2__print_importance(t2__store *st, int64_t exp_id, t2__store_format fmt, FI
         leaves = calloc(nleaves + 1, sizeof *leaves);
         lo = calloc(nleaves + 1, sizeof *lo);
         hi = calloc(nleaves + 1, sizeof *hi);
-        x = calloc((nrows + 1) * (nleaves + 1), sizeof *x);
-        y = calloc(nrows + 1, sizeof *y);
+        size_t cap = nrows < MAX_POINTS ? nrows + 1 : MAX_POINTS + 1; /* + 1: the row being read */
+        x = calloc(cap * (nleaves + 1), sizeof *x);
+        y = calloc(cap, sizeof *y);
         imp = calloc(nleaves + 1, sizeof *imp);
         r = calloc(nleaves + 1, sizeof *r);
         if (!leaves || !lo || !hi || !x || !y || !imp || !r) rc = t2_seterr(T2_ENOMEM, "importance: out of memory");
     }
+    t2_rng rng;
+    t2_rng_seed(&rng, cfg ? t2_hash64(cfg->experiment_seed) : 0);
     if (!rc) {
         t2__hparam_leaves(cfg->hparams, leaves, nleaves);
         for (size_t k = 0; k < nleaves; k++) /* the searched leaves only, compacted */
@@ -157,7 +170,17 @@ int t2__print_importance(t2__store *st, int64_t exp_id, t2__store_format fmt, FI
         while (k < d && feature(leaves[k], hp, &x[used * d + k])) k++;
         t2__val_free(hp);
         if (k < d) continue; /* a point outside the space as the config has it now */
-        y[used++] = rows[i].best_validation;
+        y[used] = rows[i].best_validation;
+        if (++eligible <= MAX_POINTS) {
+            used++;
+            continue;
+        }
+        /* Reservoir: the eligible-th point takes a random slot with probability MAX_POINTS / eligible. */
+        uint64_t slot = t2_rng_below(&rng, eligible);
+        if (slot < MAX_POINTS) {
+            memcpy(&x[slot * d], &x[used * d], d * sizeof *x);
+            y[slot] = y[used];
+        }
     }
     if (!rc && d == 0)
         rc = t2_seterr(T2_ESTATE, "experiment %lld searched no hyperparameter (all are const)", (long long)exp_id);
@@ -172,7 +195,7 @@ int t2__print_importance(t2__store *st, int64_t exp_id, t2__store_format fmt, FI
     if (!rc) {
         for (size_t k = 0; k < d; k++) r[k] = (ranked){leaves[k]->path, imp[k], k};
         qsort(r, d, sizeof *r, by_importance);
-        rc = print(r, d, cfg, exp_id, used, nrows - used, fmt, out);
+        rc = print(r, d, cfg, exp_id, used, eligible, nrows - eligible, fmt, out);
     }
     free(r);
     free(imp);

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "configs/value.h"
+#include "framework/cli/importance.h"
 #include "internal.h"
 
 /* The most log bytes one answer carries; the page asks again from X-Next-Offset. */
@@ -55,6 +56,8 @@ static int reply_printed(t2__dash_reply *r, t2__store *st, printer p, const void
         snprintf(why, sizeof why, "%s", t2_errmsg());
         t2_clearerr();
         if (rc == T2_ENOTFOUND || rc == T2_EINVAL) return reply_error(r, rc == T2_ENOTFOUND ? 404 : 400, why);
+        /* A fair question the store cannot answer yet (importance of fewer than 2 trials). */
+        if (rc == T2_ESTATE) return reply_error(r, 409, why);
         return rc;
     }
     return reply_text(r, 200, "application/json", buf, len);
@@ -89,6 +92,10 @@ static int p_trial_metrics(t2__store *st, const void *a, FILE *o)
 {
     const query *q = a;
     return t2__store_print_metrics(st, q->id, q->kind, T2__FMT_JSON, o);
+}
+static int p_importance(t2__store *st, const void *a, FILE *o)
+{
+    return t2__print_importance(st, ((const query *)a)->id, T2__FMT_JSON, o);
 }
 static int p_trial_checkpoints(t2__store *st, const void *a, FILE *o)
 {
@@ -180,7 +187,7 @@ int t2__dash_api(t2__store *st, const char *path, t2__dash_arg_fn arg, void *arg
         return reply_text(r, 200, "application/json", body, (size_t)n);
     }
     if (strcmp(path, "experiments") == 0) return reply_printed(r, st, p_experiments, &q);
-    /* experiments/ID[/trials|/metrics|/config], trials/TID[/metrics|/checkpoints|/log] */
+    /* experiments/ID[/trials|/metrics|/config|/importance], trials/TID[/metrics|/checkpoints|/log] */
     const char *rest = NULL;
     int trial = 0;
     if (strncmp(path, "experiments/", 12) == 0) rest = path + 12;
@@ -199,6 +206,7 @@ int t2__dash_api(t2__store *st, const char *path, t2__dash_arg_fn arg, void *arg
         if (strcmp(what, "trials") == 0) return reply_printed(r, st, p_trials, &q);
         if (strcmp(what, "metrics") == 0) return reply_printed(r, st, p_exp_metrics, &q);
         if (strcmp(what, "config") == 0) return experiment_config(r, st, q.id);
+        if (strcmp(what, "importance") == 0) return reply_printed(r, st, p_importance, &q);
         return reply_error(r, 404, "no such endpoint");
     }
     /* A trial: its store id, or EXP.N as the CLI takes it. */

@@ -64,6 +64,7 @@ same /api/experiments/1/metrics metrics 1
 same "/api/experiments/1/metrics?kind=validation" metrics 1 --kind validation
 same /api/trials/1.0/metrics metrics 1.0
 same /api/trials/1/checkpoints checkpoints 1.0
+same /api/experiments/1/importance importance 1
 [ "$(get /api/experiments/1/config)" = "$(sql "SELECT config_yaml FROM experiments WHERE id = 1")" ] || fail "config differs"
 echo "dashboard_api: /api answers equal the CLI's --json"
 
@@ -136,6 +137,10 @@ kill -0 $dash || fail "the dashboard died in the storm"
 wait $running || fail "the running experiment failed during the storm: $(cat "$WORK/run.log")"
 [ "$(sql "SELECT state FROM experiments WHERE id = 2")" = COMPLETED ] || fail "experiment 2 not COMPLETED"
 [ "$(sql "SELECT batches_trained FROM trials WHERE experiment_id = 2")" = 800 ] || fail "experiment 2 did not train 800 batches"
+# Importance of a search that searched nothing: a reason, as 409 (the CLI's exit 1).
+[ "$(code "$base/api/experiments/2/importance")" = 409 ] || fail "importance of experiment 2 not 409"
+expect_in "$(get /api/experiments/2/importance)" "searched no hyperparameter"
+[ "$(code "$base/api/experiments/99/importance")" = 404 ] || fail "importance of an unknown experiment not 404"
 
 # Live: the data version moved while the experiment wrote.
 v=$(get /api/version)

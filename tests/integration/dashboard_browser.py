@@ -119,6 +119,11 @@ try:
     want = sql("SELECT count(DISTINCT batches_trained) FROM trials WHERE experiment_id=?", FINISHED)[0][0]
     if rungs != want:
         fail("experiment: %s ASHA rungs shown, trials stopped at %d lengths" % (rungs, want))
+    # Hyperparameter importance: a bar per searched hyperparameter (x and tag), the CLI's first first.
+    imp = b.evaluate('(function () { var c = document.getElementById("chart-importance");'
+                     ' return c ? [c.dataset.first, +c.dataset.bars] : null; })()')
+    if imp != [os.environ.get("T2EXP_IMPORTANCE_TOP"), 2]:
+        fail("experiment: importance chart %s, wanted %s first of 2 bars" % (imp, os.environ.get("T2EXP_IMPORTANCE_TOP")))
     b.evaluate('document.getElementById("config").open = true')
     b.screenshot(os.path.join(SHOTS, "dashboard-experiment-asha.png"))
 
@@ -166,6 +171,10 @@ try:
                         'document.querySelector("#curves [data-metric]") .dataset.points + "|" + '
                         'document.getElementById("trials-table").textContent')
     renders = int(b.evaluate(MAIN + ".dataset.renders"))
+    # No completed trial yet: the importance section says why instead of a chart.
+    why = b.evaluate('(function () { var n = document.getElementById("importance-none"); return n ? n.textContent : null; })()')
+    if not why or "Needs 2 completed trials" not in why:
+        fail("running experiment: the importance section says %r" % why)
     b.screenshot(os.path.join(SHOTS, "dashboard-running-before.png"))
     b.wait_for("+%s.dataset.renders >= %d" % (MAIN, renders + 2), timeout=20, what="two live redraws")
     after = b.evaluate('document.getElementById("curves").textContent + "|" + '

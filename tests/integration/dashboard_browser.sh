@@ -65,6 +65,9 @@ for _ in $(seq 100); do
 done
 [ -n "$url" ] || fail "t2exp dashboard printed no http://127.0.0.1:PORT/?token= address: $(cat "$WORK/dashboard.log")"
 
+# The importance the page must rank first: the CLI's (the same function answers the page's /api).
+expect_exit 0 "$T2EXP" importance 1 --json
+export T2EXP_IMPORTANCE_TOP=$(json "json_extract(j, '$.importance[0].hyperparameter')")
 python3 "$T2EXP_SOURCE/tests/integration/dashboard_browser.py" "$url" "$T2EXP_HOME/t2exp.db" "$T2EXP_BUILD" 1 2 \
   || fail "the browser checks failed (screenshots in $T2EXP_BUILD/dashboard-*.png)"
 kill -0 "$dash" || fail "the dashboard died during the test"

@@ -172,12 +172,52 @@ function ashaRungs(e, trials) {
   return sec;
 }
 
+// Which hyperparameters the results depend on (/importance: `t2exp importance`, fANOVA). A fit
+// takes up to 2 s on a big experiment, so a live page asks again only when the completed trials
+// grew by a tenth since its last answer (or the state changed); until then it shows that answer.
+// Where the answer is known to be none (fewer than 2 completed trials, no hyperparameter that
+// varies) the page says so without asking (the server's 409 would be a console error).
+T2.importanceCache = {};
+
+function importance(e, ranked, hnames) {
+  var done = ranked.filter(function (t) { return t.state === "COMPLETED" && t.best_validation !== null; }).length;
+  var varied = hnames.some(function (h) {
+    return new Set(ranked.map(function (t) { return JSON.stringify(t.hparams ? t.hparams[h] : null); })).size > 1;
+  });
+  if (done < 2 || !varied) {
+    var none = T2.section("Hyperparameter importance (fANOVA)", "importance");
+    none.appendChild(T2.el("p", {class: "muted", id: "importance-none"}, !varied ? "No hyperparameter varies between the trials." :
+      "Needs 2 completed trials with a validation of " + e.metric + "; " + done + " so far."));
+    return Promise.resolve(none);
+  }
+  var c = T2.importanceCache[e.id];
+  var fresh = c && c.state === e.state && done <= c.done * 1.1;
+  var answer = fresh ? Promise.resolve(c.answer) : T2.getJSON("/api/experiments/" + e.id + "/importance")
+    .then(function (r) { return {ok: r}; }, function (err) { return {error: err.message || String(err)}; })
+    .then(function (a) { T2.importanceCache[e.id] = {done: done, state: e.state, answer: a}; return a; });
+  return answer.then(function (a) {
+    var sec = T2.section("Hyperparameter importance (fANOVA)", "importance");
+    if (a.error) {
+      sec.appendChild(T2.el("p", {class: "muted", id: "importance-none"}, a.error));
+      return sec;
+    }
+    var box = T2.el("div", {id: "chart-importance", "data-first": a.ok.importance.length ? a.ok.importance[0].hyperparameter : ""});
+    T2.barChart(box, a.ok.importance.map(function (h) {
+      return {label: h.hyperparameter, parts: [{name: "share of the variance of " + a.ok.metric, value: h.importance, color: "#5d3a9b"}]};
+    }), "");
+    sec.appendChild(box);
+    sec.appendChild(T2.el("p", {class: "muted"}, "From " + a.ok.trials + " completed trials' best " + a.ok.metric +
+      " (t2exp importance " + e.id + ")."));
+    return sec;
+  });
+}
+
 // Resolves to the list of sections; fetches the picked trials' metrics (T2.MAX_CURVES at most).
 T2.experimentCharts = function (e, ranked, picked, hnames) {
-  return Promise.all([bestPoints(e, ranked)].concat(picked.map(function (t) {
+  return Promise.all([bestPoints(e, ranked), importance(e, ranked, hnames)].concat(picked.map(function (t) {
     return T2.getJSON("/api/trials/" + t.id + "/metrics");
   }))).then(function (rows) {
-    var best = rows.shift();
+    var best = rows.shift(), imp = rows.shift();
     var perTrial = rows.map(groupMetrics);
     var out = [];
     var top = T2.section("Search", "search");
@@ -185,6 +225,7 @@ T2.experimentCharts = function (e, ranked, picked, hnames) {
     out.push(top);
     out.push(learningCurves(picked, perTrial));
     out.push(scatters(e, ranked, hnames));
+    out.push(imp);
     if (/asha/i.test(e.searcher || "")) out.push(ashaRungs(e, ranked));
     out.push(timingSplit(picked, perTrial));
     return out;

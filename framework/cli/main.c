@@ -145,8 +145,8 @@ static int parse_id(const char *s, int64_t *id)
     return 0;
 }
 
-/* TRIAL: EXP.N, or a trial id (store_resolve.c). */
-/* follow: an EXP.N of a live run that is not there yet is waited for (t2__follow_resolve). */
+/* TRIAL: EXP.N, or a trial id (store_resolve.c). follow: an EXP.N of a live run that is not there
+ * yet is waited for (t2__follow_resolve). */
 static int resolve_trial(t2__store *st, const char *s, int follow, int64_t *id)
 {
     if (follow ? t2__follow_resolve(st, s, id) : t2__store_resolve_trial(st, s, id)) {

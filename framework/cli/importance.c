@@ -83,61 +83,43 @@ static int by_importance(const void *a, const void *b)
     return (x->order > y->order) - (x->order < y->order);
 }
 
-static void raw(t2__json_out *j, const char *s) { t2__json_raw(j, s, strlen(s)); }
-
-static int print(const ranked *r, size_t d, const t2__config *cfg, int64_t exp_id, size_t used, size_t eligible,
-                 size_t other, t2__store_format fmt, FILE *out)
+void t2__importance_result_free(t2__importance_result *r)
 {
-    if (fmt == T2__FMT_CSV) {
-        fprintf(out, "hyperparameter,importance\n");
-        for (size_t k = 0; k < d; k++) fprintf(out, "%s,%.6f\n", r[k].name, r[k].importance);
-    } else if (fmt == T2__FMT_JSON) {
-        t2__json_out j = {0};
-        char num[64];
-        raw(&j, "{\"experiment\":");
-        t2__json_int(&j, exp_id);
-        raw(&j, ",\"metric\":");
-        t2__json_string(&j, cfg->searcher.metric);
-        raw(&j, ",\"trials\":");
-        t2__json_int(&j, (int64_t)used);
-        raw(&j, ",\"importance\":[");
-        for (size_t k = 0; k < d; k++) {
-            raw(&j, k ? ",{\"hyperparameter\":" : "{\"hyperparameter\":");
-            t2__json_string(&j, r[k].name);
-            raw(&j, ",\"importance\":");
-            t2__json_raw(&j, num, t2__json_double_text(r[k].importance, num, sizeof num));
-            raw(&j, "}");
-        }
-        raw(&j, "]}\n");
-        if (j.oom) {
-            free(j.p);
-            return t2_seterr(T2_ENOMEM, "importance: out of memory");
-        }
-        fwrite(j.p, 1, j.n, out);
-        free(j.p);
-    } else {
-        size_t w = strlen("hyperparameter");
-        for (size_t k = 0; k < d; k++) w = strlen(r[k].name) > w ? strlen(r[k].name) : w;
-        fprintf(out, "%-*s  importance\n", (int)w, "hyperparameter");
-        for (size_t k = 0; k < d; k++) fprintf(out, "%-*s  %.4f\n", (int)w, r[k].name, r[k].importance);
-        if (used < eligible)
-            fprintf(out, "(fANOVA: a random forest of 64 trees fit to %zu of %zu completed trials, drawn at random, "
-                         "and their best %s)\n", used, eligible, cfg->searcher.metric);
-        else
-            fprintf(out, "(fANOVA: a random forest of 64 trees fit to %zu completed trials' best %s%s)\n", used,
-                    cfg->searcher.metric, other ? "; the other trials left out" : "");
-    }
-    return ferror(out) ? t2_seterr(T2_EIO, "importance: write error") : T2_OK;
+    for (size_t k = 0; r->names && k < r->d; k++) free(r->names[k]);
+    free(r->names);
+    free(r->values);
+    free(r->metric);
+    memset(r, 0, sizeof *r);
 }
 
-int t2__print_importance(t2__store *st, int64_t exp_id, t2__store_format fmt, FILE *out)
+/* The result, highest first, from the searched leaves' importances (copies of their paths). */
+static int fill(t2__importance_result *out, const t2__hparam *const *leaves, const double *imp, size_t d,
+                const char *metric)
 {
+    ranked *r = calloc(d + 1, sizeof *r);
+    out->names = calloc(d + 1, sizeof *out->names);
+    out->values = calloc(d + 1, sizeof *out->values);
+    out->metric = strdup(metric);
+    int rc = r && out->names && out->values && out->metric ? T2_OK : t2_seterr(T2_ENOMEM, "importance: out of memory");
+    for (size_t k = 0; !rc && k < d; k++) r[k] = (ranked){leaves[k]->path, imp[k], k};
+    if (!rc) qsort(r, d, sizeof *r, by_importance);
+    for (size_t k = 0; !rc && k < d; k++) {
+        out->values[k] = r[k].importance;
+        if (!(out->names[k] = strdup(r[k].name))) rc = t2_seterr(T2_ENOMEM, "importance: out of memory");
+        out->d = k + 1; /* what t2__importance_result_free frees */
+    }
+    free(r);
+    return rc;
+}
+
+int t2__experiment_importance(t2__store *st, int64_t exp_id, t2__importance_result *out)
+{
+    memset(out, 0, sizeof *out);
     t2__config *cfg = NULL;
     t2__trial_row *rows = NULL;
     size_t nrows = 0, nleaves = 0, d = 0, used = 0, eligible = 0;
     const t2__hparam **leaves = NULL;
     double *lo = NULL, *hi = NULL, *x = NULL, *y = NULL, *imp = NULL;
-    ranked *r = NULL;
     int rc = stored_config(st, exp_id, &cfg);
     if (!rc) rc = t2__store_list_trials(st, exp_id, &rows, &nrows);
     if (!rc) {
@@ -149,8 +131,7 @@ int t2__print_importance(t2__store *st, int64_t exp_id, t2__store_format fmt, FI
         x = calloc(cap * (nleaves + 1), sizeof *x);
         y = calloc(cap, sizeof *y);
         imp = calloc(nleaves + 1, sizeof *imp);
-        r = calloc(nleaves + 1, sizeof *r);
-        if (!leaves || !lo || !hi || !x || !y || !imp || !r) rc = t2_seterr(T2_ENOMEM, "importance: out of memory");
+        if (!leaves || !lo || !hi || !x || !y || !imp) rc = t2_seterr(T2_ENOMEM, "importance: out of memory");
     }
     t2_rng rng;
     t2_rng_seed(&rng, cfg ? t2_hash64(cfg->experiment_seed) : 0);
@@ -192,12 +173,14 @@ int t2__print_importance(t2__store *st, int64_t exp_id, t2__store_format fmt, FI
         t2__imp_opts o = {.ntrees = 64, .max_depth = 64, .seed = cfg->experiment_seed};
         rc = t2__importance(&data, &o, imp);
     }
+    if (!rc) rc = fill(out, leaves, imp, d, cfg->searcher.metric);
     if (!rc) {
-        for (size_t k = 0; k < d; k++) r[k] = (ranked){leaves[k]->path, imp[k], k};
-        qsort(r, d, sizeof *r, by_importance);
-        rc = print(r, d, cfg, exp_id, used, eligible, nrows - eligible, fmt, out);
+        out->used = used;
+        out->eligible = eligible;
+        out->others = nrows - eligible;
+    } else {
+        t2__importance_result_free(out);
     }
-    free(r);
     free(imp);
     free(y);
     free(x);
@@ -206,5 +189,60 @@ int t2__print_importance(t2__store *st, int64_t exp_id, t2__store_format fmt, FI
     free(leaves);
     t2__trial_rows_free(rows, nrows);
     t2__config_free(cfg);
+    return rc;
+}
+
+static void raw(t2__json_out *j, const char *s) { t2__json_raw(j, s, strlen(s)); }
+
+static int print(const t2__importance_result *r, int64_t exp_id, t2__store_format fmt, FILE *out)
+{
+    if (fmt == T2__FMT_CSV) {
+        fprintf(out, "hyperparameter,importance\n");
+        for (size_t k = 0; k < r->d; k++) fprintf(out, "%s,%.6f\n", r->names[k], r->values[k]);
+    } else if (fmt == T2__FMT_JSON) {
+        t2__json_out j = {0};
+        char num[64];
+        raw(&j, "{\"experiment\":");
+        t2__json_int(&j, exp_id);
+        raw(&j, ",\"metric\":");
+        t2__json_string(&j, r->metric);
+        raw(&j, ",\"trials\":");
+        t2__json_int(&j, (int64_t)r->used);
+        raw(&j, ",\"importance\":[");
+        for (size_t k = 0; k < r->d; k++) {
+            raw(&j, k ? ",{\"hyperparameter\":" : "{\"hyperparameter\":");
+            t2__json_string(&j, r->names[k]);
+            raw(&j, ",\"importance\":");
+            t2__json_raw(&j, num, t2__json_double_text(r->values[k], num, sizeof num));
+            raw(&j, "}");
+        }
+        raw(&j, "]}\n");
+        if (j.oom) {
+            free(j.p);
+            return t2_seterr(T2_ENOMEM, "importance: out of memory");
+        }
+        fwrite(j.p, 1, j.n, out);
+        free(j.p);
+    } else {
+        size_t w = strlen("hyperparameter");
+        for (size_t k = 0; k < r->d; k++) w = strlen(r->names[k]) > w ? strlen(r->names[k]) : w;
+        fprintf(out, "%-*s  importance\n", (int)w, "hyperparameter");
+        for (size_t k = 0; k < r->d; k++) fprintf(out, "%-*s  %.4f\n", (int)w, r->names[k], r->values[k]);
+        if (r->used < r->eligible)
+            fprintf(out, "(fANOVA: a random forest of 64 trees fit to %zu of %zu completed trials, drawn at random, "
+                         "and their best %s)\n", r->used, r->eligible, r->metric);
+        else
+            fprintf(out, "(fANOVA: a random forest of 64 trees fit to %zu completed trials' best %s%s)\n", r->used,
+                    r->metric, r->others ? "; the other trials left out" : "");
+    }
+    return ferror(out) ? t2_seterr(T2_EIO, "importance: write error") : T2_OK;
+}
+
+int t2__print_importance(t2__store *st, int64_t exp_id, t2__store_format fmt, FILE *out)
+{
+    t2__importance_result r;
+    int rc = t2__experiment_importance(st, exp_id, &r);
+    if (!rc) rc = print(&r, exp_id, fmt, out);
+    t2__importance_result_free(&r);
     return rc;
 }

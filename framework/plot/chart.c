@@ -69,6 +69,10 @@ static double nice_step(double raw)
 
 static void axis_fit(axis *a, const t2__panel *p, int want_x)
 {
+    if (!want_x && p->ycats) { /* one band per category */
+        a->lo = -0.5, a->hi = (double)p->nycats - 0.5, a->step = 1;
+        return;
+    }
     double lo = INFINITY, hi = -INFINITY;
     for (size_t s = 0; s < p->ns; s++)
         for (size_t i = 0; i < p->s[s].n; i++) {
@@ -76,6 +80,8 @@ static void axis_fit(axis *a, const t2__panel *p, int want_x)
             if (a->log) v = v > 0 ? log10(v) : NAN;
             if (isfinite(v)) lo = fmin(lo, v), hi = fmax(hi, v);
         }
+    for (size_t s = 0; want_x && s < p->ns; s++)
+        if (p->s[s].style & T2__SERIES_HBAR) lo = fmin(lo, 0), hi = fmax(hi, 0); /* bars start at 0 */
     if (!(lo <= hi)) lo = 0, hi = 1;
     if (hi - lo < 1e-12 * fmax(1, fabs(lo))) { /* one value: a band around it */
         double pad = fabs(lo) > 0 ? fabs(lo) * 0.1 : 1;
@@ -155,7 +161,7 @@ static void draw_axes(cairo_t *cr, const t2__panel *p, const axis *ax, const axi
         tick_label(buf, sizeof buf, ax, t);
         text_at(cr, buf, px, y0 + h + PAD + 5, 0.5, 0);
     }
-    for (int k = 0; k <= 1000; k++) {
+    for (int k = 0; !p->ycats && k <= 1000; k++) {
         double t = ay->lo + k * ay->step;
         if (t > ay->hi + ay->step * 1e-9) break;
         double py = y0 + h - (t - ay->lo) / (ay->hi - ay->lo) * h;
@@ -165,15 +171,29 @@ static void draw_axes(cairo_t *cr, const t2__panel *p, const axis *ax, const axi
         tick_label(buf, sizeof buf, ay, t);
         text_at(cr, buf, x0 - PAD - 5, py, 1, 0.5);
     }
+    /* Category labels, right-aligned in the margin, smaller where a long one would not fit. */
+    for (size_t k = 0; p->ycats && k < p->nycats; k++) {
+        double py = y0 + h - ((double)k - ay->lo) / (ay->hi - ay->lo) * h, room = ML - 2 * PAD;
+        cairo_text_extents_t e;
+        char label[512];
+        clean_text(p->ycats[k], label, sizeof label);
+        cairo_set_font_size(cr, 11);
+        cairo_text_extents(cr, label, &e);
+        if (e.width > room) cairo_set_font_size(cr, fmax(6, 11 * room / e.width));
+        cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
+        text_at(cr, label, x0 - PAD - 4, py, 1, 0.5);
+    }
     cairo_set_source_rgb(cr, 0, 0, 0);
     cairo_rectangle(cr, x0 - PAD, y0 - PAD, w + 2 * PAD, h + 2 * PAD), cairo_stroke(cr);
     cairo_set_font_size(cr, 13);
     text_at(cr, p->xlabel, x0 + w / 2, y0 + h + PAD + 24, 0.5, 0);
-    cairo_save(cr);
-    cairo_translate(cr, x0 - 60, y0 + h / 2);
-    cairo_rotate(cr, -PI / 2);
-    text_at(cr, p->ylabel, 0, 0, 0.5, 0);
-    cairo_restore(cr);
+    if (!p->ycats) { /* the category labels take the margin */
+        cairo_save(cr);
+        cairo_translate(cr, x0 - 60, y0 + h / 2);
+        cairo_rotate(cr, -PI / 2);
+        text_at(cr, p->ylabel, 0, 0, 0.5, 0);
+        cairo_restore(cr);
+    }
     if (p->title) text_at(cr, p->title, x0 + w / 2, y0 - PAD - 8, 0.5, 1);
 }
 
@@ -210,6 +230,16 @@ static void draw_series(cairo_t *cr, const t2__series *s, const axis *ax, const 
         cairo_stroke(cr);
         cairo_set_dash(cr, NULL, 0, 0);
         cairo_set_line_cap(cr, CAIRO_LINE_CAP_BUTT);
+    }
+    if (s->style & T2__SERIES_HBAR) {
+        double base = to_unit(ax, fmax(0, ax->lo)), half = 0.3 / (ay->hi - ay->lo); /* a band's 60% */
+        for (size_t i = 0; i < s->n; i++) {
+            double ux = to_unit(ax, s->x[i]), uy = to_unit(ay, s->y[i]);
+            if (!isfinite(ux) || !isfinite(uy)) continue;
+            double left = fmin(base, ux), right = fmax(base, ux);
+            cairo_rectangle(cr, x0 + left * w, y0 + h - (uy + half) * h, (right - left) * w, 2 * half * h);
+        }
+        cairo_fill(cr); /* a fill, as points: bars do not count as series lines */
     }
     if (s->style & T2__SERIES_POINTS) {
         for (size_t i = 0; i < s->n; i++) {

@@ -37,11 +37,13 @@ static int usage(const char *why)
 static void help(void)
 {
     printf("usage: t2exp " SYNOPSIS "\n"
-           "writes DIR/learning_curves, DIR/best_so_far and DIR/hparams (.svg or .png) for experiment EXP:\n"
+           "writes DIR/learning_curves, DIR/best_so_far, DIR/hparams and DIR/importance (.svg or .png) for\n"
+           "experiment EXP:\n"
            "  learning_curves  training and searcher metric vs batches for the top N trials (default 5),\n"
            "                   ranked as `t2exp describe` ranks them\n"
            "  best_so_far      the best searcher-metric value against minutes since the experiment started\n"
-           "  hparams          each numeric hyperparameter that varies against the trial's best metric\n");
+           "  hparams          each numeric hyperparameter that varies against the trial's best metric\n"
+           "  importance       each searched hyperparameter's share of the variance (t2exp importance)\n");
 }
 
 static int positive(const char *s, long max, long *out)
@@ -162,7 +164,7 @@ static int run(const char *home, int argc, char **argv)
 const t2__command t2__command_plot = {
     .name = "plot",
     .synopsis = SYNOPSIS,
-    .summary = "learning curves, best so far and hparams as SVG or PNG files",
+    .summary = "learning curves, best so far, hparams and importance as SVG or PNG files",
     .options = OPTIONS,
     .run = run,
 };

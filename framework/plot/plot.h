@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "framework/cli/importance.h"
 #include "framework/store/store.h"
 
 /* The most numeric hparams that get a panel in hparams.{svg,png}: more panels are unreadable. */
@@ -39,6 +40,8 @@ typedef struct {
     size_t nhp;
     char *hp_name[T2__PLOT_MAX_HPARAMS];
     t2__plot_xy hp[T2__PLOT_MAX_HPARAMS]; /* (hparam value, the trial's best validation) */
+    t2__importance_result imp; /* `t2exp importance`'s answer (imp.d 0: none, imp_why says why) */
+    char imp_why[300];
 } t2__plot_data;
 
 /* Reads experiment `id` through the store's own query functions. T2_ENOTFOUND for an unknown
@@ -48,7 +51,8 @@ void t2__plot_data_free(t2__plot_data *d);
 
 /* ---- chart.c ---- */
 
-enum { T2__SERIES_LINE = 1, T2__SERIES_POINTS = 2, T2__SERIES_STEP = 4 };
+/* HBAR: a horizontal bar from x = 0 to each point's x, at its y (a category's index). */
+enum { T2__SERIES_LINE = 1, T2__SERIES_POINTS = 2, T2__SERIES_STEP = 4, T2__SERIES_HBAR = 8 };
 
 /* Palette colours are distinct stroke colours (tests count a chart's series by them); -1 draws
  * in grey, which is never a palette colour. */
@@ -66,6 +70,10 @@ typedef struct {
     int xlog; /* a log10 x axis */
     const t2__series *s;
     size_t ns;
+    /* A category y axis (NULL: numeric): y = k is labelled ycats[k], for k < nycats; the y label is
+     * then only in the SVG's description. */
+    const char *const *ycats;
+    size_t nycats;
 } t2__panel;
 
 typedef struct {
@@ -83,9 +91,9 @@ int t2__chart_render(const t2__figure *f, int png, char **buf, size_t *len);
 
 /* ---- figures.c ---- */
 
-/* The three files' figures, rendered; names[i] ("learning_curves") and bufs[i] for i < 3. Once per
+/* The four files' figures, rendered; names[i] ("learning_curves") and bufs[i] for i < 4. Once per
  * process: it frees cairo's and fontconfig's global font caches when done. */
-#define T2__PLOT_FILES 3
+#define T2__PLOT_FILES 4
 extern const char *const t2__plot_names[T2__PLOT_FILES];
 int t2__plot_render_all(const t2__plot_data *d, int png, char *bufs[T2__PLOT_FILES], size_t lens[T2__PLOT_FILES]);
 

@@ -220,6 +220,12 @@ int t2__plot_load(t2__store *st, int64_t id, long top, t2__plot_data *d)
         if (!rc) rc = curves(st, d, &d->top[i]);
     }
     if (!rc) rc = best_so_far(st, d);
+    /* No importance (too few trials, nothing searched) is a figure that says why, not a failure. */
+    if (!rc && (rc = t2__experiment_importance(st, id, &d->imp)) == T2_ESTATE) {
+        snprintf(d->imp_why, sizeof d->imp_why, "%s", t2_errmsg());
+        t2_clearerr();
+        rc = T2_OK;
+    }
     size_t points = d->all.n;
     for (size_t i = 0; i < d->ntop; i++) points += d->top[i].train.n + d->top[i].valid.n;
     if (!rc && points == 0)
@@ -250,5 +256,6 @@ void t2__plot_data_free(t2__plot_data *d)
     free(d->name);
     free(d->metric);
     free(d->train_metric);
+    t2__importance_result_free(&d->imp);
     memset(d, 0, sizeof *d);
 }

@@ -3,7 +3,7 @@
 # with a <title> and a <desc> naming the axes and series; learning_curves has one line per top
 # trial (counted by palette stroke colour) and each line has one point per stored metric row
 # (counted as L commands: chart.c draws one segment per point); best_so_far has a point per
-# validation; PNGs are PNGs; bad options, an unknown experiment, an experiment without metrics and
+# validation; importance has a bar per searched hyperparameter; PNGs are PNGs; bad options, an unknown experiment, an experiment without metrics and
 # an unwritable --out are refused with commands.h's exit codes, leaving no partial file behind.
 source "$(dirname "$0")/common.bash"
 command -v python3 >/dev/null || { echo "plot: skipped (no python3)"; exit 77; }
@@ -20,6 +20,7 @@ expect_exit 0 "$T2EXP" plot 1 --out "$WORK/svg" --format svg --top 3
 expect_in "$OUT" "learning_curves.svg"
 "$T2EXP" describe 1 --json > "$WORK/describe.json"
 for n in $(seq 0 5); do "$T2EXP" metrics "1.$n" --json > "$WORK/metrics.$n.json"; done
+"$T2EXP" importance 1 --json > "$WORK/importance.json"
 
 python3 - "$WORK" <<'PY' || fail "the SVG checks failed (above)"
 import json, re, sys, xml.dom.minidom
@@ -80,6 +81,15 @@ check(steps == [2 * nval - 1], f"best_so_far: {steps} segments for {nval} valida
 
 doc, title, desc = load("hparams")
 check("x axis: x, y; y axis: loss" in desc, f"hparams desc: {desc!r}")
+
+# importance: a filled bar per searched hyperparameter (one path, a closed rectangle each), in palette colour 0.
+imp = json.load(open(f"{work}/importance.json"))["importance"]
+doc, title, desc = load("importance")
+check("hyperparameter importance (fANOVA)" in title, f"importance title: {title!r}")
+check("y axis: hyperparameter" in desc and "one bar per searched hyperparameter" in desc, f"importance desc: {desc!r}")
+bars = [len(re.findall(r"\bZ\b", p.getAttribute("d"))) for p in doc.getElementsByTagName("path")
+        if re.search(r"fill:rgb\(12.1\d*%,46.6\d*%,70.5\d*%\)", p.getAttribute("style"))]
+check(bars == [len(imp)], f"importance: bars {bars}, wanted one path of {len(imp)}")
 if bad:
     print("\n".join("FAIL: " + b for b in bad), file=sys.stderr)
     sys.exit(1)
@@ -87,7 +97,7 @@ PY
 
 # PNG: the signature, a plausible size and the figure's dimensions in IHDR.
 expect_exit 0 "$T2EXP" plot 1 --out "$WORK/png" --format png --top 3
-for f in learning_curves best_so_far hparams; do
+for f in learning_curves best_so_far hparams importance; do
   [ "$(head -c 8 "$WORK/png/$f.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] || fail "$f.png: no PNG signature"
   [ "$(stat -c %s "$WORK/png/$f.png")" -gt 5000 ] || fail "$f.png: only $(stat -c %s "$WORK/png/$f.png") bytes"
 done

@@ -194,11 +194,38 @@ int t2__experiment_importance(t2__store *st, int64_t exp_id, t2__importance_resu
 
 static void raw(t2__json_out *j, const char *s) { t2__json_raw(j, s, strlen(s)); }
 
+/* A name as a CSV field: quoted (quotes doubled) when it holds a comma, a quote or a line break. */
+static void csv_name(FILE *out, const char *s)
+{
+    if (!strpbrk(s, ",\"\r\n")) {
+        fputs(s, out);
+        return;
+    }
+    fputc('"', out);
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', out);
+        fputc(*s, out);
+    }
+    fputc('"', out);
+}
+
+/* A name for the terminal: control characters (an escape sequence in a config key) as spaces. */
+static void table_name(FILE *out, const char *s, size_t width)
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", s);
+    t2__store_printable(buf, strlen(buf));
+    fprintf(out, "%-*s", (int)width, buf);
+}
+
 static int print(const t2__importance_result *r, int64_t exp_id, t2__store_format fmt, FILE *out)
 {
     if (fmt == T2__FMT_CSV) {
         fprintf(out, "hyperparameter,importance\n");
-        for (size_t k = 0; k < r->d; k++) fprintf(out, "%s,%.6f\n", r->names[k], r->values[k]);
+        for (size_t k = 0; k < r->d; k++) {
+            csv_name(out, r->names[k]);
+            fprintf(out, ",%.6f\n", r->values[k]);
+        }
     } else if (fmt == T2__FMT_JSON) {
         t2__json_out j = {0};
         char num[64];
@@ -227,7 +254,10 @@ static int print(const t2__importance_result *r, int64_t exp_id, t2__store_forma
         size_t w = strlen("hyperparameter");
         for (size_t k = 0; k < r->d; k++) w = strlen(r->names[k]) > w ? strlen(r->names[k]) : w;
         fprintf(out, "%-*s  importance\n", (int)w, "hyperparameter");
-        for (size_t k = 0; k < r->d; k++) fprintf(out, "%-*s  %.4f\n", (int)w, r->names[k], r->values[k]);
+        for (size_t k = 0; k < r->d; k++) {
+            table_name(out, r->names[k], w);
+            fprintf(out, "  %.4f\n", r->values[k]);
+        }
         if (r->used < r->eligible)
             fprintf(out, "(fANOVA: a random forest of 64 trees fit to %zu of %zu completed trials, drawn at random, "
                          "and their best %s)\n", r->used, r->eligible, r->metric);

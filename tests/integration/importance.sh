@@ -50,6 +50,17 @@ if ! grep -q "T2EXP_SANITIZE:BOOL=ON" "$T2EXP_BUILD/CMakeCache.txt"; then
   expect_exit 0 "$T2EXP" delete 2 --yes
 fi
 
+# Names as the formats need them: a comma and a quote quoted in CSV, an escape sequence (a config
+# key may hold one) never reaching the terminal from the table.
+printf 'hyperparameters:\n  global_batch_size: 1\n  y: -2\n  x: {type: double, minval: -10, maxval: 10}\n  "a,b\\"c": {type: double, minval: 0, maxval: 1}\n  "esc\\e[31mred": {type: int, minval: 0, maxval: 3}\nsearcher: {name: random, metric: loss, max_trials: 40, max_length: {batches: 1}}\n' > "$WORK/odd.yaml"
+expect_exit 0 "$T2EXP" create "$WORK/odd.yaml" "$TRIALS/quadratic.so" --quiet
+e=$(sql "SELECT max(id) FROM experiments")
+expect_exit 0 "$T2EXP" importance "$e"
+! grep -q $'\e' <<<"$OUT" || fail "an escape character reached the table: $(cat -v <<<"$OUT")"
+expect_in "$OUT" "esc [31mred"
+expect_exit 0 "$T2EXP" importance "$e" --csv
+expect_in "$OUT" '"a,b""c",'
+
 # Refused: an unknown experiment (exit 2), one with nothing searched, one with one trial.
 expect_exit 2 "$T2EXP" importance 9
 cat > "$WORK/const.yaml" <<'Y'

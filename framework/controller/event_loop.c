@@ -242,9 +242,8 @@ static int feed(t2__ctl *c, t2__ctl_trial *t)
         /* To max_length a worker's runner leaves after its done, unasked: the exit and the wait
          * for it were a round trip per trial. Only in a worker, which goes on reading its channel
          * (a message the controller sent meanwhile, a threads one, is dropped there); a trial's
-         * own process that exits with a message unread resets the channel, and the controller's
-         * read then fails (ECONNRESET) where the rest of the stream was. Forked and distributed
-         * trials keep the exit. */
+         * own process that exits with a message unread resets the channel (read as its end once
+         * what it sent is read: channel_reader.c). Forked and distributed trials keep the exit. */
         m.u.train.last = t->auto_exit = t2__ctl_on_worker(c, t) && t->pending >= c->cfg->searcher.max_length.n;
         t->sent = t->pending;
         t->pending = -1;

@@ -73,14 +73,25 @@ static int too_large(t2__chan_reader *r, uint32_t body)
     return t2_seterr(T2_EFORMAT, "channel: frame of %u bytes is too large", body);
 }
 
+/* A peer that closed while data it had not read was queued for it resets the channel
+ * (ECONNRESET): a trial that died mid-batch with an op unread, or whose group the controller
+ * ended (what it had forked held the channel). Its own writes are still read first (a Unix
+ * socket reports the reset only once the queue is empty), so it is an end of stream like any
+ * other; as an error it replaced the trial's real end ("killed by signal 6") with "read failed". */
+static ssize_t read_chan(int fd, void *buf, size_t len)
+{
+    ssize_t n;
+    do {
+        n = read(fd, buf, len);
+    } while (n < 0 && errno == EINTR);
+    return n < 0 && errno == ECONNRESET ? 0 : n;
+}
+
 static int drain(t2__chan_reader *r, int fd, int may_read, int *got)
 {
     if (!may_read) return T2_OK;
     char sink[4096];
-    ssize_t n;
-    do {
-        n = read(fd, sink, sizeof sink);
-    } while (n < 0 && errno == EINTR);
+    ssize_t n = read_chan(fd, sink, sizeof sink);
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return T2_OK;
     if (n < 0) return t2_seterr(T2_EIO, "channel: read failed: %s", strerror(errno));
     if (n == 0) r->eof = 1;
@@ -101,10 +112,7 @@ int t2__chan_reader_each(t2__chan_reader *r, int fd, int may_read, t2__chan_fram
         size_t need = have >= 4 ? 4 + (size_t)body - have : READ_CHUNK / 2;
         int rc = make_room(r, need > READ_CHUNK / 2 ? need : READ_CHUNK / 2);
         if (rc) return rc;
-        ssize_t n;
-        do {
-            n = read(fd, r->buf + r->len, r->cap - r->len);
-        } while (n < 0 && errno == EINTR);
+        ssize_t n = read_chan(fd, r->buf + r->len, r->cap - r->len);
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return T2_OK;
         if (n < 0) return t2_seterr(T2_EIO, "channel: read failed: %s", strerror(errno));
         if (n == 0) r->eof = 1;

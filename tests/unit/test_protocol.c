@@ -517,6 +517,35 @@ static void buffered_reader(void)
     t2_clearerr();
 }
 
+/* A peer that closes with data unread resets the channel: what it sent before is read, then the
+ * end of stream, not an error (the controller took the reset for the trial's failure). */
+static void reset_is_end(void)
+{
+    int sv[2];
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+    t2__chan_writer w = {0};
+    t2__msg done = {.kind = T2__MSG_DONE, .u.done.batches = 3}, ex = {.kind = T2__MSG_EXIT};
+    CHECK_OK(t2__msg_put(&w, &done));
+    CHECK_OK(t2__chan_writer_flush(&w, sv[1])); /* the "runner" reports */
+    CHECK_OK(t2__msg_put(&w, &ex));
+    CHECK_OK(t2__chan_writer_flush(&w, sv[0])); /* the "controller" sends an op it never reads */
+    close(sv[1]);                               /* unread: the peer's close resets sv[0] */
+    char probe;
+    ssize_t raw = recv(sv[0], &probe, 1, MSG_PEEK);
+    CHECK(raw == 1); /* the report is still there before the reset shows */
+    t2__chan_reader r = {0};
+    t2__msg m;
+    int got;
+    CHECK_OK(t2__msg_recv_buffered(&r, sv[0], 1, &m, &got));
+    CHECK(got && m.kind == T2__MSG_DONE && m.u.done.batches == 3);
+    t2__msg_free(&m);
+    CHECK_OK(t2__msg_recv_buffered(&r, sv[0], 1, &m, &got));
+    CHECK(got && m.kind == T2__MSG_NONE);
+    close(sv[0]);
+    t2__chan_reader_free(&r);
+    t2__chan_writer_free(&w);
+}
+
 /* The held writer (channel_writer.c): frames put one by one go out in one write, in order, and
  * read back whole; a flush to a peer that is gone fails, and the writer is empty after it. */
 static void held_writer(void)
@@ -566,6 +595,7 @@ int main(void)
     over_a_channel();
     buffered_reader();
     held_writer();
+    reset_is_end();
     /* Every kind has a name, and decoding a name gives the kind back. */
     for (int k = T2__MSG_NONE + 1; k < T2__MSG_KINDS; k++) CHECK(strlen(t2__msg_kind_name((t2__msg_kind)k)) > 0);
     return check_report("test_protocol");

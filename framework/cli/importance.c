@@ -23,23 +23,6 @@
  * a 2-core EPYC VM) and its memory bounded. */
 #define MAX_POINTS 10000
 
-/* The config the experiment ran with. */
-static int stored_config(t2__store *st, int64_t exp_id, t2__config **cfg)
-{
-    t2__experiment_row row;
-    const char **ovr = NULL;
-    int novr = 0;
-    t2__val *doc = NULL;
-    int rc = t2__store_get_experiment(st, exp_id, &row);
-    if (rc) return rc;
-    if (!(rc = t2__experiment_overrides(&row, NULL, 0, &ovr, &novr, &doc)))
-        rc = t2__config_load_string(row.config_yaml, "stored config", ovr, novr, cfg);
-    free(ovr);
-    t2__val_free(doc);
-    t2__experiment_row_free(&row);
-    return rc;
-}
-
 /* Leaf h's feature domain; 0 when it has none (not searchable, or a single value). */
 static int domain(const t2__hparam *h, double *lo, double *hi)
 {
@@ -120,7 +103,7 @@ int t2__experiment_importance(t2__store *st, int64_t exp_id, t2__importance_resu
     size_t nrows = 0, nleaves = 0, d = 0, used = 0, eligible = 0;
     const t2__hparam **leaves = NULL;
     double *lo = NULL, *hi = NULL, *x = NULL, *y = NULL, *imp = NULL;
-    int rc = stored_config(st, exp_id, &cfg);
+    int rc = t2__experiment_stored_config(st, exp_id, NULL, 0, &cfg, NULL);
     if (!rc) rc = t2__store_list_trials(st, exp_id, &rows, &nrows);
     if (!rc) {
         nleaves = t2__hparam_leaves(cfg->hparams, NULL, 0);
@@ -194,21 +177,6 @@ int t2__experiment_importance(t2__store *st, int64_t exp_id, t2__importance_resu
 
 static void raw(t2__json_out *j, const char *s) { t2__json_raw(j, s, strlen(s)); }
 
-/* A name as a CSV field: quoted (quotes doubled) when it holds a comma, a quote or a line break. */
-static void csv_name(FILE *out, const char *s)
-{
-    if (!strpbrk(s, ",\"\r\n")) {
-        fputs(s, out);
-        return;
-    }
-    fputc('"', out);
-    for (; *s; s++) {
-        if (*s == '"') fputc('"', out);
-        fputc(*s, out);
-    }
-    fputc('"', out);
-}
-
 /* A name for the terminal: control characters (an escape sequence in a config key) as spaces. */
 static void table_name(FILE *out, const char *s, size_t width)
 {
@@ -223,7 +191,7 @@ static int print(const t2__importance_result *r, int64_t exp_id, t2__store_forma
     if (fmt == T2__FMT_CSV) {
         fprintf(out, "hyperparameter,importance\n");
         for (size_t k = 0; k < r->d; k++) {
-            csv_name(out, r->names[k]);
+            t2__store_csv_field(out, r->names[k]);
             fprintf(out, ",%.6f\n", r->values[k]);
         }
     } else if (fmt == T2__FMT_JSON) {

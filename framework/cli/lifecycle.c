@@ -1,10 +1,12 @@
-/* lifecycle.c — detached controllers, pause/kill by signal, follow (see lifecycle.h). */
+/* lifecycle.c — detached controllers, pause/kill by signal, following a run's or a trial's output
+ * (`follow EXP`, `logs EXP.N --follow`: Determined's `det trial logs -f`) (see lifecycle.h). */
 #define _GNU_SOURCE /* pidfd syscalls */
 #include "lifecycle.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -194,4 +196,63 @@ int t2__follow(t2__store *st, int64_t exp_id, FILE *out, int *state)
     *state = row.state;
     t2__experiment_row_free(&row);
     return T2_OK;
+}
+
+/* ---- logs EXP.N --follow ---- */
+
+/* Prints the trial's stream past *at (trial_log.c). A segment's bytes never change once written
+ * and a new run only adds a segment after the others, so an offset into the stream stays valid as
+ * it grows: each round reopens the segments (a restart adds one; a worker's next trial closes the
+ * open one) and goes on from where the last round stopped. */
+static int drain_trial(t2__store *st, int64_t trial_id, int64_t *at, FILE *out)
+{
+    t2__trial_log l;
+    int rc = t2__trial_log_open(st, trial_id, &l);
+    if (rc) return rc;
+    rc = t2__trial_log_copy(&l, at, out, NULL);
+    t2__trial_log_free(&l);
+    if (!rc && fflush(out) != 0) rc = t2_seterr(T2_EIO, "logs: write error");
+    return rc;
+}
+
+/* The trial has no more output to come: it ended for good, or nobody runs its experiment (a pause,
+ * a crash: a resume is a new run, to be followed anew). A QUEUED trial of a live controller is
+ * waiting for a slot or a restart, and is followed on. */
+static int ended(int state, int live)
+{
+    return !live || state == T2__TRIAL_COMPLETED || state == T2__TRIAL_ERRORED || state == T2__TRIAL_CANCELED;
+}
+
+int t2__follow_resolve(t2__store *st, const char *ref, int64_t *trial_id)
+{
+    char *end;
+    long long exp = strtoll(ref, &end, 10);
+    for (;;) {
+        int rc = t2__store_resolve_trial(st, ref, trial_id);
+        if (rc != T2_ENOTFOUND || *end != '.' || end == ref) return rc;
+        /* EXP.N of a live run: its row may be in the controller's next commit (a search that makes
+         * its trials as it goes, a `create --detach` a moment ago). */
+        long pid;
+        if (t2__store_controller(st, exp, &pid) != 1) return rc;
+        nap(200);
+    }
+}
+
+int t2__follow_trial(t2__store *st, int64_t trial_id, FILE *out, int *state)
+{
+    int64_t at = 0;
+    for (;;) {
+        /* The state first, then the output: whatever was written before the end is shown. */
+        t2__trial_row row;
+        int rc = t2__store_get_trial(st, trial_id, &row);
+        if (rc) return rc;
+        long pid;
+        int live = t2__store_controller(st, row.experiment_id, &pid);
+        *state = row.state;
+        t2__trial_row_free(&row);
+        if (live < 0) return live;
+        if ((rc = drain_trial(st, trial_id, &at, out))) return rc;
+        if (ended(*state, live)) return T2_OK;
+        nap(200);
+    }
 }

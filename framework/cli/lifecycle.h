@@ -34,7 +34,7 @@ int t2__signal_controller(t2__store *st, int64_t exp_id, int sig, double wait_s)
 int t2__follow(t2__store *st, int64_t exp_id, FILE *out, int *state);
 
 /* Copies trial trial_id's output (trial_log.c's stream) to out as it grows until the trial has
- * ended (COMPLETED, ERRORED, CANCELED) or no controller runs its experiment (trial_follow.c);
+ * ended (COMPLETED, ERRORED, CANCELED) or no controller runs its experiment;
  * *state gets the trial's state then. T2_ENOTFOUND: no such trial. */
 int t2__follow_trial(t2__store *st, int64_t trial_id, FILE *out, int *state);
 /* t2__store_resolve_trial for a follow: an EXP.N not there yet is waited for while EXP's

@@ -312,20 +312,9 @@ static int evaluate_config(const args *a, const t2_checkpoint_info *info, t2__co
     *parts = 0;
     if (a->npos > 2) return t2__config_load(a->pos[2], a->overrides, a->noverrides, cfg);
     t2__store *st = NULL;
-    t2__experiment_row row;
-    memset(&row, 0, sizeof row);
     int rc = info->experiment_id > 0 ? open_store(a, 1, &st) : t2_seterr(T2_ENOTFOUND, "the checkpoint belongs to no experiment; give a CONFIG");
     /* The config as the experiment ran it: the stored file, its --config overrides, then ours. */
-    const char **ovr = NULL;
-    int novr = 0;
-    t2__val *doc = NULL;
-    if (!rc) rc = t2__store_get_experiment(st, info->experiment_id, &row);
-    if (!rc) rc = t2__experiment_overrides(&row, a->overrides, a->noverrides, &ovr, &novr, &doc);
-    if (!rc) rc = t2__config_load_string(row.config_yaml, "stored config", ovr, novr, cfg);
-    if (!rc) *parts = row.parts;
-    free(ovr);
-    t2__val_free(doc);
-    t2__experiment_row_free(&row);
+    if (!rc) rc = t2__experiment_stored_config(st, info->experiment_id, a->overrides, a->noverrides, cfg, parts);
     t2__store_close(st);
     return rc;
 }
@@ -519,17 +508,9 @@ static int cmd_delete(const args *a)
 /* The stream l to stdout; *last (may be NULL) gets its last byte ('\n' when empty). */
 static int print_stream(const t2__trial_log *l, char *last)
 {
-    static char buf[65536];
     int64_t at = 0;
-    size_t got;
-    int rc;
     if (last) *last = '\n';
-    while (!(rc = t2__trial_log_read(l, at, buf, sizeof buf, &got, NULL)) && got > 0) {
-        fwrite(buf, 1, got, stdout);
-        at += (int64_t)got;
-        if (last) *last = buf[got - 1];
-    }
-    return rc;
+    return t2__trial_log_copy(l, &at, stdout, last);
 }
 
 /* A trial's output (trial_log.c): its own log file, then each run's segment of a worker's log.

@@ -68,4 +68,10 @@ int t2__experiment_resume(const t2__resume_opts *o);
 int t2__experiment_overrides(t2__experiment_row *row, const char *const *extra, int nextra, const char ***out,
                              int *n, t2__val **doc);
 
+/* The config experiment id ran with (its stored file and --config overrides), extra on top, and
+ * (parts may be NULL) the part count it recorded (0: none). T2_ENOTFOUND for an unknown id. Used
+ * by evaluate with a stored config and by importance. */
+int t2__experiment_stored_config(t2__store *st, int64_t id, const char *const *extra, int nextra, t2__config **cfg,
+                                 int *parts);
+
 #endif

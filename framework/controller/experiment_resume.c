@@ -144,6 +144,24 @@ int t2__experiment_overrides(t2__experiment_row *row, const char *const *extra, 
     return T2_OK;
 }
 
+int t2__experiment_stored_config(t2__store *st, int64_t id, const char *const *extra, int nextra, t2__config **cfg,
+                                 int *parts)
+{
+    t2__experiment_row row;
+    const char **ovr = NULL;
+    int novr = 0;
+    t2__val *doc = NULL;
+    int rc = t2__store_get_experiment(st, id, &row);
+    if (rc) return rc;
+    if (!(rc = t2__experiment_overrides(&row, extra, nextra, &ovr, &novr, &doc)))
+        rc = t2__config_load_string(row.config_yaml, "stored config", ovr, novr, cfg);
+    if (!rc && parts) *parts = row.parts;
+    free(ovr);
+    t2__val_free(doc);
+    t2__experiment_row_free(&row);
+    return rc;
+}
+
 int t2__experiment_resume(const t2__resume_opts *o)
 {
     t2__ctl c;

@@ -320,6 +320,10 @@ int t2__trial_log_open(t2__store *st, int64_t trial_id, t2__trial_log *out);
  * gets the stream's bytes now, from the same opening of each piece as the read. T2_EIO (message
  * names the file) when a piece cannot be read: missing, not a regular file, or a symbolic link. */
 int t2__trial_log_read(const t2__trial_log *l, int64_t offset, void *buf, size_t cap, size_t *got, int64_t *size);
+/* Writes the stream from *at to its end as it is now to out, advancing *at past what was written;
+ * last (NULL: not wanted) gets the last byte written (unchanged when none). T2_EIO when a piece
+ * cannot be read or out cannot be written; T2_ENOMEM. */
+int t2__trial_log_copy(const t2__trial_log *l, int64_t *at, FILE *out, char *last);
 void t2__trial_log_free(t2__trial_log *l);
 
 /* A number that changes whenever another connection commits to the store (SQLite's
@@ -482,6 +486,10 @@ int t2__store_query_text(t2__store *st, const char *sql, char *buf, size_t len);
  * the cursor nor start an escape sequence, and stays on one line. The listings' cells, create's
  * and resume's summaries and the progress lines all go through it. */
 void t2__store_printable(char *s, size_t n);
+
+/* Writes v as one CSV field (RFC 4180): quoted, quotes doubled, when it holds a comma, a quote or
+ * a line break; NULL writes nothing (an empty field). */
+void t2__store_csv_field(FILE *out, const char *v);
 
 typedef enum { T2__FMT_TABLE, T2__FMT_JSON, T2__FMT_CSV } t2__store_format;
 

@@ -332,7 +332,7 @@ fail:
 
 /* ---- CSV ------------------------------------------------------------------------------- */
 
-static void csv_field(FILE *out, const char *v)
+void t2__store_csv_field(FILE *out, const char *v)
 {
     if (!v) return;
     if (!strpbrk(v, ",\"\r\n")) {
@@ -352,7 +352,7 @@ int t2__store_print_csv_stmt(t2__store *st, sqlite3_stmt *s, FILE *out)
     int ncol = sqlite3_column_count(s), src;
     for (int c = 0; c < ncol; c++) {
         if (c) fputc(',', out);
-        csv_field(out, sqlite3_column_name(s, c));
+        t2__store_csv_field(out, sqlite3_column_name(s, c));
     }
     fputc('\n', out);
     while ((src = sqlite3_step(s)) == SQLITE_ROW) {
@@ -360,7 +360,7 @@ int t2__store_print_csv_stmt(t2__store *st, sqlite3_stmt *s, FILE *out)
             if (c) fputc(',', out);
             /* SQLite's own text for numbers: reals round-trip to 15 significant digits and read
              * the same as in --json. */
-            csv_field(out, (const char *)sqlite3_column_text(s, c));
+            t2__store_csv_field(out, (const char *)sqlite3_column_text(s, c));
         }
         fputc('\n', out);
     }

@@ -109,3 +109,22 @@ int t2__trial_log_read(const t2__trial_log *l, int64_t offset, void *buf, size_t
     }
     return T2_OK;
 }
+
+int t2__trial_log_copy(const t2__trial_log *l, int64_t *at, FILE *out, char *last)
+{
+    enum { CHUNK = 65536 };
+    char *buf = malloc(CHUNK);
+    if (!buf) return t2_seterr(T2_ENOMEM, "logs: out of memory");
+    size_t got;
+    int rc;
+    while (!(rc = t2__trial_log_read(l, *at, buf, CHUNK, &got, NULL)) && got > 0) {
+        if (fwrite(buf, 1, got, out) != got) {
+            rc = t2_seterr(T2_EIO, "logs: write error: %s", strerror(errno));
+            break;
+        }
+        *at += (int64_t)got;
+        if (last) *last = buf[got - 1];
+    }
+    free(buf);
+    return rc;
+}

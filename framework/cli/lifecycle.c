@@ -240,17 +240,22 @@ int t2__follow_resolve(t2__store *st, const char *ref, int64_t *trial_id)
 
 int t2__follow_trial(t2__store *st, int64_t trial_id, FILE *out, int *state)
 {
-    int64_t at = 0;
+    int64_t at = 0, exp_id;
+    t2__trial_row row;
+    int rc = t2__store_get_trial(st, trial_id, &row);
+    if (rc) return rc;
+    exp_id = row.experiment_id;
+    t2__trial_row_free(&row);
     for (;;) {
-        /* The state first, then the output: whatever was written before the end is shown. */
-        t2__trial_row row;
-        int rc = t2__store_get_trial(st, trial_id, &row);
-        if (rc) return rc;
+        /* Liveness, then the state, then the output: a state read after the controller was seen
+         * gone is its last (read before, a trial completed meanwhile ended the follow as RUNNING),
+         * and whatever was written before the end is shown. */
         long pid;
-        int live = t2__store_controller(st, row.experiment_id, &pid);
+        int live = t2__store_controller(st, exp_id, &pid);
+        if (live < 0) return live;
+        if ((rc = t2__store_get_trial(st, trial_id, &row))) return rc;
         *state = row.state;
         t2__trial_row_free(&row);
-        if (live < 0) return live;
         if ((rc = drain_trial(st, trial_id, &at, out))) return rc;
         if (ended(*state, live)) return T2_OK;
         nap(200);

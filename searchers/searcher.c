@@ -358,6 +358,11 @@ int t2__searcher_on_trial_failed(t2__searcher *s, int64_t request_id, int invali
     return finish(s, ops, mark, rc);
 }
 
+int t2__searcher_has_ended(const t2__searcher *s, int64_t request_id)
+{
+    return s && t2__idset_has(&s->ended, request_id);
+}
+
 double t2__searcher_progress(const t2__searcher *s)
 {
     if (!s || !s->started) return 0.0;

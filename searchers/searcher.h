@@ -80,6 +80,9 @@ int t2__searcher_on_trial_exited(t2__searcher *s, int64_t request_id, t2__ops *o
  * unusable, so random/ASHA/TPE draw a replacement; a failed trial never stalls the search. */
 int t2__searcher_on_trial_failed(t2__searcher *s, int64_t request_id, int invalid_hparams, t2__ops *ops);
 
+/* 1 if the trial exited or failed (an event told the searcher), else 0. */
+int t2__searcher_has_ended(const t2__searcher *s, int64_t request_id);
+
 /* Fraction of the search done, 0..1 (for progress bars and the store). */
 double t2__searcher_progress(const t2__searcher *s);
 

@@ -15,7 +15,7 @@ static const t2__cli_command COMMANDS[] = {
     {"resume", 1, 2, RUN_OPTS, "ID [TRIAL.so]"},
     {"activate", 1, 1, T2__OPT_HOME, "EXP"},
     {"pause", 1, 1, T2__OPT_HOME, "EXP"},
-    {"kill", 1, 1, T2__OPT_HOME, "EXP"},
+    {"kill", 1, 1, T2__OPT_HOME, "EXP | EXP.N"},
     {"follow", 1, 1, T2__OPT_HOME, "EXP"},
     {"delete", 1, 1, T2__OPT_YES | T2__OPT_HOME, "EXP"},
     {"list", 0, 0, READ_FMT, ""},

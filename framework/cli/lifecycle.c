@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "framework/controller/controller.h"
 #include "internal.h"
 #include "t2exp/error.h"
 
@@ -115,19 +116,28 @@ void t2__detach_started(void *arg, int64_t exp_id)
 
 /* A pidfd pins the process: once it is open, a token that still matches proves the signal goes
  * to the controller, not to whoever inherited its pid. Kernels without pidfds (before 5.3) fall
- * back to kill() right after the token check. */
-static int send_checked(t2__store *st, int64_t id, int sig)
+ * back to kill() (sigqueue() with a value) right after the token check. value: NULL for a plain
+ * signal, else what a queued signal carries (SI_QUEUE; `kill EXP.N`'s trial id). */
+static int send_checked(t2__store *st, int64_t id, int sig, const int64_t *value)
 {
     long pid = 0;
     int rc = t2__store_controller(st, id, &pid);
     if (rc < 0) return rc;
     if (rc == 0) return t2_seterr(T2_ESTATE, "experiment %lld is not running (no live controller)", (long long)id);
+    union sigval sv = {.sival_ptr = value ? (void *)(intptr_t)*value : NULL};
 #ifdef SYS_pidfd_open
     int pfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
     if (pfd >= 0) {
         long again = 0;
+        siginfo_t si;
+        memset(&si, 0, sizeof si);
+        si.si_signo = sig;
+        si.si_code = SI_QUEUE;
+        si.si_pid = getpid();
+        si.si_uid = getuid();
+        si.si_value = sv;
         rc = t2__store_controller(st, id, &again);
-        if (rc == 1 && again == pid && syscall(SYS_pidfd_send_signal, pfd, sig, NULL, 0) != 0)
+        if (rc == 1 && again == pid && syscall(SYS_pidfd_send_signal, pfd, sig, value ? &si : NULL, 0) != 0)
             rc = errno == ESRCH ? 0 : t2_seterr(T2_EIO, "signal controller %ld: %s", pid, strerror(errno));
         close(pfd);
         if (rc < 0) return rc;
@@ -137,7 +147,7 @@ static int send_checked(t2__store *st, int64_t id, int sig)
     }
     if (errno == ESRCH) return t2_seterr(T2_ESTATE, "experiment %lld is not running (its controller just ended)", (long long)id);
 #endif
-    if (kill((pid_t)pid, sig) != 0)
+    if ((value ? sigqueue((pid_t)pid, sig, sv) : kill((pid_t)pid, sig)) != 0)
         return errno == ESRCH ? t2_seterr(T2_ESTATE, "experiment %lld is not running (its controller just ended)", (long long)id)
                               : t2_seterr(T2_EIO, "signal controller %ld: %s", pid, strerror(errno));
     return T2_OK;
@@ -145,7 +155,7 @@ static int send_checked(t2__store *st, int64_t id, int sig)
 
 int t2__signal_controller(t2__store *st, int64_t exp_id, int sig, double wait_s)
 {
-    int rc = send_checked(st, exp_id, sig);
+    int rc = send_checked(st, exp_id, sig, NULL);
     if (rc) return rc;
     double t0 = t2__now();
     long pid = 0;
@@ -156,6 +166,57 @@ int t2__signal_controller(t2__store *st, int64_t exp_id, int sig, double wait_s)
         nap(100);
     }
     return rc < 0 ? rc : T2_OK;
+}
+
+static int trial_ended(int state)
+{
+    return state == T2__TRIAL_COMPLETED || state == T2__TRIAL_ERRORED || state == T2__TRIAL_CANCELED;
+}
+
+/* Whether a controller runs the experiment (1, 0; negative: store trouble), then the trial's state
+ * into *state: in that order, so a state read after the controller was seen gone is its last. */
+static int trial_now(t2__store *st, int64_t exp_id, int64_t trial_id, int *state)
+{
+    long pid;
+    t2__trial_row row;
+    int live = t2__store_controller(st, exp_id, &pid);
+    if (live < 0) return live;
+    int rc = t2__store_get_trial(st, trial_id, &row);
+    if (rc) return rc;
+    *state = row.state;
+    t2__trial_row_free(&row);
+    return live;
+}
+
+int t2__kill_trial(t2__store *st, int64_t trial_id, double wait_s, int *state)
+{
+    t2__trial_row row;
+    int rc = t2__store_get_trial(st, trial_id, &row);
+    if (rc) return rc;
+    int64_t exp_id = row.experiment_id, ordinal = row.ordinal;
+    *state = row.state;
+    t2__trial_row_free(&row);
+    if (trial_ended(*state))
+        return t2_seterr(T2_ESTATE, "trial %lld.%lld (id %lld) has already ended: %s", (long long)exp_id,
+                         (long long)ordinal, (long long)trial_id, t2__trial_state_name(*state));
+    if ((rc = send_checked(st, exp_id, T2__SIG_KILL_TRIAL, &trial_id))) {
+        if (rc != T2_ESTATE) return rc;
+        char why[200]; /* say what a user can do about it */
+        snprintf(why, sizeof why, "%s", t2_errmsg());
+        return t2_seterr(T2_ESTATE, "%s; a trial is killed by its experiment's controller: t2exp activate %lld, then "
+                                    "kill it", why, (long long)exp_id);
+    }
+    /* Until the row says it ended (the controller's next commit), or nobody runs it any more. */
+    double t0 = t2__now();
+    for (;;) {
+        int live = trial_now(st, exp_id, trial_id, state);
+        if (live < 0) return live;
+        if (trial_ended(*state) || !live) return T2_OK;
+        if (t2__now() - t0 > wait_s)
+            return t2_seterr(T2_ESTATE, "trial %lld.%lld is still %s after %.0f s", (long long)exp_id, (long long)ordinal,
+                             t2__trial_state_name(*state), wait_s);
+        nap(50);
+    }
 }
 
 /* Copies what the log gained since *off to out. A log not there (yet) is nothing new. */
@@ -218,10 +279,6 @@ static int drain_trial(t2__store *st, int64_t trial_id, int64_t *at, FILE *out)
 /* The trial has no more output to come: it ended for good, or nobody runs its experiment (a pause,
  * a crash: a resume is a new run, to be followed anew). A QUEUED trial of a live controller is
  * waiting for a slot or a restart, and is followed on. */
-static int ended(int state, int live)
-{
-    return !live || state == T2__TRIAL_COMPLETED || state == T2__TRIAL_ERRORED || state == T2__TRIAL_CANCELED;
-}
 
 int t2__follow_resolve(t2__store *st, const char *ref, int64_t *trial_id)
 {
@@ -250,14 +307,10 @@ int t2__follow_trial(t2__store *st, int64_t trial_id, FILE *out, int *state)
         /* Liveness, then the state, then the output: a state read after the controller was seen
          * gone is its last (read before, a trial completed meanwhile ended the follow as RUNNING),
          * and whatever was written before the end is shown. */
-        long pid;
-        int live = t2__store_controller(st, exp_id, &pid);
+        int live = trial_now(st, exp_id, trial_id, state);
         if (live < 0) return live;
-        if ((rc = t2__store_get_trial(st, trial_id, &row))) return rc;
-        *state = row.state;
-        t2__trial_row_free(&row);
         if ((rc = drain_trial(st, trial_id, &at, out))) return rc;
-        if (ended(*state, live)) return T2_OK;
+        if (!live || trial_ended(*state)) return T2_OK;
         nap(200);
     }
 }

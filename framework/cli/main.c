@@ -48,7 +48,8 @@ static const char *usage_text =
     "                                              resources.slots_per_trial: checkpoints restore elastically)\n"
     "  pause EXP                                   checkpoint a running experiment and stop it (PAUSED)\n"
     "  activate EXP                                resume a PAUSED experiment in the background\n"
-    "  kill EXP                                    stop a running experiment now: trials killed, CANCELED\n"
+    "  kill EXP | EXP.N                            stop a running experiment now: trials killed, CANCELED\n"
+    "                                              (EXP.N: that trial alone, CANCELED; the search goes on)\n"
     "  follow EXP                                  print a detached experiment's output until it ends\n"
     "                                              (exit 0 when it COMPLETED, 1 otherwise)\n"
     "  delete EXP [--yes]                          delete a finished experiment: rows, directory, checkpoints\n"
@@ -423,10 +424,37 @@ static int cmd_preview(const args *a)
 /* pause / kill: the live controller gets SIGTERM (as Ctrl-C: it checkpoints, PAUSED; not SIGINT,
  * whose second coming stops the trials without their checkpoints, so a pause asked twice stays a
  * pause) or SIGUSR2 (trials killed, CANCELED); the command returns once it has ended. */
+/* kill EXP.N: that trial alone (Determined's `det trial kill`); the experiment goes on. Exit 0 once
+ * it is CANCELED, 1 when it ended otherwise first (completed, or its experiment stopped). */
+static int cmd_kill_trial(const args *a)
+{
+    t2__store *st = NULL;
+    int64_t id;
+    int state = 0;
+    if (open_store(a, 1, &st)) return EXIT_STORE;
+    int ex = resolve_trial(st, a->pos[0], 0, &id);
+    if (ex) {
+        t2__store_close(st);
+        return ex;
+    }
+    int rc = t2__kill_trial(st, id, 120.0, &state);
+    if (!rc)
+        printf("trial %s is %s%s\n", a->pos[0], t2__trial_state_name(state),
+               state == T2__TRIAL_CANCELED ? ""
+               : state == T2__TRIAL_COMPLETED ? " (it completed before the kill reached it)"
+                                              : " (its experiment stopped before the kill reached it)");
+    else
+        fprintf(stderr, "t2exp kill: %s\n", t2_errmsg());
+    t2__store_close(st);
+    if (rc) return rc == T2_ESTATE || rc == T2_ENOTFOUND ? EXIT_USAGE : EXIT_STORE;
+    return state == T2__TRIAL_CANCELED ? 0 : EXIT_FAILED;
+}
+
 static int cmd_stop(const char *cmd, const args *a)
 {
     int64_t id;
     t2__store *st = NULL;
+    if (!strcmp(cmd, "kill") && strchr(a->pos[0], '.')) return cmd_kill_trial(a);
     if (parse_id(a->pos[0], &id)) return usage_error(cmd, "not an experiment id: %s", a->pos[0]);
     if (open_store(a, 1, &st)) return EXIT_STORE;
     /* Pausing waits for the trials' checkpoints (the controller gives them a minute). */

@@ -8,6 +8,7 @@
 #ifndef T2_CONTROLLER_CONTROLLER_H
 #define T2_CONTROLLER_CONTROLLER_H
 
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include "configs/config.h"
@@ -31,6 +32,11 @@ typedef struct t2__create_opts {
     void (*on_started)(void *arg, int64_t exp_id);
     void *on_started_arg;
 } t2__create_opts;
+
+/* `t2exp kill EXP.N`: the signal the live controller takes a trial's store id by, as the value of
+ * a queued signal (sigqueue, pidfd_send_signal with si_code SI_QUEUE; sival_ptr carries the id).
+ * Queued signals do not merge, so two kills in a row are two requests (trial_kill.c). */
+#define T2__SIG_KILL_TRIAL (SIGRTMIN)
 
 /* Runs the experiment to the end. *exp_id gets its id as soon as it exists (0 if it never did).
  * Returns 0 when every trial completed, 1 when the experiment ran but a trial (or the experiment)

@@ -140,8 +140,16 @@ extern volatile sig_atomic_t t2__ctl_stops_asked;
 extern volatile sig_atomic_t t2__ctl_child_exits, t2__ctl_child_exits_counted;
 
 typedef struct t2__ctl_signals {
-    struct sigaction intr, term, usr2, chld, tstp;
+    struct sigaction intr, term, usr2, chld, tstp, kill_trial;
 } t2__ctl_signals;
+
+/* trial_kill.c: `t2exp kill EXP.N`. The handler of T2__SIG_KILL_TRIAL queues the trial ids it is
+ * sent (old gets the handler it replaces); every round of the loop takes them (t2__ctl_take_kills):
+ * a QUEUED trial is canceled at once, a running one killed, its end settled as CANCELED. */
+void t2__ctl_catch_kill_trial(struct sigaction *old);
+int t2__ctl_take_kills(t2__ctl *c);
+/* Records t as killed by the user: CANCELED with the reason, ended in the table, its searcher told. */
+int t2__ctl_cancel_trial(t2__ctl *c, t2__ctl_trial *t);
 
 /* job_control.c: Ctrl-Z (SIGTSTP) asked (set by the handler t2__ctl_catch_suspend installs, old
  * getting the one it replaces); t2__ctl_suspend_if_asked, called by every round of the loop, stops

@@ -312,7 +312,7 @@ static int on_exit(t2__ctl *c, t2__ctl_trial *t)
     t->fd = -1;
     status = reap_runner(c, t);
     int clean = WIFEXITED(status) && WEXITSTATUS(status) == 0 && t->exit_sent && !t->error;
-    if (!clean && t->host_slots && !t2__ctl_interrupted && !c->stopping) rc = t2__ctl_check_hosts(c, t);
+    if (!clean && t->host_slots && !t->killed && !t2__ctl_interrupted && !c->stopping) rc = t2__ctl_check_hosts(c, t);
     t2__ctl_release_slots(c, t);
     int rc2 = t2__ctl_settle(c, t, status);
     return rc ? rc : rc2;
@@ -335,6 +335,12 @@ int t2__ctl_settle(t2__ctl *c, t2__ctl_trial *t, int status)
                         .interrupted = t2__ctl_interrupted != 0 || c->stopping, .max_restarts = c->cfg->max_restarts};
     t2__exit_verdict v = t2__sched_exit(t, &f);
     char why[1600] = "", st[96];
+    if (v == T2__EXIT_KILLED) {
+        free(t->error); /* what its killing made it say is not why it ended */
+        t->error = NULL;
+        rc = t2__ctl_cancel_trial(c, t);
+        return rc ? rc : t2__ctl_apply_and_save(c);
+    }
     if (v != T2__EXIT_PAUSED && v != T2__EXIT_COMPLETED) {
         if (!t->error) {
             t2__wait_status_str(status == -1 ? 0 : status, st, sizeof st);
@@ -372,6 +378,8 @@ int t2__ctl_settle(t2__ctl *c, t2__ctl_trial *t, int status)
         t2__progress_event(&c->prog, "trial %lld failed (%s); restart %d of %lld", (long long)t->id, why, t->restarts,
                            (long long)c->cfg->max_restarts);
         rc = t2__ctl_store_trial(c, t, T2__TU_STATE | T2__TU_RESTARTS | T2__TU_ERROR, T2__TRIAL_QUEUED, why);
+        break;
+    case T2__EXIT_KILLED: /* settled above */
         break;
     case T2__EXIT_ERRORED:
         t2__tt_set_state(&c->tt, t, T2__CTL_ERRORED);
@@ -631,7 +639,7 @@ int t2__ctl_run_loop(t2__ctl *c)
 {
     int rc = T2_OK;
     while (!rc && !t2__ctl_interrupted) {
-        if ((rc = schedule(c))) break;
+        if ((rc = t2__ctl_take_kills(c)) || (rc = schedule(c))) break;
         if (c->reshare && shares_threads(c) && !t2__ctl_interrupted && (rc = share_threads(c, 0, NULL))) break;
         c->reshare = 0;
         for (size_t k = 0; k < c->tt.nrun && !rc; k++) rc = feed(c, &c->tt.t[c->tt.run[k]]);

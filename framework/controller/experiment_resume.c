@@ -45,6 +45,12 @@ static int restore_trials(t2__ctl *c, const t2__val *saved)
             c->best_trial = t->id;
         }
         int st = rows[i].state == T2__TRIAL_COMPLETED ? T2__CTL_DONE : rows[i].state == T2__TRIAL_ERRORED ? T2__CTL_ERRORED : T2__CTL_QUEUED;
+        /* CANCELED: by `t2exp kill EXP.N` when its searcher was told it ended (trial_kill.c), which
+         * stays so; else by `t2exp kill EXP`, which ended the run, not the trial: it runs again. */
+        if (rows[i].state == T2__TRIAL_CANCELED && t2__searcher_has_ended(c->s, t->rid)) {
+            st = T2__CTL_ERRORED;
+            t->killed = 1;
+        }
         t2__checkpoint_row ck;
         /* A pbt child that never checkpointed starts from the parent checkpoint it was given. */
         if (t2__store_latest_checkpoint(c->st, t->id, &ck) == T2_OK ||

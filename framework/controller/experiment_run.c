@@ -63,6 +63,7 @@ void t2__ctl_catch_signals(t2__ctl_signals *old)
     ch.sa_flags = SA_RESTART | SA_NOCLDSTOP;
     t2__ctl_child_exits_counted = sigaction(SIGCHLD, &ch, &old->chld) == 0;
     t2__ctl_catch_suspend(&old->tstp);
+    t2__ctl_catch_kill_trial(&old->kill_trial);
     signal(SIGPIPE, SIG_IGN);
     /* A file-size limit (ulimit -f) must fail the store's write, which pauses the experiment with
      * the reason, not kill the controller mid-batch without a word. */
@@ -75,6 +76,7 @@ void t2__ctl_restore_signals(const t2__ctl_signals *old)
     sigaction(SIGTERM, &old->term, NULL);
     sigaction(SIGUSR2, &old->usr2, NULL);
     sigaction(SIGTSTP, &old->tstp, NULL);
+    sigaction(T2__SIG_KILL_TRIAL, &old->kill_trial, NULL);
     if (t2__ctl_child_exits_counted) sigaction(SIGCHLD, &old->chld, NULL);
     t2__ctl_child_exits_counted = 0;
 }
@@ -249,12 +251,18 @@ int t2__ctl_run_experiment(t2__ctl *c, int resumed)
         }
     t2__progress_finish(&c->prog);
 
-    int completed = 0, errored = 0;
+    int completed = 0, errored = 0, canceled = 0;
     for (size_t i = 0; i < c->tt.nt; i++) {
         completed += c->tt.t[i].state == T2__CTL_DONE;
-        errored += c->tt.t[i].state == T2__CTL_ERRORED;
+        /* A trial the user killed ended as asked: no error of the run's. */
+        canceled += c->tt.t[i].state == T2__CTL_ERRORED && c->tt.t[i].killed;
+        errored += c->tt.t[i].state == T2__CTL_ERRORED && !c->tt.t[i].killed;
     }
-    int final = killed ? T2__EXP_CANCELED
+    char canceled_text[48] = "";
+    if (canceled) snprintf(canceled_text, sizeof canceled_text, ", %d canceled", canceled);
+    /* Every trial killed one by one by the user is a search the user canceled, not one that failed. */
+    int all_killed = !rc && completed == 0 && errored == 0 && canceled > 0;
+    int final = killed || (all_killed && !t2__ctl_interrupted && !full) ? T2__EXP_CANCELED
                 : t2__ctl_interrupted || full ? T2__EXP_PAUSED
                 : rc || completed == 0 ? T2__EXP_ERRORED
                                        : T2__EXP_COMPLETED;
@@ -281,8 +289,8 @@ int t2__ctl_run_experiment(t2__ctl *c, int resumed)
     if (!isnan(c->best))
         snprintf(best, sizeof best, "; best %.1000s %.6g (trial %lld, best of all validations)", cfg->searcher.metric,
                  c->best, (long long)c->best_trial);
-    t2__progress_line(out, "experiment %lld %s in %.1f s: %d trial(s) completed, %d errored%s", (long long)c->exp_id,
-                      t2__exp_state_name(final), t2__now() - t0, completed, errored, best);
+    t2__progress_line(out, "experiment %lld %s in %.1f s: %d trial(s) completed, %d errored%s%s", (long long)c->exp_id,
+                      t2__exp_state_name(final), t2__now() - t0, completed, errored, canceled_text, best);
     if (final == T2__EXP_PAUSED)
         fprintf(out, "  see: t2exp describe %lld; continue with: t2exp resume %lld\n", (long long)c->exp_id,
                 (long long)c->exp_id);

@@ -70,7 +70,7 @@ static int fail_launch(t2__ctl *c, size_t k, const char *why)
     free(t->error);
     t->error = strdup(why);
     t->pid = 0;
-    int rc = t->host_slots && !t2__ctl_interrupted && !c->stopping ? t2__ctl_check_hosts(c, t) : T2_OK;
+    int rc = t->host_slots && !t->killed && !t2__ctl_interrupted && !c->stopping ? t2__ctl_check_hosts(c, t) : T2_OK;
     t2__ctl_release_slots(c, t);
     int rc2 = t2__ctl_settle(c, t, -1);
     return rc ? rc : rc2;

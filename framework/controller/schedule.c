@@ -86,12 +86,16 @@ t2__exit_verdict t2__sched_exit(const t2__ctl_trial *t, const t2__exit_facts *f)
      * complete; not (yet) closed, or given more work meanwhile, it is paused like one at a rung. */
     int left = t->exit_sent || (t->auto_exit && t->sent < 0);
     int ok = f->exited_ok && left && !t->error;
-    if (ok) return (t->pausing || !t->exit_sent) && !t->closing ? T2__EXIT_PAUSED : T2__EXIT_COMPLETED;
+    /* A kill that came as the trial completed loses nothing: it stays completed. Anything else
+     * (a pause at a rung, a restart, the experiment's own stop) gives way to the user's kill. */
+    if (ok && !((t->pausing || !t->exit_sent) && !t->closing)) return T2__EXIT_COMPLETED;
     /* Closed by the searcher with all its work done (its last op ended with "done", which the
      * runner sends after the op's checkpoint) and no error: however the process then ended
      * (killed before it left as asked), nothing is lost. A restart would have no op to run and
      * leave it QUEUED for good in a finished experiment (seen by the chaos test). */
     if (t->closing && t->sent < 0 && t->pending < 0 && !t->error) return T2__EXIT_COMPLETED;
+    if (t->killed) return T2__EXIT_KILLED;
+    if (ok) return T2__EXIT_PAUSED;
     if (f->interrupted) return T2__EXIT_STOPPED; /* stopped by us: it continues on resume */
     if (t->restarts < f->max_restarts && !t->invalid_hparams && !t->fatal) return T2__EXIT_RESTART;
     return T2__EXIT_ERRORED;

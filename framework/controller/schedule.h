@@ -72,10 +72,11 @@ typedef enum {
     T2__EXIT_STOPPED,   /* failed while the experiment stops: QUEUED, continues on resume */
     T2__EXIT_RESTART,   /* failed: QUEUED again with a restart counted */
     T2__EXIT_ERRORED,   /* failed for good (restarts spent, bad hparams, or a fatal error) */
+    T2__EXIT_KILLED,    /* killed by the user (t->killed) before it completed: CANCELED for good */
 } t2__exit_verdict;
 
 /* The fate of a trial whose process ended, from what it said (t->exit_sent, t->error, t->pausing,
- * t->closing, t->restarts, t->invalid_hparams, t->fatal) and how it ended. */
+ * t->closing, t->restarts, t->invalid_hparams, t->fatal, t->killed) and how it ended. */
 t2__exit_verdict t2__sched_exit(const t2__ctl_trial *t, const t2__exit_facts *f);
 
 #endif

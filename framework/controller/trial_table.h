@@ -41,6 +41,7 @@ typedef struct t2__ctl_trial {
     int threads;            /* the thread count it was last given (start or threads message) */
     int invalid_hparams;    /* the trial said its hparams are unusable: no restart */
     int fatal;              /* the failure would repeat on restart: no restart */
+    int killed;             /* `t2exp kill EXP.N` asked: it ends CANCELED, never restarted (trial_kill.c) */
     int listed;             /* in the table's special list */
     unsigned lazy;          /* T2__TU_BATCHES/TARGET not yet written (t2__ctl_store_trial) */
     int *host_slots;        /* slots this trial holds on each host of the pool (NULL: none) */

@@ -197,6 +197,24 @@ static void feed_and_exit(void)
     t.error = NULL;
     f.exited_ok = 0;
     CHECK(t2__sched_exit(&t, &f) == T2__EXIT_STOPPED);
+    /* Killed by the user (t2exp kill EXP.N): CANCELED for good, even while the experiment stops
+     * and with restarts left; but a trial that completed before the kill reached it stays done. */
+    t.killed = 1;
+    t.fatal = 0;
+    CHECK(t2__sched_exit(&t, &f) == T2__EXIT_KILLED);
+    f.interrupted = 0;
+    CHECK(t2__sched_exit(&t, &f) == T2__EXIT_KILLED);
+    f.exited_ok = 1;
+    t.exit_sent = 1;
+    t.pausing = 1; /* left at a rung, not closed: not complete, so the kill wins */
+    t.closing = 0;
+    CHECK(t2__sched_exit(&t, &f) == T2__EXIT_KILLED);
+    t.pausing = 0;
+    CHECK(t2__sched_exit(&t, &f) == T2__EXIT_COMPLETED);
+    f.exited_ok = 0; /* closed with all its work done, then killed on its way out */
+    t.closing = 1;
+    t.sent = t.pending = -1;
+    CHECK(t2__sched_exit(&t, &f) == T2__EXIT_COMPLETED);
 
     /* Closed after its last op was done (checkpointed), then killed before it left: completed,
      * not restarted with no work (it would stay QUEUED in a finished experiment), whether or not

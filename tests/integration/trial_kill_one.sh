@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# `t2exp kill EXP.N` (Determined's `det trial kill`): one trial ends CANCELED, for good, and the
+# search goes on. For each way a trial runs (a worker, its own process, two ranks under mpirun):
+# (1) the running trial is killed mid-batch: CANCELED with the reason, no restart (max_restarts
+# is 2), its process gone; a QUEUED trial is canceled before it ever starts; the rest complete and
+# the experiment COMPLETES with exit 0, "2 canceled" in its summary; a second kill says the trial
+# has already ended (exit 2). (2) A killed trial stays killed across a pause and a resume (a
+# `t2exp kill EXP`'s CANCELED trials run again on resume; this one must not), and a kill while no
+# controller runs the experiment is refused with what to do. (3) ASHA, whose rungs wait on
+# their trials, finishes its search with a killed trial.
+source "$(dirname "$0")/common.bash"
+trap 'for g in "$WORK"/*.yaml; do touch "${g%.yaml}".{a,b,c}.gate; done 2>/dev/null; pkill -KILL -f "$WORK/" 2>/dev/null || true; rm -rf "$WORK"' EXIT
+build_scripted
+modes="worker process_per_trial"
+if with_mpi; then modes+=" mpi"; fi
+
+# running PID — whether PID is a live process (a zombie that nobody reaped yet is not).
+running() { local s; s=$(ps -o stat= -p "$1" 2>/dev/null || true); [ -n "$s" ] && [[ $s != Z* ]]; }
+# config NAME MODE SEARCHER — writes $WORK/NAME.yaml: three trials, each waiting at its own gate
+# ($WORK/NAME.a|b|c.gate) in its first batch; one at a time.
+config() {
+  local res gbs=1
+  if [ "$2" = mpi ]; then res="{slots_per_trial: 2, max_slots: 2}" gbs=2; else res="{max_slots: 1, isolation: $2}"; fi
+  cat > "$WORK/$1.yaml" <<Y
+name: $1
+hyperparameters:
+  global_batch_size: $gbs
+  peak: 3
+  wait_for: {type: categorical, vals: ["$WORK/$1.a.gate", "$WORK/$1.b.gate", "$WORK/$1.c.gate"]}
+searcher: $3
+resources: $res
+max_restarts: 2
+Y
+}
+grid="{name: grid, metric: score, smaller_is_better: false, max_length: {batches: 3}}"
+# state EXP N — trial EXP.N's state
+state() { sql "SELECT state FROM trials WHERE experiment_id = $1 AND ordinal = $2"; }
+# waiting EXP NAME — waits until EXP's RUNNING trial waits at its gate; sets k (its ordinal), gate
+# and pid (the waiting process: scripted_trial.c writes it to GATE.pid).
+waiting() {
+  local r
+  for _ in $(seq 600); do
+    r=$(sql "SELECT ordinal || ' ' || json_extract(hparams, '$.wait_for') FROM trials WHERE experiment_id = $1 AND state = 'RUNNING' LIMIT 1" 2>/dev/null || true)
+    if [ -n "$r" ]; then
+      k=${r%% *} gate=${r#* }
+      if [ -s "$gate.pid" ] && pid=$(cat "$gate.pid") && running "$pid"; then return; fi
+    fi
+    sleep 0.1
+  done
+  fail "no trial of experiment $1 waits at its gate: $(cat "$WORK/$2.out")"
+}
+
+n=0
+for mode in $modes; do
+  # (1) Kill the running trial, then a queued one; the third completes.
+  n=$((n + 1))
+  name="one_$mode"
+  config "$name" "$mode" "$grid"
+  "$T2EXP" create "$WORK/$name.yaml" "$WORK/scripted.so" --plain > "$WORK/$name.out" 2>&1 &
+  ctl=$!
+  waiting $n "$name"
+  first=$k first_pid=$pid first_gate=$gate
+  expect_exit 0 timeout 120 "$T2EXP" kill "$n.$first"
+  expect_in "$OUT" "trial $n.$first is CANCELED"
+  [ "$(state $n "$first")" = CANCELED ] || fail "$mode: $n.$first is $(state $n "$first") after its kill"
+  [ "$(sql "SELECT error FROM trials WHERE experiment_id = $n AND ordinal = $first")" = "killed by the user (t2exp kill $n.$first)" ] ||
+    fail "$mode: the killed trial's error should say who killed it: $(sql "SELECT error FROM trials WHERE experiment_id = $n AND ordinal = $first")"
+  for _ in $(seq 50); do running "$first_pid" || break; sleep 0.1; done
+  running "$first_pid" && fail "$mode: the killed trial's process $first_pid still runs"
+  # A QUEUED one: the other trial not yet started.
+  queued=$(sql "SELECT ordinal FROM trials WHERE experiment_id = $n AND state = 'QUEUED' ORDER BY ordinal DESC LIMIT 1")
+  [ -n "$queued" ] || queued=$(sql "SELECT ordinal FROM trials WHERE experiment_id = $n AND state = 'RUNNING' LIMIT 1")
+  qgate=$(sql "SELECT json_extract(hparams, '$.wait_for') FROM trials WHERE experiment_id = $n AND ordinal = $queued")
+  expect_exit 0 timeout 120 "$T2EXP" kill "$n.$queued"
+  [ "$(state $n "$queued")" = CANCELED ] || fail "$mode: $n.$queued is $(state $n "$queued") after its kill"
+  expect_exit 2 "$T2EXP" kill "$n.$queued"
+  expect_in "$OUT" "has already ended: CANCELED"
+  touch "$WORK/$name".{a,b,c}.gate
+  wait "$ctl" || fail "$mode: the experiment exited $? with two trials killed: $(cat "$WORK/$name.out")"
+  expect_in "$(cat "$WORK/$name.out")" "1 trial(s) completed, 0 errored, 2 canceled"
+  [ "$(sql "SELECT state FROM experiments WHERE id = $n")" = COMPLETED ] || fail "$mode: experiment $n is not COMPLETED"
+  [ "$(sql "SELECT count(*) FROM trials WHERE experiment_id = $n AND state = 'COMPLETED'")" = 1 ] ||
+    fail "$mode: the trial nobody killed did not complete"
+  [ "$(sql "SELECT sum(restarts) FROM trials WHERE experiment_id = $n")" = 0 ] || fail "$mode: a killed trial was restarted"
+  [ "$(sql "SELECT count(*) FROM trials WHERE experiment_id = $n")" = 3 ] || fail "$mode: the search made more than its 3 trials"
+  # A killed trial that was running may have reached its gate's .pid; the queued one never ran
+  # (unless it had started when its kill came, which with one slot it could not).
+  [ ! -e "$qgate.pid" ] || [ "$qgate" = "$first_gate" ] || fail "$mode: the trial killed while QUEUED ran anyway"
+done
+
+# (2) A kill survives a pause and a resume; a kill with no controller is refused.
+n=$((n + 1))
+name=resume
+config "$name" worker "$grid"
+"$T2EXP" create "$WORK/$name.yaml" "$WORK/scripted.so" --plain > "$WORK/$name.out" 2>&1 &
+ctl=$!
+waiting $n "$name"
+killed=$k
+expect_exit 0 timeout 120 "$T2EXP" kill "$n.$killed"
+waiting $n "$name" # the next trial took the slot
+[ "$k" != "$killed" ] || fail "the killed trial $n.$killed still RUNNING"
+kill -INT "$ctl"
+touch "$gate" # its batch ends, and the pause's checkpoint follows
+wait "$ctl" || true
+[ "$(sql "SELECT state FROM experiments WHERE id = $n")" = PAUSED ] || fail "experiment $n should be PAUSED"
+other=$(sql "SELECT ordinal FROM trials WHERE experiment_id = $n AND state IN ('PAUSED', 'QUEUED') LIMIT 1")
+expect_exit 2 "$T2EXP" kill "$n.$other"
+expect_in "$OUT" "experiment $n is not running"
+expect_in "$OUT" "t2exp activate $n"
+touch "$WORK/$name".{a,b,c}.gate
+expect_exit 0 timeout 120 "$T2EXP" resume "$n" --plain
+expect_in "$OUT" "2 trial(s) completed, 0 errored, 1 canceled"
+[ "$(state $n "$killed")" = CANCELED ] || fail "the killed trial is $(state $n "$killed") after the resume"
+! grep -q "trial $(sql "SELECT id FROM trials WHERE experiment_id = $n AND ordinal = $killed") started" <<<"$OUT" ||
+  fail "the resume ran the killed trial again: $OUT"
+
+# (3) ASHA goes on without the killed trial's result and finishes.
+n=$((n + 1))
+name=asha
+config "$name" worker "{name: adaptive_asha, metric: score, smaller_is_better: false, max_length: {batches: 4}, max_trials: 3, max_rungs: 2, divisor: 2, mode: aggressive, stop_once: false}"
+"$T2EXP" create "$WORK/$name.yaml" "$WORK/scripted.so" --plain > "$WORK/$name.out" 2>&1 &
+ctl=$!
+waiting $n "$name"
+expect_exit 0 timeout 120 "$T2EXP" kill "$n.$k"
+touch "$WORK/$name".{a,b,c}.gate
+wait "$ctl" || fail "the ASHA experiment exited $? with a killed trial: $(cat "$WORK/$name.out")"
+[ "$(sql "SELECT count(*) FROM trials WHERE experiment_id = $n AND state IN ('QUEUED', 'RUNNING', 'PAUSED')")" = 0 ] ||
+  fail "the ASHA experiment ended with trials left: $("$T2EXP" trials $n)"
+[ "$(sql "SELECT count(*) FROM trials WHERE experiment_id = $n AND state = 'CANCELED'")" = 1 ] || fail "ASHA: not one CANCELED trial"
+store_ok
+echo "trial_kill_one: ok ($modes)"

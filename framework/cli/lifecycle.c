@@ -173,6 +173,30 @@ static int trial_ended(int state)
     return state == T2__TRIAL_COMPLETED || state == T2__TRIAL_ERRORED || state == T2__TRIAL_CANCELED;
 }
 
+/* No controller runs the trial's experiment: the row is marked CANCELED by the user here, and the
+ * experiment's next run tells its searcher (trial_kill.c). A resume that started meanwhile already
+ * holds the trial in its table, so once the mark is committed a live controller gets the kill
+ * too. (One that read its rows before the mark and records itself only after the second look
+ * below runs the trial: a window of a few milliseconds, and the row then says RUNNING again.) */
+static int kill_offline(t2__store *st, int64_t exp_id, int64_t ordinal, int64_t trial_id, int *state)
+{
+    t2__experiment_row e;
+    int rc = t2__store_get_experiment(st, exp_id, &e);
+    if (rc) return rc;
+    int done = e.state == T2__EXP_COMPLETED;
+    t2__experiment_row_free(&e);
+    if (done) return t2_seterr(T2_ESTATE, "experiment %lld is COMPLETED; its trials run no more", (long long)exp_id);
+    char why[96];
+    t2__trial_killed_reason(exp_id, ordinal, why, sizeof why);
+    t2__trial_update u = {.set = T2__TU_STATE | T2__TU_ERROR, .state = T2__TRIAL_CANCELED, .error = why};
+    if ((rc = t2__store_update_trial(st, trial_id, &u)) || (rc = t2__store_flush(st, 1))) return rc;
+    *state = T2__TRIAL_CANCELED;
+    long pid;
+    if (t2__store_controller(st, exp_id, &pid) == 1 && send_checked(st, exp_id, T2__SIG_KILL_TRIAL, &trial_id))
+        t2_clearerr(); /* it ended again meanwhile: the mark is what counts */
+    return T2_OK;
+}
+
 /* Whether a controller runs the experiment (1, 0; negative: store trouble), then the trial's state
  * into *state: in that order, so a state read after the controller was seen gone is its last. */
 static int trial_now(t2__store *st, int64_t exp_id, int64_t trial_id, int *state)
@@ -188,24 +212,27 @@ static int trial_now(t2__store *st, int64_t exp_id, int64_t trial_id, int *state
     return live;
 }
 
-int t2__kill_trial(t2__store *st, int64_t trial_id, double wait_s, int *state)
+int t2__kill_trial(t2__store *st, int64_t trial_id, double wait_s, int *state, int *offline)
 {
     t2__trial_row row;
     int rc = t2__store_get_trial(st, trial_id, &row);
     if (rc) return rc;
     int64_t exp_id = row.experiment_id, ordinal = row.ordinal;
     *state = row.state;
+    /* A CANCELED trial that `t2exp kill EXP` ended runs again on resume: it may still be killed. */
+    int ended = trial_ended(*state) && (*state != T2__TRIAL_CANCELED || t2__trial_killed_by_user(*state, row.error));
     t2__trial_row_free(&row);
-    if (trial_ended(*state))
+    if (ended)
         return t2_seterr(T2_ESTATE, "trial %lld.%lld (id %lld) has already ended: %s", (long long)exp_id,
                          (long long)ordinal, (long long)trial_id, t2__trial_state_name(*state));
-    if ((rc = send_checked(st, exp_id, T2__SIG_KILL_TRIAL, &trial_id))) {
-        if (rc != T2_ESTATE) return rc;
-        char why[200]; /* say what a user can do about it */
-        snprintf(why, sizeof why, "%s", t2_errmsg());
-        return t2_seterr(T2_ESTATE, "%s; a trial is killed by its experiment's controller: t2exp activate %lld, then "
-                                    "kill it", why, (long long)exp_id);
+    *offline = 0;
+    rc = send_checked(st, exp_id, T2__SIG_KILL_TRIAL, &trial_id);
+    if (rc == T2_ESTATE) {
+        t2_clearerr();
+        *offline = 1;
+        return kill_offline(st, exp_id, ordinal, trial_id, state);
     }
+    if (rc) return rc;
     /* Until the row says it ended (the controller's next commit), or nobody runs it any more. */
     double t0 = t2__now();
     for (;;) {

@@ -32,9 +32,10 @@ int t2__signal_controller(t2__store *st, int64_t exp_id, int sig, double wait_s)
 /* `kill EXP.N`: asks the live controller of the trial's experiment to kill trial trial_id (its store
  * id) and waits (at most wait_s seconds) until the trial's row says it ended or the controller is
  * gone; *state gets the trial's state then (CANCELED, or COMPLETED when it completed first, or
- * PAUSED when the experiment stopped meanwhile). T2_ESTATE when it had already ended or no
- * controller runs its experiment, saying so; T2_ENOTFOUND: no such trial. */
-int t2__kill_trial(t2__store *st, int64_t trial_id, double wait_s, int *state);
+ * PAUSED when the experiment stopped meanwhile). With no controller running (*offline = 1) the
+ * row is marked CANCELED here and the experiment's next run tells its searcher. T2_ESTATE when the
+ * trial had already ended, or its experiment COMPLETED, saying so; T2_ENOTFOUND: no such trial. */
+int t2__kill_trial(t2__store *st, int64_t trial_id, double wait_s, int *state, int *offline);
 
 /* Copies HOME/experiments/<id>/controller.log to out as it grows until the experiment's
  * controller has ended; *state gets the experiment's state then. */

@@ -430,17 +430,18 @@ static int cmd_kill_trial(const args *a)
 {
     t2__store *st = NULL;
     int64_t id;
-    int state = 0;
-    if (open_store(a, 1, &st)) return EXIT_STORE;
+    int state = 0, offline = 0;
+    if (open_store(a, 0, &st)) return EXIT_STORE;
     int ex = resolve_trial(st, a->pos[0], 0, &id);
     if (ex) {
         t2__store_close(st);
         return ex;
     }
-    int rc = t2__kill_trial(st, id, 120.0, &state);
+    int rc = t2__kill_trial(st, id, 120.0, &state, &offline);
     if (!rc)
         printf("trial %s is %s%s\n", a->pos[0], t2__trial_state_name(state),
-               state == T2__TRIAL_CANCELED ? ""
+               offline ? " (its experiment is not running: the search takes it into account when it resumes)"
+               : state == T2__TRIAL_CANCELED ? ""
                : state == T2__TRIAL_COMPLETED ? " (it completed before the kill reached it)"
                                               : " (its experiment stopped before the kill reached it)");
     else

@@ -45,9 +45,10 @@ static int restore_trials(t2__ctl *c, const t2__val *saved)
             c->best_trial = t->id;
         }
         int st = rows[i].state == T2__TRIAL_COMPLETED ? T2__CTL_DONE : rows[i].state == T2__TRIAL_ERRORED ? T2__CTL_ERRORED : T2__CTL_QUEUED;
-        /* CANCELED: by `t2exp kill EXP.N` when its searcher was told it ended (trial_kill.c), which
-         * stays so; else by `t2exp kill EXP`, which ended the run, not the trial: it runs again. */
-        if (rows[i].state == T2__TRIAL_CANCELED && t2__searcher_has_ended(c->s, t->rid)) {
+        /* CANCELED: by `t2exp kill EXP.N`, which stays so (its searcher is told now if the kill came
+         * while no controller ran: t2__ctl_tell_offline_kills); else by `t2exp kill EXP`, which ended
+         * the run, not the trial: it runs again. */
+        if (t2__trial_killed_by_user(rows[i].state, rows[i].error)) {
             st = T2__CTL_ERRORED;
             t->killed = 1;
         }

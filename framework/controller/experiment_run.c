@@ -215,6 +215,7 @@ int t2__ctl_run_experiment(t2__ctl *c, int resumed)
      * before: slower, the same rows. */
     if (!rc) (void)t2__store_async_start(c->st);
     if (!rc && !resumed) rc = t2__searcher_start(c->s, &c->ops);
+    if (!rc && resumed) rc = t2__ctl_tell_offline_kills(c);
     if (!rc) rc = t2__ctl_apply_and_save(c);
     if (!rc) rc = t2__ctl_run_loop(c);
     /* The run's last batch commits now, while its end can still be told apart: a commit that

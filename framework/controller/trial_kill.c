@@ -7,7 +7,10 @@
  * one is marked and its process killed as `t2exp kill EXP` kills one (SIGKILL, mpirun SIGTERM for
  * its teardown), and its end (settle) then finds the mark. Either way it is CANCELED with the reason,
  * is never restarted, and its searcher is told it failed, as Determined tells its searcher the
- * trial exited early: random and grid count it done, ASHA and TPE go on without its result. */
+ * trial exited early: random and grid count it done, ASHA and TPE go on without its result.
+ *
+ * With no controller running (a PAUSED experiment), the command marks the row itself
+ * (cli/lifecycle.c), and the resume tells the searcher (t2__ctl_tell_offline_kills). */
 #define _POSIX_C_SOURCE 200809L
 #include <signal.h>
 #include <stdatomic.h>
@@ -51,20 +54,25 @@ void t2__ctl_catch_kill_trial(struct sigaction *old)
     sigaction(T2__SIG_KILL_TRIAL, &sa, old);
 }
 
-/* Why the trial ended, as its row and the progress say it. */
-static void reason(const t2__ctl *c, const t2__ctl_trial *t, char *why, size_t n)
-{
-    snprintf(why, n, "killed by the user (t2exp kill %lld.%lld)", (long long)c->exp_id, (long long)t->rid);
-}
-
 int t2__ctl_cancel_trial(t2__ctl *c, t2__ctl_trial *t)
 {
     char why[96];
-    reason(c, t, why, sizeof why);
+    t2__trial_killed_reason(c->exp_id, t->rid, why, sizeof why); /* the mark resume knows it by */
     t2__tt_set_state(&c->tt, t, T2__CTL_ERRORED); /* ended: the table counts it done */
     t2__progress_event(&c->prog, "trial %lld %s", (long long)t->id, why);
     int rc = t2__ctl_store_trial(c, t, T2__TU_STATE | T2__TU_ERROR | T2__TU_BATCHES, T2__TRIAL_CANCELED, why);
     if (!rc) rc = t2__searcher_on_trial_failed(c->s, t->rid, 0, &c->ops);
+    return rc;
+}
+
+int t2__ctl_tell_offline_kills(t2__ctl *c)
+{
+    int rc = T2_OK;
+    for (size_t i = 0; !rc && i < c->tt.nt; i++) {
+        const t2__ctl_trial *t = &c->tt.t[i];
+        if (t->killed && !t2__searcher_has_ended(c->s, t->rid))
+            rc = t2__searcher_on_trial_failed(c->s, t->rid, 0, &c->ops);
+    }
     return rc;
 }
 

@@ -33,6 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 typedef struct t2__store t2__store;
 
@@ -165,6 +166,20 @@ typedef enum { T2__METRIC_TRAINING, T2__METRIC_VALIDATION } t2__metric_kind;
 /* Upper-case names as stored ("ACTIVE"); NULL for an unknown value. parse: T2_EINVAL if unknown. */
 const char *t2__exp_state_name(int state);
 const char *t2__trial_state_name(int state);
+
+/* `t2exp kill EXP.N`'s mark (trial_kill.c, cli/lifecycle.c): its trial's row is CANCELED with an
+ * error that starts with T2__KILLED_BY_USER, and stays so: resume runs again the trials a
+ * `t2exp kill EXP` canceled (their error is NULL or an earlier failure's), never these. */
+#define T2__KILLED_BY_USER "killed by the user"
+static inline int t2__trial_killed_by_user(int state, const char *error)
+{
+    return state == T2__TRIAL_CANCELED && error && !strncmp(error, T2__KILLED_BY_USER, sizeof T2__KILLED_BY_USER - 1);
+}
+/* The error text of trial EXP.N killed by the user. */
+static inline void t2__trial_killed_reason(int64_t exp_id, int64_t ordinal, char *why, size_t n)
+{
+    snprintf(why, n, T2__KILLED_BY_USER " (t2exp kill %lld.%lld)", (long long)exp_id, (long long)ordinal);
+}
 const char *t2__metric_kind_name(int kind); /* "training" / "validation" */
 int t2__exp_state_parse(const char *name, int *out);
 int t2__trial_state_parse(const char *name, int *out);

@@ -4,10 +4,10 @@
 # (1) the running trial is killed mid-batch: CANCELED with the reason, no restart (max_restarts
 # is 2), its process gone; a QUEUED trial is canceled before it ever starts; the rest complete and
 # the experiment COMPLETES with exit 0, "2 canceled" in its summary; a second kill says the trial
-# has already ended (exit 2). (2) A killed trial stays killed across a pause and a resume (a
-# `t2exp kill EXP`'s CANCELED trials run again on resume; this one must not), and a kill while no
-# controller runs the experiment is refused with what to do. (3) ASHA, whose rungs wait on
-# their trials, finishes its search with a killed trial.
+# has already ended (exit 2). (2) A killed trial stays killed across a pause and a resume, and a
+# trial of the PAUSED experiment is killed with no controller (the resume's searcher learns it);
+# a `t2exp kill EXP`'s CANCELED trials run again on resume, but not one killed by `kill EXP.N`.
+# (3) ASHA, whose rungs wait on their trials, finishes its search with a killed trial.
 source "$(dirname "$0")/common.bash"
 trap 'for g in "$WORK"/*.yaml; do touch "${g%.yaml}".{a,b,c}.gate; done 2>/dev/null; pkill -KILL -f "$WORK/" 2>/dev/null || true; rm -rf "$WORK"' EXIT
 build_scripted
@@ -88,7 +88,8 @@ for mode in $modes; do
   [ ! -e "$qgate.pid" ] || [ "$qgate" = "$first_gate" ] || fail "$mode: the trial killed while QUEUED ran anyway"
 done
 
-# (2) A kill survives a pause and a resume; a kill with no controller is refused.
+# (2) A kill survives a pause and a resume; a trial of the PAUSED experiment is killed with no
+# controller running: its row is marked, and the resume's searcher takes it as ended.
 n=$((n + 1))
 name=resume
 config "$name" worker "$grid"
@@ -99,20 +100,43 @@ killed=$k
 expect_exit 0 timeout 120 "$T2EXP" kill "$n.$killed"
 waiting $n "$name" # the next trial took the slot
 [ "$k" != "$killed" ] || fail "the killed trial $n.$killed still RUNNING"
+paused=$k
 kill -INT "$ctl"
 touch "$gate" # its batch ends, and the pause's checkpoint follows
 wait "$ctl" || true
 [ "$(sql "SELECT state FROM experiments WHERE id = $n")" = PAUSED ] || fail "experiment $n should be PAUSED"
-other=$(sql "SELECT ordinal FROM trials WHERE experiment_id = $n AND state IN ('PAUSED', 'QUEUED') LIMIT 1")
-expect_exit 2 "$T2EXP" kill "$n.$other"
-expect_in "$OUT" "experiment $n is not running"
-expect_in "$OUT" "t2exp activate $n"
+[ "$(state $n "$paused")" = PAUSED ] || fail "$n.$paused should be PAUSED, is $(state $n "$paused")"
+expect_exit 0 "$T2EXP" kill "$n.$paused"
+expect_in "$OUT" "trial $n.$paused is CANCELED (its experiment is not running"
+[ "$(state $n "$paused")" = CANCELED ] || fail "the offline kill left $n.$paused $(state $n "$paused")"
+touch "$WORK/$name".{a,b,c}.gate
+expect_exit 0 timeout 120 "$T2EXP" resume "$n" --plain
+expect_in "$OUT" "1 trial(s) completed, 0 errored, 2 canceled"
+for t in "$killed" "$paused"; do
+  [ "$(state $n "$t")" = CANCELED ] || fail "the killed trial $n.$t is $(state $n "$t") after the resume"
+  ! grep -q "trial $(sql "SELECT id FROM trials WHERE experiment_id = $n AND ordinal = $t") started" <<<"$OUT" ||
+    fail "the resume ran the killed trial $n.$t again: $OUT"
+done
+[ "$(sql "SELECT state FROM experiments WHERE id = $n")" = COMPLETED ] || fail "experiment $n did not complete"
+expect_exit 2 "$T2EXP" kill "$n.$paused"
+expect_in "$OUT" "has already ended: CANCELED"
+
+# (2b) The trials a `t2exp kill EXP` canceled run again on resume; one of them killed by
+# `t2exp kill EXP.N` meanwhile does not.
+n=$((n + 1))
+name=expkill
+config "$name" worker "$grid"
+"$T2EXP" create "$WORK/$name.yaml" "$WORK/scripted.so" --plain > "$WORK/$name.out" 2>&1 &
+ctl=$!
+waiting $n "$name"
+expect_exit 0 timeout 60 "$T2EXP" kill "$n"
+wait "$ctl" || true
+[ "$(sql "SELECT count(*) FROM trials WHERE experiment_id = $n AND state = 'CANCELED'")" = 3 ] || fail "kill $n should cancel its 3 trials"
+expect_exit 0 "$T2EXP" kill "$n.1"
 touch "$WORK/$name".{a,b,c}.gate
 expect_exit 0 timeout 120 "$T2EXP" resume "$n" --plain
 expect_in "$OUT" "2 trial(s) completed, 0 errored, 1 canceled"
-[ "$(state $n "$killed")" = CANCELED ] || fail "the killed trial is $(state $n "$killed") after the resume"
-! grep -q "trial $(sql "SELECT id FROM trials WHERE experiment_id = $n AND ordinal = $killed") started" <<<"$OUT" ||
-  fail "the resume ran the killed trial again: $OUT"
+[ "$(state $n 1)" = CANCELED ] || fail "$n.1, killed by kill $n.1, is $(state $n 1) after the resume"
 
 # (3) ASHA goes on without the killed trial's result and finishes.
 n=$((n + 1))

@@ -52,6 +52,7 @@ void t2__config_free(t2__config *cfg)
     free(cfg->searcher.metric);
     free(cfg->searcher.bracket_rungs);
     free(cfg->searcher.pbt.perturb_factors);
+    t2__val_free(cfg->searcher.points);
     free(cfg->searcher.source_checkpoint);
     free(cfg->resources.hostfile);
     free(cfg->resources.controller_address);
@@ -211,6 +212,7 @@ static int top_level(t2__config *cfg, const t2__ynode *root)
     t2__ymark origin = origin_template;
     const t2__ynode *hp = NULL;
     const t2__ymark *hp_mark = NULL;
+    const t2__ynode *searcher = NULL;
     int rc, have_searcher = 0, hp_errors = 0;
     origin.src = cfg->source;
     if (root->kind != T2__Y_MAP) {
@@ -237,6 +239,7 @@ static int top_level(t2__config *cfg, const t2__ynode *root)
             if (t2__ynull(v)) rc = t2__cfg_err(&v->mark, key, "expected a map, got null");
             else rc = t2__cfg_searcher(cfg, v, km);
             have_searcher = 1;
+            searcher = v;
         } else if (KEY_IS("records_per_epoch")) {
             rc = t2__get_int(v, key, 0, &cfg->records_per_epoch);
             if (!rc && cfg->records_per_epoch > T2__MAX_LENGTH)
@@ -267,7 +270,8 @@ static int top_level(t2__config *cfg, const t2__ynode *root)
     if (!cfg->hparams && (rc = t2__cfg_hparams_parse(cfg, NULL))) return rc;
     /* A space that failed to parse would only add errors that follow from the first ones. */
     if (hp_errors) return T2_OK;
-    return t2__cfg_collect(cfg, t2__cfg_hparams_check(cfg, hp, hp_mark ? hp_mark : &origin));
+    if ((rc = t2__cfg_collect(cfg, t2__cfg_hparams_check(cfg, hp, hp_mark ? hp_mark : &origin)))) return rc;
+    return t2__cfg_collect(cfg, t2__cfg_points(cfg, searcher)); /* against the space, wherever it stands */
 }
 
 /* ---------- overrides ---------- */

@@ -76,6 +76,8 @@ typedef struct t2__searcher_config {
     char *source_checkpoint;       /* warm start: a checkpoint path/uuid (source_checkpoint_uuid too), or NULL */
     int64_t source_trial_id;       /* warm start from a trial's latest checkpoint; 0 = none */
     int source_checkpoint_optimizer; /* the warm start also takes the optimizer state; default 0 */
+    t2__val *points;               /* points_to_evaluate: a LIST of hparams maps (partial), the first
+                                      trials' settings (config_points.c); NULL: none */
     struct {                       /* tpe, and adaptive_asha with sampler tpe (Optuna's TPESampler defaults) */
         int64_t n_startup_trials;  /* >= 1, default 10: random draws until this many results */
         int64_t n_ei_candidates;   /* >= 1, default 24 */

@@ -92,6 +92,9 @@ int t2__cfg_environment(t2__config *cfg, const t2__ynode *n, const t2__ymark *km
  * then places the "missing global_batch_size" error. */
 int t2__cfg_hparams_parse(t2__config *cfg, const t2__ynode *n);
 int t2__cfg_hparams_check(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark);
+/* searcher.points_to_evaluate of the searcher map (NULL: none) checked against the parsed space
+ * into cfg->searcher.points (config_points.c). */
+int t2__cfg_points(t2__config *cfg, const t2__ynode *searcher);
 
 /* Grids larger than this are refused at load time: a typo in a count, not a search. */
 #define T2__GRID_MAX_POINTS T2__MAX_TRIALS

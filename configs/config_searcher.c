@@ -52,6 +52,8 @@ static const struct {
     {"perturb_factors", APPLIES_PBT},
     {"resample_probability", APPLIES_PBT},
     {"quantile_fraction", APPLIES_PBT},
+    /* a grid runs every point of its grid already */
+    {"points_to_evaluate", APPLIES_ALL & ~APPLIES_GRID},
 };
 
 /* Why t2exp needs a key that Determined's Core API leaves to the training script. */
@@ -362,6 +364,8 @@ int t2__cfg_searcher(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark
             else s->pbt.resample_probability = d;
         } else if (KEY_IS("source_checkpoint") || KEY_IS("source_checkpoint_uuid")) {
             rc = t2__get_string(v, path, &s->source_checkpoint);
+        } else if (KEY_IS("points_to_evaluate")) {
+            rc = T2_OK; /* checked against the hyperparameters once they are read (config_points.c) */
         } else if (KEY_IS("source_checkpoint_optimizer")) {
             rc = t2__get_bool(v, path, &s->source_checkpoint_optimizer);
         } else { /* source_trial_id */

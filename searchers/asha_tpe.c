@@ -150,7 +150,7 @@ int t2__asha_tpe_hparams(t2__searcher *s, int64_t rid, t2__val **out)
         return t2_seterr(T2_ENOMEM, "searcher: out of memory");
     }
     size_t ndone, n = observations(a, need, obs, seen, &ndone);
-    if ((int64_t)ndone < need) {
+    if ((int64_t)ndone < need || t2__searcher_point_given(s, rid)) {
         if (!(rc = t2__searcher_sample(s, rid, out))) t2__tpe_point_of(&t->sp, *out, x);
     } else {
         t2_rng rng;

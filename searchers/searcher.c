@@ -201,13 +201,44 @@ uint64_t t2__trial_seed(uint64_t experiment_seed, int64_t request_id)
     return t2_hash64(experiment_seed ^ t2_hash64((uint64_t)request_id));
 }
 
+/* Sets into map every value of point (nested maps merged key by key), copies. */
+static int overlay(t2__val *map, const t2__val *point)
+{
+    int rc = T2_OK;
+    for (size_t k = 0; !rc && k < point->n; k++) {
+        const t2__val *v = point->items[k];
+        t2__val *at = t2__val_map_get(map, point->keys[k]);
+        if (v->kind == T2__VAL_MAP && at && at->kind == T2__VAL_MAP) {
+            rc = overlay(at, v);
+            continue;
+        }
+        t2__val *c = t2__val_copy(v);
+        rc = c ? t2__val_map_set(map, point->keys[k], c) : t2_seterr(T2_ENOMEM, "searcher: out of memory");
+    }
+    return rc;
+}
+
+int t2__searcher_point_given(const t2__searcher *s, int64_t request_id)
+{
+    const t2__val *p = s->cfg->searcher.points;
+    return p && request_id >= 0 && (uint64_t)request_id < (uint64_t)p->n;
+}
+
 int t2__searcher_sample(const t2__searcher *s, int64_t request_id, t2__val **out)
 {
     t2_rng rng;
     /* A different stream from the trial's own seed, so the trial's first draws (weight init) are
      * not the same numbers that picked its hparams. */
     t2_rng_seed(&rng, t2_hash64(t2__trial_seed(s->seed, request_id) ^ UINT64_C(0x68706172616d7321)));
-    return t2__hparam_sample(s->cfg->hparams, &rng, out);
+    int rc = t2__hparam_sample(s->cfg->hparams, &rng, out);
+    /* searcher.points_to_evaluate: the first trials take the given values; what a point leaves out
+     * is the draw above, so a trial's values never depend on how many points there are. */
+    if (!rc && t2__searcher_point_given(s, request_id) &&
+        (rc = overlay(*out, s->cfg->searcher.points->items[request_id]))) {
+        t2__val_free(*out);
+        *out = NULL;
+    }
+    return rc;
 }
 
 int t2__searcher_new_trial(t2__searcher *s, t2__val *hparams, int64_t length, t2__ops *ops, int64_t *request_id)

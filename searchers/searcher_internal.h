@@ -67,6 +67,10 @@ uint64_t t2__trial_seed(uint64_t experiment_seed, int64_t request_id);
  * the trial seed (not from one stream shared by all trials), so the hparams of request R are the
  * same whatever order events arrived in, and a restored searcher needs no rng state. */
 int t2__searcher_sample(const t2__searcher *s, int64_t request_id, t2__val **out);
+/* Whether searcher.points_to_evaluate gives request request_id's values (the first requests): then
+ * t2__searcher_sample returns them (drawing only what the point leaves out), and a model-based
+ * searcher (tpe) takes that sample instead of proposing. */
+int t2__searcher_point_given(const t2__searcher *s, int64_t request_id);
 
 /* Appends CREATE (with hparams, taken over also on failure; NULL: sampled for the new id) and
  * TRAIN to `length` for the next request id, which *request_id (may be NULL) receives. */

@@ -116,7 +116,7 @@ static int next_trial(t2__searcher *s, t2__ops *ops)
     double *x = t->x + (size_t)rid * np;
     t2__val *hp = NULL;
     for (int64_t r = 0; r < rid; r++) ndone += t->state[r] == DONE;
-    if (ndone < s->cfg->searcher.tpe.n_startup_trials) {
+    if (ndone < s->cfg->searcher.tpe.n_startup_trials || t2__searcher_point_given(s, rid)) {
         if (!(rc = t2__searcher_sample(s, rid, &hp))) t2__tpe_point_of(&t->sp, hp, x);
     } else if (!(rc = model_point(s, t, rid, x))) {
         rc = t2__tpe_hparams_of(s->cfg->hparams, &t->sp, x, &hp);

@@ -879,6 +879,74 @@ static void test_merge_keys(void)
     }
 }
 
+/* searcher.points_to_evaluate: checked against the space wherever the two stand in the file, values
+ * typed as the trial sees them, each problem at its place. */
+static void test_points(void)
+{
+#define SPACE                                                                                   \
+    "hyperparameters:\n"                                                                        \
+    "  global_batch_size: 4\n"                                                                  \
+    "  lr: {type: log, minval: -4, maxval: -1, base: 10}\n"                                    \
+    "  n: {type: int, minval: 1, maxval: 8}\n"                                                  \
+    "  opt:\n"                                                                                  \
+    "    kind: {type: categorical, vals: [sgd, adam]}\n"                                        \
+    "    m: {type: double, minval: 0, maxval: 1}\n"
+#define RANDOM "searcher: {name: random, metric: loss, max_length: {batches: 1}, max_trials: 3,\n  points_to_evaluate: "
+    /* Before the space and after it; 1e-4 is 10^-4 up to rounding; 2 for a double is 2.0. */
+    const char *texts[] = {RANDOM "[{lr: 1e-4, n: 8, opt: {kind: adam, m: 1}}, {n: 2}]}\n" SPACE,
+                           SPACE RANDOM "[{lr: 1e-4, n: 8, opt: {kind: adam, m: 1}}, {n: 2}]}\n"};
+    for (int k = 0; k < 2; k++) {
+        t2__config *cfg = load_ok(texts[k]);
+        if (!cfg) continue;
+        const t2__val *p = cfg->searcher.points;
+        CHECK(p && p->kind == T2__VAL_LIST && p->n == 2);
+        if (p && p->n == 2) {
+            const t2__val *lr = t2__val_map_get(p->items[0], "lr"), *n = t2__val_map_get(p->items[0], "n");
+            const t2__val *m = t2__val_lookup(p->items[0], "opt.m"), *kind = t2__val_lookup(p->items[0], "opt.kind");
+            CHECK(lr && lr->kind == T2__VAL_DOUBLE && lr->d == 1e-4);
+            CHECK(n && n->kind == T2__VAL_INT && n->i == 8);
+            CHECK(m && m->kind == T2__VAL_DOUBLE && m->d == 1.0);
+            CHECK(kind && kind->kind == T2__VAL_STRING && !strcmp(kind->s, "adam"));
+            CHECK(p->items[1]->n == 1); /* partial: the rest is drawn */
+        }
+        t2__config_free(cfg);
+    }
+    EXPECT_ERR(SPACE RANDOM "[{lr: 0.5}]}\n", T2_EINVAL,
+               "const.yaml:9:29: searcher.points_to_evaluate.0.lr: expected a number in [0.0001, 0.1] (10^-4 to "
+               "10^-1), got 0.5");
+    EXPECT_ERR(SPACE RANDOM "[{n: 2.5}]}\n", T2_EINVAL,
+               "const.yaml:9:28: searcher.points_to_evaluate.0.n: expected an integer in [1, 8], got 2.5");
+    EXPECT_ERR(SPACE RANDOM "[{opt: {kind: rmsprop}}]}\n", T2_EINVAL,
+               "const.yaml:9:37: searcher.points_to_evaluate.0.opt.kind: expected one of [\"sgd\",\"adam\"], got "
+               "\"rmsprop\"");
+    EXPECT_ERR(SPACE RANDOM "[{opt: {mm: 0.5}}]}\n", T2_EINVAL,
+               "const.yaml:9:31: searcher.points_to_evaluate.0.opt.mm: no such hyperparameter (did you mean 'm'?)");
+    EXPECT_ERR(SPACE RANDOM "[{global_batch_size: 8}]}\n", T2_EINVAL,
+               "const.yaml:9:44: searcher.points_to_evaluate.0.global_batch_size: expected the const value of "
+               "hyperparameters.global_batch_size (a point sets only what is searched), got 8");
+    EXPECT_ERR(SPACE RANDOM "[{n: 1}, 3]}\n", T2_EINVAL,
+               "const.yaml:9:32: searcher.points_to_evaluate.1: expected a map of hyperparameter values, got 3");
+    EXPECT_ERR(SPACE RANDOM "{n: 1}}\n", T2_EINVAL,
+               "const.yaml:9:23: searcher.points_to_evaluate: expected a list of hyperparameter maps, got a map");
+    EXPECT_ERR(SPACE RANDOM "[{n: 1}, {n: 2}, {n: 3}, {n: 4}]}\n", T2_EINVAL,
+               "const.yaml:9:23: searcher.points_to_evaluate: 4 points, but the random search makes 3 trial(s)");
+    /* Every bad value is reported, not only the first. */
+    t2__config *cfg = NULL;
+    CHECK(t2__config_load_string(SPACE RANDOM "[{n: 0, lr: 1}]}\n", "const.yaml", NULL, 0, &cfg) == T2_EINVAL);
+    size_t nerr = 0, more = 0;
+    const char *const *errs = t2__config_errors(&nerr, &more);
+    CHECK(errs && nerr == 2 && strstr(errs[0], "points_to_evaluate.0.n:") && strstr(errs[1], "points_to_evaluate.0.lr:"));
+    /* A grid runs every point of its grid already: the key does not apply (a warning). */
+    cfg = load_ok("hyperparameters: {global_batch_size: 4, n: {type: int, minval: 1, maxval: 2, count: 2}}\n"
+                  "searcher: {name: grid, metric: loss, max_length: {batches: 1}, points_to_evaluate: [{n: 1}]}\n");
+    if (cfg) {
+        CHECK(!cfg->searcher.points && cfg->nwarnings == 1 && strstr(cfg->warnings[0], "does not apply to the grid"));
+        t2__config_free(cfg);
+    }
+#undef SPACE
+#undef RANDOM
+}
+
 int main(void)
 {
     test_examples();
@@ -893,5 +961,6 @@ int main(void)
     test_files();
     test_scalars();
     test_merge_keys();
+    test_points();
     return check_report("test_config");
 }

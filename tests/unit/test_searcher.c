@@ -217,6 +217,63 @@ static void test_random(void)
     t2__config_free(cfg);
 }
 
+/* searcher.points_to_evaluate: the first trials take the points' values; what a point leaves out is
+ * the draw the trial would have had anyway, and the trials after the points are unchanged. TPE
+ * takes a point even past its startup trials, where it would otherwise propose. */
+static void test_points_to_evaluate(void)
+{
+    const char *base = "name: random, metric: acc, smaller_is_better: false, max_trials: 5, max_length: {batches: 5}";
+    char with[512];
+    snprintf(with, sizeof with, "%s, points_to_evaluate: [{lr: 0.05, act: gelu, units: 3}, {drop: 0.25}]", base);
+    t2__config *a = load_cfg(base, RANDOM_HP), *b = load_cfg(with, RANDOM_HP);
+    if (a && b) {
+        t2__ops oa = {0}, ob = {0};
+        char *ja = random_creates(a, 7, &oa), *jb = random_creates(b, 7, &ob);
+        const t2__val *h[2][5] = {{0}};
+        for (int w = 0; w < 2; w++) {
+            const t2__ops *o = w ? &ob : &oa;
+            int k = 0;
+            for (size_t i = 0; i < o->n && k < 5; i++)
+                if (o->v[i].kind == T2__OP_CREATE) h[w][k++] = o->v[i].hparams;
+        }
+        if (h[1][0] && h[1][1] && h[0][0] && h[0][1]) {
+            CHECK(t2__val_lookup(h[1][0], "lr")->d == 0.05);
+            CHECK(!strcmp(t2__val_lookup(h[1][0], "act")->s, "gelu"));
+            CHECK(t2__val_lookup(h[1][0], "units")->i == 3);
+            CHECK(t2__val_equal(t2__val_lookup(h[1][0], "drop"), t2__val_lookup(h[0][0], "drop"))); /* drawn */
+            CHECK(t2__val_lookup(h[1][1], "drop")->d == 0.25);
+            CHECK(t2__val_equal(t2__val_lookup(h[1][1], "lr"), t2__val_lookup(h[0][1], "lr")));
+            for (int k = 2; k < 5; k++) CHECK(h[0][k] && h[1][k] && t2__val_equal(h[0][k], h[1][k]));
+        }
+        free(ja);
+        free(jb);
+        t2__ops_free(&oa);
+        t2__ops_free(&ob);
+    }
+    t2__config_free(a);
+    t2__config_free(b);
+    /* TPE, one startup trial, two points: request 1 is the point, not a proposal. */
+    t2__config *t = load_cfg("name: tpe, metric: loss, max_length: {batches: 1}, max_trials: 4, n_startup_trials: 1, "
+                             "max_concurrent_trials: 1, points_to_evaluate: [{drop: 0.2}, {drop: 0.4, units: 1}]",
+                             RANDOM_HP);
+    t2__searcher *s = NULL;
+    if (t && !t2__searcher_create(t, 3, &s)) {
+        t2__ops ops = {0};
+        CHECK_OK(t2__searcher_start(s, &ops));
+        CHECK(ops.n >= 1 && ops.v[0].kind == T2__OP_CREATE && t2__val_lookup(ops.v[0].hparams, "drop")->d == 0.2);
+        size_t from = ops.n;
+        CHECK_OK(t2__searcher_on_validation(s, 0, 1.0, 1, &ops));
+        CHECK_OK(t2__searcher_on_trial_exited(s, 0, &ops));
+        const t2__val *next = NULL;
+        for (size_t i = from; i < ops.n && !next; i++)
+            if (ops.v[i].kind == T2__OP_CREATE) next = ops.v[i].hparams;
+        CHECK(next && t2__val_lookup(next, "drop")->d == 0.4 && t2__val_lookup(next, "units")->i == 1);
+        t2__ops_free(&ops);
+    }
+    t2__searcher_free(s);
+    t2__config_free(t);
+}
+
 /* Invalid hparams: random draws a replacement under a new request id; max_trials counts only
  * valid trials, so progress and the total stay right. Other failures are not replaced. */
 static void test_random_failures(void)
@@ -510,6 +567,7 @@ int main(void)
     test_grid_small_axes();
     test_flat_protocol();
     test_random();
+    test_points_to_evaluate();
     test_random_failures();
     test_invalid_streak();
     test_single();

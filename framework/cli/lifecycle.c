@@ -174,10 +174,9 @@ static int trial_ended(int state)
 }
 
 /* No controller runs the trial's experiment: the row is marked CANCELED by the user here, and the
- * experiment's next run tells its searcher (trial_kill.c). A resume that started meanwhile already
- * holds the trial in its table, so once the mark is committed a live controller gets the kill
- * too. (One that read its rows before the mark and records itself only after the second look
- * below runs the trial: a window of a few milliseconds, and the row then says RUNNING again.) */
+ * experiment's next run tells its searcher (trial_kill.c). A resume reads the marks once it has
+ * recorded itself as the controller (experiment_resume.c), so a resume that records itself after
+ * the second look below sees the mark, and one recorded before it gets the signal. */
 static int kill_offline(t2__store *st, int64_t exp_id, int64_t ordinal, int64_t trial_id, int *state)
 {
     t2__experiment_row e;

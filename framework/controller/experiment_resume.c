@@ -14,6 +14,27 @@
 #include "ctl.h"
 #include "internal.h"
 
+/* The trials `t2exp kill EXP.N` ended stay ended: they are read once this run is recorded as the
+ * experiment's controller, so that a kill that found no controller running and marked the row
+ * itself is seen however close it came to this start (one that comes later finds this run and
+ * signals it). Their searcher is told by t2__ctl_tell_offline_kills where it does not know yet. */
+static int keep_killed(t2__ctl *c)
+{
+    int64_t *ids = NULL;
+    size_t n = 0;
+    int rc = t2__store_killed_trials(c->st, c->exp_id, &ids, &n);
+    for (size_t k = 0; !rc && k < n; k++)
+        for (size_t i = 0; i < c->tt.nt; i++) { /* a few kills: no index kept for them */
+            t2__ctl_trial *t = &c->tt.t[i];
+            if (t->id != ids[k]) continue;
+            t->killed = 1;
+            if (t->state == T2__CTL_QUEUED) rc = t2__tt_set_state(&c->tt, t, T2__CTL_ERRORED);
+            break;
+        }
+    free(ids);
+    return rc;
+}
+
 /* Rebuilds the controller's trial table from the store and the saved controller state. */
 static int restore_trials(t2__ctl *c, const t2__val *saved)
 {
@@ -45,13 +66,8 @@ static int restore_trials(t2__ctl *c, const t2__val *saved)
             c->best_trial = t->id;
         }
         int st = rows[i].state == T2__TRIAL_COMPLETED ? T2__CTL_DONE : rows[i].state == T2__TRIAL_ERRORED ? T2__CTL_ERRORED : T2__CTL_QUEUED;
-        /* CANCELED: by `t2exp kill EXP.N`, which stays so (its searcher is told now if the kill came
-         * while no controller ran: t2__ctl_tell_offline_kills); else by `t2exp kill EXP`, which ended
-         * the run, not the trial: it runs again. */
-        if (t2__trial_killed_by_user(rows[i].state, rows[i].error)) {
-            st = T2__CTL_ERRORED;
-            t->killed = 1;
-        }
+        /* CANCELED (by `t2exp kill EXP`) runs again; one that `kill EXP.N` ended is set apart once
+         * this run is recorded (keep_killed). */
         t2__checkpoint_row ck;
         /* A pbt child that never checkpointed starts from the parent checkpoint it was given. */
         if (t2__store_latest_checkpoint(c->st, t->id, &ck) == T2_OK ||
@@ -238,6 +254,7 @@ int t2__experiment_resume(const t2__resume_opts *o)
         (rc = t2__store_set_experiment_error(c.st, c.exp_id, NULL)) || (rc = t2__store_set_controller(c.st, c.exp_id, 1)))
         goto out;
     c.recorded = 1;
+    if ((rc = keep_killed(&c))) goto out;
     if (o->on_started) o->on_started(o->on_started_arg, c.exp_id);
     t2__progress_line(o->out, "experiment %lld (%s): resuming %s search, %zu trial(s) known", (long long)c.exp_id,
                       cfg->name, t2__searcher_name(cfg->searcher.name), c.tt.nt);

@@ -175,6 +175,9 @@ static inline int t2__trial_killed_by_user(int state, const char *error)
 {
     return state == T2__TRIAL_CANCELED && error && !strncmp(error, T2__KILLED_BY_USER, sizeof T2__KILLED_BY_USER - 1);
 }
+/* The ids of experiment experiment_id's trials killed by the user (the mark above), ascending, into a
+ * malloc'd array (NULL when *n is 0). */
+int t2__store_killed_trials(t2__store *st, int64_t experiment_id, int64_t **ids, size_t *n);
 /* The error text of trial EXP.N killed by the user. */
 static inline void t2__trial_killed_reason(int64_t exp_id, int64_t ordinal, char *why, size_t n)
 {

@@ -225,15 +225,19 @@ static const char SQL_REPORT_STEPS[] =
     "SELECT batches FROM metrics WHERE trial_id = ?1 AND kind = 'training'"
     " UNION SELECT batches FROM report_timings WHERE trial_id = ?1 AND kind = 'training' ORDER BY batches";
 
-int t2__store_report_steps(t2__store *st, int64_t trial_id, int64_t **steps, size_t *n)
+/* The first column of every row sql gives for ?1 = key (and ?2 = text, when not NULL), in order. */
+static int int64_rows(t2__store *st, const char *sql, int64_t key, const char *text, const char *what, int64_t **out,
+                      size_t *n)
 {
-    if (!st || !steps || !n) return t2_seterr(T2_EINVAL, "store: report_steps: NULL argument");
-    *steps = NULL;
+    if (!st || !out || !n) return t2_seterr(T2_EINVAL, "store: %s: NULL argument", what);
+    *out = NULL;
     *n = 0;
     sqlite3_stmt *s;
-    int rc = t2__store_stmt(st, SQL_REPORT_STEPS, &s);
+    int rc = t2__store_stmt(st, sql, &s);
     if (rc) return rc;
-    if ((rc = sqlite3_bind_int64(s, 1, trial_id)) != SQLITE_OK) return t2__store_err(st, rc, "bind");
+    if ((rc = sqlite3_bind_int64(s, 1, key)) != SQLITE_OK ||
+        (text && (rc = sqlite3_bind_text(s, 2, text, -1, SQLITE_STATIC)) != SQLITE_OK))
+        return t2__store_err(st, rc, "bind");
     size_t cap = 0;
     int64_t *v = NULL;
     while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -251,10 +255,23 @@ int t2__store_report_steps(t2__store *st, int64_t trial_id, int64_t **steps, siz
     if (rc != SQLITE_DONE) {
         free(v);
         *n = 0;
-        return t2__store_err(st, rc, "read report steps");
+        return t2__store_err(st, rc, what);
     }
-    *steps = v;
+    *out = v;
     return T2_OK;
+}
+
+int t2__store_report_steps(t2__store *st, int64_t trial_id, int64_t **steps, size_t *n)
+{
+    return int64_rows(st, SQL_REPORT_STEPS, trial_id, NULL, "read report steps", steps, n);
+}
+
+static const char SQL_KILLED_TRIALS[] = "SELECT id FROM trials WHERE experiment_id = ?1 AND state = 'CANCELED'"
+                                        " AND substr(error, 1, length(?2)) = ?2 ORDER BY id";
+
+int t2__store_killed_trials(t2__store *st, int64_t experiment_id, int64_t **ids, size_t *n)
+{
+    return int64_rows(st, SQL_KILLED_TRIALS, experiment_id, T2__KILLED_BY_USER, "read killed trials", ids, n);
 }
 
 /* ---- checkpoints ----------------------------------------------------------------------- */

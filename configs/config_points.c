@@ -26,14 +26,6 @@ static int child_names(const t2__hparam *h, const char ***out)
     return T2_OK;
 }
 
-static int number_of(const t2__val *v, double *d)
-{
-    if (v->kind == T2__VAL_INT) *d = (double)v->i;
-    else if (v->kind == T2__VAL_DOUBLE) *d = v->d;
-    else return 0;
-    return isfinite(*d);
-}
-
 /* Whether exponent e lies in [lo, hi] up to rounding: 1e-4 is 10^-4.000000000000001 in doubles. */
 static int within(double e, double lo, double hi)
 {
@@ -60,24 +52,22 @@ static int leaf_value(const t2__hparam *h, const t2__ynode *y, const char *path,
         snprintf(want, sizeof want, "an integer in [%lld, %lld]", (long long)h->imin, (long long)h->imax);
         break;
     case T2__HP_DOUBLE:
-        ok = number_of(v, &d) && d >= h->minval && d <= h->maxval;
-        snprintf(want, sizeof want, "a number in [%.17g, %.17g]", h->minval, h->maxval);
-        if (ok) {
+    case T2__HP_LOG: /* the range on the scale the search draws on: a log one's exponents */
+        ok = t2__hparam_coordinate(h, v, &d) &&
+             (h->kind == T2__HP_LOG ? within(d, h->minval, h->maxval) : d >= h->minval && d <= h->maxval);
+        if (h->kind == T2__HP_LOG)
+            snprintf(want, sizeof want, "a number in [%.6g, %.6g] (%.6g^%.6g to %.6g^%.6g)", pow(h->base, h->minval),
+                     pow(h->base, h->maxval), h->base, h->minval, h->base, h->maxval);
+        else
+            snprintf(want, sizeof want, "a number in [%.17g, %.17g]", h->minval, h->maxval);
+        if (ok && v->kind == T2__VAL_INT) { /* stored as the double the trial sees for these */
+            double as_double = (double)v->i;
             t2__val_free(v);
-            if (!(v = t2__val_double(d))) return t2_seterr(T2_ENOMEM, "config: out of memory");
-        }
-        break;
-    case T2__HP_LOG:
-        ok = number_of(v, &d) && d > 0 && within(log(d) / log(h->base), h->minval, h->maxval);
-        snprintf(want, sizeof want, "a number in [%.6g, %.6g] (%.6g^%.6g to %.6g^%.6g)", pow(h->base, h->minval),
-                 pow(h->base, h->maxval), h->base, h->minval, h->base, h->maxval);
-        if (ok) {
-            t2__val_free(v);
-            if (!(v = t2__val_double(d))) return t2_seterr(T2_ENOMEM, "config: out of memory");
+            if (!(v = t2__val_double(as_double))) return t2_seterr(T2_ENOMEM, "config: out of memory");
         }
         break;
     case T2__HP_CATEGORICAL:
-        for (size_t k = 0; !ok && k < h->vals->n; k++) ok = t2__val_equal(v, h->vals->items[k]);
+        ok = t2__hparam_coordinate(h, v, &d);
         if (!ok) {
             char *json = NULL;
             size_t len = 0;

@@ -44,6 +44,22 @@ int t2__hparam_searchable(const t2__hparam *h)
                  h->kind == T2__HP_CATEGORICAL);
 }
 
+int t2__hparam_coordinate(const t2__hparam *leaf, const t2__val *v, double *x)
+{
+    if (!leaf || !v) return 0;
+    double num = v->kind == T2__VAL_INT ? (double)v->i : v->kind == T2__VAL_DOUBLE ? v->d : NAN;
+    switch (leaf->kind) {
+    case T2__HP_INT:
+    case T2__HP_DOUBLE: *x = num; return isfinite(num);
+    case T2__HP_LOG: *x = log(num) / log(leaf->base); return num > 0 && isfinite(*x);
+    case T2__HP_CATEGORICAL:
+        for (size_t j = 0; j < leaf->vals->n; j++)
+            if (t2__val_equal(leaf->vals->items[j], v)) return *x = (double)j, 1;
+        return 0;
+    default: return 0;
+    }
+}
+
 const t2__hparam *t2__hparam_find(const t2__hparam *root, const char *path)
 {
     if (!root || !path) return NULL;

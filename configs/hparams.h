@@ -49,6 +49,12 @@ const char *t2__hp_kind_name(t2__hp_kind k); /* "const", "int", "double", "log",
 /* 1 for INT, DOUBLE, LOG and CATEGORICAL (the kinds a searcher chooses), 0 otherwise. */
 int t2__hparam_searchable(const t2__hparam *h);
 
+/* A searchable leaf's value v as one number, the scale a search draws it on: an int or double as it
+ * is, a log one as its exponent (log base of v), a categorical one as the index of v in vals.
+ * Returns 1 and sets *x when v is such a value (finite; positive for log; one of vals), else 0.
+ * Ranges are not checked. Shared by tpe's points and importance's features. */
+int t2__hparam_coordinate(const t2__hparam *leaf, const t2__val *v, double *x);
+
 /* The node at a dotted path ("" is the root), or NULL. */
 const t2__hparam *t2__hparam_find(const t2__hparam *root, const char *path);
 

@@ -51,14 +51,9 @@ void t2__tpe_point_of(const t2__tpe_space *sp, const t2__val *hp, double *x)
     for (size_t k = 0; k < sp->nleaves; k++) {
         const t2__hparam *h = sp->leaves[k];
         if (!t2__hparam_searchable(h)) continue;
-        const t2__val *v = t2__val_lookup(hp, h->path);
         double d = 0;
-        if (h->kind == T2__HP_CATEGORICAL) {
-            for (size_t q = 0; q < h->vals->n; q++)
-                if (t2__val_equal(h->vals->items[q], v)) d = (double)q;
-        } else if (v && !t2__val_as_double(v, &d) && h->kind == T2__HP_LOG) {
-            d = fmin(fmax(log(d) / log(h->base), h->minval), h->maxval);
-        }
+        if (!t2__hparam_coordinate(h, t2__val_lookup(hp, h->path), &d)) d = 0;
+        if (h->kind == T2__HP_LOG) d = fmin(fmax(d, h->minval), h->maxval); /* rounding at the ends */
         x[j++] = d;
     }
 }

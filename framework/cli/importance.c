@@ -38,19 +38,7 @@ static int domain(const t2__hparam *h, double *lo, double *hi)
 /* A trial's value of leaf h as its feature; 0 when it has none that fits (an older config's). */
 static int feature(const t2__hparam *h, const t2__val *hp, double *x)
 {
-    const t2__val *v = t2__val_lookup(hp, h->path);
-    if (!v) return 0;
-    double num = v->kind == T2__VAL_INT ? (double)v->i : v->kind == T2__VAL_DOUBLE ? v->d : NAN;
-    switch (h->kind) {
-    case T2__HP_INT:
-    case T2__HP_DOUBLE: *x = num; return isfinite(num);
-    case T2__HP_LOG: *x = log(num) / log(h->base); return num > 0 && isfinite(*x);
-    case T2__HP_CATEGORICAL:
-        for (size_t j = 0; j < h->vals->n; j++)
-            if (t2__val_equal(h->vals->items[j], v)) return *x = (double)j, 1;
-        return 0;
-    default: return 0;
-    }
+    return t2__hparam_coordinate(h, t2__val_lookup(hp, h->path), x);
 }
 
 typedef struct ranked {

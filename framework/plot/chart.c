@@ -252,6 +252,67 @@ static void draw_series(cairo_t *cr, const t2__series *s, const axis *ax, const 
     }
 }
 
+/* The width parallel coordinates of n axes want: room for their names side by side. */
+#define PAR_STEP 110
+static int parallel_width(size_t n) { return ML + MR + 2 * PAD + PAR_STEP * (int)(n > 1 ? n - 1 : 1) + 40; }
+
+/* A line's colour by its rank q in [0, 1] (0 the best): from dark blue to light yellow through the
+ * hues the dashboard's parcoords.js uses (hsl(220 - 170 q, 70%, 35 + 40 q %)). */
+static void rank_colour(cairo_t *cr, double q, double alpha)
+{
+    double h = (220 - 170 * q) / 360, l = 0.35 + 0.40 * q, sat = 0.70;
+    double c2 = l < 0.5 ? l * (1 + sat) : l + sat - l * sat, c1 = 2 * l - c2, rgb[3];
+    for (int k = 0; k < 3; k++) {
+        double t = h + (1 - k) / 3.0; /* r: h + 1/3, g: h, b: h - 1/3 */
+        t -= floor(t);
+        rgb[k] = t < 1 / 6.0 ? c1 + (c2 - c1) * 6 * t : t < 0.5 ? c2 : t < 2 / 3.0 ? c1 + (c2 - c1) * (2 / 3.0 - t) * 6 : c1;
+    }
+    cairo_set_source_rgba(cr, rgb[0], rgb[1], rgb[2], alpha);
+}
+
+/* Parallel coordinates in the box (x0, y0, w, h): the lines worst first, so the best are on top,
+ * each in one path (a trial without a value on an axis breaks its line there), then the axes with
+ * their names above and their ends' labels. */
+static void draw_parallel(cairo_t *cr, const t2__panel *p, double x0, double y0, double w, double h)
+{
+    double step = p->npar > 1 ? w / (double)(p->npar - 1) : 0;
+    if (p->npar == 1) x0 += w / 2;
+    cairo_set_line_width(cr, 1.5);
+    cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
+    for (size_t r = p->nlines; r-- > 0;) {
+        rank_colour(cr, p->nlines > 1 ? (double)r / (double)(p->nlines - 1) : 0, p->nlines > 200 ? 0.35 : 0.85);
+        int pen = 0;
+        for (size_t a = 0; a < p->npar; a++) {
+            double v = p->par[a].pos[r];
+            if (!isfinite(v)) {
+                pen = 0;
+                continue;
+            }
+            double x = x0 + step * (double)a, y = y0 + (1 - v) * h;
+            if (pen) cairo_line_to(cr, x, y);
+            else cairo_move_to(cr, x, y);
+            pen = 1;
+        }
+        if (p->npar == 1) cairo_rel_line_to(cr, 0, 0); /* one axis: a dot */
+        cairo_stroke(cr);
+    }
+    cairo_set_line_width(cr, 1);
+    for (size_t a = 0; a < p->npar; a++) {
+        double x = x0 + step * (double)a;
+        cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
+        cairo_move_to(cr, x, y0), cairo_line_to(cr, x, y0 + h), cairo_stroke(cr);
+        cairo_set_font_size(cr, 12);
+        text_at(cr, p->par[a].name, x, y0 - 22, 0.5, 0.5);
+        cairo_set_source_rgb(cr, 0.35, 0.35, 0.35);
+        cairo_set_font_size(cr, 10);
+        text_at(cr, p->par[a].hi, x, y0 - 8, 0.5, 0.5);
+        text_at(cr, p->par[a].lo, x, y0 + h + 12, 0.5, 0.5);
+    }
+    cairo_set_source_rgb(cr, 0, 0, 0);
+    cairo_set_font_size(cr, 11);
+    if (p->title) text_at(cr, p->title, x0 - (p->npar == 1 ? w / 2 : 0), y0 + h + 34, 0, 0.5);
+}
+
 static void draw(cairo_t *cr, const t2__figure *f, int width, int height, int cols)
 {
     cairo_set_source_rgb(cr, 1, 1, 1);
@@ -269,7 +330,14 @@ static void draw(cairo_t *cr, const t2__figure *f, int width, int height, int co
         const t2__panel *p = &f->p[i];
         double x0 = (double)(i % (size_t)cols) * PANEL_W + ML, y0 = TITLE_H + (double)(i / (size_t)cols) * PANEL_H + MT;
         double w = PANEL_W - ML - MR, h = PANEL_H - MT - MB;
+        if (p->par) w = width - ML - MR - 40; /* the figure's only panel, as wide as its axes want */
         x0 += PAD, y0 += PAD, w -= 2 * PAD, h -= 2 * PAD;
+        if (p->par) {
+            cairo_save(cr);
+            draw_parallel(cr, p, x0, y0 + 12, w, h - 24);
+            cairo_restore(cr);
+            continue;
+        }
         axis ax = {.log = p->xlog}, ay = {0};
         axis_fit(&ax, p, 1);
         axis_fit(&ay, p, 0);
@@ -359,6 +427,7 @@ int t2__chart_render(const t2__figure *f, int png, char **buf, size_t *len)
     int cols = f->np < COLS ? (int)f->np : COLS, rows = (int)((f->np + COLS - 1) / COLS);
     if (cols < 1) cols = 1;
     int width = cols * PANEL_W, height = TITLE_H + rows * PANEL_H + (int)f->nlegend * LEGEND_ROW + 12;
+    if (f->np == 1 && f->p[0].par && parallel_width(f->p[0].npar) > width) width = parallel_width(f->p[0].npar);
     membuf mb = {0};
     cairo_surface_t *sf = png ? cairo_image_surface_create(CAIRO_FORMAT_ARGB32, width, height)
                               : cairo_svg_surface_create_for_stream(mem_write, &mb, width, height);

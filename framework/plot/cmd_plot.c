@@ -164,7 +164,7 @@ static int run(const char *home, int argc, char **argv)
 const t2__command t2__command_plot = {
     .name = "plot",
     .synopsis = SYNOPSIS,
-    .summary = "learning curves, best so far, hparams and importance as SVG or PNG files",
+    .summary = "learning curves, best so far, hparams, importance and parallel coordinates as SVG or PNG files",
     .options = OPTIONS,
     .run = run,
 };

@@ -1,6 +1,7 @@
-/* figures.c — the four figures of `t2exp plot`, built from the loaded data: learning curves of
- * the top trials, the best value so far, each numeric hparam against the searcher metric, and the
- * hyperparameters' importance (fANOVA, `t2exp importance`). */
+/* figures.c — the five figures of `t2exp plot`, built from the loaded data: learning curves of
+ * the top trials, the best value so far, each numeric hparam against the searcher metric, the
+ * hyperparameters' importance (fANOVA, `t2exp importance`), and the parallel coordinates of every
+ * trial's hparams and result. */
 #define _POSIX_C_SOURCE 200809L
 #include <cairo.h>
 #include <fontconfig/fontconfig.h>
@@ -11,7 +12,8 @@
 #include "internal.h"
 #include "plot.h"
 
-const char *const t2__plot_names[T2__PLOT_FILES] = {"learning_curves", "best_so_far", "hparams", "importance"};
+const char *const t2__plot_names[T2__PLOT_FILES] = {"learning_curves", "best_so_far", "hparams", "importance",
+                                                    "parallel"};
 
 static int learning_curves(const t2__plot_data *d, int png, char **buf, size_t *len)
 {
@@ -29,8 +31,8 @@ static int learning_curves(const t2__plot_data *d, int png, char **buf, size_t *
              (long long)d->experiment_id, d->name ? d->name : "", d->ntop, d->ntop == 1 ? "" : "s");
     /* Training first when there is a training metric; the validation panel always. */
     t2__panel p[2] = {
-        {"training", "batches", d->train_metric, 0, s, d->ntop, NULL, 0},
-        {"validation (the searcher metric)", "batches", d->metric, 0, s + d->ntop, d->ntop, NULL, 0},
+        {"training", "batches", d->train_metric, 0, s, d->ntop, NULL, 0, NULL, 0, 0},
+        {"validation (the searcher metric)", "batches", d->metric, 0, s + d->ntop, d->ntop, NULL, 0, NULL, 0, 0},
     };
     int has_train = d->train_metric != NULL;
     t2__figure f = {title, has_train ? p : p + 1, has_train ? 2 : 1, legend, d->ntop, NULL};
@@ -50,7 +52,7 @@ static int best_so_far(const t2__plot_data *d, int png, char **buf, size_t *len)
     snprintf(title, sizeof title, "experiment %lld (%.60s): best %.60s so far (%s is better)",
              (long long)d->experiment_id, d->name ? d->name : "", d->metric, d->smaller_is_better ? "smaller" : "larger");
     snprintf(ylabel, sizeof ylabel, "%.100s", d->metric);
-    t2__panel p = {NULL, "minutes since the experiment started", ylabel, 0, s, 2, NULL, 0};
+    t2__panel p = {NULL, "minutes since the experiment started", ylabel, 0, s, 2, NULL, 0, NULL, 0, 0};
     static const char *const legend[] = {"best so far"};
     t2__figure f = {title, &p, 1, legend, 1, NULL};
     return t2__chart_render(&f, png, buf, len);
@@ -76,9 +78,9 @@ static int hparams(const t2__plot_data *d, int png, char **buf, size_t *len)
              d->name ? d->name : "", d->metric);
     for (size_t h = 0; h < d->nhp; h++) {
         s[h] = (t2__series){d->hp[h].x, d->hp[h].y, d->hp[h].n, 0, T2__SERIES_POINTS};
-        p[h] = (t2__panel){NULL, d->hp_name[h], d->metric, wants_log(&d->hp[h]), &s[h], 1, NULL, 0};
+        p[h] = (t2__panel){NULL, d->hp_name[h], d->metric, wants_log(&d->hp[h]), &s[h], 1, NULL, 0, NULL, 0, 0};
     }
-    if (d->nhp == 0) p[0] = (t2__panel){"no numeric hyperparameter varies", "hyperparameter", d->metric, 0, NULL, 0, NULL, 0};
+    if (d->nhp == 0) p[0] = (t2__panel){"no numeric hyperparameter varies", "hyperparameter", d->metric, 0, NULL, 0, NULL, 0, NULL, 0, 0};
     t2__figure f = {title, p, d->nhp ? d->nhp : 1, NULL, 0, "one point per trial with a validation (its best)"};
     return t2__chart_render(&f, png, buf, len);
 }
@@ -102,11 +104,11 @@ static int importance(const t2__plot_data *d, int png, char **buf, size_t *len)
     snprintf(xlabel, sizeof xlabel, "share of the variance of %.60s over %zu trials", d->metric ? d->metric : "",
              d->imp.used);
     t2__series s = {x, y, n, 0, T2__SERIES_HBAR};
-    t2__panel p = {NULL, xlabel, "hyperparameter", 0, &s, 1, cats, n};
+    t2__panel p = {NULL, xlabel, "hyperparameter", 0, &s, 1, cats, n, NULL, 0, 0};
     /* Without an answer, why in a few words (t2exp importance says it in full). */
     const char *why = strstr(d->imp_why, "searched no hyperparameter") ? "no hyperparameter is searched"
                                                                       : "fewer than 2 completed trials: none yet";
-    if (n == 0) p = (t2__panel){why, "importance", "hyperparameter", 0, NULL, 0, NULL, 0};
+    if (n == 0) p = (t2__panel){why, "importance", "hyperparameter", 0, NULL, 0, NULL, 0, NULL, 0, 0};
     t2__figure f = {title, &p, 1, NULL, 0, "one bar per searched hyperparameter, the most important at the top"};
     if (!rc) rc = t2__chart_render(&f, png, buf, len);
     free(x);
@@ -115,10 +117,31 @@ static int importance(const t2__plot_data *d, int png, char **buf, size_t *len)
     return rc;
 }
 
+/* Every ranked trial as a line across an axis per varying hparam and one for the metric. */
+static int parallel(const t2__plot_data *d, int png, char **buf, size_t *len)
+{
+    char title[300], names[600] = "", series[200], note[200];
+    snprintf(title, sizeof title, "experiment %lld (%.60s): parallel coordinates of hyperparameters and %.60s",
+             (long long)d->experiment_id, d->name ? d->name : "", d->metric ? d->metric : "");
+    for (size_t a = 0; a < d->npar; a++) {
+        size_t at = strlen(names);
+        snprintf(names + at, sizeof names - at, "%s%.60s", a ? ", " : "", d->par[a].name);
+    }
+    snprintf(series, sizeof series, "one line per trial with a validation, %zu trials, coloured from the best (dark blue) "
+             "to the worst (light yellow)", d->nlines);
+    snprintf(note, sizeof note, "dark: the %s %.60s", d->smaller_is_better ? "smallest" : "largest",
+             d->metric ? d->metric : "");
+    t2__panel p = {d->nlines ? note : "no trial has a validation yet", names,
+                   "each axis's own range (log where its values span over 100x), or its values in order of first appearance",
+                   0, NULL, 0, NULL, 0, d->par, d->npar, d->nlines};
+    t2__figure f = {title, &p, 1, NULL, 0, series};
+    return t2__chart_render(&f, png, buf, len);
+}
+
 int t2__plot_render_all(const t2__plot_data *d, int png, char *bufs[T2__PLOT_FILES], size_t lens[T2__PLOT_FILES])
 {
     int (*const fig[T2__PLOT_FILES])(const t2__plot_data *, int, char **, size_t *) = {learning_curves, best_so_far,
-                                                                                     hparams, importance};
+                                                                                     hparams, importance, parallel};
     int rc = T2_OK;
     for (int i = 0; i < T2__PLOT_FILES; i++) bufs[i] = NULL, lens[i] = 0;
     for (int i = 0; !rc && i < T2__PLOT_FILES; i++) rc = fig[i](d, png, &bufs[i], &lens[i]);

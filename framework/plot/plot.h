@@ -27,6 +27,16 @@ typedef struct {
     t2__plot_xy valid; /* (batches, searcher metric) */
 } t2__plot_trial;
 
+/* One axis of the parallel coordinates: a hyperparameter (or, last, the searcher metric) with its
+ * ends' labels and each line's place on it in [0, 1] (NAN: the trial has no value there). */
+#define T2__PLOT_MAX_PAXES 12     /* hyperparameter axes; the metric's comes on top */
+#define T2__PLOT_MAX_PLINES 2000  /* lines drawn, the best first (as the dashboard) */
+typedef struct {
+    char *name;
+    char lo[48], hi[48];
+    double *pos;
+} t2__plot_paxis;
+
 typedef struct {
     int64_t experiment_id;
     char *name;         /* the experiment's name, for titles */
@@ -40,6 +50,8 @@ typedef struct {
     size_t nhp;
     char *hp_name[T2__PLOT_MAX_HPARAMS];
     t2__plot_xy hp[T2__PLOT_MAX_HPARAMS]; /* (hparam value, the trial's best validation) */
+    t2__plot_paxis *par;  /* parallel coordinates: the varying top-level hparams, then the metric */
+    size_t npar, nlines;  /* lines: the trials with a validation, ranked, at most T2__PLOT_MAX_PLINES */
     t2__importance_result imp; /* `t2exp importance`'s answer (imp.d 0: none, imp_why says why) */
     char imp_why[300];
 } t2__plot_data;
@@ -74,6 +86,11 @@ typedef struct {
      * then only in the SVG's description. */
     const char *const *ycats;
     size_t nycats;
+    /* Parallel coordinates instead of x/y (the panel is then the figure's only one, as wide as its
+     * axes need): npar axes of nlines lines, line 0 the best, coloured from dark blue (best) to light
+     * yellow (worst) and drawn worst first. */
+    const t2__plot_paxis *par;
+    size_t npar, nlines;
 } t2__panel;
 
 typedef struct {
@@ -91,9 +108,9 @@ int t2__chart_render(const t2__figure *f, int png, char **buf, size_t *len);
 
 /* ---- figures.c ---- */
 
-/* The four files' figures, rendered; names[i] ("learning_curves") and bufs[i] for i < 4. Once per
+/* The five files' figures, rendered; names[i] ("learning_curves") and bufs[i] for i < 5. Once per
  * process: it frees cairo's and fontconfig's global font caches when done. */
-#define T2__PLOT_FILES 4
+#define T2__PLOT_FILES 5
 extern const char *const t2__plot_names[T2__PLOT_FILES];
 int t2__plot_render_all(const t2__plot_data *d, int png, char *bufs[T2__PLOT_FILES], size_t lens[T2__PLOT_FILES]);
 

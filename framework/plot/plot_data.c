@@ -110,6 +110,122 @@ static int label(const t2__plot_data *d, const t2__trial_row *t, const t2__val *
     return T2_OK;
 }
 
+/* A value's text for an axis end or a category: a number as %g, a string as it is, else its JSON. */
+static void value_text(const t2__val *v, char *buf, size_t cap)
+{
+    char *json = NULL;
+    size_t len = 0;
+    double d;
+    if (!v) snprintf(buf, cap, "-");
+    else if (!t2__val_as_double(v, &d)) snprintf(buf, cap, "%.6g", d);
+    else if (v->kind == T2__VAL_STRING) snprintf(buf, cap, "%s", v->s);
+    else if (!t2__val_to_json(v, &json, &len)) snprintf(buf, cap, "%s", json);
+    else snprintf(buf, cap, "?");
+    free(json);
+}
+
+/* Axis a over the lines' values vals[0..n): numbers by their range; anything else (a categorical's
+ * strings) in order of first appearance, evenly spaced. As the dashboard's parcoords.js. */
+static int place(t2__plot_paxis *a, t2__val *const *vals, size_t n)
+{
+    int numeric = 1;
+    double lo = INFINITY, hi = -INFINITY, d;
+    for (size_t i = 0; i < n; i++) {
+        if (!vals[i]) continue;
+        if (t2__val_as_double(vals[i], &d) || !isfinite(d)) numeric = 0;
+        else lo = fmin(lo, d), hi = fmax(hi, d);
+    }
+    if (numeric) {
+        /* Positive values over more than two decades (a log hyperparameter's) on a log axis, as
+         * the hparams figure does: on a linear one all but the largest crowd at its foot. */
+        int lg = lo > 0 && hi > 100 * lo;
+        double l0 = lg ? log10(lo) : lo, l1 = lg ? log10(hi) : hi;
+        for (size_t i = 0; i < n; i++) {
+            if (!vals[i]) {
+                a->pos[i] = NAN;
+                continue;
+            }
+            t2__val_as_double(vals[i], &d);
+            a->pos[i] = l1 > l0 ? ((lg ? log10(d) : d) - l0) / (l1 - l0) : 0.5;
+        }
+        snprintf(a->lo, sizeof a->lo, "%.6g", lo);
+        snprintf(a->hi, sizeof a->hi, "%.6g%s", hi, lg ? " (log)" : "");
+        return T2_OK;
+    }
+    size_t ncat = 0;
+    size_t *cat = calloc(n ? n : 1, sizeof *cat); /* the index of each line's category */
+    const t2__val **first = calloc(n ? n : 1, sizeof *first);
+    if (!cat || !first) {
+        free(cat);
+        free(first);
+        return t2_seterr(T2_ENOMEM, "plot: out of memory");
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!vals[i]) continue;
+        size_t c = 0;
+        while (c < ncat && !t2__val_equal(first[c], vals[i])) c++;
+        if (c == ncat) first[ncat++] = vals[i];
+        cat[i] = c;
+    }
+    for (size_t i = 0; i < n; i++) a->pos[i] = !vals[i] ? NAN : ncat > 1 ? (double)cat[i] / (double)(ncat - 1) : 0.5;
+    if (ncat) {
+        value_text(first[0], a->lo, sizeof a->lo);
+        value_text(first[ncat - 1], a->hi, sizeof a->hi);
+    }
+    free(cat);
+    free(first);
+    return T2_OK;
+}
+
+/* The parallel coordinates: an axis per top-level hparam whose value differs between the ranked
+ * trials with a validation (order[0..nv)), in the first trial's key order, then the metric's. */
+static int parallel(t2__plot_data *d, t2__trial_row *const *order, t2__val *const *hp_of, size_t nv)
+{
+    size_t n = nv < T2__PLOT_MAX_PLINES ? nv : T2__PLOT_MAX_PLINES;
+    const t2__val *proto = n ? hp_of[0] : NULL;
+    size_t cap = (proto && proto->kind == T2__VAL_MAP ? proto->n : 0) + 1;
+    t2__val **vals = calloc(n ? n : 1, sizeof *vals);
+    if (!vals || !(d->par = calloc(cap, sizeof *d->par))) {
+        free(vals);
+        return t2_seterr(T2_ENOMEM, "plot: out of memory");
+    }
+    d->nlines = n;
+    int rc = T2_OK;
+    for (size_t k = 0; !rc && proto && proto->kind == T2__VAL_MAP && k < proto->n && d->npar < T2__PLOT_MAX_PAXES; k++) {
+        int varies = 0;
+        for (size_t i = 0; i < n; i++) {
+            vals[i] = t2__val_map_get(hp_of[i], proto->keys[k]);
+            varies |= !vals[i] || !t2__val_equal(vals[i], vals[0]);
+        }
+        if (!varies && n > 1) continue; /* a fixed one (the batch size) is a flat axis that says nothing */
+        t2__plot_paxis *a = &d->par[d->npar];
+        if (!(a->name = strdup(proto->keys[k])) || !(a->pos = calloc(n ? n : 1, sizeof *a->pos))) {
+            free(a->name);
+            a->name = NULL;
+            rc = t2_seterr(T2_ENOMEM, "plot: out of memory");
+            break;
+        }
+        d->npar++;
+        rc = place(a, vals, n);
+    }
+    t2__plot_paxis *m = &d->par[d->npar];
+    if (!rc && (!(m->name = strdup(d->metric ? d->metric : "metric")) || !(m->pos = calloc(n ? n : 1, sizeof *m->pos)))) {
+        free(m->name);
+        m->name = NULL;
+        rc = t2_seterr(T2_ENOMEM, "plot: out of memory");
+    }
+    if (!rc) {
+        d->npar++;
+        double lo = INFINITY, hi = -INFINITY;
+        for (size_t i = 0; i < n; i++) lo = fmin(lo, order[i]->best_validation), hi = fmax(hi, order[i]->best_validation);
+        for (size_t i = 0; i < n; i++) m->pos[i] = hi > lo ? (order[i]->best_validation - lo) / (hi - lo) : 0.5;
+        snprintf(m->lo, sizeof m->lo, "%.6g", lo);
+        snprintf(m->hi, sizeof m->hi, "%.6g", hi);
+    }
+    free(vals);
+    return rc;
+}
+
 static const char SQL_TRAIN_NAME[] =
     "SELECT name FROM metrics WHERE trial_id = :t AND kind = 'training' GROUP BY name"
     " ORDER BY name = 'loss' DESC, name = :metric DESC, name LIMIT 1";
@@ -211,6 +327,14 @@ int t2__plot_load(t2__store *st, int64_t id, long top, t2__plot_data *d)
             if (!t2__val_as_double(t2__val_map_get(hp[i], d->hp_name[h]), &v))
                 rc = t2__plot_xy_add(&d->hp[h], v, rows[i].best_validation);
     }
+    /* The ranked trials with a validation come first in order (rank_cmp). */
+    size_t nv = 0;
+    while (nv < n && !isnan(order[nv]->best_validation)) nv++;
+    t2__val **ranked_hp = !rc && nv ? calloc(nv, sizeof *ranked_hp) : NULL;
+    if (!rc && nv && !ranked_hp) rc = t2_seterr(T2_ENOMEM, "plot: out of memory");
+    for (size_t i = 0; !rc && i < nv; i++) ranked_hp[i] = hp[order[i] - rows];
+    if (!rc) rc = parallel(d, order, ranked_hp, nv);
+    free(ranked_hp);
     d->ntop = (size_t)top < n ? (size_t)top : n;
     if (!rc && d->ntop && !(d->top = calloc(d->ntop, sizeof *d->top))) rc = t2_seterr(T2_ENOMEM, "plot: out of memory");
     for (size_t i = 0; !rc && i < d->ntop; i++) d->top[i].id = order[i]->id, d->top[i].ordinal = order[i]->ordinal;
@@ -256,6 +380,11 @@ void t2__plot_data_free(t2__plot_data *d)
     free(d->name);
     free(d->metric);
     free(d->train_metric);
+    for (size_t a = 0; d->par && a < d->npar; a++) {
+        free(d->par[a].name);
+        free(d->par[a].pos);
+    }
+    free(d->par);
     t2__importance_result_free(&d->imp);
     memset(d, 0, sizeof *d);
 }

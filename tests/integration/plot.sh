@@ -3,7 +3,7 @@
 # with a <title> and a <desc> naming the axes and series; learning_curves has one line per top
 # trial (counted by palette stroke colour) and each line has one point per stored metric row
 # (counted as L commands: chart.c draws one segment per point); best_so_far has a point per
-# validation; importance has a bar per searched hyperparameter; PNGs are PNGs; bad options, an unknown experiment, an experiment without metrics and
+# validation; importance has a bar per searched hyperparameter; parallel has a line per trial; PNGs are PNGs; bad options, an unknown experiment, an experiment without metrics and
 # an unwritable --out are refused with commands.h's exit codes, leaving no partial file behind.
 source "$(dirname "$0")/common.bash"
 command -v python3 >/dev/null || { echo "plot: skipped (no python3)"; exit 77; }
@@ -90,6 +90,17 @@ check("y axis: hyperparameter" in desc and "one bar per searched hyperparameter"
 bars = [len(re.findall(r"\bZ\b", p.getAttribute("d"))) for p in doc.getElementsByTagName("path")
         if re.search(r"fill:rgb\(12.1\d*%,46.6\d*%,70.5\d*%\)", p.getAttribute("style"))]
 check(bars == [len(imp)], f"importance: bars {bars}, wanted one path of {len(imp)}")
+# parallel: an axis per varying hparam and the metric, one stroked line per trial with a
+# validation, the best drawn last (on top) in the darkest colour.
+doc, title, desc = load("parallel")
+check("parallel coordinates of hyperparameters and loss" in title, f"parallel title: {title!r}")
+check("x axis: x, y, loss;" in desc and "6 trials" in desc, f"parallel desc: {desc!r}")
+lines = [p.getAttribute("style") for p in doc.getElementsByTagName("path") if "stroke-width:1.5;" in p.getAttribute("style")]
+check(len(lines) == 6, f"parallel: {len(lines)} trial lines, wanted 6")
+def lightness(style):
+    m = re.search(r"stroke:rgb\(([\d.]+)%,([\d.]+)%,([\d.]+)%\)", style)
+    return sum(float(v) for v in m.groups()) if m else -1
+check(len(lines) == 6 and lightness(lines[-1]) < lightness(lines[0]), "parallel: the best line is not drawn last and darkest")
 if bad:
     print("\n".join("FAIL: " + b for b in bad), file=sys.stderr)
     sys.exit(1)
@@ -97,7 +108,7 @@ PY
 
 # PNG: the signature, a plausible size and the figure's dimensions in IHDR.
 expect_exit 0 "$T2EXP" plot 1 --out "$WORK/png" --format png --top 3
-for f in learning_curves best_so_far hparams importance; do
+for f in learning_curves best_so_far hparams importance parallel; do
   [ "$(head -c 8 "$WORK/png/$f.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] || fail "$f.png: no PNG signature"
   [ "$(stat -c %s "$WORK/png/$f.png")" -gt 5000 ] || fail "$f.png: only $(stat -c %s "$WORK/png/$f.png") bytes"
 done

@@ -43,6 +43,12 @@ search() {
   split=$(awk -v n="$stored" -v c="$cpu" 'BEGIN { split(c, f, /[= ]/);
     printf "controller_us_per_trial=%.0f main_thread_us_per_trial=%.0f writer_thread_us_per_trial=%.0f worker_us_per_trial=%.0f",
       f[2] / n * 1e6, f[6] / n * 1e6, (f[2] - f[6]) / n * 1e6, f[4] / n * 1e6
+    # The most a machine with many more cores can gain over two, from the CPU split of this run (main
+    # thread M, writer W, workers K a trial): two cores run at about 2 / (M + W + K) trials a
+    # second, many at most 1 / max(M, W), so many / two <= (M + W + K) / (2 max(M, W)). A model,
+    # not a measurement: issue 12 asks 4 on 16 cores; the split of this run says what the parts allow.
+    mw = f[6] > f[2] - f[6] ? f[6] : f[2] - f[6]
+    if (mw > 0) printf " scaling_bound=%.2f", (f[2] + f[4]) / (2 * mw)
     if (f[12] != "") printf " main_sys_us_per_trial=%.0f writer_sys_us_per_trial=%.0f worker_sys_us_per_trial=%.0f",
       f[12] / n * 1e6, (f[8] - f[12]) / n * 1e6, f[10] / n * 1e6 }')
 }

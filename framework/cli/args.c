@@ -19,7 +19,7 @@ static const t2__cli_command COMMANDS[] = {
     {"follow", 1, 1, T2__OPT_HOME, "EXP"},
     {"delete", 1, 1, T2__OPT_YES | T2__OPT_HOME, "EXP"},
     {"list", 0, 0, READ_FMT, ""},
-    {"describe", 1, 1, READ_FMT | T2__OPT_TOP, "ID"},
+    {"describe", 1, 1, READ_FMT | T2__OPT_TOP, "ID | EXP.N"},
     {"trials", 1, 1, READ_FMT, "ID"},
     {"metrics", 1, 1, READ_FMT | T2__OPT_KIND, "EXP|TRIAL"},
     {"importance", 1, 1, READ_FMT, "EXP"},

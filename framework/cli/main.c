@@ -56,6 +56,7 @@ static const char *usage_text =
     "                                              (asks first; --yes is required when stdin is no terminal)\n"
     "  list [--json|--csv]                         experiments\n"
     "  describe ID [--json|--csv] [--top N]        one experiment: config, trials ranked, metrics\n"
+    "  describe EXP.N [--json|--csv]               one trial: its row, latest validation, checkpoints\n"
     "  trials ID [--json|--csv]                    an experiment's trials\n"
     "  metrics EXP|TRIAL [--kind training|validation] [--json|--csv]\n"
     "                                              an experiment's metrics in one table, or a trial's\n"
@@ -603,16 +604,20 @@ static int cmd_read(const char *cmd, const args *a)
     t2__store *st = NULL;
     int64_t id = 0;
     /* EXP everywhere; EXP.N (or a trial id) for one trial: metrics and checkpoints take either,
-     * logs a trial only. */
+     * describe an EXP.N, logs a trial only. */
     int lost = !strcmp(cmd, "logs") && a->lost;
     if (lost && a->follow) return usage_error(cmd, "%s", "--follow follows one trial's output; --lost lists past runs");
-    int trial = (!strcmp(cmd, "logs") && !lost) || ((!strcmp(cmd, "metrics") || !strcmp(cmd, "checkpoints")) && strchr(a->pos[0], '.'));
+    int trial = (!strcmp(cmd, "logs") && !lost) ||
+                ((!strcmp(cmd, "metrics") || !strcmp(cmd, "checkpoints") || !strcmp(cmd, "describe")) &&
+                 strchr(a->pos[0], '.'));
+    if (trial && !strcmp(cmd, "describe") && a->top > 0)
+        return usage_error(cmd, "%s", "--top ranks an experiment's trials; describe EXP.N shows one trial");
     if (strcmp(cmd, "list") != 0 && !trial && parse_id(a->pos[0], &id))
         return usage_error(cmd, "not an experiment id: %s", a->pos[0]);
     if (open_store(a, 1, &st)) return EXIT_STORE;
     int rc = 0, ex = 0;
     if (!strcmp(cmd, "list")) rc = t2__store_print_experiments(st, a->fmt, stdout);
-    else if (!strcmp(cmd, "describe")) rc = t2__store_print_experiment(st, id, a->top, a->fmt, stdout);
+    else if (!trial && !strcmp(cmd, "describe")) rc = t2__store_print_experiment(st, id, a->top, a->fmt, stdout);
     else if (!strcmp(cmd, "trials")) rc = t2__store_print_trials(st, id, a->fmt, stdout);
     else if (!strcmp(cmd, "importance")) rc = t2__print_importance(st, id, a->fmt, stdout);
     else if (lost) ex = cmd_lost_logs(st, id);
@@ -620,6 +625,7 @@ static int cmd_read(const char *cmd, const args *a)
     else if (!trial) rc = t2__store_print_experiment_metrics(st, id, a->kind, a->fmt, stdout);
     else if ((ex = resolve_trial(st, a->pos[0], a->follow && !strcmp(cmd, "logs"), &id)) == 0) {
         if (!strcmp(cmd, "metrics")) rc = t2__store_print_metrics(st, id, a->kind, a->fmt, stdout);
+        else if (!strcmp(cmd, "describe")) rc = t2__store_print_trial(st, id, a->fmt, stdout);
         else if (!strcmp(cmd, "checkpoints")) rc = t2__store_print_checkpoints(st, 0, id, a->all, a->fmt, stdout);
         else ex = cmd_logs(st, id, a->follow);
     }

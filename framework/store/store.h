@@ -554,6 +554,10 @@ int t2__store_print_experiments(t2__store *st, t2__store_format fmt, FILE *out);
  * fields are `list --csv`). T2_ENOTFOUND for an unknown id. */
 int t2__store_print_experiment(t2__store *st, int64_t id, long trials_limit,
                                t2__store_format fmt, FILE *out);
+/* describe EXP.N: one trial (Determined's `det trial describe`): its row as "key  value" lines, its
+ * latest validation's metrics and its active checkpoints; JSON {"trial", "latest_validation",
+ * "checkpoints"}; CSV the row. T2_ENOTFOUND: no such trial. */
+int t2__store_print_trial(t2__store *st, int64_t trial_id, t2__store_format fmt, FILE *out);
 
 /* `t2exp trials ID`: all trials by ordinal. */
 int t2__store_print_trials(t2__store *st, int64_t experiment_id, t2__store_format fmt, FILE *out);

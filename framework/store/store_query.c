@@ -114,6 +114,32 @@ static const char SQL_HAS_LINEAGE[] =
 static const char SQL_EXP_HEAD[] =
     "SELECT smaller_is_better, metric, num_trials FROM experiments WHERE id = ?1";
 
+/* The row s is on as "key  value" lines, NULL columns left out; the column named skip (NULL: none)
+ * is not printed but returned in *skipped (text valid while s stays on the row). b: scratch. */
+static int key_values(sqlite3_stmt *s, const char *skip, const char **skipped, t2__sbuf *b, FILE *out)
+{
+    int n = sqlite3_column_count(s), keyw = 0;
+    for (int c = 0; c < n; c++) {
+        const char *nm = sqlite3_column_name(s, c);
+        int l = nm ? (int)strlen(nm) : 0;
+        if (l > keyw) keyw = l;
+    }
+    for (int c = 0; c < n; c++) {
+        const char *name = sqlite3_column_name(s, c);
+        if (!name) name = "";
+        if (skip && strcmp(name, skip) == 0) {
+            *skipped = (const char *)sqlite3_column_text(s, c);
+            continue;
+        }
+        if (sqlite3_column_type(s, c) == SQLITE_NULL) continue;
+        b->n = 0;
+        t2__store_cell(b, s, c, t2__store_col_kind(COLS, name));
+        if (b->oom) return t2_seterr(T2_ENOMEM, "store: out of memory describing");
+        fprintf(out, "%-*s  %s\n", keyw, name, b->p ? b->p : "");
+    }
+    return T2_OK;
+}
+
 /* The table form: the experiment as "key  value" lines, its config indented, then the trials. */
 static int describe_table(t2__store *st, const t2__store_param *p, size_t np, const char *ranked,
                           const char *metric, int smaller, int64_t ntrials, long limit, FILE *out)
@@ -128,29 +154,8 @@ static int describe_table(t2__store *st, const t2__store_param *p, size_t np, co
         rc = t2__store_err(st, src, "describe");
         goto done;
     }
-    int n = sqlite3_column_count(s), keyw = 0;
-    for (int c = 0; c < n; c++) {
-        const char *nm = sqlite3_column_name(s, c);
-        int l = nm ? (int)strlen(nm) : 0;
-        if (l > keyw) keyw = l;
-    }
     const char *config = NULL;
-    for (int c = 0; c < n; c++) {
-        const char *name = sqlite3_column_name(s, c);
-        if (!name) name = "";
-        if (strcmp(name, "config") == 0) {
-            config = (const char *)sqlite3_column_text(s, c);
-            continue;
-        }
-        if (sqlite3_column_type(s, c) == SQLITE_NULL) continue;
-        b.n = 0;
-        t2__store_cell(&b, s, c, t2__store_col_kind(COLS, name));
-        if (b.oom) {
-            rc = t2_seterr(T2_ENOMEM, "store: out of memory describing");
-            goto done;
-        }
-        fprintf(out, "%-*s  %s\n", keyw, name, b.p ? b.p : "");
-    }
+    if ((rc = key_values(s, "config", &config, &b, out))) goto done;
     fputs("config:\n", out);
     /* Indented so the YAML reads as a block under its heading. */
     for (const char *l = config ? config : ""; *l;) {
@@ -256,6 +261,7 @@ done:
 }
 
 /* ---- trials, metrics, checkpoints ------------------------------------------------------ */
+
 
 /* Trial seeds use all 64 bits and SQLite stores them signed: shown unsigned, as the runner uses
  * them (text, so JSON readers that hold numbers as doubles keep every digit). */
@@ -381,6 +387,72 @@ int t2__store_print_checkpoints(t2__store *st, int64_t experiment_id, int64_t tr
                                  out);
 }
 
+/* ---- describe EXP.N -------------------------------------------------------------------- */
+
+/* One trial, as `det trial describe` shows one: its row (with its experiment's name and metric,
+ * the BLAS line it ran on and its active checkpoints' count), then its latest validation's
+ * metrics, then its checkpoints. */
+static const char SQL_TRIAL_ONE[] =
+    "SELECT t.experiment_id || '.' || t.ordinal AS trial, t.id, t.experiment_id AS experiment,"
+    " e.name AS experiment_name, t.state, t.hparams, printf('%llu', t.seed) AS seed, t.restarts,"
+    " t.batches_trained AS batches, t.target_length_batches AS target_batches, e.metric,"
+    " t.best_validation, t.latest_validation, " ISO("t.started_at") " AS started, " ISO("t.ended_at") " AS ended,"
+    " coalesce(t.ended_at, CASE WHEN t.state = 'RUNNING' THEN :now END) - t.started_at AS duration,"
+    " t.hosts, t.error, " PARENT_COL ","
+    " (SELECT l.line FROM blas_lines l WHERE l.id = t.blas_id) AS blas,"
+    " (SELECT count(*) FROM checkpoints c WHERE c.trial_id = t.id AND c.state = 'ACTIVE') AS checkpoints"
+    " FROM trials t JOIN experiments e ON e.id = t.experiment_id WHERE t.id = :trial";
+/* Every metric of the trial's latest validation (the metrics primary key: no sort). */
+static const char SQL_TRIAL_LAST_VALIDATION[] =
+    "SELECT m.batches, m.epoch, m.name, m.value, strftime('%Y-%m-%dT%H:%M:%fZ', m.time, 'unixepoch') AS time"
+    " FROM metrics m WHERE m.trial_id = :trial AND m.kind = 'validation' AND m.batches ="
+    " (SELECT max(batches) FROM metrics WHERE trial_id = :trial AND kind = 'validation') ORDER BY m.name";
+
+int t2__store_print_trial(t2__store *st, int64_t trial_id, t2__store_format fmt, FILE *out)
+{
+    if (!st || !out) return t2_seterr(T2_EINVAL, "store: describe: NULL argument");
+    int rc = exists(st, "SELECT 1 FROM trials WHERE id = ?1", trial_id, "trial");
+    if (rc) return rc;
+    const t2__store_param p[] = {{.name = ":trial", .type = T2__P_INT, .i = trial_id}};
+    if (fmt == T2__FMT_CSV) return t2__store_print_query(st, SQL_TRIAL_ONE, p, 1, COLS, fmt, out);
+    sqlite3_stmt *s = NULL;
+    t2__sbuf b = {0};
+    char *trial_json = NULL, *val_json = NULL, *ck_json = NULL;
+    if (fmt == T2__FMT_JSON) {
+        if ((rc = t2__store_json_sql(st, SQL_TRIAL_ONE, COLS, 0, &trial_json)) ||
+            (rc = t2__store_json_sql(st, SQL_TRIAL_LAST_VALIDATION, COLS, 1, &val_json)) ||
+            (rc = t2__store_json_sql(st, SQL_CKPTS_TRIAL, COLS, 1, &ck_json)))
+            goto done;
+        t2__sbuf_printf(&b, "SELECT json_object('trial', json((%s)), 'latest_validation', json((%s)),"
+                        " 'checkpoints', json((%s)))", trial_json, val_json, ck_json);
+        if (b.oom) {
+            rc = t2_seterr(T2_ENOMEM, "store: out of memory building a JSON query");
+            goto done;
+        }
+        if (!(rc = t2__store_prepare(st, b.p, &s)) && !(rc = t2__store_bind_params(st, s, p, 1)))
+            rc = t2__store_print_json_stmt(st, s, out);
+        goto done;
+    }
+    if ((rc = t2__store_prepare(st, SQL_TRIAL_ONE, &s)) || (rc = t2__store_bind_params(st, s, p, 1))) goto done;
+    int src = sqlite3_step(s);
+    if (src != SQLITE_ROW) {
+        rc = t2__store_err(st, src, "describe trial");
+        goto done;
+    }
+    if ((rc = key_values(s, NULL, NULL, &b, out))) goto done;
+    fputs("\nlatest validation:\n", out);
+    if ((rc = t2__store_print_query(st, SQL_TRIAL_LAST_VALIDATION, p, 1, COLS, fmt, out))) goto done;
+    fputs("\ncheckpoints:\n", out);
+    rc = t2__store_print_query(st, SQL_CKPTS_TRIAL, p, 1, COLS, fmt, out);
+done:
+    sqlite3_finalize(s);
+    t2__sbuf_free(&b);
+    free(trial_json);
+    free(val_json);
+    free(ck_json);
+    return rc;
+}
+
 const t2__store_named_sql t2__store_queries[] = {
     {"list", SQL_EXPERIMENTS},
     {"describe", SQL_EXPERIMENT},
@@ -394,5 +466,7 @@ const t2__store_named_sql t2__store_queries[] = {
     {"checkpoints of an experiment, deleted too", SQL_CKPTS_EXP_ALL},
     {"checkpoints of a trial", SQL_CKPTS_TRIAL},
     {"checkpoints of a trial, deleted too", SQL_CKPTS_TRIAL_ALL},
+    {"describe a trial", SQL_TRIAL_ONE},
+    {"describe a trial: latest validation", SQL_TRIAL_LAST_VALIDATION},
     {NULL, NULL},
 };

@@ -176,7 +176,7 @@ static int trial_ended(int state)
 /* No controller runs the trial's experiment: the row is marked CANCELED by the user here, and the
  * experiment's next run tells its searcher (trial_kill.c). A resume reads the marks once it has
  * recorded itself as the controller (experiment_resume.c), so a resume that records itself after
- * the second look below sees the mark, and one recorded before it gets the signal. */
+ * the second look for a controller below sees the mark, and one recorded before it gets the signal. */
 static int kill_offline(t2__store *st, int64_t exp_id, int64_t ordinal, int64_t trial_id, int *state)
 {
     t2__experiment_row e;
@@ -190,9 +190,8 @@ static int kill_offline(t2__store *st, int64_t exp_id, int64_t ordinal, int64_t 
     t2__trial_update u = {.set = T2__TU_STATE | T2__TU_ERROR, .state = T2__TRIAL_CANCELED, .error = why};
     if ((rc = t2__store_update_trial(st, trial_id, &u)) || (rc = t2__store_flush(st, 1))) return rc;
     *state = T2__TRIAL_CANCELED;
-    long pid;
-    if (t2__store_controller(st, exp_id, &pid) == 1 && send_checked(st, exp_id, T2__SIG_KILL_TRIAL, &trial_id))
-        t2_clearerr(); /* it ended again meanwhile: the mark is what counts */
+    /* send_checked looks for a live controller again: none (T2_ESTATE) is the usual answer. */
+    if (send_checked(st, exp_id, T2__SIG_KILL_TRIAL, &trial_id)) t2_clearerr(); /* the mark is what counts */
     return T2_OK;
 }
 
@@ -302,10 +301,6 @@ static int drain_trial(t2__store *st, int64_t trial_id, int64_t *at, FILE *out)
     return rc;
 }
 
-/* The trial has no more output to come: it ended for good, or nobody runs its experiment (a pause,
- * a crash: a resume is a new run, to be followed anew). A QUEUED trial of a live controller is
- * waiting for a slot or a restart, and is followed on. */
-
 int t2__follow_resolve(t2__store *st, const char *ref, int64_t *trial_id)
 {
     char *end;
@@ -336,6 +331,9 @@ int t2__follow_trial(t2__store *st, int64_t trial_id, FILE *out, int *state)
         int live = trial_now(st, exp_id, trial_id, state);
         if (live < 0) return live;
         if ((rc = drain_trial(st, trial_id, &at, out))) return rc;
+        /* No more output to come: the trial ended for good, or nobody runs its experiment (a pause,
+         * a crash: a resume is a new run, to be followed anew). A QUEUED trial of a live controller
+         * is waiting for a slot or a restart, and is followed on. */
         if (!live || trial_ended(*state)) return T2_OK;
         nap(200);
     }

@@ -423,9 +423,6 @@ static int cmd_preview(const args *a)
     return ex;
 }
 
-/* pause / kill: the live controller gets SIGTERM (as Ctrl-C: it checkpoints, PAUSED; not SIGINT,
- * whose second coming stops the trials without their checkpoints, so a pause asked twice stays a
- * pause) or SIGUSR2 (trials killed, CANCELED); the command returns once it has ended. */
 /* kill EXP.N: that trial alone (Determined's `det trial kill`); the experiment goes on. Exit 0 once
  * it is CANCELED, 1 when it ended otherwise first (completed, or its experiment stopped). */
 static int cmd_kill_trial(const args *a)
@@ -453,6 +450,9 @@ static int cmd_kill_trial(const args *a)
     return state == T2__TRIAL_CANCELED ? 0 : EXIT_FAILED;
 }
 
+/* pause / kill: the live controller gets SIGTERM (as Ctrl-C: it checkpoints, PAUSED; not SIGINT,
+ * whose second coming stops the trials without their checkpoints, so a pause asked twice stays a
+ * pause) or SIGUSR2 (trials killed, CANCELED); the command returns once it has ended. */
 static int cmd_stop(const char *cmd, const args *a)
 {
     int64_t id;

@@ -168,6 +168,10 @@ static inline int t2__ctl_via_mpi(const t2__ctl *c)
     return c->cfg->resources.slots_per_trial > 1 || c->pool.nhosts > 0;
 }
 
+/* The signal that ends a runner now: SIGKILL for a local process; SIGTERM for mpirun, whose own
+ * teardown ends every rank (SIGKILL would orphan them). */
+static inline int t2__ctl_kill_signal(const t2__ctl *c) { return t2__ctl_via_mpi(c) ? SIGTERM : SIGKILL; }
+
 /* Whether local trials run in long-lived workers (resources.isolation: worker); trials that start
  * through mpirun never do. */
 static inline int t2__ctl_uses_workers(const t2__ctl *c)

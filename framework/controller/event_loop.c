@@ -541,9 +541,6 @@ int t2__ctl_pump(t2__ctl *c)
     return t2__ctl_launch_events(c, pf + nt, r > 0 ? n - nt : 0);
 }
 
-/* The signal that ends a runner now (SIGTERM for mpirun: t2__ctl_stop_all says why). */
-static int kill_signal(int dist) { return dist ? SIGTERM : SIGKILL; }
-
 /* Asks running trial t to pause: a local runner by SIGTERM; rank 0 of a distributed one by a stop
  * message on its channel, which goes nowhere but to it. mpirun forwards SIGUSR1 to every rank only
  * where the site's Open MPI is set to (ess_base_forward_signals; set to none, SIGUSR1 killed
@@ -580,7 +577,7 @@ void t2__ctl_stop_all(t2__ctl *c)
     int killing = t2__ctl_interrupted == SIGUSR2;
     for (size_t k = 0; k < c->tt.nrun; k++) {
         t2__ctl_trial *t = &c->tt.t[c->tt.run[k]];
-        if (killing && t->pid > 0) kill(t->pid, kill_signal(dist));
+        if (killing && t->pid > 0) kill(t->pid, t2__ctl_kill_signal(c));
         else if (!killing) ask_pause(c, t, dist);
     }
     int asked = t2__ctl_stops_asked;
@@ -596,7 +593,7 @@ void t2__ctl_stop_all(t2__ctl *c)
             t2__progress_event(&c->prog, "stopping now: %zu running trial(s) killed without a checkpoint",
                                c->tt.nrun);
             for (size_t k = 0; k < c->tt.nrun; k++)
-                if (c->tt.t[c->tt.run[k]].pid > 0) kill(c->tt.t[c->tt.run[k]].pid, kill_signal(dist));
+                if (c->tt.t[c->tt.run[k]].pid > 0) kill(c->tt.t[c->tt.run[k]].pid, t2__ctl_kill_signal(c));
         }
         if (t2__ctl_pump(c) != T2_OK) break;
     }
@@ -617,10 +614,9 @@ void t2__ctl_stop_all(t2__ctl *c)
  * one gets mpirun's own teardown of its ranks (SIGTERM). */
 void t2__ctl_kill_all_quietly(t2__ctl *c)
 {
-    int dist = t2__ctl_via_mpi(c);
     for (size_t k = 0; k < c->tt.nrun; k++) {
         t2__ctl_trial *t = &c->tt.t[c->tt.run[k]];
-        if (t->pid > 0) kill(t->pid, dist ? SIGTERM : SIGKILL);
+        if (t->pid > 0) kill(t->pid, t2__ctl_kill_signal(c));
     }
     for (size_t k = 0; k < c->tt.nrun; k++) {
         t2__ctl_trial *t = &c->tt.t[c->tt.run[k]];

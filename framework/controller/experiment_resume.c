@@ -65,9 +65,9 @@ static int restore_trials(t2__ctl *c, const t2__val *saved)
             c->best = rows[i].best_validation;
             c->best_trial = t->id;
         }
-        int st = rows[i].state == T2__TRIAL_COMPLETED ? T2__CTL_DONE : rows[i].state == T2__TRIAL_ERRORED ? T2__CTL_ERRORED : T2__CTL_QUEUED;
         /* CANCELED (by `t2exp kill EXP`) runs again; one that `kill EXP.N` ended is set apart once
          * this run is recorded (keep_killed). */
+        int st = rows[i].state == T2__TRIAL_COMPLETED ? T2__CTL_DONE : rows[i].state == T2__TRIAL_ERRORED ? T2__CTL_ERRORED : T2__CTL_QUEUED;
         t2__checkpoint_row ck;
         /* A pbt child that never checkpointed starts from the parent checkpoint it was given. */
         if (t2__store_latest_checkpoint(c->st, t->id, &ck) == T2_OK ||

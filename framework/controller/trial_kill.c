@@ -89,7 +89,7 @@ static int kill_one(t2__ctl *c, int64_t id)
         return rc ? rc : t2__ctl_apply_and_save(c);
     }
     /* RUNNING or LAUNCHING: its end is settled as any other (on_exit, or the launch's failure). */
-    if (t->pid > 0) kill(t->pid, t2__ctl_via_mpi(c) ? SIGTERM : SIGKILL);
+    if (t->pid > 0) kill(t->pid, t2__ctl_kill_signal(c));
     return T2_OK;
 }
 

@@ -3,6 +3,7 @@
 # every metric of its latest validation and its active checkpoints; the same in JSON and the row
 # in CSV, each checked against the store; an unknown trial and --top are refused.
 source "$(dirname "$0")/common.bash"
+command -v sqlite3 >/dev/null || { echo "describe_trial: skipped (no sqlite3)"; exit 77; }
 command -v python3 >/dev/null || { echo "describe_trial: skipped (no python3)"; exit 77; }
 build_scripted
 cat > "$WORK/e.yaml" <<Y

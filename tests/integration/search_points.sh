@@ -5,6 +5,7 @@
 # past its startup trials; a point outside the space stops `create` with its place in the file and
 # runs nothing.
 source "$(dirname "$0")/common.bash"
+command -v sqlite3 >/dev/null || { echo "search_points: skipped (no sqlite3)"; exit 77; }
 
 Q="$EXAMPLES/quadratic_random.yaml"
 hp() { sql "SELECT json_extract(hparams, '\$.$3') FROM trials WHERE experiment_id = $1 AND ordinal = $2"; }

@@ -9,6 +9,7 @@
 # a `t2exp kill EXP`'s CANCELED trials run again on resume, but not one killed by `kill EXP.N`.
 # (3) ASHA, whose rungs wait on their trials, finishes its search with a killed trial.
 source "$(dirname "$0")/common.bash"
+command -v sqlite3 >/dev/null || { echo "trial_kill_one: skipped (no sqlite3)"; exit 77; }
 trap 'for g in "$WORK"/*.yaml; do touch "${g%.yaml}".{a,b,c}.gate; done 2>/dev/null; pkill -KILL -f "$WORK/" 2>/dev/null || true; rm -rf "$WORK"' EXIT
 build_scripted
 modes="worker process_per_trial"
@@ -50,15 +51,21 @@ waiting() {
   fail "no trial of experiment $1 waits at its gate: $(cat "$WORK/$2.out")"
 }
 
-n=0
-for mode in $modes; do
-  # (1) Kill the running trial, then a queued one; the third completes.
+# start NAME MODE SEARCHER — experiment NAME (the home's next: n) created in the background (its
+# controller ctl), until its first trial waits at its gate (waiting's k, gate, pid).
+start() {
   n=$((n + 1))
-  name="one_$mode"
-  config "$name" "$mode" "$grid"
+  name=$1
+  config "$name" "$2" "$3"
   "$T2EXP" create "$WORK/$name.yaml" "$WORK/scripted.so" --plain > "$WORK/$name.out" 2>&1 &
   ctl=$!
   waiting $n "$name"
+}
+
+n=0
+for mode in $modes; do
+  # (1) Kill the running trial, then a queued one; the third completes.
+  start "one_$mode" "$mode" "$grid"
   first=$k first_pid=$pid first_gate=$gate
   expect_exit 0 timeout 120 "$T2EXP" kill "$n.$first"
   expect_in "$OUT" "trial $n.$first is CANCELED"
@@ -90,12 +97,7 @@ done
 
 # (2) A kill survives a pause and a resume; a trial of the PAUSED experiment is killed with no
 # controller running: its row is marked, and the resume's searcher takes it as ended.
-n=$((n + 1))
-name=resume
-config "$name" worker "$grid"
-"$T2EXP" create "$WORK/$name.yaml" "$WORK/scripted.so" --plain > "$WORK/$name.out" 2>&1 &
-ctl=$!
-waiting $n "$name"
+start resume worker "$grid"
 killed=$k
 expect_exit 0 timeout 120 "$T2EXP" kill "$n.$killed"
 waiting $n "$name" # the next trial took the slot
@@ -123,12 +125,7 @@ expect_in "$OUT" "has already ended: CANCELED"
 
 # (2b) The trials a `t2exp kill EXP` canceled run again on resume; one of them killed by
 # `t2exp kill EXP.N` meanwhile does not.
-n=$((n + 1))
-name=expkill
-config "$name" worker "$grid"
-"$T2EXP" create "$WORK/$name.yaml" "$WORK/scripted.so" --plain > "$WORK/$name.out" 2>&1 &
-ctl=$!
-waiting $n "$name"
+start expkill worker "$grid"
 expect_exit 0 timeout 60 "$T2EXP" kill "$n"
 wait "$ctl" || true
 [ "$(sql "SELECT count(*) FROM trials WHERE experiment_id = $n AND state = 'CANCELED'")" = 3 ] || fail "kill $n should cancel its 3 trials"
@@ -139,12 +136,7 @@ expect_in "$OUT" "2 trial(s) completed, 0 errored, 1 canceled"
 [ "$(state $n 1)" = CANCELED ] || fail "$n.1, killed by kill $n.1, is $(state $n 1) after the resume"
 
 # (3) ASHA goes on without the killed trial's result and finishes.
-n=$((n + 1))
-name=asha
-config "$name" worker "{name: adaptive_asha, metric: score, smaller_is_better: false, max_length: {batches: 4}, max_trials: 3, max_rungs: 2, divisor: 2, mode: aggressive, stop_once: false}"
-"$T2EXP" create "$WORK/$name.yaml" "$WORK/scripted.so" --plain > "$WORK/$name.out" 2>&1 &
-ctl=$!
-waiting $n "$name"
+start asha worker "{name: adaptive_asha, metric: score, smaller_is_better: false, max_length: {batches: 4}, max_trials: 3, max_rungs: 2, divisor: 2, mode: aggressive, stop_once: false}"
 expect_exit 0 timeout 120 "$T2EXP" kill "$n.$k"
 touch "$WORK/$name".{a,b,c}.gate
 wait "$ctl" || fail "the ASHA experiment exited $? with a killed trial: $(cat "$WORK/$name.out")"

@@ -104,6 +104,19 @@ waiting_pid() {
   fail "no trial started waiting for $1: $(cat "$3")"
 }
 
+# pause_reached LOG CTL — waits until the controller CTL, asked to pause, has asked its running
+# trials to stop (it says "stopping:" in its --plain output LOG right after). A test that opens a
+# trial's gate only then cannot see the trial finish its remaining batches before the pause reaches
+# it, which a loaded machine allowed (the trial then COMPLETED instead of PAUSED).
+pause_reached() {
+  for _ in $(seq 600); do
+    grep -q "^stopping: " "$1" && return 0
+    kill -0 "$2" 2>/dev/null || return 0 # it ended: nothing is left to reach
+    sleep 0.05
+  done
+  fail "the controller did not start its pause within 30 s: $(cat "$1")"
+}
+
 # A trial's output as `t2exp logs` shows it (a worker's trials share the worker's log file).
 trial_log() { "$T2EXP" logs "$1"; }
 # Every trial's output of experiment $1, in trial order.

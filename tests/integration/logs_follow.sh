@@ -71,6 +71,7 @@ fol=$!
 sleep 0.5
 running "$fol" || fail "the follow of a running trial ended at once: $(cat "$WORK/f4.out")"
 kill -TERM "$ctl"
+pause_reached "$WORK/c4.log" "$ctl"
 touch "$WORK/gate4"
 wait "$ctl" || true
 set +e

@@ -104,6 +104,7 @@ waiting $n "$name" # the next trial took the slot
 [ "$k" != "$killed" ] || fail "the killed trial $n.$killed still RUNNING"
 paused=$k
 kill -INT "$ctl"
+pause_reached "$WORK/$name.out" "$ctl"
 touch "$gate" # its batch ends, and the pause's checkpoint follows
 wait "$ctl" || true
 [ "$(sql "SELECT state FROM experiments WHERE id = $n")" = PAUSED ] || fail "experiment $n should be PAUSED"

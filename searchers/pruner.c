@@ -1,0 +1,403 @@
+/* pruner.c — the percentile pruner (pruner.h). Three structures:
+ *
+ * - a hash table from trial id to how the trial stands (running, with its own record; completed;
+ *   forgotten), so that a trial's events cost O(1) whatever the number of trials, and a trial that
+ *   ended stays ended (a late report, a second completion, a completion after forget do nothing);
+ * - per running trial, its (step, value) points sorted by step and its best value;
+ * - per step (a sorted array of steps, tens to hundreds of them), the completed trials' non-NaN
+ *   values, sorted lazily: completions append, and the first verdict at that step afterwards puts
+ *   the appended values in place (O(values at the step), only when something was added), so a
+ *   verdict is otherwise a binary search and two array reads. NaN values are only counted. */
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "pruner.h"
+#include "t2exp/error.h"
+
+typedef struct pr_point {
+    int64_t step;
+    double value;
+} pr_point;
+
+typedef struct pr_run {
+    pr_point *v; /* sorted by step, steps distinct */
+    size_t n, cap;
+    double best; /* NaN while every value is NaN */
+} pr_run;
+
+enum { SLOT_EMPTY = 0, SLOT_RUNNING, SLOT_COMPLETED, SLOT_FORGOTTEN };
+
+typedef struct pr_slot {
+    int64_t key;
+    int state;
+    pr_run *run; /* SLOT_RUNNING only */
+} pr_slot;
+
+typedef struct pr_bucket {
+    int64_t step;
+    double *v;     /* the non-NaN values: [0, sorted) ascending, [sorted, n) appended since */
+    size_t n, sorted, cap;
+    int64_t nnan;  /* NaN values at this step (they count for n_min_trials) */
+} pr_bucket;
+
+struct t2__pruner {
+    t2__pruner_params prm;
+    pr_slot *slots; /* open addressing, linear probing; cap a power of two, at most half full */
+    size_t cap, used;
+    pr_bucket *b; /* sorted by step */
+    size_t nb, capb;
+    double *scratch; /* the tail being merged */
+    size_t capscratch;
+    int64_t completed;
+};
+
+static int oom(void) { return t2_seterr(T2_ENOMEM, "pruner: out of memory"); }
+
+/* *ptr holds *cap elements of `elem` bytes; makes room for at least `need`. */
+static int reserve(void **ptr, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap) return T2_OK;
+    size_t c = *cap ? *cap : 8;
+    while (c < need) {
+        if (c > SIZE_MAX / 2) return oom();
+        c *= 2;
+    }
+    if (c > SIZE_MAX / elem) return oom();
+    void *v = realloc(*ptr, c * elem);
+    if (!v) return oom();
+    *ptr = v;
+    *cap = c;
+    return T2_OK;
+}
+
+/* a better than b in the metric's direction (neither NaN). */
+static int better(const t2__pruner *p, double a, double b)
+{
+    return p->prm.smaller_is_better ? a < b : a > b;
+}
+
+/* ---- the trial table ---- */
+
+static size_t hash64(int64_t key)
+{
+    uint64_t x = (uint64_t)key + 0x9e3779b97f4a7c15ULL; /* splitmix64's finaliser */
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return (size_t)(x ^ (x >> 31));
+}
+
+/* The slot holding key, or the empty slot where it would go. */
+static size_t slot_find(const pr_slot *slots, size_t cap, int64_t key)
+{
+    size_t i = hash64(key) & (cap - 1);
+    while (slots[i].state != SLOT_EMPTY && slots[i].key != key) i = (i + 1) & (cap - 1);
+    return i;
+}
+
+/* Room for one more trial (may move every slot). */
+static int slots_reserve(t2__pruner *p)
+{
+    if ((p->used + 1) * 2 <= p->cap) return T2_OK;
+    if (p->cap > SIZE_MAX / 2 / sizeof *p->slots) return oom();
+    size_t cap = p->cap * 2;
+    pr_slot *s = calloc(cap, sizeof *s);
+    if (!s) return oom();
+    for (size_t i = 0; i < p->cap; i++)
+        if (p->slots[i].state != SLOT_EMPTY) s[slot_find(s, cap, p->slots[i].key)] = p->slots[i];
+    free(p->slots);
+    p->slots = s;
+    p->cap = cap;
+    return T2_OK;
+}
+
+static void run_free(pr_run *r)
+{
+    if (!r) return;
+    free(r->v);
+    free(r);
+}
+
+/* ---- a running trial's points ---- */
+
+_Static_assert(offsetof(pr_point, step) == 0 && offsetof(pr_bucket, step) == 0, "step_lower_bound reads the step first");
+
+/* The first of n records (stride bytes apart, each starting with its int64_t step, ascending)
+ * whose step is >= step: a running trial's points and the per-step buckets alike. */
+static size_t step_lower_bound(const void *records, size_t n, size_t stride, int64_t step)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int64_t at;
+        memcpy(&at, (const char *)records + mid * stride, sizeof at);
+        if (at < step) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+static size_t point_find(const pr_run *r, int64_t step)
+{
+    return step_lower_bound(r->v, r->n, sizeof *r->v, step);
+}
+
+static int run_record(const t2__pruner *p, pr_run *r, int64_t step, double value)
+{
+    /* Steps mostly arrive in order: the search is for a restarted trial's repeats. */
+    size_t at = r->n && r->v[r->n - 1].step >= step ? point_find(r, step) : r->n;
+    if (at < r->n && r->v[at].step == step) {
+        r->v[at].value = value;
+        r->best = NAN; /* the replaced value may have been the best */
+        for (size_t k = 0; k < r->n; k++) {
+            double v = r->v[k].value;
+            if (!isnan(v) && (isnan(r->best) || better(p, v, r->best))) r->best = v;
+        }
+        return T2_OK;
+    }
+    int rc = reserve((void **)&r->v, &r->cap, r->n + 1, sizeof *r->v);
+    if (rc) return rc;
+    memmove(r->v + at + 1, r->v + at, (r->n - at) * sizeof *r->v);
+    r->v[at] = (pr_point){step, value};
+    r->n++;
+    if (!isnan(value) && (isnan(r->best) || better(p, value, r->best))) r->best = value;
+    return T2_OK;
+}
+
+/* ---- the completed trials' values per step ---- */
+
+static size_t bucket_find(const t2__pruner *p, int64_t step)
+{
+    return step_lower_bound(p->b, p->nb, sizeof *p->b, step);
+}
+
+/* The bucket of step, created empty if missing; its index to *at. */
+static int bucket_get(t2__pruner *p, int64_t step, size_t *at)
+{
+    size_t i = bucket_find(p, step);
+    if (i == p->nb || p->b[i].step != step) {
+        int rc = reserve((void **)&p->b, &p->capb, p->nb + 1, sizeof *p->b);
+        if (rc) return rc;
+        memmove(p->b + i + 1, p->b + i, (p->nb - i) * sizeof *p->b);
+        p->b[i] = (pr_bucket){.step = step};
+        p->nb++;
+    }
+    *at = i;
+    return T2_OK;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b; /* never NaN */
+    return (x > y) - (x < y);
+}
+
+/* Sorts what completions appended since the last verdict and merges it into the sorted prefix. */
+static int bucket_sort(t2__pruner *p, pr_bucket *bk)
+{
+    size_t m = bk->n - bk->sorted;
+    if (!m) return T2_OK;
+    if (m <= 4) { /* the usual case, one trial completed since: memmove beats an element-wise merge */
+        for (; bk->sorted < bk->n; bk->sorted++) {
+            double x = bk->v[bk->sorted];
+            size_t lo = 0, hi = bk->sorted;
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (bk->v[mid] <= x) lo = mid + 1;
+                else hi = mid;
+            }
+            memmove(bk->v + lo + 1, bk->v + lo, (bk->sorted - lo) * sizeof *bk->v);
+            bk->v[lo] = x;
+        }
+        return T2_OK;
+    }
+    int rc = reserve((void **)&p->scratch, &p->capscratch, m, sizeof *p->scratch);
+    if (rc) return rc;
+    memcpy(p->scratch, bk->v + bk->sorted, m * sizeof *bk->v);
+    qsort(p->scratch, m, sizeof *p->scratch, cmp_double);
+    size_t i = bk->sorted, j = m, k = bk->n; /* merge from the back, into the tail's room */
+    while (j > 0) {
+        if (i > 0 && bk->v[i - 1] > p->scratch[j - 1]) bk->v[--k] = bk->v[--i];
+        else bk->v[--k] = p->scratch[--j];
+    }
+    bk->sorted = bk->n;
+    return T2_OK;
+}
+
+/* numpy's default ("linear") percentile of v[0..n), sorted, n >= 1, q in [0, 100]: the virtual
+ * index (n - 1) * (q / 100) and numpy's _lerp, so the result is bit for bit numpy's. With
+ * infinities the limit is taken where numpy would compute inf - inf or 0 * inf and give NaN
+ * (left -inf, right +inf stays NaN: no comparison). */
+static double percentile(const double *v, size_t n, double q)
+{
+    double h = (double)(n - 1) * (q / 100.0);
+    if (h >= (double)(n - 1)) return v[n - 1];
+    if (!(h > 0)) return v[0];
+    size_t lo = (size_t)floor(h);
+    double t = h - (double)lo, a = v[lo], b = v[lo + 1];
+    if (t == 0) return a;
+    if (isinf(a) || isinf(b)) {
+        if (isinf(a) && isinf(b)) return a == b ? a : NAN;
+        return isinf(a) ? a : b;
+    }
+    double d = b - a;
+    return t < 0.5 ? a + d * t : b - d * (1 - t);
+}
+
+/* ---- the API ---- */
+
+int t2__pruner_create(const t2__pruner_params *prm, t2__pruner **out)
+{
+    if (!out) return t2_seterr(T2_EINVAL, "pruner: NULL argument");
+    *out = NULL;
+    if (!prm) return t2_seterr(T2_EINVAL, "pruner: NULL argument");
+    if (!(prm->percentile > 0 && prm->percentile <= 100))
+        return t2_seterr(T2_EINVAL, "pruner: percentile %g is not in (0, 100]", prm->percentile);
+    if (prm->n_startup_trials < 0)
+        return t2_seterr(T2_EINVAL, "pruner: n_startup_trials %lld is negative", (long long)prm->n_startup_trials);
+    if (prm->n_min_trials < 1)
+        return t2_seterr(T2_EINVAL, "pruner: n_min_trials %lld is not >= 1", (long long)prm->n_min_trials);
+    t2__pruner *p = calloc(1, sizeof *p);
+    if (!p) return oom();
+    p->prm = *prm;
+    p->prm.smaller_is_better = prm->smaller_is_better != 0;
+    p->cap = 64;
+    p->slots = calloc(p->cap, sizeof *p->slots);
+    if (!p->slots) {
+        free(p);
+        return oom();
+    }
+    *out = p;
+    return T2_OK;
+}
+
+void t2__pruner_free(t2__pruner *p)
+{
+    if (!p) return;
+    for (size_t i = 0; i < p->cap; i++)
+        if (p->slots[i].state == SLOT_RUNNING) run_free(p->slots[i].run);
+    for (size_t i = 0; i < p->nb; i++) free(p->b[i].v);
+    free(p->slots);
+    free(p->b);
+    free(p->scratch);
+    free(p);
+}
+
+/* The verdict for a running trial at step (pruner.h, the rule). */
+static int judge(t2__pruner *p, const pr_run *r, int64_t step, t2__prune_verdict *out)
+{
+    *out = (t2__prune_verdict){.prune = 0, .best = r->best, .threshold = NAN, .compared = 0};
+    size_t i = bucket_find(p, step);
+    pr_bucket *bk = i < p->nb && p->b[i].step == step ? &p->b[i] : NULL;
+    if (bk) out->compared = (int64_t)bk->n + bk->nnan;
+    /* Optuna returns early when no trial completed, whatever n_startup_trials says. */
+    if (p->completed == 0 || p->completed < p->prm.n_startup_trials) return T2_OK;
+    if (isnan(r->best)) {
+        out->prune = 1; /* every value NaN: diverged */
+        return T2_OK;
+    }
+    if (out->compared < p->prm.n_min_trials || !bk || bk->n == 0) return T2_OK;
+    int rc = bucket_sort(p, bk);
+    if (rc) return rc;
+    double q = p->prm.smaller_is_better ? p->prm.percentile : 100 - p->prm.percentile;
+    double thr = percentile(bk->v, bk->n, q);
+    if (isnan(thr)) return T2_OK;
+    out->threshold = thr;
+    out->prune = p->prm.smaller_is_better ? r->best > thr : r->best < thr;
+    return T2_OK;
+}
+
+int t2__pruner_report(t2__pruner *p, int64_t trial, int64_t batches, double value, int decide,
+                      t2__prune_verdict *out)
+{
+    if (!p || (decide && !out)) return t2_seterr(T2_EINVAL, "pruner: NULL argument");
+    size_t i = slot_find(p->slots, p->cap, trial);
+    pr_run *r;
+    if (p->slots[i].state == SLOT_COMPLETED || p->slots[i].state == SLOT_FORGOTTEN) {
+        if (out) *out = (t2__prune_verdict){.prune = 0, .best = NAN, .threshold = NAN, .compared = 0};
+        return T2_OK;
+    }
+    if (p->slots[i].state == SLOT_RUNNING) {
+        r = p->slots[i].run;
+        int rc = run_record(p, r, batches, value);
+        if (rc) return rc;
+    } else {
+        r = calloc(1, sizeof *r);
+        if (!r) return oom();
+        r->best = NAN;
+        int rc = run_record(p, r, batches, value);
+        if (!rc) rc = slots_reserve(p);
+        if (rc) {
+            run_free(r);
+            return rc;
+        }
+        i = slot_find(p->slots, p->cap, trial); /* the table may have grown */
+        p->slots[i] = (pr_slot){.key = trial, .state = SLOT_RUNNING, .run = r};
+        p->used++;
+    }
+    if (!decide) {
+        if (out) *out = (t2__prune_verdict){.prune = 0, .best = r->best, .threshold = NAN, .compared = 0};
+        return T2_OK;
+    }
+    return judge(p, r, batches, out);
+}
+
+int t2__pruner_completed(t2__pruner *p, int64_t trial)
+{
+    if (!p) return t2_seterr(T2_EINVAL, "pruner: NULL argument");
+    size_t i = slot_find(p->slots, p->cap, trial);
+    int state = p->slots[i].state;
+    if (state == SLOT_COMPLETED || state == SLOT_FORGOTTEN) return T2_OK;
+    if (state == SLOT_EMPTY) { /* completed without a validation: counts for n_startup_trials */
+        int rc = slots_reserve(p);
+        if (rc) return rc;
+        i = slot_find(p->slots, p->cap, trial);
+        p->slots[i] = (pr_slot){.key = trial, .state = SLOT_COMPLETED};
+        p->used++;
+        p->completed++;
+        return T2_OK;
+    }
+    pr_run *r = p->slots[i].run;
+    /* First make room for every value (steps are distinct within a trial, so each bucket gains at
+     * most one); an empty bucket left by a failure here is harmless. Then nothing can fail. */
+    for (size_t k = 0; k < r->n; k++) {
+        size_t at;
+        int rc = bucket_get(p, r->v[k].step, &at);
+        if (!rc && !isnan(r->v[k].value))
+            rc = reserve((void **)&p->b[at].v, &p->b[at].cap, p->b[at].n + 1, sizeof *p->b[at].v);
+        if (rc) return rc;
+    }
+    for (size_t k = 0; k < r->n; k++) {
+        pr_bucket *bk = &p->b[bucket_find(p, r->v[k].step)];
+        if (isnan(r->v[k].value)) bk->nnan++;
+        else bk->v[bk->n++] = r->v[k].value;
+    }
+    run_free(r);
+    p->slots[i].run = NULL;
+    p->slots[i].state = SLOT_COMPLETED;
+    p->completed++;
+    return T2_OK;
+}
+
+void t2__pruner_forget(t2__pruner *p, int64_t trial)
+{
+    if (!p) return;
+    size_t i = slot_find(p->slots, p->cap, trial);
+    if (p->slots[i].state == SLOT_RUNNING) {
+        run_free(p->slots[i].run);
+        p->slots[i].run = NULL;
+        p->slots[i].state = SLOT_FORGOTTEN;
+        return;
+    }
+    if (p->slots[i].state != SLOT_EMPTY) return; /* already ended */
+    if (slots_reserve(p)) return; /* not remembered: it has no values (pruner.h) */
+    i = slot_find(p->slots, p->cap, trial);
+    p->slots[i] = (pr_slot){.key = trial, .state = SLOT_FORGOTTEN};
+    p->used++;
+}
+
+int64_t t2__pruner_completed_count(const t2__pruner *p)
+{
+    return p ? p->completed : 0;
+}

@@ -1,0 +1,70 @@
+/* pruner.h — Optuna's PercentilePruner (MedianPruner at percentile 50) as a pure object: the
+ * controller reports each validation of each running trial and asks whether to stop it; the object
+ * does no I/O and keeps no globals, so a resumed controller rebuilds it by replaying the store.
+ *
+ * The rule (optuna/pruners/_percentile.py, step = batches trained): no pruning until
+ * max(1, n_startup_trials) trials completed; a trial whose every value so far is NaN is pruned
+ * (diverged); otherwise its best value so far (not its latest: a noisy curve is not punished for one
+ * bad validation) is compared with the percentile, numpy's linear interpolation over the non-NaN
+ * values, of the completed trials' values at exactly this step, and pruned when strictly worse.
+ * Only completed trials are the reference: a pruned trial's short curve says nothing about how
+ * good a full run is, and counting it would drag the threshold toward the pruned ones.
+ *
+ * Trials are keyed by the controller's trial id. Memory: per step, the completed trials' values
+ * (kept sorted, so a verdict reads the percentile directly); per running trial, its own values;
+ * per trial ever seen, a few bytes saying how it ended. */
+#ifndef T2_SEARCHERS_PRUNER_H
+#define T2_SEARCHERS_PRUNER_H
+
+#include <stdint.h>
+
+typedef struct t2__pruner t2__pruner;
+
+typedef struct t2__pruner_params {
+    double percentile;        /* in (0, 100]; 50 is the median pruner */
+    int64_t n_startup_trials; /* >= 0: no pruning until this many trials completed */
+    int64_t n_min_trials;     /* >= 1: completed trials with a value at the step needed to compare */
+    int smaller_is_better;    /* the metric's direction */
+} t2__pruner_params;
+
+typedef struct t2__prune_verdict {
+    int prune;        /* 1: stop the trial */
+    double best;      /* the trial's best value so far (its direction), this one included; NaN if
+                         every value so far is NaN */
+    double threshold; /* the percentile it was compared with (NaN when there was no comparison) */
+    int64_t compared; /* how many completed trials had a value at this step (NaN values included,
+                         as Optuna counts them for n_min_trials; the percentile skips them) */
+} t2__prune_verdict;
+
+/* T2_EINVAL for a NULL argument or params out of range (a NaN percentile included), T2_ENOMEM. */
+int t2__pruner_create(const t2__pruner_params *p, t2__pruner **out);
+void t2__pruner_free(t2__pruner *p);
+
+/* Records the trial's value at step `batches`; a value at a step already recorded for that trial
+ * replaces it (a restarted trial validates the same step again). When decide is nonzero, judges
+ * the trial at that step into *out. decide = 0 only records (the controller passes 0 for a warmup
+ * step, for the trial's final validation, and when rebuilding from the store on resume); out may
+ * be NULL then, else it gets prune 0, the best so far, threshold NaN, compared 0.
+ * A report about a trial that already completed or was forgotten is ignored (out: prune 0, the
+ * rest NaN / 0): the trial has ended, nothing it says counts.
+ * T2_EINVAL (NULL p, or decide with NULL out), T2_ENOMEM (nothing recorded, or, when the
+ * failure is in judging, the value stays recorded). */
+int t2__pruner_report(t2__pruner *p, int64_t trial, int64_t batches, double value, int decide,
+                      t2__prune_verdict *out);
+
+/* The trial completed normally: its recorded values become the reference at their steps and its
+ * own record is freed. An unknown trial (one with no validation) still counts as completed for
+ * n_startup_trials, as in Optuna. Completing twice, or completing a forgotten trial: no effect.
+ * T2_EINVAL (NULL p), T2_ENOMEM (nothing changed). */
+int t2__pruner_completed(t2__pruner *p, int64_t trial);
+
+/* The trial ended otherwise (pruned, failed, killed): its values are dropped and never count, and a
+ * later t2__pruner_completed for it has no effect. Needs no memory for a trial that reported; for
+ * one that never did, remembering it needs a few bytes, and if even that fails it is simply not
+ * remembered (it has no values to drop). */
+void t2__pruner_forget(t2__pruner *p, int64_t trial);
+
+/* Trials completed so far (each counted once). */
+int64_t t2__pruner_completed_count(const t2__pruner *p);
+
+#endif

@@ -1,8 +1,9 @@
-/* flat.c — single, grid and random: a fixed plan of trials, each trained to max_length once and
- * then closed (Determined's random.go/grid.go). The whole plan is requested at start; how many
- * run at once is the controller's business (max_concurrent_trials, slots), so the trials and
- * their hparams do not depend on it. The state is a few counters, so that a snapshot after every
- * event stays cheap with 10,000 trials. */
+/* flat.c — single, grid and random: a fixed plan of trials, each trained to max_length once (or
+ * until the controller's pruner stops it: grid and random) and then closed (Determined's
+ * random.go/grid.go). The whole plan is requested at start; how many run at once is the
+ * controller's business (max_concurrent_trials, slots), so the trials and their hparams do not
+ * depend on it. The state is a few counters, so that a snapshot after every event stays cheap with
+ * 10,000 trials. */
 #include <stdlib.h>
 #include <string.h>
 #include "searcher_internal.h"
@@ -55,12 +56,9 @@ static size_t closing_find(const t2__flat *f, int64_t id)
     return lo;
 }
 
-int t2__flat_validation(t2__searcher *s, int64_t request_id, double metric, int64_t length, t2__ops *ops)
+/* Sends CLOSE to a trial that is done (once: a repeated report finds it on the closing list). */
+static int close_trial(t2__flat *f, int64_t request_id, t2__ops *ops)
 {
-    t2__flat *f = FLAT(s);
-    (void)metric; /* nothing here depends on how good a trial is */
-    /* Validations before max_length (min_validation_period) need no answer. */
-    if (length < s->cfg->searcher.max_length.n) return T2_OK;
     size_t at = closing_find(f, request_id);
     if (at < f->nclosing && f->closing[at] == request_id) return T2_OK; /* already closing */
     if (f->nclosing == f->capclosing) {
@@ -76,6 +74,25 @@ int t2__flat_validation(t2__searcher *s, int64_t request_id, double metric, int6
     f->closing[at] = request_id;
     f->nclosing++;
     return T2_OK;
+}
+
+int t2__flat_validation(t2__searcher *s, int64_t request_id, double metric, int64_t length, t2__ops *ops)
+{
+    (void)metric; /* nothing here depends on how good a trial is */
+    /* Validations before max_length (min_validation_period) need no answer. */
+    if (length < s->cfg->searcher.max_length.n) return T2_OK;
+    return close_trial(FLAT(s), request_id, ops);
+}
+
+/* A pruned trial is done as one that reached max_length: closed, counted when it ends, and not
+ * replaced (the plan is max_trials trials, however long each ran). */
+int t2__flat_pruned(t2__searcher *s, int64_t request_id, double metric, int64_t length, t2__ops *ops)
+{
+    (void)metric;
+    (void)length;
+    /* single: its one trial has no completed trials to be compared with, so a pruner is a mistake. */
+    if (s->cfg->searcher.name == T2__SEARCH_SINGLE) return t2__searcher_no_pruner(s);
+    return close_trial(FLAT(s), request_id, ops);
 }
 
 static void closing_remove(t2__flat *f, int64_t id)

@@ -359,6 +359,28 @@ int t2__searcher_on_validation(t2__searcher *s, int64_t request_id, double metri
     return finish(s, ops, mark, s->vt->validation(s, request_id, metric, length, ops));
 }
 
+int t2__searcher_no_pruner(const t2__searcher *s)
+{
+    return t2_seterr(T2_EINVAL, "searcher: the %s searcher does not take a pruner (searcher.pruner: only grid, "
+                     "random and tpe do)", s->vt->name);
+}
+
+/* A searcher without a pruner refuses the event only after the checks every event gets, so that a
+ * report about an ended trial is ignored as always. A pruned trial validated, so it ends a streak
+ * of invalid ones (as on_validation does). */
+int t2__searcher_on_trial_pruned(t2__searcher *s, int64_t request_id, double metric, int64_t length, t2__ops *ops)
+{
+    int rc = check_event(s, request_id, ops, "trial pruned");
+    if (rc <= 0) return rc;
+    if (!s->vt->pruned) return t2__searcher_no_pruner(s);
+    if (length < 0)
+        return t2_seterr(T2_EINVAL, "searcher: trial pruned for request %" PRId64 " at length %" PRId64
+                         ", which is negative", request_id, length);
+    size_t mark = ops->n;
+    s->invalid_streak = 0;
+    return finish(s, ops, mark, s->vt->pruned(s, request_id, metric, length, ops));
+}
+
 int t2__searcher_on_trial_exited(t2__searcher *s, int64_t request_id, t2__ops *ops)
 {
     int rc = check_event(s, request_id, ops, "trial exited");

@@ -2,10 +2,11 @@
  *
  * Every searcher (single, grid, random, adaptive_asha, tpe, pbt) is driven the same way by the controller:
  * it is told that the experiment started, that a trial it asked for exists, that a trial finished
- * a validation (metric, length trained), and that a trial exited or failed; it answers each event
- * by appending operations to an op list: create a trial with these hparams and seed, train trial R
- * to total length L, close trial R, shut the experiment down. Trials are named by the searcher's
- * own request ids (0, 1, 2, … in creation order); the controller maps them to store ids.
+ * a validation (metric, length trained), that the controller's pruner stopped a trial early, and
+ * that a trial exited or failed; it answers each event by appending operations to an op list:
+ * create a trial with these hparams and seed, train trial R to total length L, close trial R, shut
+ * the experiment down. Trials are named by the searcher's own request ids (0, 1, 2, … in creation
+ * order); the controller maps them to store ids.
  *
  * Lengths are in the unit of searcher.max_length (batches, records or epochs); the runner turns
  * them into batches. A TRAIN op's length is the trial's total target, not an increment; after a
@@ -73,6 +74,16 @@ int t2__searcher_on_trial_created(t2__searcher *s, int64_t request_id, t2__ops *
  * validation is paused: the controller may free its slot, and a later TRAIN op (a promotion)
  * continues it from its checkpoint. */
 int t2__searcher_on_validation(t2__searcher *s, int64_t request_id, double metric, int64_t length, t2__ops *ops);
+/* The controller stopped the trial early (searcher.pruner) after its validation at `length` (in
+ * max_length units, below its TRAIN target) with `metric` (as on_validation takes it: the trial's
+ * metric there, smaller_is_better applied inside, NaN the worst). The searcher answers with CLOSE,
+ * as for a trial that reached its target, and counts the trial as done: no replacement is drawn.
+ * random and grid need nothing else; tpe keeps (metric, length) as a pruned observation, ranked
+ * after every completed trial as Optuna's TPESampler does. The controller then lets the trial exit
+ * and reports on_trial_exited as usual, which ends it. A trial that already has its result (CLOSE
+ * sent) gets no second one. A searcher that does not take a pruner (single, adaptive_asha, pbt)
+ * refuses the event with T2_EINVAL, as it does a negative length. */
+int t2__searcher_on_trial_pruned(t2__searcher *s, int64_t request_id, double metric, int64_t length, t2__ops *ops);
 /* The trial ended after a CLOSE (or it stopped early by itself: ASHA then ranks it as the worst
  * result of its rung, like a failure). */
 int t2__searcher_on_trial_exited(t2__searcher *s, int64_t request_id, t2__ops *ops);

@@ -37,6 +37,8 @@ typedef struct t2__searcher_vt {
     int (*start)(t2__searcher *s, t2__ops *ops);
     /* The wrappers in searcher.c have checked request_id and that the trial has not ended. */
     int (*validation)(t2__searcher *s, int64_t request_id, double metric, int64_t length, t2__ops *ops);
+    /* NULL: the searcher does not take a pruner, and the wrapper refuses the event. */
+    int (*pruned)(t2__searcher *s, int64_t request_id, double metric, int64_t length, t2__ops *ops);
     int (*exited)(t2__searcher *s, int64_t request_id, t2__ops *ops);
     int (*failed)(t2__searcher *s, int64_t request_id, int invalid_hparams, t2__ops *ops);
     double (*progress)(const t2__searcher *s);
@@ -82,6 +84,9 @@ int t2__searcher_new_child(t2__searcher *s, t2__val *hparams, int64_t parent, in
 int t2__ops_train(t2__ops *ops, int64_t request_id, int64_t length);
 int t2__ops_close(t2__ops *ops, int64_t request_id);
 
+/* Sets and returns the error for a pruned event this searcher does not take: T2_EINVAL. */
+int t2__searcher_no_pruner(const t2__searcher *s);
+
 /* Snapshot helpers: map[key] as an integer in [min, max] / a list / a map, else T2_EFORMAT
  * naming `what` and the key. */
 int t2__state_int(const t2__val *map, const char *key, int64_t min, int64_t max, const char *what, int64_t *out);
@@ -90,7 +95,7 @@ int t2__state_num(const t2__val *v, const char *what, double *out);
 
 /* The "flat" searchers (single, grid, random) train every trial to max_length and then close
  * it; they differ only in how many trials there are, where the hparams come from and whether a
- * trial with invalid hparams is replaced. */
+ * trial with invalid hparams is replaced. A pruned trial (grid, random) is closed the same way. */
 typedef struct t2__flat {
     int64_t total;        /* trials in the plan */
     int replace_invalid;  /* random: draw a new trial for one that reported invalid hparams */
@@ -108,6 +113,9 @@ int t2__flat_init(t2__searcher *s, int64_t total, int replace_invalid,
 void t2__flat_destroy(t2__searcher *s);
 int t2__flat_start(t2__searcher *s, t2__ops *ops);
 int t2__flat_validation(t2__searcher *s, int64_t request_id, double metric, int64_t length, t2__ops *ops);
+/* The vtable entry is shared by the three (single.c uses the same T2__FLAT_VT), so single's refusal
+ * of a pruner is made here, with t2__searcher_no_pruner's message. */
+int t2__flat_pruned(t2__searcher *s, int64_t request_id, double metric, int64_t length, t2__ops *ops);
 int t2__flat_exited(t2__searcher *s, int64_t request_id, t2__ops *ops);
 int t2__flat_failed(t2__searcher *s, int64_t request_id, int invalid_hparams, t2__ops *ops);
 double t2__flat_progress(const t2__searcher *s);
@@ -118,9 +126,9 @@ int t2__flat_restore(t2__searcher *s, const t2__val *state);
 #define T2__FLAT_VT(NAME, INIT)                                                                   \
     {                                                                                            \
         .name = NAME, .init = INIT, .destroy = t2__flat_destroy, .start = t2__flat_start,        \
-        .validation = t2__flat_validation, .exited = t2__flat_exited, .failed = t2__flat_failed, \
-        .progress = t2__flat_progress, .total = t2__flat_total, .snapshot = t2__flat_snapshot,   \
-        .restore = t2__flat_restore,                                                             \
+        .validation = t2__flat_validation, .pruned = t2__flat_pruned, .exited = t2__flat_exited, \
+        .failed = t2__flat_failed, .progress = t2__flat_progress, .total = t2__flat_total,       \
+        .snapshot = t2__flat_snapshot, .restore = t2__flat_restore,                              \
     }
 
 #endif

@@ -54,18 +54,25 @@ int t2__tpe_hparams_of(const t2__hparam *root, const t2__tpe_space *sp, const do
 /* 1 when x[0..np) lies in the space (whole numbers for ints and categoricals): restore's check. */
 int t2__tpe_point_valid(const t2__tpe_space *sp, const double *x);
 
-/* One observation: a finished trial (loss: smaller is better, +inf for the worst) or, with
- * running set, a trial still going that counts as worse than every result (the constant liar). */
+/* One observation: a completed trial (loss: smaller is better, +inf for the worst); with pruned
+ * set, a trial the controller's pruner stopped after its validation at `step` (loss: its metric
+ * there); with running set, a trial still going that counts as worse than every result (the
+ * constant liar). Completed and pruned trials are the finished ones. */
 typedef struct t2__tpe_obs {
     int64_t id; /* request id: orders each group, older points weigh less */
     double loss;
     const double *x;
     int running;
+    int pruned;
+    int64_t step; /* pruned: the length it reached */
 } t2__tpe_obs;
 
 /* Optuna's split and choice: the best n_below = min(ceil(gamma * n), 25) finished observations
  * (at least 1; n counts the running ones too) fit l, the rest and the running ones fit g, and
- * t2__tpe_suggest picks x. At least one observation must be finished. Reorders obs. T2_ENOMEM. */
+ * t2__tpe_suggest picks x. "Best" is Optuna's order: completed by loss, then pruned ones by the
+ * step they reached (deeper first) and then loss, so a pruned trial is below only when there are
+ * too few completed ones; running ones last. At least one observation must be finished. Reorders
+ * obs. T2_ENOMEM. */
 int t2__tpe_propose(const t2__tpe_model *m, double gamma, t2__tpe_obs *obs, size_t n, t2_rng *rng, double *x);
 
 #endif

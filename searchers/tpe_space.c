@@ -103,13 +103,21 @@ int t2__tpe_point_valid(const t2__tpe_space *sp, const double *x)
     return 1;
 }
 
-/* Finished before running, then by loss, then by request id: a total order, so qsort's lack of
- * stability cannot change a choice. */
+/* Completed first, then pruned, then running ones (Optuna's _split_trials). */
+static int obs_rank(const t2__tpe_obs *o)
+{
+    return o->running ? 2 : o->pruned ? 1 : 0;
+}
+
+/* Optuna's order within each rank: completed by loss, pruned by step (deeper first) then loss,
+ * then by request id: a total order, so qsort's lack of stability cannot change a choice. */
 static int cmp_loss(const void *a, const void *b)
 {
     const t2__tpe_obs *x = a, *y = b;
-    if (x->running != y->running) return x->running - y->running;
-    if (!x->running && x->loss != y->loss) return x->loss < y->loss ? -1 : 1;
+    int rx = obs_rank(x), ry = obs_rank(y);
+    if (rx != ry) return rx - ry;
+    if (rx == 1 && x->step != y->step) return x->step > y->step ? -1 : 1;
+    if (rx != 2 && x->loss != y->loss) return x->loss < y->loss ? -1 : 1;
     return x->id < y->id ? -1 : x->id > y->id;
 }
 

@@ -1,7 +1,8 @@
 /* test_searcher.c — single, grid and random searchers: the exact trials a grid config gives
  * (counts, log spacing, int ranges with count > range, categorical, nested) in Determined's order, random draws pinned
  * to the seed, the event protocol (validations before max_length, CLOSE, SHUTDOWN exactly after
- * the last trial ends, invalid-hparams replacement), snapshot/restore, preview, and the config
+ * the last trial ends, invalid-hparams replacement), the pruner's event (a pruned trial is closed
+ * and done; single, adaptive_asha and pbt refuse it), snapshot/restore, preview, and the config
  * errors a search can hit. */
 #define _POSIX_C_SOURCE 200809L /* strdup */
 #include "test_searcher_util.h"
@@ -452,6 +453,139 @@ static void test_flat_snapshots(void)
     t2__config_free(cfg);
 }
 
+/* The pruner's event on random and grid by hand: a pruned trial gets CLOSE (once) as at
+ * max_length, ends when it exits, counts as done and is not replaced; the event before start, for
+ * an unknown trial, at a negative length or for an ended trial is refused or ignored as every
+ * event is. */
+static void test_flat_pruned(void)
+{
+    static const char *const sc[] = {"name: random, metric: loss, max_trials: 3, max_length: {batches: 10}",
+                                     "name: grid, metric: loss, max_length: {batches: 10}"};
+    for (int v = 0; v < 2; v++) {
+        t2__config *cfg = load_cfg(sc[v], v ? "  act: {type: categorical, vals: [relu, tanh, gelu]}\n" : RANDOM_HP);
+        if (!cfg) continue;
+        t2__searcher *s = NULL;
+        t2__ops ops = {0};
+        CHECK_OK(t2__searcher_create(cfg, 3, &s));
+        CHECK_RC(t2__searcher_on_trial_pruned(s, 0, 0.9, 5, &ops), T2_ESTATE);
+        CHECK_OK(t2__searcher_start(s, &ops));
+        CHECK_STR(ops_text(&ops, 0, 0), "C0 T0@10 C1 T1@10 C2 T2@10");
+        t2__ops_clear(&ops);
+        CHECK_RC(t2__searcher_on_trial_pruned(s, 3, 0.9, 5, &ops), T2_EINVAL); /* never created */
+        CHECK_CONTAINS(t2_errmsg(), "never created");
+        CHECK_RC(t2__searcher_on_trial_pruned(s, -1, 0.9, 5, &ops), T2_EINVAL);
+        CHECK_RC(t2__searcher_on_trial_pruned(s, 0, 0.9, -1, &ops), T2_EINVAL);
+        CHECK_OK(t2__searcher_on_validation(s, 0, 0.9, 5, &ops)); /* the validation the pruner judged */
+        CHECK_OK(t2__searcher_on_trial_pruned(s, 0, 0.9, 5, &ops));
+        CHECK_OK(t2__searcher_on_trial_pruned(s, 0, 0.9, 5, &ops)); /* reported twice: one CLOSE */
+        CHECK_STR(ops_text(&ops, 0, 0), "X0");
+        t2__ops_clear(&ops);
+        CHECK(!t2__searcher_has_ended(s, 0));
+        CHECK_OK(t2__searcher_on_trial_exited(s, 0, &ops));
+        CHECK_STR(ops_text(&ops, 0, 0), ""); /* done, and not replaced */
+        CHECK(t2__searcher_has_ended(s, 0));
+        CHECK_NEAR(t2__searcher_progress(s), 1.0 / 3.0, 1e-12);
+        CHECK_OK(t2__searcher_on_trial_pruned(s, 0, 0.9, 5, &ops)); /* ended: ignored */
+        CHECK_STR(ops_text(&ops, 0, 0), "");
+        CHECK_OK(t2__searcher_on_validation(s, 1, 0.5, 10, &ops));
+        CHECK_OK(t2__searcher_on_trial_pruned(s, 2, NAN, 3, &ops));
+        CHECK_STR(ops_text(&ops, 0, 0), "X1 X2");
+        t2__ops_clear(&ops);
+        CHECK_OK(t2__searcher_on_trial_exited(s, 2, &ops));
+        CHECK_STR(ops_text(&ops, 0, 0), "");
+        CHECK_OK(t2__searcher_on_trial_exited(s, 1, &ops));
+        CHECK_STR(ops_text(&ops, 0, 0), "S");
+        CHECK(t2__searcher_progress(s) == 1.0);
+        CHECK(t2__searcher_total_trials(s) == 3);
+        t2__ops_clear(&ops);
+        CHECK_OK(t2__searcher_on_trial_pruned(s, 1, 0.5, 5, &ops));
+        CHECK_OK(t2__searcher_on_trial_exited(s, 1, &ops));
+        CHECK_STR(ops_text(&ops, 0, 0), ""); /* SHUTDOWN only once */
+        t2__ops_free(&ops);
+        t2__searcher_free(s);
+        t2__config_free(cfg);
+    }
+}
+
+/* Every third trial pruned at half its length, one with invalid hparams: random and grid create
+ * exactly their plan (random plus the one replacement), close every trial that did not fail, shut
+ * down once, and a restore from any snapshot (a pruned trial on the closing list included)
+ * continues the same. */
+static int pruned_fate(int64_t rid, int64_t length, void *ctx)
+{
+    (void)length;
+    (void)ctx;
+    return rid % 3 == 1 ? 4 : rid == 5 ? 2 : 0;
+}
+
+static void test_flat_pruned_run(void)
+{
+    static const char *const sc[] = {"name: random, metric: loss, max_trials: 12, max_length: {batches: 8}",
+                                     "name: grid, metric: loss, max_length: {batches: 8}"};
+    for (int v = 0; v < 2; v++) {
+        t2__config *cfg = load_cfg(sc[v], v ? "  a: {type: int, minval: 1, maxval: 4, count: 4}\n"
+                                              "  b: {type: categorical, vals: [x, y, z]}\n"
+                                            : RANDOM_HP);
+        if (!cfg) continue;
+        t2__searcher *s = NULL;
+        drive_script d = {.metric = metric_by_id, .fate = pruned_fate, .snapshots = 1};
+        drive_run r;
+        CHECK_OK(t2__searcher_create(cfg, 4, &s));
+        if (s && !drive(s, &d, &r)) {
+            int64_t pruned = 0;
+            for (size_t k = 0; k < r.nev; k++) {
+                if (r.ev[k].kind != EV_PRUNED) continue;
+                char want[32];
+                snprintf(want, sizeof want, "X%" PRId64, r.ev[k].rid);
+                CHECK(r.ev[k].length == 4);
+                CHECK_STR(r.ev[k].ops, want);
+                pruned++;
+            }
+            CHECK(pruned == 4); /* requests 1, 4, 7, 10 */
+            CHECK(r.created == (v ? 12 : 13)); /* random replaces request 5 (invalid) with request 12 */
+            CHECK(r.closes == r.created - 1);
+            CHECK(r.shutdowns == 1);
+            CHECK(t2__searcher_progress(s) == 1.0);
+            for (size_t k = 0; k < r.nev; k += 2) check_replay(cfg, 4, &r, k);
+        }
+        drive_free(&r);
+        t2__searcher_free(s);
+        t2__config_free(cfg);
+    }
+}
+
+/* single, adaptive_asha and pbt do not take a pruner: the event is refused (T2_EINVAL, naming the
+ * searcher) and adds no op. */
+static void test_no_pruner(void)
+{
+    static const char *const sc[] = {
+        "name: single, metric: loss, max_length: {batches: 10}",
+        "name: adaptive_asha, metric: loss, max_trials: 4, max_length: {batches: 64}",
+        "name: pbt, metric: loss, population_size: 4, num_rounds: 3, length_per_round: {batches: 10}",
+    };
+    static const char *const names[] = {"the single searcher", "the adaptive_asha searcher", "the pbt searcher"};
+    for (size_t k = 0; k < sizeof sc / sizeof *sc; k++) {
+        t2__config *cfg = load_cfg(sc[k], RANDOM_HP);
+        if (!cfg) continue;
+        t2__searcher *s = NULL;
+        t2__ops ops = {0};
+        CHECK_OK(t2__searcher_create(cfg, 2, &s));
+        CHECK_OK(t2__searcher_start(s, &ops));
+        size_t n = ops.n;
+        CHECK(n >= 2 && ops.v[1].kind == T2__OP_TRAIN);
+        CHECK_RC(t2__searcher_on_trial_pruned(s, 0, 0.5, 1, &ops), T2_EINVAL);
+        CHECK_CONTAINS(t2_errmsg(), names[k]);
+        CHECK_CONTAINS(t2_errmsg(), "does not take a pruner");
+        CHECK(ops.n == n);
+        CHECK(!t2__searcher_has_ended(s, 0));
+        /* The searcher is unharmed: the trial's validation at its target is taken as usual. */
+        if (n >= 2) CHECK_OK(t2__searcher_on_validation(s, 0, 0.5, ops.v[1].length, &ops));
+        t2__ops_free(&ops);
+        t2__searcher_free(s);
+        t2__config_free(cfg);
+    }
+}
+
 static void test_preview_grid(void)
 {
     t2__config *cfg = load_cfg("name: grid, metric: loss, max_length: {batches: 20}",
@@ -572,6 +706,9 @@ int main(void)
     test_invalid_streak();
     test_single();
     test_flat_snapshots();
+    test_flat_pruned();
+    test_flat_pruned_run();
+    test_no_pruner();
     test_preview_grid();
     test_bad_configs();
     return check_report("test_searcher");

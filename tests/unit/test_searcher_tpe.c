@@ -1,5 +1,6 @@
 /* test_searcher_tpe.c — searcher.name: tpe: config errors, determinism per seed, resume from a
- * snapshot mid-search, and that it beats random search on a 2-D quadratic. */
+ * snapshot mid-search, that it beats random search on a 2-D quadratic, and trials stopped by the
+ * controller's pruner (startup count, their rank in the split, snapshots, old snapshots). */
 #define _POSIX_C_SOURCE 200809L /* strdup in the searcher test helpers */
 #include <math.h>
 #include "test_searcher_util.h"
@@ -313,6 +314,306 @@ static void test_categorical_rarely_tried(void)
     CHECK(chose_a > 170);
 }
 
+/* ---------- pruned trials ---------- */
+
+/* The CREATE hparams of request rid among ops[from..), or NULL. */
+static const t2__val *created(const t2__ops *ops, size_t from, int64_t rid)
+{
+    for (size_t k = from; k < ops->n; k++)
+        if (ops->v[k].kind == T2__OP_CREATE && ops->v[k].request_id == rid) return ops->v[k].hparams;
+    return NULL;
+}
+
+/* Pruned trials count toward n_startup_trials, as Optuna counts COMPLETE and PRUNED trials there:
+ * with three startup trials all pruned (one trial at a time), request 3 is the model's choice, not
+ * the random draw the random searcher makes for request 3. When the third instead stops without a
+ * result, request 3 is still that random draw. A pruned trial's exit keeps its result. */
+static void test_pruned_startup(void)
+{
+    t2__config *cfg = load_cfg("name: tpe, metric: loss, max_length: {batches: 10}, max_trials: 6, "
+                               "n_startup_trials: 3, max_concurrent_trials: 1",
+                               TPE_HP);
+    t2__config *rnd = load_cfg("name: random, metric: loss, max_length: {batches: 10}, max_trials: 6", TPE_HP);
+    t2__searcher *r = NULL;
+    t2__ops draws = {0};
+    if (!cfg || !rnd || t2__searcher_create(rnd, 31, &r) || t2__searcher_start(r, &draws)) {
+        CHECK(0);
+        goto out;
+    }
+    for (int v = 0; v < 2; v++) {
+        t2__searcher *s = NULL;
+        t2__ops ops = {0};
+        CHECK_OK(t2__searcher_create(cfg, 31, &s));
+        CHECK_OK(t2__searcher_start(s, &ops));
+        CHECK_STR(ops_text(&ops, 0, 0), "C0 T0@10");
+        for (int64_t rid = 0; s && rid < 3; rid++) {
+            size_t mark = ops.n;
+            char want[32];
+            if (v == 1 && rid == 2) {
+                CHECK_OK(t2__searcher_on_trial_exited(s, rid, &ops)); /* stopped by itself: no result */
+            } else {
+                CHECK_OK(t2__searcher_on_validation(s, rid, 0.1 * (double)rid, 4, &ops)); /* periodic: no answer */
+                CHECK_OK(t2__searcher_on_trial_pruned(s, rid, 0.1 * (double)rid, 4, &ops));
+                CHECK_OK(t2__searcher_on_trial_pruned(s, rid, 0.1 * (double)rid, 4, &ops)); /* twice: one CLOSE */
+                snprintf(want, sizeof want, "X%" PRId64, rid);
+                CHECK_STR(ops_text(&ops, mark, 0), want);
+                mark = ops.n;
+                CHECK_OK(t2__searcher_on_trial_exited(s, rid, &ops));
+            }
+            snprintf(want, sizeof want, "C%" PRId64 " T%" PRId64 "@10", rid + 1, rid + 1);
+            CHECK_STR(ops_text(&ops, mark, 0), want);
+        }
+        for (int64_t rid = 0; rid < 4; rid++) {
+            const t2__val *got = created(&ops, 0, rid), *draw = created(&draws, 0, rid);
+            CHECK(got && draw);
+            /* Requests 0..2 are startup draws; 3 is the model's only after three results. */
+            if (got && draw) CHECK(t2__val_equal(got, draw) == (rid < 3 || v == 1));
+        }
+        /* A trial that has its result (CLOSE sent) is not pruned after it. */
+        size_t mark = ops.n;
+        CHECK_OK(t2__searcher_on_validation(s, 3, 0.5, 10, &ops));
+        CHECK_OK(t2__searcher_on_trial_pruned(s, 3, 0.5, 5, &ops));
+        CHECK_STR(ops_text(&ops, mark, 0), "X3");
+        /* The pruned trials kept their result through their exit: state 3, with the step. */
+        t2__val *st = NULL;
+        CHECK_OK(t2__searcher_snapshot(s, &st));
+        const t2__val *trials = t2__val_lookup(st, "state.trials"), *steps = t2__val_lookup(st, "state.pruned");
+        /* Rows by request: pruned, pruned, pruned (v 0) or gone (v 1), done. */
+        int64_t want_state[4] = {3, 3, v ? 2 : 3, 1};
+        CHECK(trials && trials->n == 4);
+        for (size_t k = 0; trials && k < trials->n && k < 4; k++) CHECK(trials->items[k]->items[0]->i == want_state[k]);
+        CHECK(steps && steps->n == (size_t)(v ? 2 : 3));
+        if (steps && steps->n >= 2) CHECK(steps->items[1]->items[0]->i == 1 && steps->items[1]->items[1]->i == 4);
+        t2__val_free(st);
+        t2__ops_free(&ops);
+        t2__searcher_free(s);
+    }
+out:
+    t2__ops_free(&draws);
+    t2__searcher_free(r);
+    t2__config_free(rnd);
+    t2__config_free(cfg);
+}
+
+/* Fills obs with one observation per point of pts (a 1-D space): kind 'c' completed, 'p' pruned
+ * (at step[k]), 'r' running. */
+static size_t make_obs(t2__tpe_obs *obs, const char *kinds, const double *pts, const double *loss,
+                       const int64_t *step)
+{
+    size_t n = strlen(kinds);
+    for (size_t k = 0; k < n; k++)
+        obs[k] = (t2__tpe_obs){.id = (int64_t)k, .loss = loss[k], .x = &pts[k], .running = kinds[k] == 'r',
+                               .pruned = kinds[k] == 'p', .step = kinds[k] == 'p' ? step[k] : 0};
+    return n;
+}
+
+/* How many of 50 choices land in x > 0 when the good group must be the trials at x > 0. */
+static int choices_right(double gamma, const char *kinds, const double *pts, const double *loss, const int64_t *step)
+{
+    t2__tpe_param p = {.kind = T2__HP_DOUBLE, .low = -5, .high = 5};
+    t2__tpe_model m = {.p = &p, .np = 1, .prior_weight = 1.0, .n_candidates = 24};
+    t2__tpe_obs obs[16];
+    int right = 0;
+    for (uint64_t seed = 1; seed <= 50; seed++) {
+        size_t n = make_obs(obs, kinds, pts, loss, step);
+        t2_rng rng;
+        t2_rng_seed(&rng, t2_hash64(seed));
+        double x = 0;
+        CHECK_OK(t2__tpe_propose(&m, gamma, obs, n, &rng, &x));
+        right += x > 0;
+    }
+    return right;
+}
+
+/* Optuna's ranking of pruned trials in the split: after every completed trial however good their
+ * metric (they stopped early, where metrics are not comparable), deeper steps before shallower
+ * ones, and only then by metric; running ones last. Each case puts the trials that must form the
+ * good group at x > 0 and the others at x < 0, so ranking a pruned trial as a completed one (or
+ * by metric before step) makes the model choose x < 0. */
+static void test_pruned_order(void)
+{
+    /* Four completed (losses 1..4) and four pruned with better losses (-10..-7): n_below 4 takes
+     * the completed ones. */
+    static const double pts1[] = {3, 3.5, 4, 4.5, -3, -3.5, -4, -4.5};
+    static const double loss1[] = {1, 2, 3, 4, -10, -9, -8, -7};
+    static const int64_t step1[] = {0, 0, 0, 0, 5, 5, 5, 5};
+    CHECK(choices_right(0.5, "ccccpppp", pts1, loss1, step1) == 50);
+    /* One completed, three pruned deep (step 8, worse losses), three pruned early (step 2, better
+     * losses): n_below 4 takes the completed one and the deep ones. */
+    static const double pts2[] = {4, 3.5, 4, 4.5, -3.5, -4, -4.5};
+    static const double loss2[] = {5, 9, 9, 9, -9, -9, -9};
+    static const int64_t step2[] = {0, 8, 8, 8, 2, 2, 2};
+    CHECK(choices_right(0.55, "cpppppp", pts2, loss2, step2) == 50);
+    /* Pruned trials are finished observations: with no completed one, they fit l, and running
+     * trials (the constant liar) fit g whatever n_below. */
+    static const double pts3[] = {3.5, 4, 4.5, -3.5, -4, -4.5};
+    static const double loss3[] = {9, 9, 9, 0, 0, 0};
+    static const int64_t step3[] = {3, 3, 3, 0, 0, 0};
+    CHECK(choices_right(1.0, "ppprrr", pts3, loss3, step3) == 50);
+    /* The control: the same points with the first case's pruned trials completed go to x < 0. */
+    CHECK(choices_right(0.5, "cccccccc", pts1, loss1, step1) == 0);
+}
+
+static double pruned_metric(int64_t rid, int64_t length, void *ctx)
+{
+    (void)ctx;
+    if (rid == 13) return NAN; /* a pruned trial's NaN is its worst result */
+    return (double)((rid * 7919) % 101) / 100.0 + 1.0 / (double)length;
+}
+
+static int pruned_fate(int64_t rid, int64_t length, void *ctx)
+{
+    (void)length;
+    (void)ctx;
+    return rid % 4 == 1 ? 4 : rid == 6 ? 2 : rid == 10 ? 1 : rid == 15 ? 3 : 0;
+}
+
+/* A search with pruned trials (and failures, invalid hparams, a trial that stops by itself):
+ * each pruned trial gets CLOSE and no replacement, and restoring from the snapshot before any
+ * event and replaying the rest gives the same ops and states as the unbroken run. A state whose
+ * pruned steps do not match its rows is refused. */
+static void test_pruned_resume(void)
+{
+    for (int v = 0; v < 2; v++) {
+        t2__config *cfg = load_cfg(v ? "name: tpe, metric: acc, smaller_is_better: false, max_length: {batches: 4}, "
+                                       "max_trials: 24, n_startup_trials: 4, max_concurrent_trials: 3, multivariate: true"
+                                     : "name: tpe, metric: loss, max_length: {batches: 4}, max_trials: 24, "
+                                       "n_startup_trials: 4, max_concurrent_trials: 3",
+                                   MIXED_HP);
+        if (!cfg) continue;
+        t2__searcher *s = NULL;
+        drive_script sc = {.metric = pruned_metric, .fate = pruned_fate, .snapshots = 1};
+        drive_run r;
+        CHECK_OK(t2__searcher_create(cfg, 23, &s));
+        if (s && !drive(s, &sc, &r)) {
+            int64_t pruned = 0;
+            for (size_t k = 0; k < r.nev; k++) {
+                if (r.ev[k].kind != EV_PRUNED) continue;
+                char want[32];
+                snprintf(want, sizeof want, "X%" PRId64, r.ev[k].rid);
+                CHECK_STR(r.ev[k].ops, want);
+                pruned++;
+            }
+            CHECK(pruned == 6); /* requests 1, 5, 9, 13, 17, 21 */
+            CHECK(r.shutdowns == 1);
+            CHECK(r.created == 24 + 1); /* request 6 was invalid and replaced */
+            CHECK(t2__searcher_progress(s) == 1.0);
+            CHECK(strstr(r.ev[r.nev - 1].state, "\"pruned\":[[1,2],[5,2],[9,2],[13,2],[17,2],[21,2]]") != NULL);
+            for (size_t k = 0; k < r.nev; k += 3) check_replay(cfg, 23, &r, k);
+            check_replay(cfg, 23, &r, r.nev - 1);
+            /* Pruned steps that do not match the rows are refused, leaving the searcher as it was. */
+            static const char *const bad[] = {"[]", "[[1,2],[5,2],[9,2],[13,2],[17,2],[21,-1]]",
+                                              "[[1,2],[5,2],[9,2],[13,2],[17,2],[20,2]]",
+                                              "[[1,2],[9,2],[5,2],[13,2],[17,2],[21,2]]", "{}"};
+            const char *good = r.ev[r.nev / 2].state;
+            t2__searcher *other = NULL;
+            t2__val *gv = NULL;
+            CHECK(strstr(good, "\"pruned\":[[1,2],") != NULL);
+            CHECK_OK(t2__searcher_create(cfg, 23, &other));
+            CHECK_OK(t2__val_from_json(good, strlen(good), &gv, NULL));
+            CHECK_OK(t2__searcher_restore(other, gv));
+            t2__val_free(gv);
+            for (size_t b = 0; other && b < sizeof bad / sizeof *bad; b++) {
+                t2__val *st = NULL, *steps = NULL;
+                CHECK_OK(t2__val_from_json(r.ev[r.nev - 1].state, strlen(r.ev[r.nev - 1].state), &st, NULL));
+                CHECK_OK(t2__val_from_json(bad[b], strlen(bad[b]), &steps, NULL));
+                CHECK_OK(t2__val_set_path(st, "state.pruned", steps));
+                CHECK_RC(t2__searcher_restore(other, st), T2_EFORMAT);
+                CHECK_CONTAINS(t2_errmsg(), "state.pruned");
+                t2__val_free(st);
+            }
+            t2__val *after = NULL;
+            char *json = NULL;
+            CHECK_OK(t2__searcher_snapshot(other, &after));
+            CHECK_OK(t2__val_to_json(after, &json, NULL));
+            CHECK_STR(json, good);
+            free(json);
+            t2__val_free(after);
+            t2__searcher_free(other);
+        }
+        drive_free(&r);
+        t2__searcher_free(s);
+        t2__config_free(cfg);
+    }
+}
+
+/* A snapshot the searcher wrote before pruning existed (this is one, from a tpe run of TPE_HP with
+ * the config below and seed 5, before event 15 of old_fate's run: trials done, pending and gone,
+ * the model proposing): it restores, and the search continues exactly as the old searcher did
+ * (its CREATEs below were written by it). A run of today's searcher without pruning writes the
+ * same snapshot, byte for byte. And a row that says pruned in a state without steps is refused. */
+static const char OLD_STATE[] =
+    "{\"version\":1,\"searcher\":\"tpe\",\"experiment_seed\":\"0000000000000005\",\"started\":true,\"shutdown\":false,"
+    "\"next_request\":6,\"invalid_streak\":0,\"ended\":{\"low\":4,\"ids\":[]},\"state\":{\"invalid\":0,\"trials\":["
+    "[1,0.0,1.7423259230318298,2.212245104539795],[1,0.4,3.3933852989084414,1.5039169957134932],"
+    "[1,0.8,-1.501361758045273,4.330671670704067],[2,null,-4.872727910215294,-3.282304535884541],"
+    "[1,0.5,2.1995972898338323,-4.533986154758397],[0,null,-3.146368956453604,1.0161302410514697]]}}";
+
+static double old_metric(int64_t rid, int64_t length, void *ctx)
+{
+    (void)ctx;
+    (void)length;
+    return (double)((rid * 37) % 11) / 10.0;
+}
+
+static int old_fate(int64_t rid, int64_t length, void *ctx)
+{
+    (void)length;
+    (void)ctx;
+    return rid == 3 ? 3 : rid == 5 ? 1 : 0;
+}
+
+static void test_old_snapshot(void)
+{
+    t2__config *cfg = load_cfg("name: tpe, metric: loss, max_length: {batches: 4}, max_trials: 8, n_startup_trials: 2, "
+                               "max_concurrent_trials: 2",
+                               TPE_HP);
+    if (!cfg) return;
+    t2__searcher *s = NULL;
+    t2__val *st = NULL, *again = NULL;
+    t2__ops ops = {0};
+    char *json = NULL;
+    CHECK_OK(t2__val_from_json(OLD_STATE, strlen(OLD_STATE), &st, NULL));
+    CHECK_OK(t2__searcher_create(cfg, 5, &s));
+    CHECK_OK(t2__searcher_restore(s, st));
+    CHECK_OK(t2__searcher_snapshot(s, &again));
+    CHECK_OK(t2__val_to_json(again, &json, NULL));
+    CHECK_STR(json, OLD_STATE);
+    CHECK_OK(t2__searcher_on_trial_failed(s, 5, 0, &ops));
+    CHECK_STR(ops_text(&ops, 0, 1),
+              "C6{5765c9fd02a11332 {\"global_batch_size\":8,\"x\":-4.853082553577784,\"y\":0.9457920447192905}} T6@4");
+    t2__ops_clear(&ops);
+    CHECK_OK(t2__searcher_on_trial_exited(s, 4, &ops));
+    CHECK_STR(ops_text(&ops, 0, 1),
+              "C7{88bf589a5ce00596 {\"global_batch_size\":8,\"x\":4.099373669828836,\"y\":4.473301939851208}} T7@4");
+    /* Today's searcher writes that state in the same run. */
+    t2__searcher *fresh = NULL;
+    drive_script sc = {.metric = old_metric, .fate = old_fate, .snapshots = 1};
+    drive_run r;
+    CHECK_OK(t2__searcher_create(cfg, 5, &fresh));
+    if (fresh && !drive(fresh, &sc, &r)) {
+        CHECK(r.nev > 15);
+        if (r.nev > 15) CHECK_STR(r.ev[15].state, OLD_STATE);
+        drive_free(&r);
+    }
+    /* A row that says pruned needs its step. */
+    t2__val *trials = t2__val_lookup(st, "state.trials");
+    CHECK(trials && trials->n == 6);
+    if (trials && trials->n == 6) trials->items[1]->items[0]->i = 3;
+    t2__searcher *other = NULL;
+    CHECK_OK(t2__searcher_create(cfg, 5, &other));
+    CHECK_RC(t2__searcher_restore(other, st), T2_EFORMAT);
+    CHECK_CONTAINS(t2_errmsg(), "state.pruned must list the step of each of the 1 pruned trials");
+    t2__searcher_free(other);
+    t2__searcher_free(fresh);
+    free(json);
+    t2__val_free(again);
+    t2__val_free(st);
+    t2__ops_free(&ops);
+    t2__searcher_free(s);
+    t2__config_free(cfg);
+}
+
 /* ---------- preview ---------- */
 
 static void test_preview(void)
@@ -338,6 +639,10 @@ int main(void)
     test_beats_random();
     test_mixed_space();
     test_categorical_rarely_tried();
+    test_pruned_startup();
+    test_pruned_order();
+    test_pruned_resume();
+    test_old_snapshot();
     test_preview();
     return check_report("test_searcher_tpe");
 }

@@ -84,7 +84,7 @@ static inline const char *ops_text(const t2__ops *ops, size_t from, int full)
 
 /* ---------- the pretend controller ---------- */
 
-enum { EV_START, EV_CREATED, EV_VALIDATION, EV_EXITED, EV_FAILED };
+enum { EV_START, EV_CREATED, EV_VALIDATION, EV_EXITED, EV_FAILED, EV_PRUNED };
 
 typedef struct drive_event {
     int kind;
@@ -96,7 +96,8 @@ typedef struct drive_event {
 } drive_event;
 
 /* What happens when a TRAIN op reaches the pretend trial: 0 validate with metric(), 1 fail,
- * 2 fail with invalid hparams, 3 exit on its own. */
+ * 2 fail with invalid hparams, 3 exit on its own, 4 the pruner stops it after a validation at half
+ * the target (metric() there). */
 typedef struct drive_script {
     double (*metric)(int64_t rid, int64_t length, void *ctx);
     int (*fate)(int64_t rid, int64_t length, void *ctx);
@@ -152,6 +153,7 @@ static inline int drive_apply(t2__searcher *s, const drive_event *e, t2__ops *op
     case EV_CREATED: return t2__searcher_on_trial_created(s, e->rid, ops);
     case EV_VALIDATION: return t2__searcher_on_validation(s, e->rid, e->metric, e->length, ops);
     case EV_EXITED: return t2__searcher_on_trial_exited(s, e->rid, ops);
+    case EV_PRUNED: return t2__searcher_on_trial_pruned(s, e->rid, e->metric, e->length, ops);
     default: return t2__searcher_on_trial_failed(s, e->rid, e->invalid, ops);
     }
 }
@@ -193,6 +195,11 @@ static inline int drive(t2__searcher *s, const drive_script *sc, drive_run *r)
                 e.metric = sc->metric(op.request_id, op.length, sc->ctx);
             } else if (fate == 3) {
                 e.kind = EV_EXITED;
+            } else if (fate == 4) {
+                r->last_length[op.request_id] = op.length / 2;
+                e.kind = EV_PRUNED;
+                e.length = op.length / 2;
+                e.metric = sc->metric(op.request_id, e.length, sc->ctx);
             } else {
                 e.kind = EV_FAILED;
                 e.invalid = fate == 2;

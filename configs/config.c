@@ -267,6 +267,7 @@ static int top_level(t2__config *cfg, const t2__ynode *root)
         if ((rc = t2__cfg_collect(cfg, rc))) return rc;
     }
     if (!have_searcher && (rc = t2__cfg_collect(cfg, t2__cfg_missing(&origin, "", "searcher")))) return rc;
+    if ((rc = t2__cfg_collect(cfg, t2__cfg_pruner_check(cfg, searcher)))) return rc;
     if (!cfg->hparams && (rc = t2__cfg_hparams_parse(cfg, NULL))) return rc;
     /* A space that failed to parse would only add errors that follow from the first ones. */
     if (hp_errors) return T2_OK;

@@ -59,6 +59,15 @@ typedef enum t2__clip_kind { T2__CLIP_NONE, T2__CLIP_NORM, T2__CLIP_VALUE } t2__
 
 typedef enum t2__ckpt_policy { T2__CKPT_BEST, T2__CKPT_ALL, T2__CKPT_NONE } t2__ckpt_policy;
 
+/* searcher.pruner: Optuna's MedianPruner / PercentilePruner (config_pruner.c). */
+typedef struct t2__pruner_config {
+    int on;                    /* searcher.pruner given (and the searcher takes one) */
+    double percentile;         /* (0, 100]; 50 for name: median */
+    int64_t n_startup_trials;  /* >= 0, default 5: completed trials before any pruning */
+    int64_t n_min_trials;      /* >= 1, default 1: completed trials with a validation at the step */
+    t2__length warmup;         /* n == 0: none; no pruning before a trial has trained this long */
+} t2__pruner_config;
+
 typedef struct t2__searcher_config {
     t2__searcher_kind name;
     char *metric;                  /* required */
@@ -78,6 +87,7 @@ typedef struct t2__searcher_config {
     int source_checkpoint_optimizer; /* the warm start also takes the optimizer state; default 0 */
     t2__val *points;               /* points_to_evaluate: a LIST of hparams maps (partial), the first
                                       trials' settings (config_points.c); NULL: none */
+    t2__pruner_config pruner;      /* pruner: random, grid and tpe (config_pruner.c) */
     struct {                       /* tpe, and adaptive_asha with sampler tpe (Optuna's TPESampler defaults) */
         int64_t n_startup_trials;  /* >= 1, default 10: random draws until this many results */
         int64_t n_ei_candidates;   /* >= 1, default 24 */

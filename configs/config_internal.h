@@ -95,6 +95,11 @@ int t2__cfg_hparams_check(t2__config *cfg, const t2__ynode *n, const t2__ymark *
 /* searcher.points_to_evaluate of the searcher map (NULL: none) checked against the parsed space
  * into cfg->searcher.points (config_points.c). */
 int t2__cfg_points(t2__config *cfg, const t2__ynode *searcher);
+/* searcher.pruner (config_pruner.c): _parse reads its map (or a bare name) at n into
+ * cfg->searcher.pruner; _check runs once every section is read, since min_validation_period (which
+ * the pruner needs: it compares trials at their validations) may come after the searcher. */
+int t2__cfg_pruner_parse(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark, const char *path);
+int t2__cfg_pruner_check(t2__config *cfg, const t2__ynode *searcher);
 
 /* Grids larger than this are refused at load time: a typo in a count, not a search. */
 #define T2__GRID_MAX_POINTS T2__MAX_TRIALS

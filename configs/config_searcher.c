@@ -54,6 +54,8 @@ static const struct {
     {"quantile_fraction", APPLIES_PBT},
     /* a grid runs every point of its grid already */
     {"points_to_evaluate", APPLIES_ALL & ~APPLIES_GRID},
+    /* asha and pbt stop and replace trials themselves; a single trial has no others to compare with */
+    {"pruner", APPLIES_GRID | APPLIES_RANDOM | APPLIES_TPE},
 };
 
 /* Why t2exp needs a key that Determined's Core API leaves to the training script. */
@@ -366,6 +368,8 @@ int t2__cfg_searcher(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark
             rc = t2__get_string(v, path, &s->source_checkpoint);
         } else if (KEY_IS("points_to_evaluate")) {
             rc = T2_OK; /* checked against the hyperparameters once they are read (config_points.c) */
+        } else if (KEY_IS("pruner")) {
+            rc = t2__cfg_pruner_parse(cfg, v, km, path);
         } else if (KEY_IS("source_checkpoint_optimizer")) {
             rc = t2__get_bool(v, path, &s->source_checkpoint_optimizer);
         } else { /* source_trial_id */

@@ -947,6 +947,63 @@ static void test_points(void)
 #undef RANDOM
 }
 
+/* searcher.pruner: the defaults of a bare name, each key's range, the min_validation_period it
+ * needs wherever that stands, and a warning where it does not apply. */
+static void test_pruner(void)
+{
+#define HEAD "hyperparameters: {global_batch_size: 4}\n"
+#define RANDOM "searcher: {name: random, metric: loss, max_length: {batches: 10}, max_trials: 3,\n  pruner: "
+#define PERIOD "min_validation_period: {batches: 2}\n"
+    t2__config *cfg = load_ok(HEAD RANDOM "median}\n" PERIOD);
+    if (cfg) {
+        const t2__pruner_config *p = &cfg->searcher.pruner;
+        CHECK(p->on && p->percentile == 50 && p->n_startup_trials == 5 && p->n_min_trials == 1 && p->warmup.n == 0);
+        t2__config_free(cfg);
+    }
+    /* min_validation_period before the searcher, and every key. */
+    cfg = load_ok(HEAD PERIOD RANDOM "{name: percentile, percentile: 12.5, n_startup_trials: 0, n_min_trials: 3,"
+                  " warmup: {epochs: 2}}}\n");
+    if (cfg) {
+        const t2__pruner_config *p = &cfg->searcher.pruner;
+        CHECK(p->on && p->percentile == 12.5 && p->n_startup_trials == 0 && p->n_min_trials == 3 &&
+              p->warmup.unit == T2__UNIT_EPOCHS && p->warmup.n == 2);
+        t2__config_free(cfg);
+    }
+    EXPECT_ERR(HEAD RANDOM "median}\n", T2_EINVAL,
+               "const.yaml:3:3: searcher.pruner: needs min_validation_period (e.g. min_validation_period: "
+               "{batches: 100}): a pruner compares trials at the validations they report before max_length");
+    EXPECT_ERR(HEAD RANDOM "mediam}\n" PERIOD, T2_EINVAL,
+               "const.yaml:3:11: searcher.pruner: expected median or percentile, got \"mediam\" (did you mean "
+               "'median'?)");
+    EXPECT_ERR(HEAD RANDOM "{name: percentile}}\n" PERIOD, T2_EINVAL,
+               "const.yaml:3:3: searcher.pruner.percentile: missing required key, e.g. percentile: 25");
+    EXPECT_ERR(HEAD RANDOM "{name: percentile, percentile: 101}}\n" PERIOD, T2_EINVAL,
+               "const.yaml:3:42: searcher.pruner.percentile: expected a number in (0, 100], got 101");
+    EXPECT_ERR(HEAD RANDOM "{name: median, percentile: 25}}\n" PERIOD, T2_EINVAL,
+               "const.yaml:3:38: searcher.pruner.percentile: the median pruner is the 50th percentile; for "
+               "another, use name: percentile");
+    EXPECT_ERR(HEAD RANDOM "{name: median, n_min_trials: 0}}\n" PERIOD, T2_EINVAL,
+               "const.yaml:3:40: searcher.pruner.n_min_trials: expected a positive integer, got 0");
+    EXPECT_ERR(HEAD RANDOM "{name: median, warmup: 5}}\n" PERIOD, T2_EINVAL,
+               "const.yaml:3:34: searcher.pruner.warmup: expected a length such as {batches: 1000} (one of batches, "
+               "records or epochs), got 5");
+    EXPECT_ERR(HEAD RANDOM "{name: median, n_warmup_steps: 5}}\n" PERIOD, T2_EINVAL,
+               "const.yaml:3:26: searcher.pruner.n_warmup_steps: unknown key");
+    EXPECT_ERR(HEAD RANDOM "[median]}\n" PERIOD, T2_EINVAL,
+               "const.yaml:3:11: searcher.pruner: expected median, or a map such as {name: median}");
+    /* ASHA stops trials itself: the key does not apply (a warning), and nothing is asked of the trials. */
+    cfg = load_ok(HEAD "searcher: {name: adaptive_asha, metric: loss, max_length: {batches: 10}, max_trials: 3,"
+                  " pruner: median}\n");
+    if (cfg) {
+        CHECK(!cfg->searcher.pruner.on && cfg->nwarnings == 1 &&
+              strstr(cfg->warnings[0], "'searcher.pruner' does not apply to the adaptive_asha searcher"));
+        t2__config_free(cfg);
+    }
+#undef HEAD
+#undef RANDOM
+#undef PERIOD
+}
+
 int main(void)
 {
     test_examples();
@@ -962,5 +1019,6 @@ int main(void)
     test_scalars();
     test_merge_keys();
     test_points();
+    test_pruner();
     return check_report("test_config");
 }

@@ -54,6 +54,7 @@ typedef struct t2__ctl {
     const t2__config *cfg;
     t2__store *st;
     t2__searcher *s;
+    struct t2__pruner *pruner; /* searcher.pruner (prune_link.c); NULL: none */
     t2__trial_so so;
     t2__ops ops;
     size_t op_next;
@@ -191,6 +192,20 @@ void t2__ctl_cleanup(t2__ctl *c);
 int t2__ctl_open_store(const char *home_opt, char *home, size_t n, t2__store **st);
 int t2__ctl_cores(void);
 int t2__ctl_better(const t2__ctl *c, double a, double b);
+
+/* searcher.pruner (prune_link.c). _init makes c->pruner when the config has one; _validation
+ * records trial t's searcher-metric value at t->batches and, when the runner waits on the answer
+ * (asked) before its op's end and past the warmup, judges it: *prune 1 stops the trial there
+ * (t->pruned_why says why). _done tells the searcher once the pruned trial's runner reported done
+ * (length: the op's). _ended: the trial ended (completed: COMPLETED, pruned or not), so its values
+ * become a reference or are dropped. _restore: a resume's pruner from the store's validations, after
+ * the trial table is rebuilt. */
+int t2__ctl_prune_init(t2__ctl *c);
+void t2__ctl_prune_free(t2__ctl *c);
+int t2__ctl_prune_validation(t2__ctl *c, t2__ctl_trial *t, double value, int asked, int *prune);
+int t2__ctl_prune_done(t2__ctl *c, t2__ctl_trial *t, int64_t length);
+void t2__ctl_prune_ended(t2__ctl *c, t2__ctl_trial *t, int completed);
+int t2__ctl_prune_restore(t2__ctl *c);
 int t2__ctl_checkpoint_dir(t2__ctl *c, const char *home, const char *recorded, int legacy);
 int t2__ctl_resolve_warm(t2__ctl *c);
 int t2__ctl_run_experiment(t2__ctl *c, int resumed);

@@ -341,6 +341,12 @@ int t2__ctl_settle(t2__ctl *c, t2__ctl_trial *t, int status)
         rc = t2__ctl_cancel_trial(c, t);
         return rc ? rc : t2__ctl_apply_and_save(c);
     }
+    if (v != T2__EXIT_COMPLETED && t->pruned_why) {
+        /* It did not get to report done after the pruner stopped it: it runs again and is judged again. */
+        free(t->pruned_why);
+        t->pruned_why = NULL;
+    }
+    if (v == T2__EXIT_COMPLETED || v == T2__EXIT_ERRORED) t2__ctl_prune_ended(c, t, v == T2__EXIT_COMPLETED);
     if (v != T2__EXIT_PAUSED && v != T2__EXIT_COMPLETED) {
         if (!t->error) {
             t2__wait_status_str(status == -1 ? 0 : status, st, sizeof st);
@@ -359,9 +365,11 @@ int t2__ctl_settle(t2__ctl *c, t2__ctl_trial *t, int status)
         break;
     case T2__EXIT_COMPLETED:
         t2__tt_set_state(&c->tt, t, T2__CTL_DONE);
-        t2__progress_event(&c->prog, "trial %lld completed: %lld batches, latest %s %.6g", (long long)t->id,
-                           (long long)t->batches, c->cfg->searcher.metric, t->metric);
-        rc = t2__ctl_store_trial(c, t, T2__TU_STATE | T2__TU_BATCHES, T2__TRIAL_COMPLETED, NULL);
+        t2__progress_event(&c->prog, "trial %lld completed%s: %lld batches, latest %s %.6g", (long long)t->id,
+                           t->pruned_why ? " (pruned)" : "", (long long)t->batches, c->cfg->searcher.metric, t->metric);
+        /* A pruned trial's row says where and why it stopped (t2__trial_pruned). */
+        rc = t2__ctl_store_trial(c, t, T2__TU_STATE | T2__TU_BATCHES | (t->pruned_why ? T2__TU_ERROR : 0),
+                                 T2__TRIAL_COMPLETED, t->pruned_why);
         if (!rc) rc = t2__searcher_on_trial_exited(c->s, t->rid, &c->ops);
         break;
     case T2__EXIT_STOPPED:

@@ -56,6 +56,10 @@ static int restore_trials(t2__ctl *c, const t2__val *saved)
          * runner reports the epoch length (progress showed "6386/0 batches" until then). */
         t->target = rows[i].target_length_batches;
         t->metric = rows[i].latest_validation;
+        if (t2__trial_pruned(rows[i].state, rows[i].error) && !(t->pruned_why = strdup(rows[i].error))) {
+            rc = t2_seterr(T2_ENOMEM, "controller: out of memory");
+            break;
+        }
         t2__config_batch_sizes(c->cfg, t->hparams, &t->gb, NULL);
         if (!(t->log_path = strdup(rows[i].log_path ? rows[i].log_path : "/dev/null"))) {
             rc = t2_seterr(T2_ENOMEM, "controller: out of memory");

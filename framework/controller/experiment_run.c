@@ -197,6 +197,8 @@ int t2__ctl_run_experiment(t2__ctl *c, int resumed)
     const t2__config *cfg = c->cfg;
     keep_heap();
     int rc = t2__ctl_plan(c);
+    if (!rc) rc = t2__ctl_prune_init(c);
+    if (!rc && resumed) rc = t2__ctl_prune_restore(c); /* reads the store: before its writer thread */
     if (!rc && c->recorded_parts <= 0) {
         rc = t2__store_set_experiment_parts(c->st, c->exp_id, c->parts);
         c->recorded_parts = c->parts;
@@ -252,14 +254,16 @@ int t2__ctl_run_experiment(t2__ctl *c, int resumed)
         }
     t2__progress_finish(&c->prog);
 
-    int completed = 0, errored = 0, canceled = 0;
+    int completed = 0, errored = 0, canceled = 0, pruned = 0;
     for (size_t i = 0; i < c->tt.nt; i++) {
         completed += c->tt.t[i].state == T2__CTL_DONE;
+        pruned += c->tt.t[i].state == T2__CTL_DONE && c->tt.t[i].pruned_why;
         /* A trial the user killed ended as asked: no error of the run's. */
         canceled += c->tt.t[i].state == T2__CTL_ERRORED && c->tt.t[i].killed;
         errored += c->tt.t[i].state == T2__CTL_ERRORED && !c->tt.t[i].killed;
     }
-    char canceled_text[48] = "";
+    char canceled_text[48] = "", pruned_text[32] = "";
+    if (pruned) snprintf(pruned_text, sizeof pruned_text, " (%d pruned)", pruned);
     if (canceled) snprintf(canceled_text, sizeof canceled_text, ", %d canceled", canceled);
     /* Every trial killed one by one by the user is a search the user canceled, not one that failed. */
     int all_killed = !rc && completed == 0 && errored == 0 && canceled > 0;
@@ -290,8 +294,8 @@ int t2__ctl_run_experiment(t2__ctl *c, int resumed)
     if (!isnan(c->best))
         snprintf(best, sizeof best, "; best %.1000s %.6g (trial %lld, best of all validations)", cfg->searcher.metric,
                  c->best, (long long)c->best_trial);
-    t2__progress_line(out, "experiment %lld %s in %.1f s: %d trial(s) completed, %d errored%s%s", (long long)c->exp_id,
-                      t2__exp_state_name(final), t2__now() - t0, completed, errored, canceled_text, best);
+    t2__progress_line(out, "experiment %lld %s in %.1f s: %d trial(s) completed%s, %d errored%s%s", (long long)c->exp_id,
+                      t2__exp_state_name(final), t2__now() - t0, completed, pruned_text, errored, canceled_text, best);
     if (final == T2__EXP_PAUSED)
         fprintf(out, "  see: t2exp describe %lld; continue with: t2exp resume %lld\n", (long long)c->exp_id,
                 (long long)c->exp_id);
@@ -358,6 +362,7 @@ void t2__ctl_cleanup(t2__ctl *c)
     t2__pool_free(&c->pool);
     t2__ops_free(&c->ops);
     t2__searcher_free(c->s);
+    t2__ctl_prune_free(c);
     t2__store_close(c->st);
     t2__trial_so_close(&c->so);
     t2__ctl_launch_free(c);

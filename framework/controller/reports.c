@@ -142,6 +142,7 @@ static int on_metrics(t2__ctl *c, t2__ctl_trial *t, const t2__msg *m)
     double epoch = m->u.metrics.epoch;
     if (m->u.metrics.has_timing) t->rate = m->u.metrics.timing.batches_per_s;
     int new_best = 0; /* better than every validation of the experiment before it */
+    int prune = 0;    /* searcher.pruner stops the trial here */
     for (size_t i = 0; i < vals->n && !rc; i++) {
         double v;
         if (t2__val_as_double(vals->items[i], &v) != T2_OK) continue; /* decode checked: numbers */
@@ -159,6 +160,7 @@ static int on_metrics(t2__ctl *c, t2__ctl_trial *t, const t2__msg *m)
                 c->best_trial = t->id;
                 rc = t2__store_set_experiment_best(c->st, c->exp_id, t->id, v);
             }
+            if (!rc) rc = t2__ctl_prune_validation(c, t, v, m->u.metrics.ask, &prune);
         }
     }
     /* The runner's own measurements of the window go in beside the trial's metrics. */
@@ -168,9 +170,9 @@ static int on_metrics(t2__ctl *c, t2__ctl_trial *t, const t2__msg *m)
         rc = t2__store_add_timing(c->st, t->id, t->batches, epoch, &tm);
     }
     if (!validation && !rc) rc = t2__ctl_store_trial(c, t, T2__TU_BATCHES, 0, NULL);
-    /* checkpoint_policy best: the runner waits for this answer before it goes on. */
-    if (validation && !rc && m->u.metrics.ask_best) {
-        t2__msg a = {.kind = T2__MSG_VALIDATED, .u.validated.new_best = new_best};
+    /* checkpoint_policy best, searcher.pruner: the runner waits for this answer before it goes on. */
+    if (validation && !rc && m->u.metrics.ask) {
+        t2__msg a = {.kind = T2__MSG_VALIDATED, .u.validated = {.new_best = new_best, .prune = prune}};
         rc = t2__ctl_send(c, t->fd, &a); /* out before the loop waits again */
     }
     return rc;
@@ -193,7 +195,9 @@ int t2__ctl_on_message(t2__ctl *c, t2__ctl_trial *t, const t2__msg *m)
         t->batches = m->u.done.batches;
         int64_t length = t->sent;
         t->sent = -1;
-        rc = t2__searcher_on_validation(c->s, t->rid, t->metric, length, &c->ops);
+        /* A pruned trial's done comes at the step it was stopped, short of its op's length. */
+        rc = t->pruned_why ? t2__ctl_prune_done(c, t, length)
+                           : t2__searcher_on_validation(c->s, t->rid, t->metric, length, &c->ops);
         if (!rc) rc = t2__ctl_apply_and_save(c);
         break;
     }

@@ -99,6 +99,7 @@ void t2__tt_free(t2__trial_table *tt)
         t2__val_free(tt->t[i].hparams);
         free(tt->t[i].hparams_json);
         free(tt->t[i].error);
+        free(tt->t[i].pruned_why);
         free(tt->t[i].ckpt);
         free(tt->t[i].log_path);
         free(tt->t[i].report_at);

@@ -49,6 +49,7 @@ typedef struct t2__ctl_trial {
     double metric;          /* searcher metric of the latest validation (NAN: none) */
     double loss, rate;
     char *error;
+    char *pruned_why;       /* searcher.pruner stopped it: why (T2__PRUNED_AT...), its row's error */
     char *ckpt;             /* path of the trial's latest checkpoint (NULL: none) */
     char *log_path;
     int64_t *report_at;     /* steps its earlier runs reported training metrics at, for the next

@@ -99,7 +99,7 @@ static void read_metrics(reader *r, t2__msg *out)
         t->compute_s = number(r, "compute_s", 1);
         t->comm_s = number(r, "comm_s", 1);
     }
-    out->u.metrics.ask_best = flag(r, "ask_best");
+    out->u.metrics.ask = flag(r, "ask");
 }
 
 static void read_train(reader *r, t2__msg *out)
@@ -236,6 +236,7 @@ static void read_body(reader *r, t2__msg *out)
     case T2__MSG_VALIDATED: {
         const t2__val *b = field(r, "new_best", T2__VAL_BOOL, 1);
         out->u.validated.new_best = b ? b->b : 0;
+        out->u.validated.prune = flag(r, "prune");
         break;
     }
     case T2__MSG_SPEC:

@@ -217,7 +217,7 @@ static void put_body(builder *b, const t2__msg *m)
             put_val(b, "values", &none);
         }
         if (m->u.metrics.has_timing) put_timing(b, &m->u.metrics.timing);
-        if (m->u.metrics.ask_best) put_bool(b, "ask_best", 1);
+        if (m->u.metrics.ask) put_bool(b, "ask", 1);
         break;
     case T2__MSG_CHECKPOINT:
         put_str(b, "uuid", m->u.checkpoint.uuid, 1);
@@ -259,6 +259,7 @@ static void put_body(builder *b, const t2__msg *m)
         break;
     case T2__MSG_VALIDATED:
         put_bool(b, "new_best", m->u.validated.new_best);
+        if (m->u.validated.prune) put_bool(b, "prune", 1);
         break;
     case T2__MSG_SPEC:
         put_spec(b, m);

@@ -35,7 +35,7 @@ typedef struct field {
  * checks compared about 250 names). */
 enum {
     K_TYPE, K_BATCHES_PER_EPOCH, K_PARAMS, K_BLAS, K_VERSION, K_KIND, K_BATCHES, K_EPOCH, K_VALUES,
-    K_BATCHES_PER_S, K_SAMPLES_PER_S, K_DATA_S, K_COMPUTE_S, K_COMM_S, K_ASK_BEST, K_STATUS, K_LOG_END, NKEYS
+    K_BATCHES_PER_S, K_SAMPLES_PER_S, K_DATA_S, K_COMPUTE_S, K_COMM_S, K_ASK, K_STATUS, K_LOG_END, NKEYS
 };
 static const struct {
     const char *name;
@@ -44,7 +44,7 @@ static const struct {
 #define KEY(s) {s, sizeof s - 1}
     KEY("type"),   KEY("batches_per_epoch"), KEY("params"),     KEY("blas"),    KEY("version"),   KEY("kind"),
     KEY("batches"), KEY("epoch"),            KEY("values"),     KEY("batches_per_s"), KEY("samples_per_s"),
-    KEY("data_s"), KEY("compute_s"),         KEY("comm_s"),     KEY("ask_best"), KEY("status"),   KEY("log_end"),
+    KEY("data_s"), KEY("compute_s"),         KEY("comm_s"),     KEY("ask"),      KEY("status"),   KEY("log_end"),
 #undef KEY
 };
 #define BIT(k) (1u << (k))
@@ -277,16 +277,16 @@ static int values(const field *f, t2__msg *m)
 
 static int metrics(const scan *s, t2__msg *m)
 {
-    const field *k = get(s, K_KIND), *vals = get(s, K_VALUES), *ask = get(s, K_ASK_BEST);
+    const field *k = get(s, K_KIND), *vals = get(s, K_VALUES), *ask = get(s, K_ASK);
     const unsigned timing = BIT(K_BATCHES_PER_S) | BIT(K_SAMPLES_PER_S) | BIT(K_DATA_S) | BIT(K_COMPUTE_S) | BIT(K_COMM_S);
-    if (!only(s, BIT(K_TYPE) | BIT(K_KIND) | BIT(K_BATCHES) | BIT(K_EPOCH) | BIT(K_VALUES) | timing | BIT(K_ASK_BEST)) ||
+    if (!only(s, BIT(K_TYPE) | BIT(K_KIND) | BIT(K_BATCHES) | BIT(K_EPOCH) | BIT(K_VALUES) | timing | BIT(K_ASK)) ||
         !k || !vals)
         return 0;
     if (is_text(k, "validation")) m->u.metrics.validation = 1;
     else if (!is_text(k, "training")) return 0;
     if (!count(s, K_BATCHES, &m->u.metrics.batches) || !num(s, K_EPOCH, 0, &m->u.metrics.epoch)) return 0;
     if (ask && ask->type != 'n' && ask->type != 'b') return 0;
-    m->u.metrics.ask_best = ask && ask->type == 'b' && ask->b;
+    m->u.metrics.ask = ask && ask->type == 'b' && ask->b;
     /* Timing: read only beside a training window's metrics, and then all five. */
     unsigned has = s->have & timing;
     if (has && (m->u.metrics.validation || has != timing)) return 0;

@@ -29,8 +29,10 @@
  *                          reports the same means.
  *   runner -> controller   metrics    {kind: training|validation, batches, epoch, values: {name: number},
  *                          training only: batches_per_s, samples_per_s, data_s, compute_s, comm_s;
- *                          ask_best?: true (checkpoint_policy best: the runner waits for validated)}
- *   controller -> runner   validated  {new_best}   the answer to ask_best
+ *                          ask?: true (the runner waits for validated: checkpoint_policy best, or a
+ *                          validation before the op's end that searcher.pruner judges)}
+ *   controller -> runner   validated  {new_best, prune?: true}   the answer to ask; prune: the
+ *                          trial is stopped here (it checkpoints and reports done at this step)
  *   runner -> controller   checkpoint {uuid, ext, batches, bytes, metric?}
  *                          written to <ckpt_dir>/<uuid><ext>, ext one of .tar .tar.gz .tar.zst. No
  *                          path: the controller makes it from uuid and ext inside the experiment's
@@ -134,7 +136,7 @@ typedef struct t2__msg {
             const t2__val *values;  /* a map of name -> number (int or double) */
             int has_timing;         /* training windows: timing is set */
             t2__msg_timing timing;
-            int ask_best;
+            int ask;
         } metrics;
         struct { const char *uuid, *ext; int64_t batches, bytes; int has_metric; double metric; } checkpoint;
         struct { const char *message; int64_t batches; } checkpoint_failed;
@@ -144,7 +146,7 @@ typedef struct t2__msg {
         /* last: the runner leaves after this op's done without waiting for an exit (the op takes
          * the trial to searcher.max_length, past which no searcher gives a trial more). */
         struct { int64_t length; const int64_t *report_at; size_t nreport_at; int last; } train;
-        struct { int new_best; } validated;
+        struct { int new_best, prune; } validated;
         struct {
             const char *config_yaml, *trial_object, *ckpt_dir, *restore_path; /* the last two: NULL if none */
             const char *const *overrides;

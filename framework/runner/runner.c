@@ -114,6 +114,7 @@ typedef struct {
     int64_t last_checkpoint; /* batches_trained at the last checkpoint (-1: none) */
     double last_metric;      /* searcher metric of the last validation (NAN: none) */
     int64_t last_validated; /* batches_trained at the last validation (-1: none) */
+    int pruned;             /* searcher.pruner stopped the trial at its last validation */
     double t_data, t_compute, t_comm, t_window; /* the window's time split (t_comm within compute) */
     int64_t window_batches, window_samples;
     int64_t *report_at;      /* steps where an earlier run of this trial closed a training window */
@@ -330,8 +331,9 @@ static int sync_buffers(run *r)
     return b && n ? t2__comm_allreduce_mean(&r->ctx.comm, b, n) : T2_OK;
 }
 
-/* timing: the training window's (NULL for validation); ask_best: checkpoint_policy best. */
-static int send_metrics(run *r, int validation, const t2_metrics *m, const t2__msg_timing *timing, int ask_best)
+/* timing: the training window's (NULL for validation); ask: the runner waits for the controller's
+ * validated (checkpoint_policy best, searcher.pruner). */
+static int send_metrics(run *r, int validation, const t2_metrics *m, const t2__msg_timing *timing, int ask)
 {
     t2__val *values = values_of(m);
     if (!values) return t2_seterr(T2_ENOMEM, "runner: out of memory");
@@ -340,7 +342,7 @@ static int send_metrics(run *r, int validation, const t2_metrics *m, const t2__m
                                  .epoch = r->batches_per_epoch > 0
                                               ? (double)r->ctx.batches_trained / (double)r->batches_per_epoch
                                               : 0.0,
-                                 .values = values, .has_timing = timing != NULL, .ask_best = ask_best}};
+                                 .values = values, .has_timing = timing != NULL, .ask = ask}};
     if (timing) msg.u.metrics.timing = *timing;
     int rc = send_msg(r->a, &r->ctx.comm, &msg);
     t2__val_free(values);
@@ -370,46 +372,65 @@ static int report_training(run *r)
     return rc;
 }
 
-static int validate_pass(run *r);
+static int validate_pass(run *r, int judge);
 static int checkpoint(run *r);
 
-/* checkpoint_policy after a validation, as Determined does it: all: always; best: when the
- * searcher metric beats the best validation of the whole experiment so far (the controller
- * knows it and answers; other trials' validations count too); none: never (end-of-op, pause and
- * min_checkpoint_period checkpoints still happen). Rank 0 decides; every rank checkpoints alike. */
-static int checkpoint_after_validation(run *r)
+/* Whether the controller answers this validation (validated), which the runner then waits for:
+ * checkpoint_policy best needs its verdict on every validation, searcher.pruner on those before
+ * the op's end (judge). The same on every rank: it depends only on the config and the trial. */
+static int asks(const run *r, int judge)
 {
+    const t2__config *cfg = r->a->cfg;
+    int best = cfg->checkpoint_policy == T2__CKPT_BEST && r->a->ckpt_dir && t2__ctx_has_model(&r->ctx);
+    return best || (judge && cfg->searcher.pruner.on);
+}
+
+/* After a validation: the controller's answer, if asked (rank 0 reads it, every rank gets it), then
+ * checkpoint_policy as Determined does it: all: always; best: when the searcher metric beats the
+ * best validation of the whole experiment so far (the controller knows it and answers; other
+ * trials' validations count too); none: never (end-of-op, pause and min_checkpoint_period
+ * checkpoints still happen). A prune in the answer ends the op here (r->pruned); its checkpoint
+ * follows at the op's end. */
+static int after_validation(run *r, int judge)
+{
+    int answer[2] = {0, 0}, rc; /* new_best, prune */
+    if (asks(r, judge)) {
+        if (r->ctx.comm.rank == 0) {
+            t2__msg m;
+            if ((rc = recv_msg(r, &m, 0)) || m.kind != T2__MSG_VALIDATED) {
+                if (!rc)
+                    rc = t2_seterr(T2_EFORMAT, "trial %lld: expected the controller's answer to a validation, got %s",
+                                   (long long)r->a->trial_id, m.kind ? t2__msg_kind_name(m.kind) : "the end");
+                t2__msg_free(&m);
+                return fail(r, "channel", rc);
+            }
+            answer[0] = m.u.validated.new_best;
+            answer[1] = m.u.validated.prune;
+            t2__msg_free(&m);
+        }
+        if (r->ctx.comm.size > 1 && (rc = t2__comm_broadcast(&r->ctx.comm, answer, sizeof answer)))
+            return fail(r, "communication", rc);
+    }
+    r->pruned = answer[1];
     t2__ckpt_policy policy = r->a->cfg->checkpoint_policy;
     if (policy == T2__CKPT_NONE || !r->a->ckpt_dir || !t2__ctx_has_model(&r->ctx)) return 0;
-    int want = policy == T2__CKPT_ALL, rc;
-    if (policy == T2__CKPT_BEST && r->ctx.comm.rank == 0) {
-        t2__msg m;
-        if ((rc = recv_msg(r, &m, 0)) || m.kind != T2__MSG_VALIDATED) {
-            if (!rc) rc = t2_seterr(T2_EFORMAT, "trial %lld: expected the controller's answer to a validation, got %s",
-                                    (long long)r->a->trial_id, m.kind ? t2__msg_kind_name(m.kind) : "the end");
-            t2__msg_free(&m);
-            return fail(r, "channel", rc);
-        }
-        want = m.u.validated.new_best;
-        t2__msg_free(&m);
-    }
-    if (policy == T2__CKPT_BEST && r->ctx.comm.size > 1 && (rc = t2__comm_broadcast(&r->ctx.comm, &want, sizeof want)))
-        return fail(r, "communication", rc);
+    int want = policy == T2__CKPT_ALL || (policy == T2__CKPT_BEST && answer[0]);
     return want ? checkpoint(r) : 0;
 }
 
 /* Validation time does not count against the training window's throughput (nor does the
- * checkpoint the policy takes after it). */
-static int validate(run *r)
+ * checkpoint the policy takes after it). judge: a validation before the op's end, which
+ * searcher.pruner may stop the trial at. */
+static int validate(run *r, int judge)
 {
     double t0 = t2__now();
-    int rc = validate_pass(r);
-    if (!rc) rc = checkpoint_after_validation(r);
+    int rc = validate_pass(r, judge);
+    if (!rc) rc = after_validation(r, judge);
     r->t_window += t2__now() - t0;
     return rc;
 }
 
-static int validate_pass(run *r)
+static int validate_pass(run *r, int judge)
 {
     const t2_trial_def *d = r->a->def;
     const t2_batch *b;
@@ -439,9 +460,7 @@ static int validate_pass(run *r)
     for (int i = 0; i < r->vm.n; i++)
         if (strcmp(r->vm.acc[i].name, metric) == 0) r->last_metric = t2__metrics_value(&r->vm, i);
     /* Validation metrics are reduced across ranks (sum and weight) before reporting; one rank here. */
-    /* checkpoint_policy best: the controller answers whether this is the experiment's new best. */
-    int ask = r->a->cfg->checkpoint_policy == T2__CKPT_BEST && r->a->ckpt_dir && t2__ctx_has_model(&r->ctx);
-    if ((rc = send_metrics(r, 1, &r->vm, NULL, ask))) return fail(r, "report", rc);
+    if ((rc = send_metrics(r, 1, &r->vm, NULL, asks(r, judge)))) return fail(r, "report", rc);
     r->last_validated = r->ctx.batches_trained;
     if (r->ctx.sched && t2_lr_schedule_step_mode(r->ctx.sched) != T2_LR_STEP_MANUAL) {
         for (int i = 0; i < r->vm.n; i++)
@@ -714,8 +733,9 @@ static int train_to(run *r, int64_t target)
     const t2_trial_def *d = r->a->def;
     int rc;
     if (r->a->cfg->perform_initial_validation && r->ctx.batches_trained == 0 && r->last_validated < 0 &&
-        (rc = validate(r)))
+        (rc = validate(r, 0)))
         return rc;
+    r->pruned = 0;
     r->t_window = t2__now();
     while (r->ctx.batches_trained < target) {
         const t2_batch *b;
@@ -746,8 +766,9 @@ static int train_to(run *r, int64_t target)
         if (r->ctx.batches_trained % r->report_every == 0 || r->ctx.batches_trained == target || again)
             if ((rc = report_training(r))) return fail(r, "report", rc);
         if (r->vperiod > 0 && r->ctx.batches_trained % r->vperiod == 0 && r->ctx.batches_trained < target &&
-            (rc = validate(r)))
+            (rc = validate(r, 1)))
             return rc;
+        if (r->pruned) break; /* the op ends here: checkpoint and done below */
         if (r->cperiod > 0 && r->ctx.batches_trained % r->cperiod == 0 && r->ctx.batches_trained < target &&
             (rc = checkpoint(r)))
             return rc;
@@ -758,7 +779,7 @@ static int train_to(run *r, int64_t target)
             return fail(r, "communication", rc); /* rank 0 decides, so all ranks stop at the same batch */
         if (halt) return stop(r);
     }
-    if (r->last_validated != r->ctx.batches_trained && (rc = validate(r))) return rc;
+    if (r->last_validated != r->ctx.batches_trained && (rc = validate(r, 0))) return rc;
     if ((rc = checkpoint(r))) return rc;
     t2__msg m = {.kind = T2__MSG_DONE, .u.done.batches = r->ctx.batches_trained};
     rc = send_msg(r->a, &r->ctx.comm, &m);

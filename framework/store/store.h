@@ -178,6 +178,23 @@ static inline int t2__trial_killed_by_user(int state, const char *error)
 /* The ids of experiment experiment_id's trials killed by the user (the mark above), ascending, into a
  * malloc'd array (NULL when *n is 0). */
 int t2__store_killed_trials(t2__store *st, int64_t experiment_id, int64_t **ids, size_t *n);
+
+/* searcher.pruner's marks: a trial it stopped is COMPLETED with an error (why it ended) that starts
+ * with T2__PRUNED_AT ("pruned at batch 40: ..."); resume tells it from one that completed its
+ * work, which alone is a reference for other trials. */
+#define T2__PRUNED_AT "pruned at batch "
+static inline int t2__trial_pruned(int state, const char *error)
+{
+    return state == T2__TRIAL_COMPLETED && error && !strncmp(error, T2__PRUNED_AT, sizeof T2__PRUNED_AT - 1);
+}
+typedef struct t2__metric_point {
+    int64_t trial_id, batches;
+    double value; /* NAN: NaN */
+} t2__metric_point;
+/* Every validation of metric by experiment experiment_id's trials, ordered by trial id then
+ * batches, into a malloc'd array (NULL when *n is 0). */
+int t2__store_validation_series(t2__store *st, int64_t experiment_id, const char *metric, t2__metric_point **out,
+                                size_t *n);
 /* The error text of trial EXP.N killed by the user. */
 static inline void t2__trial_killed_reason(int64_t exp_id, int64_t ordinal, char *why, size_t n)
 {

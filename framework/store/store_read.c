@@ -274,6 +274,49 @@ int t2__store_killed_trials(t2__store *st, int64_t experiment_id, int64_t **ids,
     return int64_rows(st, SQL_KILLED_TRIALS, experiment_id, T2__KILLED_BY_USER, "read killed trials", ids, n);
 }
 
+/* Every validation value of one metric of an experiment's trials, by trial then step: what
+ * searcher.pruner compared trials with, read again by a resume (controller/prune_link.c). */
+static const char SQL_VALIDATION_SERIES[] =
+    "SELECT m.trial_id, m.batches, m.value FROM trials t JOIN metrics m ON m.trial_id = t.id"
+    " AND m.kind = 'validation' AND m.name = ?2 WHERE t.experiment_id = ?1 ORDER BY m.trial_id, m.batches";
+
+int t2__store_validation_series(t2__store *st, int64_t experiment_id, const char *metric, t2__metric_point **out,
+                                size_t *n)
+{
+    if (!st || !metric || !out || !n) return t2_seterr(T2_EINVAL, "store: read validations: NULL argument");
+    *out = NULL;
+    *n = 0;
+    sqlite3_stmt *s;
+    int rc = t2__store_stmt(st, SQL_VALIDATION_SERIES, &s);
+    if (rc) return rc;
+    if ((rc = sqlite3_bind_int64(s, 1, experiment_id)) != SQLITE_OK ||
+        (rc = sqlite3_bind_text(s, 2, metric, -1, SQLITE_STATIC)) != SQLITE_OK)
+        return t2__store_err(st, rc, "bind");
+    size_t cap = 0;
+    t2__metric_point *v = NULL;
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        t2__metric_point *g = t2__grow_array(v, &cap, *n, sizeof *v, 64);
+        if (!g) {
+            sqlite3_reset(s);
+            free(v);
+            *n = 0;
+            return t2_seterr(T2_ENOMEM, "store: out of memory");
+        }
+        v = g;
+        v[*n] = (t2__metric_point){sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1),
+                                   sqlite3_column_type(s, 2) == SQLITE_NULL ? NAN : sqlite3_column_double(s, 2)};
+        (*n)++;
+    }
+    sqlite3_reset(s);
+    if (rc != SQLITE_DONE) {
+        free(v);
+        *n = 0;
+        return t2__store_err(st, rc, "read validations");
+    }
+    *out = v;
+    return T2_OK;
+}
+
 /* ---- checkpoints ----------------------------------------------------------------------- */
 
 #define CKPT_COLS                                                                          \

@@ -117,7 +117,7 @@ static void runner_texts(void)
         int validation = i % 2;
         t2__msg m = {.kind = T2__MSG_METRICS,
                      .u.metrics = {.validation = validation, .batches = i, .epoch = i % 4 == 0 ? NAN : draw(&seed),
-                                   .values = vals, .has_timing = !validation && i % 3 != 0, .ask_best = i % 6 == 1}};
+                                   .values = vals, .has_timing = !validation && i % 3 != 0, .ask = i % 6 == 1}};
         m.u.metrics.timing = (t2__msg_timing){draw(&seed), draw(&seed), fabs(draw(&seed)), fabs(draw(&seed)), 0.0};
         keep(&m);
         t2__val_free(vals);
@@ -165,7 +165,7 @@ static void declined_texts(void)
         "\"samples_per_s\":1,\"data_s\":1,\"compute_s\":1,\"comm_s\":1}",
         "{\"type\":\"metrics\",\"kind\":\"training\",\"batches\":1,\"values\":{},\"batches_per_s\":null,"
         "\"samples_per_s\":1,\"data_s\":1,\"compute_s\":1,\"comm_s\":1}",
-        "{\"type\":\"metrics\",\"kind\":\"training\",\"batches\":1,\"values\":{},\"ask_best\":1}",
+        "{\"type\":\"metrics\",\"kind\":\"training\",\"batches\":1,\"values\":{},\"ask\":1}",
         "{\"type\":\"metrics\",\"kind\":\"training\",\"batches\":1,\"epoch\":\"1\",\"values\":{}}",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -173,7 +173,7 @@ static void declined_texts(void)
         CHECK(!agrees_str(bad[i]));
     }
     /* And a few it takes that are not the runner's own texts: nulls for absent, an empty map. */
-    CHECK(agrees_str("{\"type\":\"metrics\",\"kind\":\"training\",\"batches\":0,\"epoch\":null,\"values\":{},\"ask_best\":null}"));
+    CHECK(agrees_str("{\"type\":\"metrics\",\"kind\":\"training\",\"batches\":0,\"epoch\":null,\"values\":{},\"ask\":null}"));
     CHECK(agrees_str("{\"batches\":7,\"type\":\"done\"}"));
     CHECK(agrees_str("{\"type\":\"finished\",\"status\":255,\"log_end\":null}"));
     CHECK(agrees_str("{\"type\":\"ready\",\"batches_per_epoch\":0,\"params\":0,\"blas\":null,\"version\":" VERSION "}"));

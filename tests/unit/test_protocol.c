@@ -109,15 +109,15 @@ static void runner_kinds(void)
     CHECK_OK(round_trip(&met, &o));
     CHECK(o.kind == T2__MSG_METRICS && !o.u.metrics.validation && o.u.metrics.batches == 200);
     CHECK(o.u.metrics.epoch == 0.5 && o.u.metrics.has_timing && o.u.metrics.timing.samples_per_s == 800);
-    CHECK(o.u.metrics.timing.comm_s == 0.25 && !o.u.metrics.ask_best);
+    CHECK(o.u.metrics.timing.comm_s == 0.25 && !o.u.metrics.ask);
     CHECK(o.u.metrics.values->n == 2 && t2__val_map_get(o.u.metrics.values, "loss")->d == 0.25);
     t2__msg_free(&o);
     met.u.metrics.validation = 1;
     met.u.metrics.has_timing = 0;
-    met.u.metrics.ask_best = 1;
+    met.u.metrics.ask = 1;
     met.u.metrics.epoch = NAN;
     CHECK_OK(round_trip(&met, &o));
-    CHECK(o.u.metrics.validation && o.u.metrics.ask_best && !o.u.metrics.has_timing && isnan(o.u.metrics.epoch));
+    CHECK(o.u.metrics.validation && o.u.metrics.ask && !o.u.metrics.has_timing && isnan(o.u.metrics.epoch));
     t2__msg_free(&o);
     /* JSON has no infinity: neither encoder writes one (the tree's JSON fails, the text is refused). */
     CHECK_OK(t2__val_map_set(values, "inf", t2__val_double(INFINITY)));
@@ -200,8 +200,13 @@ static void controller_kinds(void)
     CHECK(o.kind == T2__MSG_EXIT);
     t2__msg_free(&o);
     CHECK_OK(round_trip(&val, &o));
-    CHECK(o.kind == T2__MSG_VALIDATED && o.u.validated.new_best);
+    CHECK(o.kind == T2__MSG_VALIDATED && o.u.validated.new_best && !o.u.validated.prune);
     t2__msg_free(&o);
+    t2__msg prune = {.kind = T2__MSG_VALIDATED, .u.validated.prune = 1}; /* searcher.pruner's stop */
+    CHECK_OK(round_trip(&prune, &o));
+    CHECK(o.kind == T2__MSG_VALIDATED && !o.u.validated.new_best && o.u.validated.prune);
+    t2__msg_free(&o);
+    refused("{\"type\":\"validated\",\"new_best\":false,\"prune\":1}", T2_EFORMAT, "prune");
     t2__msg st = {.kind = T2__MSG_STOP}; /* a pause, for rank 0 of a distributed trial */
     CHECK_OK(round_trip(&st, &o));
     CHECK(o.kind == T2__MSG_STOP && !t2__msg_from_runner(T2__MSG_STOP));

@@ -108,6 +108,8 @@ function metricCharts(rows) {
 function header(tid, info) {
   var h = T2.el("section", {class: "card", id: "trial"}, T2.el("h1", null, "Trial " + tid));
   if (!info) return h;
+  // A trial searcher.pruner stopped is COMPLETED, and its error column says where and why.
+  var pruned = info.state === "COMPLETED" && /^pruned at batch /.test(info.error || "");
   var dl = T2.facts([
     ["experiment", T2.el("a", {href: "#/experiment/" + info.experiment_id}, String(info.experiment_id))],
     ["number", info.experiment_id + "." + info.trial],
@@ -116,7 +118,7 @@ function header(tid, info) {
     ["batches", info.batches],
     ["best validation", T2.num(info.best_validation)],
     ["restarts", info.restarts],
-    ["error", info.error],
+    [pruned ? "pruned" : "error", info.error],
   ]);
   h.appendChild(dl);
   return h;

@@ -1,0 +1,103 @@
+/* prune_link.c — searcher.pruner in the controller: each validation of a running trial goes to the
+ * pruner (searchers/pruner.c), which judges the ones before the trial's op ends; a trial it
+ * stops checkpoints and reports done at that step, the searcher hears it was pruned (and closes
+ * it), and the trial ends COMPLETED with why in its error column (T2__PRUNED_AT). A trial that
+ * completed its work becomes a reference for the others; a pruned, failed or killed one never
+ * does (Optuna compares with COMPLETE trials only). A resume rebuilds the pruner from the store's
+ * validations, so the trials it continues are judged against the same references. */
+#define _XOPEN_SOURCE 700
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ctl.h"
+#include "internal.h"
+#include "searchers/pruner.h"
+
+int t2__ctl_prune_init(t2__ctl *c)
+{
+    const t2__pruner_config *pc = &c->cfg->searcher.pruner;
+    if (!pc->on) return T2_OK;
+    t2__pruner_params p = {.percentile = pc->percentile, .n_startup_trials = pc->n_startup_trials,
+                           .n_min_trials = pc->n_min_trials, .smaller_is_better = c->cfg->searcher.smaller_is_better};
+    return t2__pruner_create(&p, &c->pruner);
+}
+
+void t2__ctl_prune_free(t2__ctl *c)
+{
+    t2__pruner_free(c->pruner);
+    c->pruner = NULL;
+}
+
+/* The warmup in this trial's batches (its batch size and epoch length decide them). */
+static int64_t warmup_batches(const t2__ctl *c, const t2__ctl_trial *t)
+{
+    const t2__length *w = &c->cfg->searcher.pruner.warmup;
+    return w->n > 0 ? t2__length_to_batches(w->unit, w->n, t->gb, t->bpe) : 0;
+}
+
+int t2__ctl_prune_validation(t2__ctl *c, t2__ctl_trial *t, double value, int asked, int *prune)
+{
+    *prune = 0;
+    if (!c->pruner) return T2_OK;
+    /* Only a validation the runner waits on can stop it, and never its op's last (it is done). */
+    int decide = asked && !t->pruned_why && t->target > 0 && t->batches < t->target &&
+                 t->batches >= warmup_batches(c, t);
+    t2__prune_verdict v;
+    int rc = t2__pruner_report(c->pruner, t->id, t->batches, value, decide, &v);
+    if (rc || !decide || !v.prune) return rc;
+    const char *metric = c->cfg->searcher.metric, *dir = c->cfg->searcher.smaller_is_better ? "above" : "below";
+    char why[400];
+    if (isnan(v.best))
+        snprintf(why, sizeof why, T2__PRUNED_AT "%lld: %s is NaN at every validation so far", (long long)t->batches,
+                 metric);
+    else if (c->cfg->searcher.pruner.percentile == 50)
+        snprintf(why, sizeof why, T2__PRUNED_AT "%lld: best %s %.6g is %s the median %.6g of %lld completed trials",
+                 (long long)t->batches, metric, v.best, dir, v.threshold, (long long)v.compared);
+    else
+        snprintf(why, sizeof why, T2__PRUNED_AT "%lld: best %s %.6g is %s the %gth percentile %.6g of %lld completed trials",
+                 (long long)t->batches, metric, v.best, dir, c->cfg->searcher.pruner.percentile, v.threshold,
+                 (long long)v.compared);
+    if (!(t->pruned_why = strdup(why))) return t2_seterr(T2_ENOMEM, "controller: out of memory");
+    t2__progress_event(&c->prog, "trial %lld %s", (long long)t->id, why);
+    *prune = 1;
+    return T2_OK;
+}
+
+int t2__ctl_prune_done(t2__ctl *c, t2__ctl_trial *t, int64_t length)
+{
+    /* Its length in max_length's unit, as far as it got: tpe ranks pruned trials by it. */
+    int64_t reached = t->batches;
+    if (c->cfg->searcher.max_length.unit == T2__UNIT_RECORDS) reached = t->batches * t->gb;
+    else if (c->cfg->searcher.max_length.unit == T2__UNIT_EPOCHS) reached = t->bpe > 0 ? t->batches / t->bpe : 0;
+    if (reached > length) reached = length;
+    return t2__searcher_on_trial_pruned(c->s, t->rid, t->metric, reached, &c->ops);
+}
+
+void t2__ctl_prune_ended(t2__ctl *c, t2__ctl_trial *t, int completed)
+{
+    if (!c->pruner) return;
+    if (completed && !t->pruned_why) {
+        if (t2__pruner_completed(c->pruner, t->id)) t2_clearerr(); /* out of memory: one reference less */
+    } else {
+        t2__pruner_forget(c->pruner, t->id);
+    }
+}
+
+int t2__ctl_prune_restore(t2__ctl *c)
+{
+    if (!c->pruner) return T2_OK;
+    t2__metric_point *v = NULL;
+    size_t n = 0;
+    int rc = t2__store_validation_series(c->st, c->exp_id, c->cfg->searcher.metric, &v, &n);
+    for (size_t k = 0; !rc && k < n; k++) rc = t2__pruner_report(c->pruner, v[k].trial_id, v[k].batches, v[k].value, 0, NULL);
+    free(v);
+    for (size_t k = 0; !rc && k < c->tt.nt; k++) {
+        t2__ctl_trial *t = &c->tt.t[k];
+        if (t->state == T2__CTL_DONE && !t->pruned_why) rc = t2__pruner_completed(c->pruner, t->id);
+        else if (t->state == T2__CTL_DONE || t->state == T2__CTL_ERRORED) t2__pruner_forget(c->pruner, t->id);
+    }
+    return rc;
+}

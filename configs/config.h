@@ -62,9 +62,13 @@ typedef enum t2__ckpt_policy { T2__CKPT_BEST, T2__CKPT_ALL, T2__CKPT_NONE } t2__
 /* searcher.pruner: Optuna's MedianPruner / PercentilePruner (config_pruner.c). */
 typedef struct t2__pruner_config {
     int on;                    /* searcher.pruner given (and the searcher takes one) */
+    int rule;                  /* 0 median or percentile, 1 patient, 2 threshold (searchers/pruner.h's) */
     double percentile;         /* (0, 100]; 50 for name: median */
     int64_t n_startup_trials;  /* >= 0, default 5: completed trials before any pruning */
     int64_t n_min_trials;      /* >= 1, default 1: completed trials with a validation at the step */
+    int64_t patience;          /* patient: >= 0, required */
+    double min_delta;          /* patient: >= 0, default 0 */
+    double lower, upper;       /* threshold: -inf / +inf when not given; at least one is */
     t2__length warmup;         /* n == 0: none; no pruning before a trial has trained this long */
 } t2__pruner_config;
 

@@ -1,17 +1,20 @@
-/* config_pruner.c — searcher.pruner: stop a random, grid or tpe trial early when its validation is
- * worse than the median (or another percentile) of the completed trials' at the same step, as
- * Optuna's MedianPruner and PercentilePruner do (and Ray Tune's MedianStoppingRule, nearly).
+/* config_pruner.c — searcher.pruner: stop a trial early, as Optuna's pruners do (and Ray Tune's
+ * MedianStoppingRule and TrialPlateauStopper, nearly). Four rules, Optuna's names and defaults:
  *
- *   pruner: median                  # the defaults below
+ *   pruner: median                  # against the completed trials (random, grid, tpe)
  *   pruner:
- *     name: percentile              # median | percentile
- *     percentile: 25                # percentile only: (0, 100]
- *     n_startup_trials: 5           # completed trials before any pruning (Optuna's default)
+ *     name: percentile              # median | percentile: worse than this percentile of the
+ *     percentile: 25                #   completed trials' values at the same step
+ *     n_startup_trials: 5           # completed trials before any pruning
  *     n_min_trials: 1               # completed trials with a validation at the step
- *     warmup: {batches: 200}        # no pruning before a trial has trained this long
+ *     warmup: {batches: 200}        # any rule: no pruning before a trial has trained this long
+ *   pruner: {name: patient, patience: 3, min_delta: 0.001}   # its own curve: no better for a while
+ *   pruner: {name: threshold, upper: 10}                       # its own value out of [lower, upper]
  *
- * The keys are Optuna's names; warmup is a length (Optuna's n_warmup_steps counts reported steps,
- * and a t2exp trial reports a validation every min_validation_period). */
+ * patient and threshold judge a trial by its own values, so they also apply to a single trial.
+ * warmup is a length (Optuna's n_warmup_steps counts reported steps, and a t2exp trial reports a
+ * validation every min_validation_period). */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include "config_internal.h"
@@ -20,75 +23,129 @@
 
 #define KEY_IS(s) (strcmp(key, (s)) == 0)
 
-static const char *const PRUNER_KEYS[] = {"name", "percentile", "n_startup_trials", "n_min_trials", "warmup", NULL};
-static const char *const PRUNER_NAMES[] = {"median", "percentile", NULL};
+enum { MEDIAN, PERCENTILE, PATIENT, THRESHOLD };
+static const char *const PRUNER_NAMES[] = {"median", "percentile", "patient", "threshold", NULL};
+static const char *const PRUNER_KEYS[] = {"name",  "percentile", "n_startup_trials", "n_min_trials", "patience",
+                                          "min_delta", "lower", "upper", "warmup", NULL};
 
-/* The name, from a bare scalar or the map's name key: 0 median, 1 percentile. */
+static int absent(const t2__ynode *v) { return !v || t2__ynull(v); }
+
+/* Which names take each key (bits of 1 << name); name and warmup: all. */
+static unsigned takers(const char *key)
+{
+    if (KEY_IS("percentile")) return 1u << PERCENTILE;
+    if (KEY_IS("n_startup_trials") || KEY_IS("n_min_trials")) return 1u << MEDIAN | 1u << PERCENTILE;
+    if (KEY_IS("patience") || KEY_IS("min_delta")) return 1u << PATIENT;
+    if (KEY_IS("lower") || KEY_IS("upper")) return 1u << THRESHOLD;
+    return ~0u;
+}
+
 static int pruner_name(const t2__ynode *v, const char *path, int *out)
 {
-    if (v->kind == T2__Y_SCALAR && !t2__ynull(v)) {
-        const char *near = t2__cfg_closest(v->text, PRUNER_NAMES);
-        for (int k = 0; PRUNER_NAMES[k]; k++)
-            if (!strcmp(v->text, PRUNER_NAMES[k])) return *out = k, T2_OK;
-        char buf[96];
-        return t2__cfg_err(&v->mark, path, "expected median or percentile, got %s%s%s%s", t2__ydesc(v, buf, sizeof buf),
-                           near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
+    char buf[96];
+    if (v->kind != T2__Y_SCALAR || t2__ynull(v))
+        return t2__cfg_err(&v->mark, path, "expected median, percentile, patient or threshold, got %s",
+                           t2__ydesc(v, buf, sizeof buf));
+    for (int k = 0; PRUNER_NAMES[k]; k++)
+        if (!strcmp(v->text, PRUNER_NAMES[k])) return *out = k, T2_OK;
+    const char *near = t2__cfg_closest(v->text, PRUNER_NAMES);
+    return t2__cfg_err(&v->mark, path, "expected median, percentile, patient or threshold, got %s%s%s%s",
+                       t2__ydesc(v, buf, sizeof buf), near ? " (did you mean '" : "", near ? near : "",
+                       near ? "'?)" : "");
+}
+
+/* A key's value for the rule it belongs to (takers() said it does). */
+static int pruner_value(t2__pruner_config *p, const char *key, const t2__ynode *v, const char *path)
+{
+    int rc;
+    if (KEY_IS("percentile")) {
+        if (!(rc = t2__get_number(v, path, &p->percentile)) && !(p->percentile > 0 && p->percentile <= 100))
+            rc = t2__cfg_err(&v->mark, path, "expected a number in (0, 100], got %s", v->text);
+        return rc;
     }
-    return t2__cfg_err(&v->mark, path, "expected median or percentile");
+    if (KEY_IS("n_startup_trials") || KEY_IS("n_min_trials") || KEY_IS("patience")) {
+        int64_t *dst = KEY_IS("n_startup_trials") ? &p->n_startup_trials
+                       : KEY_IS("patience")       ? &p->patience
+                                                  : &p->n_min_trials;
+        rc = t2__get_int(v, path, KEY_IS("n_min_trials") ? 1 : 0, dst);
+        if (!rc && *dst > T2__MAX_TRIALS)
+            rc = t2__cfg_err(&v->mark, path, "expected at most %d, got %lld", T2__MAX_TRIALS, (long long)*dst);
+        return rc;
+    }
+    if (KEY_IS("min_delta")) {
+        if (!(rc = t2__get_number(v, path, &p->min_delta)) && p->min_delta < 0)
+            rc = t2__cfg_err(&v->mark, path, "expected a number >= 0, got %s", v->text);
+        return rc;
+    }
+    if (KEY_IS("lower")) return t2__get_number(v, path, &p->lower);
+    if (KEY_IS("upper")) return t2__get_number(v, path, &p->upper);
+    return t2__get_length(v, path, 1, &p->warmup); /* warmup */
+}
+
+/* What a rule needs beyond its name, once its keys are read. */
+static int pruner_required(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark, const char *path, int name)
+{
+    t2__pruner_config *p = &cfg->searcher.pruner;
+    int map = n->kind == T2__Y_MAP; /* else a bare name, median */
+    const t2__ynode *lo = map ? t2__ymap_get(n, "lower", NULL) : NULL, *hi = map ? t2__ymap_get(n, "upper", NULL) : NULL;
+    if (name == PERCENTILE && absent(t2__ymap_get(n, "percentile", NULL)))
+        return t2__cfg_missing_in(n, kmark, path, "percentile", ", e.g. percentile: 25");
+    if (name == PATIENT && absent(t2__ymap_get(n, "patience", NULL)))
+        return t2__cfg_missing_in(n, kmark, path, "patience", ", e.g. patience: 3 (validations without improvement)");
+    if (name == THRESHOLD && absent(lo) && absent(hi))
+        return t2__cfg_err(kmark, path, "a threshold pruner needs lower, upper or both");
+    if (name == THRESHOLD && p->lower > p->upper)
+        return t2__cfg_err(hi ? &hi->mark : kmark, path, "lower %g is above upper %g", p->lower, p->upper);
+    if ((name == MEDIAN || name == PERCENTILE) && cfg->searcher.name == T2__SEARCH_SINGLE)
+        return t2__cfg_err(kmark, path, "a single trial has no others to be compared with; the patient and "
+                                        "threshold pruners judge a trial by its own values");
+    return T2_OK;
 }
 
 int t2__cfg_pruner_parse(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark, const char *path)
 {
     t2__pruner_config *p = &cfg->searcher.pruner;
     if (t2__ynull(n)) return T2_OK; /* absent, as everywhere */
-    *p = (t2__pruner_config){.percentile = 50, .n_startup_trials = 5, .n_min_trials = 1};
-    int name = 0, rc;
-    if (n->kind == T2__Y_SCALAR) {
+    *p = (t2__pruner_config){.percentile = 50, .n_startup_trials = 5, .n_min_trials = 1, .lower = -INFINITY,
+                             .upper = INFINITY};
+    int name = MEDIAN, rc;
+    if (n->kind == T2__Y_SCALAR) { /* a bare name: the rules whose keys all have defaults */
         if ((rc = pruner_name(n, path, &name))) return rc;
-        if (name == 1)
-            return t2__cfg_err(&n->mark, path, "a percentile pruner needs its percentile: "
-                                               "{name: percentile, percentile: 25}");
-        p->on = 1;
-        return T2_OK;
-    }
-    if (n->kind != T2__Y_MAP) return t2__cfg_err(&n->mark, path, "expected median, or a map such as {name: median}");
-    char kpath[T2__PATH_MAX];
-    const t2__ynode *nv = t2__ymap_get(n, "name", NULL), *pv = t2__ymap_get(n, "percentile", NULL);
-    if (!nv || t2__ynull(nv)) return t2__cfg_missing_in(n, kmark, path, "name", " (median or percentile)");
-    t2__path_join(kpath, sizeof kpath, path, "name");
-    if ((rc = pruner_name(nv, kpath, &name))) return rc;
-    if (name == 1 && (!pv || t2__ynull(pv)))
-        return t2__cfg_missing_in(n, kmark, path, "percentile", ", e.g. percentile: 25");
-    for (size_t k = 0; k < n->n; k++) {
-        const char *key = n->keys[k];
-        const t2__ynode *v = n->items[k];
-        t2__path_join(kpath, sizeof kpath, path, key);
-        rc = T2_OK;
-        if (KEY_IS("name")) {
-            continue;
-        } else if (KEY_IS("percentile")) {
-            if (name == 0 && !t2__ynull(v))
-                rc = t2__cfg_err(&v->mark, kpath, "the median pruner is the 50th percentile; for another, "
-                                                  "use name: percentile");
-            else if (!(rc = t2__get_number(v, kpath, &p->percentile)) && !(p->percentile > 0 && p->percentile <= 100))
-                rc = t2__cfg_err(&v->mark, kpath, "expected a number in (0, 100], got %s", v->text);
-        } else if (KEY_IS("n_startup_trials")) {
-            rc = t2__get_int(v, kpath, 0, &p->n_startup_trials);
-            if (!rc && p->n_startup_trials > T2__MAX_TRIALS)
-                rc = t2__cfg_err(&v->mark, kpath, "expected at most %d, got %lld", T2__MAX_TRIALS,
-                                 (long long)p->n_startup_trials);
-        } else if (KEY_IS("n_min_trials")) {
-            rc = t2__get_int(v, kpath, 1, &p->n_min_trials);
-            if (!rc && p->n_min_trials > T2__MAX_TRIALS)
-                rc = t2__cfg_err(&v->mark, kpath, "expected at most %d, got %lld", T2__MAX_TRIALS,
-                                 (long long)p->n_min_trials);
-        } else if (KEY_IS("warmup")) {
-            rc = t2__get_length(v, kpath, 1, &p->warmup);
-        } else {
-            rc = t2__cfg_unknown(cfg, &n->key_marks[k], kpath, PRUNER_KEYS);
+        if (name != MEDIAN)
+            return t2__cfg_err(&n->mark, path, "a %s pruner needs its settings, e.g. %s", PRUNER_NAMES[name],
+                               name == PERCENTILE ? "{name: percentile, percentile: 25}"
+                               : name == PATIENT  ? "{name: patient, patience: 3}"
+                                                  : "{name: threshold, upper: 10}");
+    } else if (n->kind != T2__Y_MAP) {
+        return t2__cfg_err(&n->mark, path, "expected median, or a map such as {name: median}");
+    } else {
+        char kpath[T2__PATH_MAX];
+        const t2__ynode *nv = t2__ymap_get(n, "name", NULL);
+        if (absent(nv))
+            return t2__cfg_missing_in(n, kmark, path, "name", " (median, percentile, patient or threshold)");
+        t2__path_join(kpath, sizeof kpath, path, "name");
+        if ((rc = pruner_name(nv, kpath, &name))) return rc;
+        for (size_t k = 0; k < n->n; k++) {
+            const char *key = n->keys[k];
+            const t2__ynode *v = n->items[k];
+            t2__path_join(kpath, sizeof kpath, path, key);
+            int known = 0;
+            for (size_t j = 0; PRUNER_KEYS[j]; j++) known |= KEY_IS(PRUNER_KEYS[j]);
+            if (KEY_IS("name")) continue;
+            if (!known) rc = t2__cfg_unknown(cfg, &n->key_marks[k], kpath, PRUNER_KEYS);
+            else if (!(takers(key) & 1u << name))
+                rc = t2__cfg_err(&n->key_marks[k], kpath, "the %s pruner does not take it (%s does)",
+                                 PRUNER_NAMES[name],
+                                 KEY_IS("percentile")  ? "percentile"
+                                 : KEY_IS("patience") || KEY_IS("min_delta") ? "patient"
+                                 : KEY_IS("lower") || KEY_IS("upper")        ? "threshold"
+                                                                             : "median or percentile");
+            else rc = pruner_value(p, key, v, kpath);
+            if ((rc = t2__cfg_collect(cfg, rc))) return rc;
         }
-        if ((rc = t2__cfg_collect(cfg, rc))) return rc;
     }
+    if ((rc = t2__cfg_collect(cfg, pruner_required(cfg, n, kmark, path, name)))) return rc;
+    p->rule = name == PATIENT ? 1 : name == THRESHOLD ? 2 : 0;
     p->on = 1;
     return T2_OK;
 }
@@ -99,6 +156,6 @@ int t2__cfg_pruner_check(t2__config *cfg, const t2__ynode *searcher)
     size_t at = 0;
     if (!searcher || !t2__ymap_get(searcher, "pruner", &at)) return T2_OK;
     return t2__cfg_err(&searcher->key_marks[at], "searcher.pruner",
-                       "needs min_validation_period (e.g. min_validation_period: {batches: 100}): a pruner compares "
+                       "needs min_validation_period (e.g. min_validation_period: {batches: 100}): a pruner judges "
                        "trials at the validations they report before max_length");
 }

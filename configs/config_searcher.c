@@ -54,8 +54,8 @@ static const struct {
     {"quantile_fraction", APPLIES_PBT},
     /* a grid runs every point of its grid already */
     {"points_to_evaluate", APPLIES_ALL & ~APPLIES_GRID},
-    /* asha and pbt stop and replace trials themselves; a single trial has no others to compare with */
-    {"pruner", APPLIES_GRID | APPLIES_RANDOM | APPLIES_TPE},
+    /* asha and pbt stop and replace trials themselves (single: the rules that need no other trial) */
+    {"pruner", APPLIES_SINGLE | APPLIES_GRID | APPLIES_RANDOM | APPLIES_TPE},
 };
 
 /* Why t2exp needs a key that Determined's Core API leaves to the training script. */

@@ -85,13 +85,12 @@ int t2__flat_validation(t2__searcher *s, int64_t request_id, double metric, int6
 }
 
 /* A pruned trial is done as one that reached max_length: closed, counted when it ends, and not
- * replaced (the plan is max_trials trials, however long each ran). */
+ * replaced (the plan is max_trials trials, however long each ran). single: its one trial stopped
+ * by a rule that needs no other trial (the config allows only those there). */
 int t2__flat_pruned(t2__searcher *s, int64_t request_id, double metric, int64_t length, t2__ops *ops)
 {
     (void)metric;
     (void)length;
-    /* single: its one trial has no completed trials to be compared with, so a pruner is a mistake. */
-    if (s->cfg->searcher.name == T2__SEARCH_SINGLE) return t2__searcher_no_pruner(s);
     return close_trial(FLAT(s), request_id, ops);
 }
 

@@ -1,4 +1,5 @@
-/* pruner.c — the percentile pruner (pruner.h). Three structures:
+/* pruner.c — the pruning rules (pruner.h): the percentile rule against the completed trials, and the
+ * patient and threshold rules on a trial's own values. Three structures:
  *
  * - a hash table from trial id to how the trial stands (running, with its own record; completed;
  *   forgotten), so that a trial's events cost O(1) whatever the number of trials, and a trial that
@@ -252,12 +253,20 @@ int t2__pruner_create(const t2__pruner_params *prm, t2__pruner **out)
     if (!out) return t2_seterr(T2_EINVAL, "pruner: NULL argument");
     *out = NULL;
     if (!prm) return t2_seterr(T2_EINVAL, "pruner: NULL argument");
-    if (!(prm->percentile > 0 && prm->percentile <= 100))
+    int pct = prm->rule == T2__PRUNE_PERCENTILE;
+    if (pct && !(prm->percentile > 0 && prm->percentile <= 100))
         return t2_seterr(T2_EINVAL, "pruner: percentile %g is not in (0, 100]", prm->percentile);
-    if (prm->n_startup_trials < 0)
+    if (pct && prm->n_startup_trials < 0)
         return t2_seterr(T2_EINVAL, "pruner: n_startup_trials %lld is negative", (long long)prm->n_startup_trials);
-    if (prm->n_min_trials < 1)
+    if (pct && prm->n_min_trials < 1)
         return t2_seterr(T2_EINVAL, "pruner: n_min_trials %lld is not >= 1", (long long)prm->n_min_trials);
+    if (prm->rule == T2__PRUNE_PATIENT && (prm->patience < 0 || !(prm->min_delta >= 0)))
+        return t2_seterr(T2_EINVAL, "pruner: patience %lld and min_delta %g must not be negative",
+                         (long long)prm->patience, prm->min_delta);
+    if (prm->rule == T2__PRUNE_THRESHOLD && !(prm->lower <= prm->upper))
+        return t2_seterr(T2_EINVAL, "pruner: the bounds [%g, %g] are not a range", prm->lower, prm->upper);
+    if (prm->rule != T2__PRUNE_PERCENTILE && prm->rule != T2__PRUNE_PATIENT && prm->rule != T2__PRUNE_THRESHOLD)
+        return t2_seterr(T2_EINVAL, "pruner: no rule %d", (int)prm->rule);
     t2__pruner *p = calloc(1, sizeof *p);
     if (!p) return oom();
     p->prm = *prm;
@@ -284,9 +293,47 @@ void t2__pruner_free(t2__pruner *p)
     free(p);
 }
 
+/* The best (direction) of values [from, to) of r, NaN ones skipped; NaN when all are. */
+static double best_of(const t2__pruner *p, const pr_run *r, size_t from, size_t to)
+{
+    double b = NAN;
+    for (size_t k = from; k < to; k++)
+        if (!isnan(r->v[k].value) && (isnan(b) || better(p, r->v[k].value, b))) b = r->v[k].value;
+    return b;
+}
+
+/* PATIENT (pruner.h): no better by min_delta in the last patience + 1 values than before them. */
+static void judge_patient(const t2__pruner *p, const pr_run *r, t2__prune_verdict *out)
+{
+    size_t window = (size_t)p->prm.patience + 1;
+    if ((uint64_t)p->prm.patience >= SIZE_MAX - 1 || r->n <= window) return;
+    double before = best_of(p, r, 0, r->n - window), after = best_of(p, r, r->n - window, r->n);
+    out->best = after;
+    out->threshold = before;
+    /* NaN on either side compares false: no verdict, as numpy's nanmin of all-NaN gives NaN. */
+    out->prune = p->prm.smaller_is_better ? before + p->prm.min_delta < after : before - p->prm.min_delta > after;
+}
+
+/* THRESHOLD (pruner.h): the value at this step outside [lower, upper], or NaN. */
+static void judge_threshold(const t2__pruner *p, const pr_run *r, int64_t step, t2__prune_verdict *out)
+{
+    size_t i = point_find(r, step);
+    double v = i < r->n && r->v[i].step == step ? r->v[i].value : NAN;
+    out->best = v;
+    if (isnan(v)) out->prune = 1;
+    else if (v < p->prm.lower) out->prune = 1, out->threshold = p->prm.lower;
+    else if (v > p->prm.upper) out->prune = 1, out->threshold = p->prm.upper;
+}
+
 /* The verdict for a running trial at step (pruner.h, the rule). */
 static int judge(t2__pruner *p, const pr_run *r, int64_t step, t2__prune_verdict *out)
 {
+    if (p->prm.rule != T2__PRUNE_PERCENTILE) {
+        *out = (t2__prune_verdict){.prune = 0, .best = r->best, .threshold = NAN, .compared = 0};
+        if (p->prm.rule == T2__PRUNE_PATIENT) judge_patient(p, r, out);
+        else judge_threshold(p, r, step, out);
+        return T2_OK;
+    }
     *out = (t2__prune_verdict){.prune = 0, .best = r->best, .threshold = NAN, .compared = 0};
     size_t i = bucket_find(p, step);
     pr_bucket *bk = i < p->nb && p->b[i].step == step ? &p->b[i] : NULL;

@@ -20,18 +20,34 @@
 
 typedef struct t2__pruner t2__pruner;
 
+/* The rule. PERCENTILE compares a trial with the completed ones (above); the other two judge a
+ * trial by its own values alone, so they need no other trial (a single trial's early stop):
+ * PATIENT is Optuna's PatientPruner with no wrapped pruner: with more than patience + 1 values,
+ * the trial is pruned when the best of its last patience + 1 values is not better than the best
+ * before them by more than min_delta (nanmin(before) + min_delta < nanmin(after), minimising;
+ * nanmax(before) - min_delta > nanmax(after), maximising). THRESHOLD is Optuna's ThresholdPruner:
+ * pruned when the value at this step is NaN, below lower or above upper. */
+typedef enum { T2__PRUNE_PERCENTILE = 0, T2__PRUNE_PATIENT, T2__PRUNE_THRESHOLD } t2__prune_rule;
+
 typedef struct t2__pruner_params {
     double percentile;        /* in (0, 100]; 50 is the median pruner */
     int64_t n_startup_trials; /* >= 0: no pruning until this many trials completed */
     int64_t n_min_trials;     /* >= 1: completed trials with a value at the step needed to compare */
     int smaller_is_better;    /* the metric's direction */
+    t2__prune_rule rule;      /* 0: PERCENTILE, which alone reads the three fields above but the last */
+    int64_t patience;         /* PATIENT: >= 0 */
+    double min_delta;         /* PATIENT: >= 0 */
+    double lower, upper;      /* THRESHOLD: -inf / +inf for no bound; lower <= upper, neither NaN */
 } t2__pruner_params;
 
 typedef struct t2__prune_verdict {
     int prune;        /* 1: stop the trial */
     double best;      /* the trial's best value so far (its direction), this one included; NaN if
                          every value so far is NaN */
-    double threshold; /* the percentile it was compared with (NaN when there was no comparison) */
+    double threshold; /* what it was compared with (NaN when there was no comparison): the
+                         percentile; PATIENT: the best before the last patience + 1 values (best
+                         is then the best of those); THRESHOLD: the bound it crossed (best is then
+                         the value at the step) */
     int64_t compared; /* how many completed trials had a value at this step (NaN values included,
                          as Optuna counts them for n_min_trials; the percentile skips them) */
 } t2__prune_verdict;

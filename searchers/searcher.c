@@ -361,8 +361,8 @@ int t2__searcher_on_validation(t2__searcher *s, int64_t request_id, double metri
 
 int t2__searcher_no_pruner(const t2__searcher *s)
 {
-    return t2_seterr(T2_EINVAL, "searcher: the %s searcher does not take a pruner (searcher.pruner: only grid, "
-                     "random and tpe do)", s->vt->name);
+    return t2_seterr(T2_EINVAL, "searcher: the %s searcher does not take a pruner (searcher.pruner: only single, "
+                     "grid, random and tpe do)", s->vt->name);
 }
 
 /* A searcher without a pruner refuses the event only after the checks every event gets, so that a

@@ -81,7 +81,7 @@ int t2__searcher_on_validation(t2__searcher *s, int64_t request_id, double metri
  * random and grid need nothing else; tpe keeps (metric, length) as a pruned observation, ranked
  * after every completed trial as Optuna's TPESampler does. The controller then lets the trial exit
  * and reports on_trial_exited as usual, which ends it. A trial that already has its result (CLOSE
- * sent) gets no second one. A searcher that does not take a pruner (single, adaptive_asha, pbt)
+ * sent) gets no second one. A searcher that does not take a pruner (adaptive_asha, pbt)
  * refuses the event with T2_EINVAL, as it does a negative length. */
 int t2__searcher_on_trial_pruned(t2__searcher *s, int64_t request_id, double metric, int64_t length, t2__ops *ops);
 /* The trial ended after a CLOSE (or it stopped early by itself: ASHA then ranks it as the worst

@@ -113,8 +113,6 @@ int t2__flat_init(t2__searcher *s, int64_t total, int replace_invalid,
 void t2__flat_destroy(t2__searcher *s);
 int t2__flat_start(t2__searcher *s, t2__ops *ops);
 int t2__flat_validation(t2__searcher *s, int64_t request_id, double metric, int64_t length, t2__ops *ops);
-/* The vtable entry is shared by the three (single.c uses the same T2__FLAT_VT), so single's refusal
- * of a pruner is made here, with t2__searcher_no_pruner's message. */
 int t2__flat_pruned(t2__searcher *s, int64_t request_id, double metric, int64_t length, t2__ops *ops);
 int t2__flat_exited(t2__searcher *s, int64_t request_id, t2__ops *ops);
 int t2__flat_failed(t2__searcher *s, int64_t request_id, int invalid_hparams, t2__ops *ops);

@@ -21,7 +21,9 @@ int t2__ctl_prune_init(t2__ctl *c)
     const t2__pruner_config *pc = &c->cfg->searcher.pruner;
     if (!pc->on) return T2_OK;
     t2__pruner_params p = {.percentile = pc->percentile, .n_startup_trials = pc->n_startup_trials,
-                           .n_min_trials = pc->n_min_trials, .smaller_is_better = c->cfg->searcher.smaller_is_better};
+                           .n_min_trials = pc->n_min_trials, .smaller_is_better = c->cfg->searcher.smaller_is_better,
+                           .rule = (t2__prune_rule)pc->rule, .patience = pc->patience, .min_delta = pc->min_delta,
+                           .lower = pc->lower, .upper = pc->upper};
     return t2__pruner_create(&p, &c->pruner);
 }
 
@@ -48,18 +50,26 @@ int t2__ctl_prune_validation(t2__ctl *c, t2__ctl_trial *t, double value, int ask
     t2__prune_verdict v;
     int rc = t2__pruner_report(c->pruner, t->id, t->batches, value, decide, &v);
     if (rc || !decide || !v.prune) return rc;
+    const t2__pruner_config *pc = &c->cfg->searcher.pruner;
     const char *metric = c->cfg->searcher.metric, *dir = c->cfg->searcher.smaller_is_better ? "above" : "below";
+    long long at = (long long)t->batches;
     char why[400];
     if (isnan(v.best))
-        snprintf(why, sizeof why, T2__PRUNED_AT "%lld: %s is NaN at every validation so far", (long long)t->batches,
-                 metric);
-    else if (c->cfg->searcher.pruner.percentile == 50)
-        snprintf(why, sizeof why, T2__PRUNED_AT "%lld: best %s %.6g is %s the median %.6g of %lld completed trials",
-                 (long long)t->batches, metric, v.best, dir, v.threshold, (long long)v.compared);
+        snprintf(why, sizeof why, T2__PRUNED_AT "%lld: %s is NaN", at, metric);
+    else if (pc->rule == T2__PRUNE_THRESHOLD)
+        snprintf(why, sizeof why, T2__PRUNED_AT "%lld: %s %.6g is %s the %s bound %.6g", at, metric, v.best,
+                 v.threshold == pc->upper ? "above" : "below", v.threshold == pc->upper ? "upper" : "lower", v.threshold);
+    else if (pc->rule == T2__PRUNE_PATIENT)
+        snprintf(why, sizeof why,
+                 T2__PRUNED_AT "%lld: best %s %.6g in the last %lld validations is not better than %.6g before them%s",
+                 at, metric, v.best, (long long)pc->patience + 1, v.threshold,
+                 pc->min_delta > 0 ? " by more than min_delta" : "");
+    else if (pc->percentile == 50)
+        snprintf(why, sizeof why, T2__PRUNED_AT "%lld: best %s %.6g is %s the median %.6g of %lld completed trials", at,
+                 metric, v.best, dir, v.threshold, (long long)v.compared);
     else
         snprintf(why, sizeof why, T2__PRUNED_AT "%lld: best %s %.6g is %s the %gth percentile %.6g of %lld completed trials",
-                 (long long)t->batches, metric, v.best, dir, c->cfg->searcher.pruner.percentile, v.threshold,
-                 (long long)v.compared);
+                 at, metric, v.best, dir, pc->percentile, v.threshold, (long long)v.compared);
     if (!(t->pruned_why = strdup(why))) return t2_seterr(T2_ENOMEM, "controller: out of memory");
     t2__progress_event(&c->prog, "trial %lld %s", (long long)t->id, why);
     *prune = 1;

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# searcher.pruner (Optuna's MedianPruner / PercentilePruner) through the real CLI on the quadratic
+# searcher.pruner (Optuna's Median, Percentile, Patient and Threshold pruners) through the real CLI on the quadratic
 # trial, whose loss is the same at every batch, so each decision can be recomputed from the store:
 # one trial at a time, trial k is pruned at its first judged validation exactly when its loss is
 # worse than the percentile (numpy's linear interpolation) of the losses of the trials before it
 # that completed their work, once there are n_startup_trials of them. Checked for random (median),
 # a bigger-is-better percentile pruner with a warmup, tpe, a search paused and resumed (the
 # resumed pruner must decide as the uninterrupted one: it is rebuilt from the store), two ranks per
-# trial (the answer reaches every rank), and config errors.
+# trial (the answer reaches every rank), patient and threshold rules on a single trial's own
+# curve, and config errors.
 source "$(dirname "$0")/common.bash"
 command -v sqlite3 >/dev/null || { echo "search_prune: skipped (no sqlite3)"; exit 77; }
 
@@ -112,6 +113,33 @@ if with_mpi; then
   echo "two ranks a trial: $n of 12 pruned"
 fi
 
+# The rules on a trial's own curve, for a single trial: scripted_trial's score -|batches - 3| rises
+# to 0 at batch 3 and falls. patient 2: at batch 6 the best of the last 3 (-1) is not better than
+# the best before them (0); threshold lower -1.5 with a warmup of 2 batches: batch 5's -2.
+if command -v "${CC:-cc}" >/dev/null; then
+  build_scripted
+  single() {
+    cat > "$WORK/single.yaml" <<Y
+name: single
+hyperparameters: {global_batch_size: 1, peak: 3}
+searcher: {name: single, metric: score, smaller_is_better: false, max_length: {batches: 12}, pruner: $1}
+min_validation_period: {batches: 1}
+Y
+    expect_exit 0 "$T2EXP" create "$WORK/single.yaml" "$WORK/scripted.so" --plain
+  }
+  single "{name: patient, patience: 2}"
+  expect_in "$OUT" "1 trial(s) completed (1 pruned), 0 errored"
+  e=$(sql "SELECT max(id) FROM experiments")
+  [ "$(sql "SELECT batches_trained || '|' || error FROM trials WHERE experiment_id = $e")" = \
+    "6|pruned at batch 6: best score -1 in the last 3 validations is not better than 0 before them" ] ||
+    fail "the patient pruner: $("$T2EXP" trials "$e")"
+  single "{name: threshold, lower: -1.5, warmup: {batches: 2}}"
+  e=$(sql "SELECT max(id) FROM experiments")
+  [ "$(sql "SELECT batches_trained || '|' || error FROM trials WHERE experiment_id = $e")" = \
+    "5|pruned at batch 5: score -2 is below the lower bound -1.5" ] || fail "the threshold pruner: $("$T2EXP" trials "$e")"
+  echo "single trial: patient pruned at batch 6, threshold (warmup 2) at batch 5"
+fi
+
 # Config errors: each at its place, nothing made.
 before=$(sql "SELECT count(*) FROM experiments")
 config bad "pruner:" "    name: median" "    n_startup_trial: 3"
@@ -120,7 +148,7 @@ expect_exit 2 "$T2EXP" create "$WORK/bad.yaml" "$TRIALS/quadratic.so"
 expect_in "$OUT" "bad.yaml:16:7: searcher.pruner.n_startup_trial: unknown key (did you mean 'n_startup_trials'?)"
 expect_in "$OUT" "bad.yaml:14:3: searcher.pruner: needs min_validation_period"
 expect_exit 2 "$T2EXP" create "$WORK/med.yaml" "$TRIALS/quadratic.so" --config searcher.pruner=percentile
-expect_in "$OUT" "a percentile pruner needs its percentile"
+expect_in "$OUT" "a percentile pruner needs its settings, e.g. {name: percentile, percentile: 25}"
 expect_exit 0 "$T2EXP" preview "$WORK/med.yaml" --config searcher.name=adaptive_asha
 expect_in "$OUT" "key 'searcher.pruner' does not apply to the adaptive_asha searcher (ignored)"
 [ "$(sql "SELECT count(*) FROM experiments")" = "$before" ] || fail "a bad config made an experiment"

@@ -971,17 +971,16 @@ static void test_pruner(void)
     }
     EXPECT_ERR(HEAD RANDOM "median}\n", T2_EINVAL,
                "const.yaml:3:3: searcher.pruner: needs min_validation_period (e.g. min_validation_period: "
-               "{batches: 100}): a pruner compares trials at the validations they report before max_length");
+               "{batches: 100}): a pruner judges trials at the validations they report before max_length");
     EXPECT_ERR(HEAD RANDOM "mediam}\n" PERIOD, T2_EINVAL,
-               "const.yaml:3:11: searcher.pruner: expected median or percentile, got \"mediam\" (did you mean "
-               "'median'?)");
+               "const.yaml:3:11: searcher.pruner: expected median, percentile, patient or threshold, got \"mediam\" "
+               "(did you mean 'median'?)");
     EXPECT_ERR(HEAD RANDOM "{name: percentile}}\n" PERIOD, T2_EINVAL,
                "const.yaml:3:3: searcher.pruner.percentile: missing required key, e.g. percentile: 25");
     EXPECT_ERR(HEAD RANDOM "{name: percentile, percentile: 101}}\n" PERIOD, T2_EINVAL,
                "const.yaml:3:42: searcher.pruner.percentile: expected a number in (0, 100], got 101");
     EXPECT_ERR(HEAD RANDOM "{name: median, percentile: 25}}\n" PERIOD, T2_EINVAL,
-               "const.yaml:3:38: searcher.pruner.percentile: the median pruner is the 50th percentile; for "
-               "another, use name: percentile");
+               "const.yaml:3:26: searcher.pruner.percentile: the median pruner does not take it (percentile does)");
     EXPECT_ERR(HEAD RANDOM "{name: median, n_min_trials: 0}}\n" PERIOD, T2_EINVAL,
                "const.yaml:3:40: searcher.pruner.n_min_trials: expected a positive integer, got 0");
     EXPECT_ERR(HEAD RANDOM "{name: median, warmup: 5}}\n" PERIOD, T2_EINVAL,
@@ -991,6 +990,38 @@ static void test_pruner(void)
                "const.yaml:3:26: searcher.pruner.n_warmup_steps: unknown key");
     EXPECT_ERR(HEAD RANDOM "[median]}\n" PERIOD, T2_EINVAL,
                "const.yaml:3:11: searcher.pruner: expected median, or a map such as {name: median}");
+    /* The rules on a trial's own values: patient (also for a single trial), threshold. */
+    cfg = load_ok(HEAD PERIOD "searcher: {name: single, metric: loss, max_length: {batches: 10},\n"
+                  "  pruner: {name: patient, patience: 2, min_delta: 0.5, warmup: {batches: 4}}}\n");
+    if (cfg) {
+        const t2__pruner_config *p = &cfg->searcher.pruner;
+        CHECK(p->on && p->rule == 1 && p->patience == 2 && p->min_delta == 0.5 && p->warmup.n == 4);
+        t2__config_free(cfg);
+    }
+    cfg = load_ok(HEAD PERIOD RANDOM "{name: threshold, upper: 3}}\n");
+    if (cfg) {
+        const t2__pruner_config *p = &cfg->searcher.pruner;
+        CHECK(p->on && p->rule == 2 && isinf(p->lower) && p->lower < 0 && p->upper == 3);
+        t2__config_free(cfg);
+    }
+    EXPECT_ERR(HEAD PERIOD "searcher: {name: single, metric: loss, max_length: {batches: 10}, pruner: median}\n",
+               T2_EINVAL,
+               "const.yaml:3:67: searcher.pruner: a single trial has no others to be compared with; the patient and "
+               "threshold pruners judge a trial by its own values");
+    EXPECT_ERR(HEAD PERIOD RANDOM "{name: patient}}\n", T2_EINVAL,
+               "const.yaml:4:3: searcher.pruner.patience: missing required key, e.g. patience: 3 (validations "
+               "without improvement)");
+    EXPECT_ERR(HEAD PERIOD RANDOM "patient}\n", T2_EINVAL,
+               "const.yaml:4:11: searcher.pruner: a patient pruner needs its settings, e.g. {name: patient, "
+               "patience: 3}");
+    EXPECT_ERR(HEAD PERIOD RANDOM "{name: patient, patience: 2, min_delta: -1}}\n", T2_EINVAL,
+               "const.yaml:4:51: searcher.pruner.min_delta: expected a number >= 0, got -1");
+    EXPECT_ERR(HEAD PERIOD RANDOM "{name: patient, patience: 2, upper: 1}}\n", T2_EINVAL,
+               "const.yaml:4:40: searcher.pruner.upper: the patient pruner does not take it (threshold does)");
+    EXPECT_ERR(HEAD PERIOD RANDOM "{name: threshold}}\n", T2_EINVAL,
+               "const.yaml:4:3: searcher.pruner: a threshold pruner needs lower, upper or both");
+    EXPECT_ERR(HEAD PERIOD RANDOM "{name: threshold, lower: 2, upper: 1}}\n", T2_EINVAL,
+               "const.yaml:4:46: searcher.pruner: lower 2 is above upper 1");
     /* ASHA stops trials itself: the key does not apply (a warning), and nothing is asked of the trials. */
     cfg = load_ok(HEAD "searcher: {name: adaptive_asha, metric: loss, max_length: {batches: 10}, max_trials: 3,"
                   " pruner: median}\n");

@@ -1,4 +1,5 @@
-/* test_pruner.c — the percentile pruner (searchers/pruner.h) against numbers worked out by hand:
+/* test_pruner.c — the pruning rules (searchers/pruner.h) against numbers worked out by hand: the
+ * patient and threshold rules on a trial's own values, and the percentile rule:
  * the median over odd and even counts (numpy's linear interpolation), percentile 25 in both
  * directions, many values arriving between two verdicts, n_startup_trials, n_min_trials, NaN in
  * the reference and in a trial's own values, the best value so far being what is compared, a step
@@ -12,7 +13,7 @@
 
 static t2__pruner *mk(double percentile, int64_t startup, int64_t nmin, int smaller_is_better)
 {
-    t2__pruner_params prm = {percentile, startup, nmin, smaller_is_better};
+    t2__pruner_params prm = {.percentile = percentile, .n_startup_trials = startup, .n_min_trials = nmin, .smaller_is_better = smaller_is_better};
     t2__pruner *p = NULL;
     CHECK_OK(t2__pruner_create(&prm, &p));
     return p;
@@ -330,23 +331,23 @@ static void test_params(void)
     t2__pruner *p = (t2__pruner *)&p; /* must be set to NULL on refusal */
     const double bad_pct[] = {0, -1, 100.0001, NAN, INFINITY, -INFINITY};
     for (size_t k = 0; k < sizeof bad_pct / sizeof *bad_pct; k++) {
-        t2__pruner_params prm = {bad_pct[k], 0, 1, 1};
+        t2__pruner_params prm = {.percentile = bad_pct[k], .n_startup_trials = 0, .n_min_trials = 1, .smaller_is_better = 1};
         p = (t2__pruner *)&p;
         CHECK_RC(t2__pruner_create(&prm, &p), T2_EINVAL);
         CHECK(p == NULL);
     }
-    t2__pruner_params prm = {50, -1, 1, 1};
+    t2__pruner_params prm = {.percentile = 50, .n_startup_trials = -1, .n_min_trials = 1, .smaller_is_better = 1};
     CHECK_RC(t2__pruner_create(&prm, &p), T2_EINVAL);
     CHECK(strstr(t2_errmsg(), "n_startup_trials") != NULL);
-    prm = (t2__pruner_params){50, 0, 0, 1};
+    prm = (t2__pruner_params){.percentile = 50, .n_startup_trials = 0, .n_min_trials = 0, .smaller_is_better = 1};
     CHECK_RC(t2__pruner_create(&prm, &p), T2_EINVAL);
     CHECK(strstr(t2_errmsg(), "n_min_trials") != NULL);
-    prm = (t2__pruner_params){50, 0, -5, 1};
+    prm = (t2__pruner_params){.percentile = 50, .n_startup_trials = 0, .n_min_trials = -5, .smaller_is_better = 1};
     CHECK_RC(t2__pruner_create(&prm, &p), T2_EINVAL);
     CHECK_RC(t2__pruner_create(NULL, &p), T2_EINVAL);
     CHECK_RC(t2__pruner_create(&prm, NULL), T2_EINVAL);
     /* The edges that are in range. */
-    prm = (t2__pruner_params){100, 0, 1, 0};
+    prm = (t2__pruner_params){.percentile = 100, .n_startup_trials = 0, .n_min_trials = 1, .smaller_is_better = 0};
     CHECK_OK(t2__pruner_create(&prm, &p));
     /* Judging needs somewhere to put the verdict. */
     CHECK_RC(t2__pruner_report(p, 1, 1, 1.0, 1, NULL), T2_EINVAL);
@@ -354,7 +355,7 @@ static void test_params(void)
     CHECK_RC(t2__pruner_completed(NULL, 1), T2_EINVAL);
     CHECK(t2__pruner_completed_count(NULL) == 0);
     t2__pruner_free(p);
-    prm = (t2__pruner_params){1e-9, 1000000, 1000000, 1};
+    prm = (t2__pruner_params){.percentile = 1e-9, .n_startup_trials = 1000000, .n_min_trials = 1000000, .smaller_is_better = 1};
     CHECK_OK(t2__pruner_create(&prm, &p));
     t2__pruner_free(p);
     t2__pruner_free(NULL);
@@ -510,11 +511,75 @@ static void run_large(const t2__pruner_params *prm, uint64_t salt, int sign)
 
 static void test_large(void)
 {
-    t2__pruner_params a = {50, 5, 3, 1};
+    t2__pruner_params a = {.percentile = 50, .n_startup_trials = 5, .n_min_trials = 3, .smaller_is_better = 1};
     run_large(&a, 1, 1);
     /* Maximised, the values negated: q = 75, h a multiple of 0.75. */
-    t2__pruner_params b = {25, 10, 1, 0};
+    t2__pruner_params b = {.percentile = 25, .n_startup_trials = 10, .n_min_trials = 1, .smaller_is_better = 0};
     run_large(&b, 2, -1);
+}
+
+/* PATIENT (Optuna's PatientPruner, no wrapped pruner), patience 2: a verdict needs more than 3
+ * values; the trial is pruned when the best of its last 3 is not better than the best before them
+ * by more than min_delta (minimising: nanmin(before) + min_delta < nanmin(after)). No completed
+ * trial is needed. */
+static void test_patient(void)
+{
+    t2__pruner_params prm = {.rule = T2__PRUNE_PATIENT, .patience = 2, .smaller_is_better = 1};
+    t2__pruner *p = NULL;
+    CHECK_OK(t2__pruner_create(&prm, &p));
+    if (!p) return;
+    rec(p, 1, 1, 5);
+    rec(p, 1, 2, 4);
+    CHECK_VERDICT(judge(p, 1, 3, 4.5), 0, 4, NAN, 0);   /* 3 values: not more than patience + 1 */
+    CHECK_VERDICT(judge(p, 1, 4, 4.2), 0, 4, 5, 0);     /* before {5}, after {4, 4.5, 4.2}: 5 < 4 no */
+    CHECK_VERDICT(judge(p, 1, 5, 4.1), 1, 4.1, 4, 0);   /* before {5, 4}, after {4.5, 4.2, 4.1} */
+    /* An improvement inside the window keeps it: before {5, 4, 4.5}, after {4.2, 4.1, 3}. */
+    CHECK_VERDICT(judge(p, 1, 6, 3), 0, 3, 4, 0);
+    /* NaN after: nanmin skips it; all NaN after: no verdict. */
+    rec(p, 2, 1, 1);
+    rec(p, 2, 2, NAN);
+    rec(p, 2, 3, NAN);
+    CHECK_VERDICT(judge(p, 2, 4, NAN), 0, NAN, 1, 0);
+    t2__pruner_free(p);
+
+    /* Maximising with min_delta 0.5: before {1, 2}, after {2.4, 2.3, 2.2}: 2 - 0.5 > 2.4 no;
+     * after {2.3, 2.2, 1.4} with before {1, 2, 2.4}: 2.4 - 0.5 = 1.9 > 2.3 no; then {2.2, 1.4, 1.8}
+     * against {.., 2.4, 2.3}: 1.9 > 2.2 no; then {1.4, 1.8, 1.7} against max 2.4: 1.9 > 1.8 yes. */
+    prm = (t2__pruner_params){.rule = T2__PRUNE_PATIENT, .patience = 2, .min_delta = 0.5, .smaller_is_better = 0};
+    CHECK_OK(t2__pruner_create(&prm, &p));
+    if (!p) return;
+    const double v[] = {1, 2, 2.4, 2.3, 2.2, 1.4, 1.8, 1.7};
+    const int want[] = {0, 0, 0, 0, 0, 0, 0, 1};
+    for (int k = 0; k < 8; k++) {
+        t2__prune_verdict out = judge(p, 1, k + 1, v[k]);
+        CHECK(out.prune == want[k]);
+        if (out.prune != want[k]) fprintf(stderr, "  patient, maximising: value %d: prune %d\n", k, out.prune);
+    }
+    t2__pruner_free(p);
+    prm.min_delta = -1;
+    CHECK_RC(t2__pruner_create(&prm, &p), T2_EINVAL);
+    prm.min_delta = 0, prm.patience = -1;
+    CHECK_RC(t2__pruner_create(&prm, &p), T2_EINVAL);
+}
+
+/* THRESHOLD (Optuna's ThresholdPruner): the value at the step (not the best) outside [lower, upper]
+ * or NaN; no other trial needed. */
+static void test_threshold(void)
+{
+    t2__pruner_params prm = {.rule = T2__PRUNE_THRESHOLD, .lower = 1, .upper = 10, .smaller_is_better = 1};
+    t2__pruner *p = NULL;
+    CHECK_OK(t2__pruner_create(&prm, &p));
+    if (!p) return;
+    CHECK_VERDICT(judge(p, 1, 1, 5), 0, 5, NAN, 0);
+    CHECK_VERDICT(judge(p, 1, 2, 10), 0, 10, NAN, 0);    /* the bound itself is inside */
+    CHECK_VERDICT(judge(p, 1, 3, 10.5), 1, 10.5, 10, 0); /* above, though its best (5) is inside */
+    CHECK_VERDICT(judge(p, 2, 1, 0.5), 1, 0.5, 1, 0);
+    CHECK_VERDICT(judge(p, 3, 1, NAN), 1, NAN, NAN, 0);
+    t2__pruner_free(p);
+    prm.lower = 3, prm.upper = 2;
+    CHECK_RC(t2__pruner_create(&prm, &p), T2_EINVAL);
+    prm.lower = NAN, prm.upper = 2;
+    CHECK_RC(t2__pruner_create(&prm, &p), T2_EINVAL);
 }
 
 int main(void)
@@ -531,6 +596,8 @@ int main(void)
     test_forget();
     test_complete_twice();
     test_params();
+    test_patient();
+    test_threshold();
     test_large();
     return check_report("test_pruner");
 }

@@ -554,16 +554,16 @@ static void test_flat_pruned_run(void)
     }
 }
 
-/* single, adaptive_asha and pbt do not take a pruner: the event is refused (T2_EINVAL, naming the
- * searcher) and adds no op. */
+/* adaptive_asha and pbt do not take a pruner: the event is refused (T2_EINVAL, naming the
+ * searcher) and adds no op. single takes one (the rules that judge a trial by its own values):
+ * its one trial is closed, and the search then shuts down. */
 static void test_no_pruner(void)
 {
     static const char *const sc[] = {
-        "name: single, metric: loss, max_length: {batches: 10}",
         "name: adaptive_asha, metric: loss, max_trials: 4, max_length: {batches: 64}",
         "name: pbt, metric: loss, population_size: 4, num_rounds: 3, length_per_round: {batches: 10}",
     };
-    static const char *const names[] = {"the single searcher", "the adaptive_asha searcher", "the pbt searcher"};
+    static const char *const names[] = {"the adaptive_asha searcher", "the pbt searcher"};
     for (size_t k = 0; k < sizeof sc / sizeof *sc; k++) {
         t2__config *cfg = load_cfg(sc[k], RANDOM_HP);
         if (!cfg) continue;
@@ -584,6 +584,20 @@ static void test_no_pruner(void)
         t2__searcher_free(s);
         t2__config_free(cfg);
     }
+    t2__config *cfg = load_cfg("name: single, metric: loss, max_length: {batches: 10}", RANDOM_HP);
+    if (!cfg) return;
+    t2__searcher *s = NULL;
+    t2__ops ops = {0};
+    CHECK_OK(t2__searcher_create(cfg, 2, &s));
+    CHECK_OK(t2__searcher_start(s, &ops));
+    size_t n = ops.n;
+    CHECK_OK(t2__searcher_on_trial_pruned(s, 0, 0.5, 4, &ops));
+    CHECK(ops.n == n + 1 && ops.v[n].kind == T2__OP_CLOSE && ops.v[n].request_id == 0);
+    CHECK_OK(t2__searcher_on_trial_exited(s, 0, &ops));
+    CHECK(ops.n == n + 2 && ops.v[n + 1].kind == T2__OP_SHUTDOWN);
+    t2__ops_free(&ops);
+    t2__searcher_free(s);
+    t2__config_free(cfg);
 }
 
 static void test_preview_grid(void)

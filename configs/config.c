@@ -28,6 +28,7 @@ const char *t2__searcher_name(t2__searcher_kind k)
     case T2__SEARCH_ADAPTIVE_ASHA: return "adaptive_asha";
     case T2__SEARCH_TPE: return "tpe";
     case T2__SEARCH_PBT: return "pbt";
+    case T2__SEARCH_CUSTOM: return "custom";
     }
     return "?";
 }
@@ -54,6 +55,8 @@ void t2__config_free(t2__config *cfg)
     free(cfg->searcher.pbt.perturb_factors);
     t2__val_free(cfg->searcher.points);
     free(cfg->searcher.source_checkpoint);
+    free(cfg->searcher.library);
+    t2__val_free(cfg->searcher.options);
     free(cfg->resources.hostfile);
     free(cfg->resources.controller_address);
     free(cfg->checkpoint_storage.host_path);

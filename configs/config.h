@@ -48,6 +48,7 @@ typedef enum t2__searcher_kind {
     T2__SEARCH_ADAPTIVE_ASHA,
     T2__SEARCH_TPE,
     T2__SEARCH_PBT,
+    T2__SEARCH_CUSTOM, /* the user's own, from searcher.library (t2exp/searcher.h) */
 } t2__searcher_kind;
 
 typedef enum t2__asha_mode { T2__ASHA_AGGRESSIVE, T2__ASHA_STANDARD, T2__ASHA_CONSERVATIVE } t2__asha_mode;
@@ -92,6 +93,8 @@ typedef struct t2__searcher_config {
     t2__val *points;               /* points_to_evaluate: a LIST of hparams maps (partial), the first
                                       trials' settings (config_points.c); NULL: none */
     t2__pruner_config pruner;      /* pruner: random, grid and tpe (config_pruner.c) */
+    char *library;                 /* custom: the searcher's shared object (required) */
+    t2__val *options;              /* custom: searcher.options, a map handed to it (NULL: none) */
     struct {                       /* tpe, and adaptive_asha with sampler tpe (Optuna's TPESampler defaults) */
         int64_t n_startup_trials;  /* >= 1, default 10: random draws until this many results */
         int64_t n_ei_candidates;   /* >= 1, default 24 */

@@ -26,65 +26,17 @@ static int child_names(const t2__hparam *h, const char ***out)
     return T2_OK;
 }
 
-/* Whether exponent e lies in [lo, hi] up to rounding: 1e-4 is 10^-4.000000000000001 in doubles. */
-static int within(double e, double lo, double hi)
-{
-    double tol = 1e-9 * fmax(1.0, fmax(fabs(lo), fabs(hi)));
-    return e >= lo - tol && e <= hi + tol;
-}
-
 /* One leaf's value from the point (y at path), as the trial will see it, into *out. */
 static int leaf_value(const t2__hparam *h, const t2__ynode *y, const char *path, t2__val **out)
 {
-    char buf[128], want[160];
+    char buf[128], want[200];
     t2__val *v = NULL;
     int rc = t2__ynode_to_val(y, &v);
     if (rc) return rc;
-    double d = 0;
-    int ok = 0;
-    switch (h->kind) {
-    case T2__HP_CONST:
-        ok = t2__val_equal(v, h->val);
-        snprintf(want, sizeof want, "the const value of hyperparameters.%s (a point sets only what is searched)", h->path);
-        break;
-    case T2__HP_INT:
-        ok = v->kind == T2__VAL_INT && v->i >= h->imin && v->i <= h->imax;
-        snprintf(want, sizeof want, "an integer in [%lld, %lld]", (long long)h->imin, (long long)h->imax);
-        break;
-    case T2__HP_DOUBLE:
-    case T2__HP_LOG: /* the range on the scale the search draws on: a log one's exponents */
-        ok = t2__hparam_coordinate(h, v, &d) &&
-             (h->kind == T2__HP_LOG ? within(d, h->minval, h->maxval) : d >= h->minval && d <= h->maxval);
-        if (h->kind == T2__HP_LOG)
-            snprintf(want, sizeof want, "a number in [%.6g, %.6g] (%.6g^%.6g to %.6g^%.6g)", pow(h->base, h->minval),
-                     pow(h->base, h->maxval), h->base, h->minval, h->base, h->maxval);
-        else
-            snprintf(want, sizeof want, "a number in [%.17g, %.17g]", h->minval, h->maxval);
-        if (ok && v->kind == T2__VAL_INT) { /* stored as the double the trial sees for these */
-            double as_double = (double)v->i;
-            t2__val_free(v);
-            if (!(v = t2__val_double(as_double))) return t2_seterr(T2_ENOMEM, "config: out of memory");
-        }
-        break;
-    case T2__HP_CATEGORICAL:
-        ok = t2__hparam_coordinate(h, v, &d);
-        if (!ok) {
-            char *json = NULL;
-            size_t len = 0;
-            if ((rc = t2__val_to_json(h->vals, &json, &len))) {
-                t2__val_free(v);
-                return rc;
-            }
-            snprintf(want, sizeof want, "one of %.120s%s", json, len > 120 ? "..." : "");
-            free(json);
-        }
-        break;
-    case T2__HP_NESTED:
-        break; /* handled by the caller */
-    }
-    if (!ok) {
+    int ok = t2__hparam_allows(h, &v, want, sizeof want);
+    if (ok <= 0) {
         t2__val_free(v);
-        return t2__cfg_err(&y->mark, path, "expected %s, got %s", want, t2__ydesc(y, buf, sizeof buf));
+        return ok < 0 ? ok : t2__cfg_err(&y->mark, path, "expected %s, got %s", want, t2__ydesc(y, buf, sizeof buf));
     }
     *out = v;
     return T2_OK;

@@ -14,7 +14,7 @@
 
 enum {
     APPLIES_SINGLE = 1, APPLIES_GRID = 2, APPLIES_RANDOM = 4, APPLIES_ASHA = 8, APPLIES_TPE = 16, APPLIES_PBT = 32,
-    APPLIES_ALL = 63,
+    APPLIES_CUSTOM = 64, APPLIES_ALL = 127,
     /* pbt's max_length is num_rounds x length_per_round: a max_length beside them would be a second truth */
     APPLIES_LENGTH = APPLIES_ALL & ~APPLIES_PBT,
 };
@@ -31,8 +31,10 @@ static const struct {
     {"source_checkpoint_uuid", APPLIES_ALL},
     {"source_trial_id", APPLIES_ALL},
     {"source_checkpoint_optimizer", APPLIES_ALL},
-    {"max_trials", APPLIES_RANDOM | APPLIES_ASHA | APPLIES_TPE},
-    {"max_concurrent_trials", APPLIES_GRID | APPLIES_RANDOM | APPLIES_ASHA | APPLIES_TPE | APPLIES_PBT},
+    {"max_trials", APPLIES_RANDOM | APPLIES_ASHA | APPLIES_TPE | APPLIES_CUSTOM},
+    {"max_concurrent_trials", APPLIES_GRID | APPLIES_RANDOM | APPLIES_ASHA | APPLIES_TPE | APPLIES_PBT | APPLIES_CUSTOM},
+    {"library", APPLIES_CUSTOM},
+    {"options", APPLIES_CUSTOM},
     {"mode", APPLIES_ASHA},
     {"sampler", APPLIES_ALL}, /* checked below: only adaptive_asha takes one, and another is an error */
     {"divisor", APPLIES_ASHA},
@@ -52,8 +54,8 @@ static const struct {
     {"perturb_factors", APPLIES_PBT},
     {"resample_probability", APPLIES_PBT},
     {"quantile_fraction", APPLIES_PBT},
-    /* a grid runs every point of its grid already */
-    {"points_to_evaluate", APPLIES_ALL & ~APPLIES_GRID},
+    /* a grid runs every point of its grid already; a custom searcher makes its own */
+    {"points_to_evaluate", APPLIES_ALL & ~APPLIES_GRID & ~APPLIES_CUSTOM},
     /* asha and pbt stop and replace trials themselves (single: the rules that need no other trial) */
     {"pruner", APPLIES_SINGLE | APPLIES_GRID | APPLIES_RANDOM | APPLIES_TPE},
 };
@@ -99,21 +101,21 @@ static int time_length(t2__config *cfg, const t2__ynode *tm, const t2__ymark *tm
 }
 
 /* Determined searchers t2exp does not implement: a clear refusal instead of "expected one of". */
-static const char *const UNSUPPORTED_SEARCHERS[] = {"custom", "adaptive", "adaptive_simple",
+static const char *const UNSUPPORTED_SEARCHERS[] = {"adaptive", "adaptive_simple",
                                                     "async_halving", "sync_halving", "manual", NULL};
 
 static int searcher_name(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark)
 {
-    static const char *const names[] = {"single", "grid", "random", "adaptive_asha", "tpe", "pbt", NULL};
+    static const char *const names[] = {"single", "grid", "random", "adaptive_asha", "tpe", "pbt", "custom", NULL};
     const t2__ynode *v = t2__ymap_get(n, "name", NULL);
     if (!v) return t2__cfg_missing(kmark, "searcher", "name");
-    if (t2__ynull(v)) return t2__cfg_err(&v->mark, "searcher.name", "expected one of single, grid, random, adaptive_asha, tpe or pbt, got null");
+    if (t2__ynull(v)) return t2__cfg_err(&v->mark, "searcher.name", "expected one of single, grid, random, adaptive_asha, tpe, pbt or custom, got null");
     if (v->kind == T2__Y_SCALAR)
         for (int k = 0; UNSUPPORTED_SEARCHERS[k]; k++)
             if (strcmp(v->text, UNSUPPORTED_SEARCHERS[k]) == 0)
                 return t2__cfg_err(&v->mark, "searcher.name",
                                    "the \"%s\" searcher is not supported by t2exp (use single, grid, random, "
-                                   "adaptive_asha, tpe or pbt)",
+                                   "adaptive_asha, tpe, pbt, or custom with a searcher of your own)",
                                    v->text);
     int kind = 0;
     int rc = t2__get_enum(v, "searcher.name", names, &kind);
@@ -257,6 +259,7 @@ int t2__cfg_searcher(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark
     t2__searcher_config *s = &cfg->searcher;
     char path[T2__PATH_MAX];
     int rc, have_metric = 0, have_length = 0, have_trials = 0, have_pop = 0, have_rounds = 0, have_round_length = 0;
+    int have_library = 0;
     const t2__ynode *time_metric = NULL, *max_time = NULL;
     const t2__ymark *time_key = NULL;
     if ((rc = t2__want_map(n, "searcher")) || (rc = searcher_name(cfg, n, kmark))) return rc;
@@ -368,6 +371,20 @@ int t2__cfg_searcher(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark
             rc = t2__get_string(v, path, &s->source_checkpoint);
         } else if (KEY_IS("points_to_evaluate")) {
             rc = T2_OK; /* checked against the hyperparameters once they are read (config_points.c) */
+        } else if (KEY_IS("library")) {
+            rc = t2__get_string(v, path, &s->library);
+            if (!rc && s->library && !*s->library) rc = t2__cfg_err(&v->mark, path, "expected a path, got \"\"");
+            have_library = !t2__ynull(v);
+        } else if (KEY_IS("options")) {
+            t2__val_free(s->options);
+            s->options = NULL;
+            if (!t2__ynull(v) && v->kind != T2__Y_MAP) {
+                char buf[96];
+                rc = t2__cfg_err(&v->mark, path, "expected a map of the searcher's own settings, got %s",
+                                 t2__ydesc(v, buf, sizeof buf));
+            } else if (!t2__ynull(v)) {
+                rc = t2__ynode_to_val(v, &s->options);
+            }
         } else if (KEY_IS("pruner")) {
             rc = t2__cfg_pruner_parse(cfg, v, km, path);
         } else if (KEY_IS("source_checkpoint_optimizer")) {
@@ -388,6 +405,10 @@ int t2__cfg_searcher(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark
                                 CORE_API_NOTE("the training length"));
         if ((rc = t2__cfg_collect(cfg, rc))) return rc;
     }
+    if (s->name == T2__SEARCH_CUSTOM && !have_library &&
+        (rc = t2__cfg_collect(cfg, t2__cfg_missing_in(n, kmark, "searcher", "library",
+                                                      ", the shared object of your searcher (t2exp/searcher.h)"))))
+        return rc;
     if ((s->name == T2__SEARCH_RANDOM || s->name == T2__SEARCH_ADAPTIVE_ASHA || s->name == T2__SEARCH_TPE) &&
         !have_trials &&
         (rc = t2__cfg_collect(cfg, t2__cfg_missing_in(n, kmark, "searcher", "max_trials", NULL))))

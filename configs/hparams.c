@@ -3,6 +3,7 @@
  * The grid follows Determined's master/pkg/searcher/grid.go formulas exactly (the same configs give
  * the same points), so results can be compared across the two tools. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "hparams.h"
@@ -301,4 +302,62 @@ done:
     free(vals);
     free(lv);
     return rc;
+}
+
+/* Whether exponent e lies in [lo, hi] up to rounding: 1e-4 is 10^-4.000000000000001 in doubles. */
+static int within(double e, double lo, double hi)
+{
+    double tol = 1e-9 * fmax(1.0, fmax(fabs(lo), fabs(hi)));
+    return e >= lo - tol && e <= hi + tol;
+}
+
+int t2__hparam_allows(const t2__hparam *h, t2__val **v, char *want, size_t size)
+{
+    double d = 0;
+    int ok = 0;
+    switch (h->kind) {
+    case T2__HP_CONST:
+        ok = t2__val_equal(*v, h->val);
+        snprintf(want, size, "the const value of hyperparameters.%s (a point sets only what is searched)", h->path);
+        break;
+    case T2__HP_INT:
+        ok = (*v)->kind == T2__VAL_INT && (*v)->i >= h->imin && (*v)->i <= h->imax;
+        snprintf(want, size, "an integer in [%lld, %lld]", (long long)h->imin, (long long)h->imax);
+        break;
+    case T2__HP_DOUBLE:
+    case T2__HP_LOG: /* the range on the scale the search draws on: a log one's exponents */
+        ok = t2__hparam_coordinate(h, *v, &d) &&
+             (h->kind == T2__HP_LOG ? within(d, h->minval, h->maxval) : d >= h->minval && d <= h->maxval);
+        if (h->kind == T2__HP_LOG)
+            snprintf(want, size, "a number in [%.6g, %.6g] (%.6g^%.6g to %.6g^%.6g)", pow(h->base, h->minval),
+                     pow(h->base, h->maxval), h->base, h->minval, h->base, h->maxval);
+        else
+            snprintf(want, size, "a number in [%.17g, %.17g]", h->minval, h->maxval);
+        if (ok && (*v)->kind == T2__VAL_INT) { /* stored as the double the trial sees for these */
+            t2__val *as_double = t2__val_double((double)(*v)->i);
+            if (!as_double) return t2_seterr(T2_ENOMEM, "hparams: out of memory");
+            t2__val_free(*v);
+            *v = as_double;
+        }
+        break;
+    case T2__HP_CATEGORICAL:
+        ok = t2__hparam_coordinate(h, *v, &d);
+        if (ok) { /* the val itself */
+            t2__val *own = t2__val_copy(h->vals->items[(size_t)d]);
+            if (!own) return t2_seterr(T2_ENOMEM, "hparams: out of memory");
+            t2__val_free(*v);
+            *v = own;
+        } else {
+            char *json = NULL;
+            size_t len = 0;
+            if (t2__val_to_json(h->vals, &json, &len)) return T2_ENOMEM;
+            snprintf(want, size, "one of %.120s%s", json, len > 120 ? "..." : "");
+            free(json);
+        }
+        break;
+    case T2__HP_NESTED:
+        snprintf(want, size, "a map of hyperparameter values");
+        break;
+    }
+    return ok;
 }

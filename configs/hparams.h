@@ -55,6 +55,13 @@ int t2__hparam_searchable(const t2__hparam *h);
  * Ranges are not checked. Shared by tpe's points and importance's features. */
 int t2__hparam_coordinate(const t2__hparam *leaf, const t2__val *v, double *x);
 
+/* Whether leaf h takes *v (an int or double in its range, a log one's exponent in its range to
+ * rounding, one of a categorical's vals, a const's own value): 1, with *v made the value the trial
+ * sees (an int for a double or log leaf becomes a double; a categorical's matching val itself);
+ * 0, with what h takes written to want (*v untouched). T2_ENOMEM (< 0). Shared by
+ * searcher.points_to_evaluate and a custom searcher's points. */
+int t2__hparam_allows(const t2__hparam *h, t2__val **v, char *want, size_t size);
+
 /* The node at a dotted path ("" is the root), or NULL. */
 const t2__hparam *t2__hparam_find(const t2__hparam *root, const char *path);
 

@@ -241,24 +241,37 @@ int t2__searcher_sample(const t2__searcher *s, int64_t request_id, t2__val **out
     return rc;
 }
 
-int t2__searcher_new_trial(t2__searcher *s, t2__val *hparams, int64_t length, t2__ops *ops, int64_t *request_id)
-{
-    return t2__searcher_new_child(s, hparams, -1, length, ops, request_id);
-}
-
-int t2__searcher_new_child(t2__searcher *s, t2__val *hparams, int64_t parent, int64_t length, t2__ops *ops,
-                           int64_t *request_id)
+/* CREATE for the next request id (hparams taken over; NULL: sampled), then TRAIN to length when it
+ * is >= 0. The id is taken only when every op is in. */
+static int push_create(t2__searcher *s, t2__val *hparams, int64_t parent, int64_t length, t2__ops *ops,
+                       int64_t *request_id)
 {
     int64_t rid = s->next_request;
     int rc;
     if (!hparams && (rc = t2__searcher_sample(s, rid, &hparams))) return rc;
     rc = t2__ops_push(ops, (t2__search_op){.kind = T2__OP_CREATE, .request_id = rid, .hparams = hparams,
-                                    .seed = t2__trial_seed(s->seed, rid), .parent_request_id = parent});
-    if (!rc) rc = t2__ops_train(ops, rid, length);
+                                           .seed = t2__trial_seed(s->seed, rid), .parent_request_id = parent});
+    if (!rc && length >= 0) rc = t2__ops_train(ops, rid, length);
     if (rc) return rc;
     s->next_request++;
     if (request_id) *request_id = rid;
     return T2_OK;
+}
+
+int t2__searcher_new_request(t2__searcher *s, t2__val *hparams, t2__ops *ops, int64_t *request_id)
+{
+    return push_create(s, hparams, -1, -1, ops, request_id);
+}
+
+int t2__searcher_new_trial(t2__searcher *s, t2__val *hparams, int64_t length, t2__ops *ops, int64_t *request_id)
+{
+    return push_create(s, hparams, -1, length, ops, request_id);
+}
+
+int t2__searcher_new_child(t2__searcher *s, t2__val *hparams, int64_t parent, int64_t length, t2__ops *ops,
+                           int64_t *request_id)
+{
+    return push_create(s, hparams, parent, length, ops, request_id);
 }
 
 /* ---------- lifecycle ---------- */
@@ -276,6 +289,7 @@ int t2__searcher_create(const t2__config *cfg, uint64_t experiment_seed, t2__sea
     case T2__SEARCH_ADAPTIVE_ASHA: vt = &t2__asha_vt; break;
     case T2__SEARCH_TPE: vt = &t2__tpe_vt; break;
     case T2__SEARCH_PBT: vt = &t2__pbt_vt; break;
+    case T2__SEARCH_CUSTOM: vt = &t2__custom_vt; break;
     }
     if (!vt) return t2_seterr(T2_EINVAL, "searcher.name: unknown searcher %d", (int)cfg->searcher.name);
     if (cfg->searcher.max_length.n < 1)
@@ -333,15 +347,49 @@ static int check_event(const t2__searcher *s, int64_t request_id, const t2__ops 
     return !t2__idset_has(&s->ended, request_id);
 }
 
+/* Where a searcher with rollback goes back to if the event fails (NULL for the others). */
+static int save_point(t2__searcher *s, t2__val **before)
+{
+    *before = NULL;
+    s->rolled_back = 0;
+    return s->vt->rollback ? t2__searcher_snapshot(s, before) : T2_OK;
+}
+
+/* After an event: on failure, the state before it again (the event's message kept). */
+static int roll_back(t2__searcher *s, t2__val *before, int rc)
+{
+    if (rc && before) {
+        char msg[1400];
+        snprintf(msg, sizeof msg, "%s", t2_errmsg());
+        s->rolled_back = t2__searcher_restore(s, before) == T2_OK;
+        t2_seterr(rc, "%s", msg);
+    }
+    t2__val_free(before);
+    return rc;
+}
+
+int t2__searcher_rolled_back(const t2__searcher *s)
+{
+    return s && s->rolled_back;
+}
+
+int t2__searcher_started(const t2__searcher *s)
+{
+    return s && s->started;
+}
+
 int t2__searcher_start(t2__searcher *s, t2__ops *ops)
 {
     if (!s || !ops) return t2_seterr(T2_EINVAL, "searcher: NULL argument");
     if (s->started) return t2_seterr(T2_ESTATE, "searcher: started twice");
     size_t mark = ops->n;
+    t2__val *before;
+    int rc = save_point(s, &before);
+    if (rc) return rc;
     s->started = 1;
-    int rc = s->vt->start(s, ops);
+    rc = s->vt->start(s, ops);
     if (rc) s->started = 0;
-    return finish(s, ops, mark, rc);
+    return roll_back(s, before, finish(s, ops, mark, rc));
 }
 
 int t2__searcher_on_trial_created(t2__searcher *s, int64_t request_id, t2__ops *ops)
@@ -355,8 +403,10 @@ int t2__searcher_on_validation(t2__searcher *s, int64_t request_id, double metri
     int rc = check_event(s, request_id, ops, "validation");
     if (rc <= 0) return rc;
     size_t mark = ops->n;
+    t2__val *before;
+    if ((rc = save_point(s, &before))) return rc;
     s->invalid_streak = 0;
-    return finish(s, ops, mark, s->vt->validation(s, request_id, metric, length, ops));
+    return roll_back(s, before, finish(s, ops, mark, s->vt->validation(s, request_id, metric, length, ops)));
 }
 
 int t2__searcher_no_pruner(const t2__searcher *s)
@@ -386,10 +436,12 @@ int t2__searcher_on_trial_exited(t2__searcher *s, int64_t request_id, t2__ops *o
     int rc = check_event(s, request_id, ops, "trial exited");
     if (rc <= 0) return rc;
     size_t mark = ops->n;
+    t2__val *before;
+    if ((rc = save_point(s, &before))) return rc;
     s->invalid_streak = 0;
     rc = s->vt->exited(s, request_id, ops);
     if (!rc && (rc = t2__idset_add(&s->ended, request_id)) > 0) rc = T2_OK;
-    return finish(s, ops, mark, rc);
+    return roll_back(s, before, finish(s, ops, mark, rc));
 }
 
 int t2__searcher_on_trial_failed(t2__searcher *s, int64_t request_id, int invalid_hparams, t2__ops *ops)
@@ -397,6 +449,8 @@ int t2__searcher_on_trial_failed(t2__searcher *s, int64_t request_id, int invali
     int rc = check_event(s, request_id, ops, "trial failed");
     if (rc <= 0) return rc;
     size_t mark = ops->n;
+    t2__val *before;
+    if ((rc = save_point(s, &before))) return rc;
     rc = s->vt->failed(s, request_id, invalid_hparams != 0, ops);
     if (!rc && (rc = t2__idset_add(&s->ended, request_id)) > 0) rc = T2_OK;
     int replaced = 0;
@@ -408,7 +462,7 @@ int t2__searcher_on_trial_failed(t2__searcher *s, int64_t request_id, int invali
                        "replaced by new draws; stopping instead of drawing forever: no point of the search space "
                        "seems to pass the trial's checks (each trial's log says what it refused)",
                        INVALID_STREAK_MAX);
-    return finish(s, ops, mark, rc);
+    return roll_back(s, before, finish(s, ops, mark, rc));
 }
 
 int t2__searcher_has_ended(const t2__searcher *s, int64_t request_id)

@@ -91,6 +91,14 @@ int t2__searcher_on_trial_exited(t2__searcher *s, int64_t request_id, t2__ops *o
  * unusable, so random/ASHA/TPE draw a replacement; a failed trial never stalls the search. */
 int t2__searcher_on_trial_failed(t2__searcher *s, int64_t request_id, int invalid_hparams, t2__ops *ops);
 
+/* 1 when the latest event failed and the searcher is back as it was before it (a custom
+ * searcher's library failed): its snapshot then goes with the ops applied so far, and a resume
+ * after the fix continues from there. 0 otherwise (a built-in searcher's state after a failed
+ * event is unspecified). */
+int t2__searcher_rolled_back(const t2__searcher *s);
+/* 1 once t2__searcher_start succeeded (also in a restored searcher). */
+int t2__searcher_started(const t2__searcher *s);
+
 /* 1 if the trial exited or failed (an event told the searcher), else 0. */
 int t2__searcher_has_ended(const t2__searcher *s, int64_t request_id);
 

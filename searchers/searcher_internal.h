@@ -46,6 +46,10 @@ typedef struct t2__searcher_vt {
     /* The implementation's own state as a new map, and back (replacing the current state). */
     int (*snapshot)(const t2__searcher *s, t2__val **out);
     int (*restore)(t2__searcher *s, const t2__val *state);
+    /* 1: an event that fails puts the searcher back as it was before it (searcher.c), since its
+     * failures are a user's library's, to be fixed and resumed (custom); the others' are out of
+     * memory, after which the run ends anyway, and a snapshot per event would slow them. */
+    int rollback;
 } t2__searcher_vt;
 
 struct t2__searcher {
@@ -56,10 +60,12 @@ struct t2__searcher {
     int64_t next_request; /* request ids handed out so far */
     t2__idset ended;      /* trials that exited or failed */
     int started, shutdown;
+    int rolled_back; /* the latest event failed and the searcher is as it was before it */
     int64_t invalid_streak; /* replacements in a row for trials that called their hparams invalid */
 };
 
-extern const t2__searcher_vt t2__single_vt, t2__grid_vt, t2__random_vt, t2__asha_vt, t2__tpe_vt, t2__pbt_vt;
+extern const t2__searcher_vt t2__single_vt, t2__grid_vt, t2__random_vt, t2__asha_vt, t2__tpe_vt, t2__pbt_vt,
+    t2__custom_vt;
 
 /* The seed a trial gets: a hash of the experiment seed and its request id, so that a trial's
  * seed does not depend on when it was created or on which other trials failed. */
@@ -74,6 +80,9 @@ int t2__searcher_sample(const t2__searcher *s, int64_t request_id, t2__val **out
  * searcher (tpe) takes that sample instead of proposing. */
 int t2__searcher_point_given(const t2__searcher *s, int64_t request_id);
 
+/* Appends CREATE alone for the next request id (hparams taken over, also on failure; NULL: sampled
+ * for the new id), which *request_id (may be NULL) receives: a custom searcher trains it later. */
+int t2__searcher_new_request(t2__searcher *s, t2__val *hparams, t2__ops *ops, int64_t *request_id);
 /* Appends CREATE (with hparams, taken over also on failure; NULL: sampled for the new id) and
  * TRAIN to `length` for the next request id, which *request_id (may be NULL) receives. */
 int t2__searcher_new_trial(t2__searcher *s, t2__val *hparams, int64_t length, t2__ops *ops, int64_t *request_id);

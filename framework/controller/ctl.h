@@ -151,9 +151,10 @@ void t2__ctl_catch_kill_trial(struct sigaction *old);
 int t2__ctl_take_kills(t2__ctl *c);
 /* Records t as killed by the user: CANCELED with the reason, ended in the table, its searcher told. */
 int t2__ctl_cancel_trial(t2__ctl *c, t2__ctl_trial *t);
-/* On resume: tells the searcher of the trials killed while no controller ran (their rows marked
- * by `t2exp kill EXP.N` itself), before its first ops are applied. */
-int t2__ctl_tell_offline_kills(t2__ctl *c);
+/* On resume, before the searcher's first ops are applied: tells it of the trials that ended without
+ * its hearing: killed while no controller ran (their rows marked by `t2exp kill EXP.N` itself), or
+ * ended while a custom searcher's library failed on that very event (undone). */
+int t2__ctl_tell_missed_ends(t2__ctl *c);
 
 /* job_control.c: Ctrl-Z (SIGTSTP) asked (set by the handler t2__ctl_catch_suspend installs, old
  * getting the one it replaces); t2__ctl_suspend_if_asked, called by every round of the loop, stops

@@ -11,6 +11,20 @@
 #include "runner/ctx.h"
 #include "internal.h"
 
+/* KEY="ABSOLUTE PATH" (a YAML double-quoted string) into out (PATH_MAX * 2 + 64 bytes): an override
+ * the store keeps with the experiment, so that a resume from another directory finds the file. */
+static void path_override(const char *key, const char *path, char *out)
+{
+    char abs[PATH_MAX];
+    if (!realpath(path, abs)) snprintf(abs, sizeof abs, "%s", path);
+    char *w = out + sprintf(out, "%s=\"", key);
+    for (const char *p = abs; *p; p++) {
+        if (*p == '"' || *p == '\\') *w++ = '\\';
+        *w++ = *p;
+    }
+    strcpy(w, "\"");
+}
+
 int t2__experiment_create(const t2__create_opts *o, int64_t *exp_id)
 {
     t2__ctl c;
@@ -38,22 +52,17 @@ int t2__experiment_create(const t2__create_opts *o, int64_t *exp_id)
         (rc = t2__ctl_load_pool(&c)))
         goto out;
     uint64_t seed = cfg->experiment_seed_set ? cfg->experiment_seed : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+    /* Before anything is recorded: a custom searcher's library that does not load makes nothing. */
+    if ((rc = t2__searcher_create(cfg, seed, &c.s))) goto out;
     /* The store keeps the config as run: the file as given, and the command line's overrides as
      * data (a JSON array in their own column, which `t2exp resume` applies again exactly, whatever
      * characters they hold). */
     /* --from-checkpoint is kept the same way, as searcher.source_checkpoint with an absolute path
      * (a YAML double-quoted string), so the trials a resume starts warm-start as these did. */
-    char warm_ovr[PATH_MAX * 2 + 64] = "";
-    if (o->from_checkpoint) {
-        char abs[PATH_MAX], *w = warm_ovr;
-        if (!realpath(c.warm, abs)) snprintf(abs, sizeof abs, "%s", c.warm);
-        w += sprintf(w, "searcher.source_checkpoint=\"");
-        for (const char *p = abs; *p; p++) {
-            if (*p == '"' || *p == '\\') *w++ = '\\';
-            *w++ = *p;
-        }
-        strcpy(w, "\"");
-    }
+    char warm_ovr[PATH_MAX * 2 + 64] = "", lib_ovr[PATH_MAX * 2 + 64] = "";
+    if (o->from_checkpoint) path_override("searcher.source_checkpoint", c.warm, warm_ovr);
+    /* A custom searcher's library likewise, so that a resume from another directory finds it. */
+    if (cfg->searcher.name == T2__SEARCH_CUSTOM) path_override("searcher.library", cfg->searcher.library, lib_ovr);
     t2__experiment_new e = {.name = cfg->name, .description = cfg->description, .config_yaml = cfg->yaml_text,
                             .searcher_name = t2__searcher_name(cfg->searcher.name), .metric = cfg->searcher.metric,
                             .smaller_is_better = cfg->searcher.smaller_is_better, .trial_object = object,
@@ -64,10 +73,12 @@ int t2__experiment_create(const t2__create_opts *o, int64_t *exp_id)
     for (int i = 0; ov && i < o->noverrides; i++)
         if (t2__val_list_append(ov, t2__val_string(o->overrides[i]))) break;
     if (ov && warm_ovr[0]) t2__val_list_append(ov, t2__val_string(warm_ovr));
+    if (ov && lib_ovr[0]) t2__val_list_append(ov, t2__val_string(lib_ovr));
     size_t len;
     if (lv && t2__val_to_json(lv, &labels, &len) == T2_OK) e.labels_json = labels;
     /* Every override must be kept, or resume would run another experiment. */
-    if (!ov || ov->n != (size_t)o->noverrides + (warm_ovr[0] != '\0') || t2__val_to_json(ov, &ovr_json, &len))
+    if (!ov || ov->n != (size_t)o->noverrides + (warm_ovr[0] != '\0') + (lib_ovr[0] != '\0') ||
+        t2__val_to_json(ov, &ovr_json, &len))
         rc = t2_seterr(T2_ENOMEM, "controller: out of memory");
     e.overrides_json = ovr_json;
     t2__val_free(lv);
@@ -105,7 +116,6 @@ int t2__experiment_create(const t2__create_opts *o, int64_t *exp_id)
             goto out;
         }
     }
-    if ((rc = t2__searcher_create(cfg, seed, &c.s))) goto out;
     rc = t2__ctl_run_experiment(&c, 0);
 out:
     rc = t2__ctl_end(&c, rc);

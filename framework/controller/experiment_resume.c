@@ -17,7 +17,7 @@
 /* The trials `t2exp kill EXP.N` ended stay ended: they are read once this run is recorded as the
  * experiment's controller, so that a kill that found no controller running and marked the row
  * itself is seen however close it came to this start (one that comes later finds this run and
- * signals it). Their searcher is told by t2__ctl_tell_offline_kills where it does not know yet. */
+ * signals it). Their searcher is told by t2__ctl_tell_missed_ends where it does not know yet. */
 static int keep_killed(t2__ctl *c)
 {
     int64_t *ids = NULL;

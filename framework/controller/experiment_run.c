@@ -216,8 +216,9 @@ int t2__ctl_run_experiment(t2__ctl *c, int resumed)
      * keeps malloc usable in it. Without the thread (it could not start) the writes run here, as
      * before: slower, the same rows. */
     if (!rc) (void)t2__store_async_start(c->st);
-    if (!rc && !resumed) rc = t2__searcher_start(c->s, &c->ops);
-    if (!rc && resumed) rc = t2__ctl_tell_offline_kills(c);
+    /* A resumed search whose start failed (a custom searcher's library) starts now. */
+    if (!rc && (!resumed || !t2__searcher_started(c->s))) rc = t2__searcher_start(c->s, &c->ops);
+    if (!rc && resumed) rc = t2__ctl_tell_missed_ends(c);
     if (!rc) rc = t2__ctl_apply_and_save(c);
     if (!rc) rc = t2__ctl_run_loop(c);
     /* The run's last batch commits now, while its end can still be told apart: a commit that
@@ -230,7 +231,9 @@ int t2__ctl_run_experiment(t2__ctl *c, int resumed)
     /* After a store error the searcher in memory may be ahead of the rows that reached the store
      * (a lost batch): its snapshot would then name trials that do not exist. An interrupted run
      * keeps the snapshot of its last event, which the final commit carries as any other. */
-    if (rc) t2__ctl_snapshot_at_commit(c, 0);
+    /* A custom searcher's failed event was undone: its snapshot goes with the rows as they are. */
+    if (rc && t2__searcher_rolled_back(c->s)) c->snapshot_due = 1;
+    else if (rc) t2__ctl_snapshot_at_commit(c, 0);
     /* Out of disk space (or over a file-size limit): the experiment pauses, to be resumed once
      * there is space. The failed batch is gone (SQLite rolled it back); emptying the write-ahead
      * log makes room for the few rows that record the pause. */

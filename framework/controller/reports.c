@@ -198,6 +198,13 @@ int t2__ctl_on_message(t2__ctl *c, t2__ctl_trial *t, const t2__msg *m)
         /* A pruned trial's done comes at the step it was stopped, short of its op's length. */
         rc = t->pruned_why ? t2__ctl_prune_done(c, t, length)
                            : t2__searcher_on_validation(c->s, t->rid, t->metric, length, &c->ops);
+        if (rc && t2__searcher_rolled_back(c->s)) {
+            /* A custom searcher's library failed on it (undone): the op stays the trial's, so a
+             * resume runs it again (from the checkpoint at its end) and the event comes again. */
+            t->pending = length;
+            t2__tt_note_special(&c->tt, t);
+            break;
+        }
         if (!rc) rc = t2__ctl_apply_and_save(c);
         break;
     }

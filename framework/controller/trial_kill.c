@@ -10,7 +10,7 @@
  * trial exited early: random and grid count it done, ASHA and TPE go on without its result.
  *
  * With no controller running (a PAUSED experiment), the command marks the row itself
- * (cli/lifecycle.c), and the resume tells the searcher (t2__ctl_tell_offline_kills). */
+ * (cli/lifecycle.c), and the resume tells the searcher (t2__ctl_tell_missed_ends). */
 #define _POSIX_C_SOURCE 200809L
 #include <signal.h>
 #include <stdatomic.h>
@@ -66,13 +66,16 @@ int t2__ctl_cancel_trial(t2__ctl *c, t2__ctl_trial *t)
     return rc;
 }
 
-int t2__ctl_tell_offline_kills(t2__ctl *c)
+int t2__ctl_tell_missed_ends(t2__ctl *c)
 {
     int rc = T2_OK;
     for (size_t i = 0; !rc && i < c->tt.nt; i++) {
         const t2__ctl_trial *t = &c->tt.t[i];
-        if (t->killed && !t2__searcher_has_ended(c->s, t->rid))
-            rc = t2__searcher_on_trial_failed(c->s, t->rid, 0, &c->ops);
+        if (t2__searcher_has_ended(c->s, t->rid)) continue;
+        /* Killed with no controller running; or an end whose event a custom searcher's library
+         * failed (undone, t2__searcher_rolled_back) while the row had already recorded it. */
+        if (t->killed || t->state == T2__CTL_ERRORED) rc = t2__searcher_on_trial_failed(c->s, t->rid, 0, &c->ops);
+        else if (t->state == T2__CTL_DONE) rc = t2__searcher_on_trial_exited(c->s, t->rid, &c->ops);
     }
     return rc;
 }

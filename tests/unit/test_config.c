@@ -412,10 +412,29 @@ static void test_schema_errors(void)
                T2_EINVAL, "const.yaml:3:1: searcher.name: missing required key");
     EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\n", T2_EINVAL, "const.yaml:1:1: searcher: missing required key");
     EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\nsearcher:\n  name: bayes\n", T2_EINVAL,
-               "const.yaml:4:9: searcher.name: expected one of single, grid, random, adaptive_asha, tpe or pbt, got \"bayes\"");
-    EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\nsearcher:\n  name: custom\n", T2_EINVAL,
-               "const.yaml:4:9: searcher.name: the \"custom\" searcher is not supported by t2exp (use single, grid, "
-               "random, adaptive_asha, tpe or pbt)");
+               "const.yaml:4:9: searcher.name: expected one of single, grid, random, adaptive_asha, tpe, pbt or custom, got "
+               "\"bayes\"");
+    EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\nsearcher:\n  name: adaptive_simple\n", T2_EINVAL,
+               "const.yaml:4:9: searcher.name: the \"adaptive_simple\" searcher is not supported by t2exp (use single, "
+               "grid, random, adaptive_asha, tpe, pbt, or custom with a searcher of your own)");
+    /* custom: its library is required; options a map, handed over as it is. */
+    EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\nsearcher:\n  name: custom\n  metric: loss\n"
+               "  max_length: {batches: 1}\n",
+               T2_EINVAL, "const.yaml:3:1: searcher.library: missing required key, the shared object of your searcher "
+               "(t2exp/searcher.h)");
+    EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\nsearcher:\n  name: custom\n  metric: loss\n"
+               "  max_length: {batches: 1}\n  library: x.so\n  options: [1]\n",
+               T2_EINVAL, "const.yaml:8:12: searcher.options: expected a map of the searcher's own settings, got a list");
+    {
+        t2__config *cc = load_ok("hyperparameters: {global_batch_size: 32}\nsearcher: {name: custom, metric: loss, "
+                                 "max_length: 4, library: ./x.so, max_trials: 9, options: {step: 0.5, how: fast}}\n");
+        if (cc) {
+            const t2__val *st = t2__val_map_get(cc->searcher.options, "step");
+            CHECK(cc->searcher.name == T2__SEARCH_CUSTOM && !strcmp(cc->searcher.library, "./x.so") &&
+                  cc->searcher.max_trials == 9 && st && st->kind == T2__VAL_DOUBLE && st->d == 0.5);
+            t2__config_free(cc);
+        }
+    }
     EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\nsearcher: [single]\n", T2_EINVAL,
                "const.yaml:3:11: searcher: expected a map, got a list");
     EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\nsearcher:\n  name: random\n  metric: loss\n"

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# searcher.name: custom through the real CLI: the example hill_climb.so climbs the quadratic trial
+# (loss (x-1)^2 + (y+2)^2) past its random start, keeps every point in the space, and a paused and
+# resumed climb makes the trials an uninterrupted one makes (save/load and the adapter's state);
+# the library's path is kept absolute for resume. faulty_searcher.c breaks each rule: a length
+# past max_length, a point outside the space, a second close, an operation outside an event, a
+# failing callback (the experiment ends ERRORED with the library, the callback and the reason, and
+# a resume after the fix finishes the search); and libraries that cannot serve (missing file,
+# missing symbol, missing callback) make no experiment.
+source "$(dirname "$0")/common.bash"
+command -v sqlite3 >/dev/null || { echo "search_custom: skipped (no sqlite3)"; exit 77; }
+command -v "${CC:-cc}" >/dev/null || { echo "search_custom: skipped (no C compiler)"; exit 77; }
+HILL="$T2EXP_BUILD/searchers/hill_climb.so"
+[ -f "$HILL" ] || fail "the example searcher was not built: $HILL"
+
+# config NAME LIBRARY OPTIONS [EXTRA...] — $WORK/NAME.yaml for the quadratic trial.
+config() {
+  local name=$1 lib=$2 opts=$3; shift 3
+  cat > "$WORK/$name.yaml" <<Y
+name: $name
+hyperparameters:
+  global_batch_size: 1
+  x: {type: double, minval: -5, maxval: 5}
+  y: {type: double, minval: -5, maxval: 5}
+  c: {type: categorical, vals: [a, b]}
+searcher:
+  name: custom
+  library: $lib
+  metric: loss
+  max_length: {batches: 4}
+  max_trials: 16
+  max_concurrent_trials: 1
+  options: $opts
+$(printf '%s\n' "$@")
+reproducibility: {experiment_seed: 11}
+max_restarts: 0
+Y
+}
+best() { sql "SELECT min(best_validation) FROM trials WHERE experiment_id = $1 AND ordinal $2"; }
+
+config hill "$HILL" "{first: 4, step: 0.1}"
+expect_exit 0 "$T2EXP" create "$WORK/hill.yaml" "$TRIALS/quadratic.so" --plain
+expect_in "$OUT" "experiment 1 COMPLETED"
+expect_in "$OUT" "16 trial(s) completed, 0 errored"
+[ "$(sql "SELECT count(*) FROM trials WHERE experiment_id = 1 AND batches_trained = 4 AND state = 'COMPLETED'")" = 16 ] ||
+  fail "every trial should have trained to max_length: $("$T2EXP" trials 1)"
+awk -v a="$(best 1 '< 4')" -v b="$(best 1 '>= 4')" 'BEGIN { exit !(b < a / 4) }' ||
+  fail "the climb (best $(best 1 '>= 4')) did not improve on its random start (best $(best 1 '< 4')) fourfold"
+sql "SELECT json_extract(hparams, '\$.x') || ' ' || json_extract(hparams, '\$.y') || ' ' || json_extract(hparams, '\$.c')
+     FROM trials WHERE experiment_id = 1" |
+  awk '$1 < -5 || $1 > 5 || $2 < -5 || $2 > 5 || ($3 != "a" && $3 != "b") { bad = 1 } END { exit bad }' ||
+  fail "a trial's point is outside the space"
+[ "$(sql "SELECT overrides FROM experiments WHERE id = 1")" = "[\"searcher.library=\\\"$(realpath "$HILL")\\\"\"]" ] ||
+  fail "the library's absolute path is not kept for resume: $(sql "SELECT overrides FROM experiments WHERE id = 1")"
+echo "hill_climb: best $(best 1 '>= 4') after a random start's $(best 1 '< 4')"
+
+# Paused and resumed (from another directory, the library named relative to the first): the same
+# trials as an uninterrupted climb (experiments 2 and 3).
+config slow "searchers/hill_climb.so" "{first: 3, step: 0.2}"
+sed -i 's/^  c: .*/  c: {type: categorical, vals: [a, b]}\n  sleep_ms: 20/' "$WORK/slow.yaml"
+outcome() {
+  sql "SELECT group_concat(ordinal || ':' || state || ':' || hparams, '|') FROM
+       (SELECT * FROM trials WHERE experiment_id = $1 ORDER BY ordinal)"
+}
+cd "$T2EXP_BUILD"
+"$T2EXP" create "$WORK/slow.yaml" "$TRIALS/quadratic.so" --plain > "$WORK/create.log" 2>&1 &
+pid=$!
+wait_for "SELECT count(*) >= 5 FROM trials WHERE experiment_id = 2 AND state = 'COMPLETED'" 1200
+kill -INT $pid
+wait $pid && fail "a paused experiment should exit 1: $(cat "$WORK/create.log")"
+cd "$WORK"
+[ "$(sql "SELECT count(*) FROM trials WHERE experiment_id = 2 AND state = 'COMPLETED'")" -lt 16 ] ||
+  fail "the pause came after the search ended"
+expect_exit 0 "$T2EXP" resume 2 --quiet
+(cd "$T2EXP_BUILD" && "$T2EXP" create "$WORK/slow.yaml" "$TRIALS/quadratic.so" --quiet) || fail "the uninterrupted climb failed"
+[ "$(outcome 2)" = "$(outcome 3)" ] || fail "the resumed climb made other trials than an uninterrupted one"
+echo "paused and resumed from another directory: the same 16 trials"
+
+# The rules, broken.
+"${CC:-cc}" -std=c11 -Wall -Wextra -Werror -shared -fPIC -DWITH_LOAD -I "$T2EXP_SOURCE/framework/include" \
+  "$T2EXP_SOURCE/tests/integration/faulty_searcher.c" -o "$WORK/faulty.so"
+"${CC:-cc}" -std=c11 -Wall -Wextra -Werror -shared -fPIC -I "$T2EXP_SOURCE/framework/include" \
+  "$T2EXP_SOURCE/tests/integration/faulty_searcher.c" -o "$WORK/noload.so"
+faulty() { # MODE WANT — the experiment ends ERRORED, its error and the output say WANT
+  config "f_$1" "$WORK/faulty.so" "{mode: $1}"
+  expect_exit 1 "$T2EXP" create "$WORK/f_$1.yaml" "$TRIALS/quadratic.so" --plain
+  expect_in "$OUT" "$2"
+  expect_in "$(sql "SELECT state || ' ' || error FROM experiments ORDER BY id DESC LIMIT 1")" "ERRORED searcher library faulty.so: $2"
+  store_ok
+}
+faulty past_max "start failed: t2_search_train: trial 0: length 5 is not in (0, 4]"
+faulty bad_point "start failed: t2_point_set_double: hyperparameter 'x' takes a number in [-5, 5], not 7"
+faulty close_twice "on_validation failed: t2_search_close: trial 0 is closed"
+# A callback that fails, then works once the cause is gone: resume finishes the search.
+touch "$WORK/refuse"
+config fail "$WORK/faulty.so" "{mode: ok, file: $WORK/refuse}"
+expect_exit 1 "$T2EXP" create "$WORK/fail.yaml" "$TRIALS/quadratic.so" --plain
+expect_in "$OUT" "searcher library faulty.so: on_validation failed: faulty: refusing while $WORK/refuse exists"
+e=$(sql "SELECT max(id) FROM experiments")
+rm "$WORK/refuse"
+expect_exit 0 "$T2EXP" resume "$e" --plain
+expect_in "$OUT" "experiment $e COMPLETED"
+[ "$(sql "SELECT count(*) FROM trials WHERE experiment_id = $e AND state = 'COMPLETED' AND batches_trained = 4")" = 2 ] ||
+  fail "the resumed search did not finish its two trials: $("$T2EXP" trials "$e")"
+echo "a failing callback ends the experiment ERRORED; resumed after the fix, it completes"
+
+# Libraries that cannot serve: exit 2, the reason, nothing made.
+before=$(sql "SELECT count(*) FROM experiments")
+refused() { # LIBRARY OPTIONS WANT
+  config refused "$1" "$2"
+  expect_exit 2 "$T2EXP" create "$WORK/refused.yaml" "$TRIALS/quadratic.so"
+  expect_in "$OUT" "$3"
+}
+refused "$WORK/none.so" "{}" "searcher library $WORK/none.so: no such file"
+refused "$TRIALS/quadratic.so" "{}" "does not export the symbol t2_searcher (define the searcher with T2_SEARCHER(...)"
+refused "$WORK/noload.so" "{mode: ok}" "searcher library $WORK/noload.so: the searcher does not set .load"
+refused "$WORK/faulty.so" "{mode: outside}" "init failed: t2_search_create: only inside one of the searcher's callbacks"
+[ "$(sql "SELECT count(*) FROM experiments")" = "$before" ] || fail "a library that cannot serve made an experiment"
+expect_exit 2 "$T2EXP" create "$WORK/hill.yaml" "$TRIALS/quadratic.so" --config 'searcher.library=~'
+expect_in "$OUT" "searcher.library: missing required key"
+echo "search_custom: ok"

@@ -89,8 +89,9 @@ uint64_t t2_search_seed(const t2_search *s); /* the experiment seed: derive ever
 int t2_search_smaller_is_better(const t2_search *s);
 int64_t t2_search_max_length(const t2_search *s);
 int64_t t2_search_max_trials(const t2_search *s); /* searcher.max_trials, 0 when not given */
-/* searcher.options.NAME: a number into *value (T2_ENOTFOUND: absent; T2_EINVAL: not a number), or
- * any scalar's text into *text (the string lives as long as the search). */
+/* searcher.options.NAME: a number into *value, or a string into *text (it lives as long as the
+ * search; quote a value that YAML would read as a number or a bool). T2_ENOTFOUND: absent;
+ * T2_EINVAL: another kind of value. */
 int t2_search_option(const t2_search *s, const char *name, double *value);
 int t2_search_option_text(const t2_search *s, const char *name, const char **text);
 
@@ -112,10 +113,11 @@ int t2_search_param(const t2_search *s, size_t i, t2_param *out); /* T2_EINVAL p
 
 /* ---- points ---- */
 
+/* A point belongs to its search: hand it to t2_search_create, or t2_point_free it, before the
+ * search ends. */
+
 /* A random draw of the space from seed (the same seed, the same draw). */
 int t2_search_sample(const t2_search *s, uint64_t seed, t2_point **out);
-/* A copy of the values trial request_id was created with. */
-int t2_search_point(const t2_search *s, int64_t request_id, t2_point **out);
 void t2_point_free(t2_point *p);
 /* Readers by name: a number (int, double or log hyperparameters; a categorical's numeric value),
  * a categorical's string, or a categorical's index in its vals. T2_ENOTFOUND (no such

@@ -23,6 +23,7 @@ typedef struct t2__command {
 extern const t2__command t2__command_dashboard; /* framework/dashboard/ */
 extern const t2__command t2__command_init;      /* framework/init/ */
 extern const t2__command t2__command_plot;      /* framework/plot/ */
+extern const t2__command t2__command_model;     /* framework/cli/model.c */
 
 /* `t2exp __complete WHAT [ARG]` (complete.c), what the bash completion (framework/cli/t2exp.bash) asks:
  * "commands", "options CMD", "ids [PREFIX]" (experiment ids; with PREFIX "EXP." that experiment's

@@ -78,6 +78,12 @@ int t2__delete_experiment(t2__store *st, int64_t exp_id)
                        (long long)exp_id, pid);
     else if (live < 0)
         rc = live;
+    char as[300];
+    int reg = rc ? 0 : t2__store_experiment_registered(st, exp_id, as, sizeof as);
+    if (reg < 0) rc = reg;
+    else if (reg)
+        rc = t2_seterr(T2_ESTATE, "experiment %lld has a checkpoint that is %s; delete that version's model first "
+                       "(t2exp model delete NAME), or keep the experiment", (long long)exp_id, as);
     /* Files first, rows last: an interrupted delete leaves rows that a second delete finishes,
      * never files that no row names. */
     if (!rc) rc = remove_checkpoints(st, &row);

@@ -77,13 +77,16 @@ static const char *usage_text =
     "  plot EXP --out DIR [--format svg|png] [--top N]\n"
     "                                              learning curves, best so far, hparams, importance and\n"
     "                                              parallel coordinates as SVG/PNG files\n"
+    "  model register NAME CHECKPOINT | list | describe NAME | delete NAME\n"
+    "                                              the model registry: numbered versions of checkpoints,\n"
+    "                                              kept, and named model:NAME[:V] as a CHECKPOINT\n"
     "  init NAME                                   write a ready trial project into NAME/\n"
     "\n"
     "create, preview, resume and evaluate take --lenient: unknown config keys are warnings, not errors.\n"
     "EXP is an experiment id; TRIAL is EXP.N (the experiment's N-th trial, from 0) or a trial id\n"
     "(in metrics and checkpoints a bare number is an experiment).\n"
-    "CHECKPOINT is a file, a checkpoint uuid, or EXP / EXP.N for that one's best checkpoint\n"
-    "(by the searcher metric; the latest when none has one).\n"
+    "CHECKPOINT is a file, a checkpoint uuid, EXP / EXP.N for that one's best checkpoint\n"
+    "(by the searcher metric; the latest when none has one), or model:NAME[:V] (t2exp model).\n"
     "The store lives in --home, else $T2EXP_HOME, else $XDG_DATA_HOME/t2exp, else ~/.local/share/t2exp.\n"
     "Every command takes --help; t2exp --version prints the version.\n";
 
@@ -640,7 +643,8 @@ static int cmd_read(const char *cmd, const args *a)
 }
 
 /* The commands that live outside this file (commands.h). */
-static const t2__command *const OUTSIDE[] = {&t2__command_dashboard, &t2__command_init, &t2__command_plot, NULL};
+static const t2__command *const OUTSIDE[] = {&t2__command_dashboard, &t2__command_init, &t2__command_plot,
+                                             &t2__command_model, NULL};
 
 /* Whether the command trains or evaluates (or, for info, reports the kernel that would): only those
  * need OpenBLAS set up, which costs a second load of the program (about half of a command's start,

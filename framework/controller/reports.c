@@ -39,6 +39,13 @@ static int collect_garbage(t2__ctl *c)
             needed |= c->tt.t[k].ckpt && c->tt.t[k].state != T2__CTL_DONE && c->tt.t[k].state != T2__CTL_ERRORED &&
                       strcmp(c->tt.t[k].ckpt, rows[i].path) == 0;
         if (needed) continue;
+        /* A model version names it (`t2exp model register`): it is the user's to keep. */
+        int registered = t2__store_checkpoint_registered(c->st, rows[i].uuid, NULL, 0);
+        if (registered < 0) {
+            rc = registered;
+            break;
+        }
+        if (registered) continue;
         /* Only a checkpoint file inside this experiment's own directory is ever deleted, whatever
          * path the row holds (see t2__ckpt_gc_path_check). */
         int ok = t2__ckpt_gc_path_check(c->ckpt_dir, rows[i].path);

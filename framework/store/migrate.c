@@ -293,6 +293,25 @@ static const char SCHEMA_V14[] =
     " AND (trial_id, kind, batches) IN (SELECT trial_id, kind, batches FROM report_timings);";
 #undef TIMING_NAMES
 
+/* Version 15: the model registry (store_models.c, `t2exp model`): named models, each a list of
+ * versions that name a checkpoint. A registered checkpoint is never garbage-collected, and its
+ * experiment cannot be deleted while it is registered (the foreign key, and delete's own check). */
+static const char SCHEMA_V15[] =
+    "CREATE TABLE models ("
+    " id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    " name TEXT NOT NULL UNIQUE,"
+    " description TEXT,"
+    " created_at REAL NOT NULL"
+    ");"
+    "CREATE TABLE model_versions ("
+    " model_id INTEGER NOT NULL REFERENCES models(id) ON DELETE CASCADE,"
+    " version INTEGER NOT NULL,"
+    " checkpoint_uuid TEXT NOT NULL REFERENCES checkpoints(uuid),"
+    " created_at REAL NOT NULL,"
+    " PRIMARY KEY (model_id, version)"
+    ") WITHOUT ROWID;"
+    "CREATE INDEX model_versions_by_checkpoint ON model_versions (checkpoint_uuid);";
+
 static const char *const MIGRATIONS[] = {
     SCHEMA_V1, /* 0 -> 1 */
     SCHEMA_V2, /* 1 -> 2 */
@@ -308,6 +327,7 @@ static const char *const MIGRATIONS[] = {
     SCHEMA_V12, /* 11 -> 12 */
     SCHEMA_V13, /* 12 -> 13 */
     SCHEMA_V14, /* 13 -> 14 */
+    SCHEMA_V15, /* 14 -> 15 */
 };
 
 _Static_assert(sizeof MIGRATIONS / sizeof MIGRATIONS[0] == T2__STORE_SCHEMA_VERSION,

@@ -55,7 +55,7 @@ int t2__store_experiment_dir(const char *home, int64_t experiment_id, const char
 /* ---- open / close / schema --------------------------------------------------------------- */
 
 /* The schema version this code writes (PRAGMA user_version). */
-#define T2__STORE_SCHEMA_VERSION 14
+#define T2__STORE_SCHEMA_VERSION 15
 
 /* Opens HOME/t2exp.db. Read-write: creates HOME (mkdir -p) and the database, sets WAL mode, and
  * applies the pending forward migrations in one transaction. Read-only: the database must exist
@@ -559,6 +559,26 @@ typedef struct {
 int t2__store_print_query(t2__store *st, const char *sql, const t2__store_param *params,
                           size_t nparams, const t2__store_colspec *cols, t2__store_format fmt,
                           FILE *out);
+
+/* The model registry (store_models.c, `t2exp model`). A name is letters, digits, '_', '-', '.'
+ * (T2_EINVAL saying so). register: version N+1 of model `name` (made on its first version, with
+ * description, which a later one replaces when not NULL) names the ACTIVE checkpoint uuid; its
+ * number to *version. checkpoint: version `version` of the model (0: its latest) as the
+ * checkpoint's row; T2_ENOTFOUND naming what is missing. registered: 1 when the checkpoint (or,
+ * for experiment_registered, one of the experiment's) is a model version, with "model:NAME:V" to
+ * as; 0 when not; negative on store trouble. delete: the model and its versions (not the
+ * checkpoints, which garbage collection may take from then on). */
+int t2__model_name_check(const char *name);
+int t2__store_model_register(t2__store *st, const char *name, const char *checkpoint_uuid, const char *description,
+                             int64_t *version);
+int t2__store_model_checkpoint(t2__store *st, const char *name, int64_t version, t2__checkpoint_row *out);
+int t2__store_checkpoint_registered(t2__store *st, const char *uuid, char *as, size_t size);
+int t2__store_experiment_registered(t2__store *st, int64_t experiment_id, char *as, size_t size);
+int t2__store_model_delete(t2__store *st, const char *name);
+/* `t2exp model list`: name, versions, latest, description, created. `t2exp model describe NAME`: its
+ * versions with their checkpoint (uuid, trial, batches, metric, path). */
+int t2__store_print_models(t2__store *st, t2__store_format fmt, FILE *out);
+int t2__store_print_model(t2__store *st, const char *name, t2__store_format fmt, FILE *out);
 
 /* `t2exp list`: id, name, state, searcher, trials, progress, best_metric, started, duration.
  * Reads only the experiments table (trial counts are kept there by triggers). */

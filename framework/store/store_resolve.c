@@ -1,5 +1,6 @@
 /* store_resolve.c — the one place that turns what a user types into a trial or a checkpoint:
- * "EXP.N" or a trial id for trials; a path, "EXP", "EXP.N" or a uuid for checkpoints. */
+ * "EXP.N" or a trial id for trials; a path, "EXP", "EXP.N", "model:NAME[:VERSION]" or a uuid for
+ * checkpoints. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <inttypes.h>
@@ -62,6 +63,17 @@ int t2__store_resolve_checkpoint(t2__store *st, const char *ref, t2__checkpoint_
         return t2_seterr(T2_ENOTFOUND, "checkpoint %s: no such file, and no store to look it up in", ref);
     int64_t exp, ord, trial = 0;
     int rc;
+    if (!strncmp(ref, "model:", 6)) { /* model:NAME (its latest version) or model:NAME:VERSION */
+        char name[256];
+        const char *colon = strchr(ref + 6, ':');
+        int64_t version = 0;
+        size_t n = colon ? (size_t)(colon - ref - 6) : strlen(ref + 6);
+        if (n == 0 || n >= sizeof name || (colon && parse_pos(colon + 1, strlen(colon + 1), &version, 0)))
+            return t2_seterr(T2_EINVAL, "checkpoint %s: expected model:NAME or model:NAME:VERSION", ref);
+        memcpy(name, ref + 6, n);
+        name[n] = '\0';
+        return t2__store_model_checkpoint(st, name, version, out);
+    }
     if (!parse_ref(ref, &exp, &ord)) {
         if (ord >= 0 && (rc = t2__store_trial_id(st, exp, ord, &trial))) return rc;
         t2__experiment_row e;

@@ -160,7 +160,7 @@ static void test_migrate_v1(void)
                                     "ALTER TABLE experiments DROP COLUMN parts;"
                                     "DROP TABLE trial_log_segments;"
                                     "DROP TABLE report_timings;"
-                                    "PRAGMA user_version = 1;"));
+                                    "DROP TABLE model_versions; DROP TABLE models; PRAGMA user_version = 1;"));
     CHECK_OK(t2__store_exec_sql(st, "INSERT INTO experiments (name, config_yaml, searcher_name, metric,"
                                     " smaller_is_better, trial_object, seed, created_at) VALUES ('old',"
                                     " 'name: old\n# overridden on the command line:\n#   --config a=1\n',"
@@ -216,7 +216,7 @@ static void test_migrate_v7(void)
                                     "ALTER TABLE trials DROP COLUMN blas_id; DROP TABLE blas_lines;"
                                     "CREATE INDEX trials_by_blas ON trials (experiment_id, blas);"
                                     "DROP TABLE report_timings;"
-                                    "PRAGMA user_version = 7;"));
+                                    "DROP TABLE model_versions; DROP TABLE models; PRAGMA user_version = 7;"));
     CHECK_OK(t2__store_exec_sql(st, "INSERT INTO experiments (name, config_yaml, searcher_name, metric,"
                                     " smaller_is_better, trial_object, seed, created_at) VALUES ('old', 'name: old',"
                                     " 'random', 'loss', 1, '/t.so', 1, 0);"
@@ -261,7 +261,7 @@ static void test_migrate_v10(void)
                                     "ALTER TABLE trials DROP COLUMN blas_id; DROP TABLE blas_lines;"
                                     "CREATE INDEX trials_by_blas ON trials (experiment_id, blas);"
                                     "DROP TABLE report_timings;"
-                                    "PRAGMA user_version = 10;"));
+                                    "DROP TABLE model_versions; DROP TABLE models; PRAGMA user_version = 10;"));
     CHECK_OK(t2__store_exec_sql(st, "INSERT INTO experiments (name, config_yaml, searcher_name, metric,"
                                     " smaller_is_better, trial_object, seed, created_at) VALUES ('old', 'name: old',"
                                     " 'random', 'loss', 1, '/t.so', 1, 0);"
@@ -338,7 +338,7 @@ static void test_migrate_v12(void)
              " state = ''PAUSED'' OR state = ''COMPLETED'' OR state = ''ERRORED'' OR state = ''CANCELED'')',"
              " 'CHECK (state IN (''QUEUED'',''RUNNING'',''PAUSED'',''COMPLETED'',''ERRORED'',''CANCELED''))')"
              " WHERE name = 'trials';"
-             "PRAGMA writable_schema = OFF; PRAGMA schema_version = %d; PRAGMA user_version = 12;", cookie + 1);
+             "PRAGMA writable_schema = OFF; PRAGMA schema_version = %d; DROP TABLE model_versions; DROP TABLE models; PRAGMA user_version = 12;", cookie + 1);
     CHECK_OK(t2__store_exec_sql(st, sql));
     CHECK_OK(t2__store_close(st));
     /* Schema 12 as shipped, seen by a plain connection (the store's would migrate it; a read-only
@@ -398,7 +398,7 @@ static void test_migrate_v13(void)
     snprintf(h, sizeof h, "%s/v13", dir);
     t2__store *st = NULL;
     CHECK_OK(t2__store_open(h, 0, &st));
-    CHECK_OK(t2__store_exec_sql(st, "DROP TABLE report_timings; PRAGMA user_version = 13;"));
+    CHECK_OK(t2__store_exec_sql(st, "DROP TABLE model_versions; DROP TABLE models; DROP TABLE report_timings; PRAGMA user_version = 13;"));
     int64_t e = new_experiment(st, 1), t = 0, t2 = 0;
     CHECK_OK(t2__store_create_trial(st, e, 0, "{}", 1, 1, &t));
     CHECK_OK(t2__store_create_trial(st, e, 1, "{}", 2, 1, &t2));

@@ -21,7 +21,7 @@ static void test_migrate_v3(void)
                                     " ALTER TABLE trials DROP COLUMN parent_trial_id; ALTER TABLE trials DROP COLUMN parent_checkpoint;"
                                     " ALTER TABLE experiments DROP COLUMN parts;"
                                     " DROP TABLE trial_log_segments;"
-                                    " DROP TABLE report_timings; PRAGMA user_version = 3;"));
+                                    " DROP TABLE report_timings; DROP TABLE model_versions; DROP TABLE models; PRAGMA user_version = 3;"));
     CHECK_OK(t2__store_exec_sql(st, "INSERT INTO experiments (name, config_yaml, searcher_name, metric,"
                                     " smaller_is_better, trial_object, seed, created_at) VALUES ('old',"
                                     " 'name: old\n', 'single', 'loss', 1, '/t.so', 1, 0)"));

@@ -279,9 +279,11 @@ int t2__cfg_searcher(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark
         int applies = -1;
         for (size_t j = 0; j < sizeof SEARCHER_KEYS / sizeof *SEARCHER_KEYS; j++)
             if (KEY_IS(SEARCHER_KEYS[j].key)) applies = SEARCHER_KEYS[j].applies;
+        /* asha's tpe sampler takes tpe's sampling keys, not its pruner: asha stops trials itself. */
+        int takes = KEY_IS("pruner") ? 1 << s->name : mine;
         if (applies < 0) {
             rc = t2__cfg_unknown(cfg, km, path, names);
-        } else if (!(applies & mine)) {
+        } else if (!(applies & takes)) {
             rc = t2__cfg_warn(cfg, km, "key '%s' does not apply to the %s searcher (ignored)", path,
                               t2__searcher_name(s->name));
         } else if (KEY_IS("name")) {

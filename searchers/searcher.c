@@ -373,6 +373,11 @@ int t2__searcher_rolled_back(const t2__searcher *s)
     return s && s->rolled_back;
 }
 
+void t2__searcher_mark_rolled_back(t2__searcher *s)
+{
+    if (s) s->rolled_back = 1;
+}
+
 int t2__searcher_started(const t2__searcher *s)
 {
     return s && s->started;

@@ -96,6 +96,9 @@ int t2__searcher_on_trial_failed(t2__searcher *s, int64_t request_id, int invali
  * after the fix continues from there. 0 otherwise (a built-in searcher's state after a failed
  * event is unspecified). */
 int t2__searcher_rolled_back(const t2__searcher *s);
+/* Says so again after later events cleared it: the controller applied the ops of an event whose
+ * inner event (a closed trial's exit) was undone, and the state matches the trials it made. */
+void t2__searcher_mark_rolled_back(t2__searcher *s);
 /* 1 once t2__searcher_start succeeded (also in a restored searcher). */
 int t2__searcher_started(const t2__searcher *s);
 

@@ -79,7 +79,9 @@ int t2__delete_experiment(t2__store *st, int64_t exp_id)
     else if (live < 0)
         rc = live;
     char as[300];
-    int reg = rc ? 0 : t2__store_experiment_registered(st, exp_id, as, sizeof as);
+    /* Its checkpoints DELETED first, with the check that none is a model version, in one
+     * transaction: a `t2exp model register` after it finds them gone, never their files. */
+    int reg = rc ? 0 : t2__store_retire_experiment_checkpoints(st, exp_id, as, sizeof as);
     if (reg < 0) rc = reg;
     else if (reg)
         rc = t2_seterr(T2_ESTATE, "experiment %lld has a checkpoint that is %s; delete that version's model first "

@@ -44,8 +44,10 @@ int t2__ctl_prune_validation(t2__ctl *c, t2__ctl_trial *t, double value, int ask
 {
     *prune = 0;
     if (!c->pruner) return T2_OK;
-    /* Only a validation the runner waits on can stop it, and never its op's last (it is done). */
-    int decide = asked && !t->pruned_why && t->target > 0 && t->batches < t->target &&
+    /* Only a validation the runner waits on can stop it, and only one it validates on its period:
+     * never the initial one at batch 0 (perform_initial_validation; checkpoint_policy best asks
+     * there too, and the runner goes on whatever the answer), nor its op's last (it is done). */
+    int decide = asked && !t->pruned_why && t->batches > 0 && t->target > 0 && t->batches < t->target &&
                  t->batches >= warmup_batches(c, t);
     t2__prune_verdict v;
     int rc = t2__pruner_report(c->pruner, t->id, t->batches, value, decide, &v);

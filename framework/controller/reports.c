@@ -32,6 +32,8 @@ static int collect_garbage(t2__ctl *c)
     t2__ckpt_gc_params p = {c->cfg->checkpoint_storage.save_experiment_best, c->cfg->checkpoint_storage.save_trial_best,
                             c->cfg->checkpoint_storage.save_trial_latest, c->cfg->searcher.smaller_is_better};
     if (!rc) rc = t2__ckpt_gc_select(items, n, &p, keep);
+    size_t *gone = calloc(n ? n : 1, sizeof *gone), ngone = 0;
+    if (!rc && !gone) rc = t2_seterr(T2_ENOMEM, "controller: out of memory");
     for (size_t i = 0; !rc && i < n; i++) {
         if (keep[i] || rows[i].deleted) continue;
         int needed = 0;
@@ -39,13 +41,6 @@ static int collect_garbage(t2__ctl *c)
             needed |= c->tt.t[k].ckpt && c->tt.t[k].state != T2__CTL_DONE && c->tt.t[k].state != T2__CTL_ERRORED &&
                       strcmp(c->tt.t[k].ckpt, rows[i].path) == 0;
         if (needed) continue;
-        /* A model version names it (`t2exp model register`): it is the user's to keep. */
-        int registered = t2__store_checkpoint_registered(c->st, rows[i].uuid, NULL, 0);
-        if (registered < 0) {
-            rc = registered;
-            break;
-        }
-        if (registered) continue;
         /* Only a checkpoint file inside this experiment's own directory is ever deleted, whatever
          * path the row holds (see t2__ckpt_gc_path_check). */
         int ok = t2__ckpt_gc_path_check(c->ckpt_dir, rows[i].path);
@@ -54,12 +49,19 @@ static int collect_garbage(t2__ctl *c)
             t2_clearerr();
             continue;
         }
-        if (ok == T2_OK && unlink(rows[i].path) != 0 && errno != ENOENT) {
-            t2__progress_event(&c->prog, "warning: cannot delete checkpoint %s: %s", rows[i].path, strerror(errno));
-            continue;
-        }
-        rc = t2__store_mark_checkpoint_deleted(c->st, rows[i].uuid);
+        /* DELETED unless a model version names it (`t2exp model register`), in one statement: a
+         * registration and this never both win. */
+        int retired = t2__store_retire_checkpoint(c->st, rows[i].uuid);
+        if (retired < 0) rc = retired;
+        else if (retired && ok == T2_OK) gone[ngone++] = i;
     }
+    /* Rows first, committed, then the files: a `t2exp model register` after the commit finds them
+     * DELETED; a crash before the unlinks leaves files that resume sweeps (sweep_orphans). */
+    if (!rc && ngone) rc = t2__store_flush(c->st, 1);
+    for (size_t k = 0; !rc && k < ngone; k++)
+        if (unlink(rows[gone[k]].path) != 0 && errno != ENOENT)
+            t2__progress_event(&c->prog, "warning: cannot delete checkpoint %s: %s", rows[gone[k]].path, strerror(errno));
+    free(gone);
     free(items);
     free(keep);
     t2__checkpoint_rows_free(rows, n);

@@ -92,10 +92,14 @@ static char *trial_log_path(const char *dir, int64_t id)
     return o.p;
 }
 
-/* Applies the searcher's operations, including those the handling itself produces. */
+/* Applies the searcher's operations, including those the handling itself produces. An event
+ * delivered inside (a closed trial's exit) that a custom searcher's library failed on is undone
+ * (t2__searcher_rolled_back): the ops of the event that closed the trial are applied all the same,
+ * so the snapshot committed with them matches the trial table, and the failure is returned after. */
 static int apply_ops(t2__ctl *c)
 {
-    int rc = T2_OK;
+    int rc = T2_OK, undone = T2_OK;
+    char undone_msg[1400] = "";
     for (; c->op_next < c->ops.n && !rc; c->op_next++) {
         t2__search_op *op = &c->ops.v[c->op_next];
         t2__ctl_trial *t = op->kind == T2__OP_CREATE ? NULL : t2__tt_find(&c->tt, op->request_id);
@@ -143,6 +147,11 @@ static int apply_ops(t2__ctl *c)
                                    (long long)t->batches, c->cfg->searcher.metric, t->metric);
                 rc = t2__ctl_store_trial(c, t, T2__TU_STATE, T2__TRIAL_COMPLETED, NULL);
                 if (!rc) rc = t2__searcher_on_trial_exited(c->s, op->request_id, &c->ops);
+                if (rc && t2__searcher_rolled_back(c->s) && !undone) { /* a resume tells it again */
+                    undone = rc;
+                    snprintf(undone_msg, sizeof undone_msg, "%s", t2_errmsg());
+                    rc = T2_OK;
+                }
             }
             break;
         case T2__OP_SHUTDOWN:
@@ -153,6 +162,10 @@ static int apply_ops(t2__ctl *c)
     if (c->op_next == c->ops.n) {
         t2__ops_clear(&c->ops);
         c->op_next = 0;
+    }
+    if (!rc && undone) {
+        rc = t2_seterr(undone, "%s", undone_msg);
+        t2__searcher_mark_rolled_back(c->s); /* later events of this loop may have cleared it */
     }
     return rc;
 }

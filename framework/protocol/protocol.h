@@ -90,7 +90,8 @@
 #include <stdint.h>
 #include "configs/value.h"
 
-#define T2__PROTOCOL_VERSION 4
+/* 5: metrics' ask (was ask_best) and validated's prune (searcher.pruner). */
+#define T2__PROTOCOL_VERSION 5
 
 typedef enum t2__msg_kind {
     T2__MSG_NONE, /* t2__msg_recv: the peer closed the channel between messages */

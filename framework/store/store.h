@@ -575,6 +575,12 @@ int t2__store_model_checkpoint(t2__store *st, const char *name, int64_t version,
 int t2__store_checkpoint_registered(t2__store *st, const char *uuid, char *as, size_t size);
 int t2__store_experiment_registered(t2__store *st, int64_t experiment_id, char *as, size_t size);
 int t2__store_model_delete(t2__store *st, const char *name);
+/* Garbage collection's mark: the ACTIVE checkpoint uuid becomes DELETED unless a model version
+ * names it, in one statement (into the batch). 1: marked, its file may go once committed; 0: kept. */
+int t2__store_retire_checkpoint(t2__store *st, const char *uuid);
+/* `t2exp delete`'s first step: every checkpoint of the experiment DELETED in one transaction with the
+ * check that none is registered (1, with "model:NAME:V" to as, and nothing marked); 0: marked. */
+int t2__store_retire_experiment_checkpoints(t2__store *st, int64_t experiment_id, char *as, size_t size);
 /* `t2exp model list`: name, versions, latest, description, created. `t2exp model describe NAME`: its
  * versions with their checkpoint (uuid, trial, batches, metric, path). */
 int t2__store_print_models(t2__store *st, t2__store_format fmt, FILE *out);

@@ -29,9 +29,13 @@ int t2__model_name_check(const char *name)
 static const char SQL_MODEL_ID[] = "SELECT id FROM models WHERE name = ?1";
 static const char SQL_MODEL_NEW[] = "INSERT INTO models (name, description, created_at) VALUES (?1, ?2, ?3)";
 static const char SQL_MODEL_DESCRIBE[] = "UPDATE models SET description = ?2 WHERE id = ?1";
+/* Only while the checkpoint is ACTIVE, checked in the statement that registers it: garbage
+ * collection retires a checkpoint (t2__store_retire_checkpoint) in one statement too, and SQLite
+ * runs one writer at a time, so a checkpoint is either registered or retired, never both. */
 static const char SQL_VERSION_NEW[] =
     "INSERT INTO model_versions (model_id, version, checkpoint_uuid, created_at)"
     " SELECT ?1, coalesce(max(version), 0) + 1, ?2, ?3 FROM model_versions WHERE model_id = ?1"
+    " AND EXISTS (SELECT 1 FROM checkpoints WHERE uuid = ?2 AND state = 'ACTIVE')"
     " RETURNING version";
 
 /* The model's id into *id; 0 when there is none. */
@@ -48,6 +52,9 @@ static int model_id(t2__store *st, const char *name, int64_t *id)
     return rc;
 }
 
+static int register_in(t2__store *st, const char *name, const char *checkpoint_uuid, const char *description,
+                       int64_t *version);
+
 int t2__store_model_register(t2__store *st, const char *name, const char *checkpoint_uuid, const char *description,
                              int64_t *version)
 {
@@ -58,10 +65,22 @@ int t2__store_model_register(t2__store *st, const char *name, const char *checkp
     /* Only an ACTIVE checkpoint: a deleted one's file is gone. */
     if ((rc = t2__store_checkpoint_by_uuid(st, checkpoint_uuid, &ck))) return rc;
     t2__checkpoint_row_free(&ck);
+    /* One transaction: the model made, its next version numbered and taken, or neither. */
+    if ((rc = t2__store_begin(st))) return rc;
+    if ((rc = register_in(st, name, checkpoint_uuid, description, version))) {
+        t2__store_rollback(st);
+        return rc;
+    }
+    return t2__store_commit(st);
+}
+
+static int register_in(t2__store *st, const char *name, const char *checkpoint_uuid, const char *description,
+                       int64_t *version)
+{
     int64_t id;
     sqlite3_stmt *s;
-    /* One transaction: the model made, its next version numbered and taken, or neither. */
-    if ((rc = t2__store_write_begin(st)) || (rc = model_id(st, name, &id))) return rc;
+    int rc;
+    if ((rc = model_id(st, name, &id))) return rc;
     double now = t2__store_now(st);
     if (!id) {
         if ((rc = t2__store_stmt(st, SQL_MODEL_NEW, &s))) return rc;
@@ -83,10 +102,13 @@ int t2__store_model_register(t2__store *st, const char *name, const char *checkp
         return t2__store_err(st, sqlite3_errcode(st->db), "bind");
     rc = sqlite3_step(s);
     if (rc == SQLITE_ROW) *version = sqlite3_column_int64(s, 0);
-    rc = rc == SQLITE_ROW ? T2_OK : t2__store_err(st, rc, "register model version");
+    int inserted = rc == SQLITE_ROW;
+    rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? T2_OK : t2__store_err(st, rc, "register model version");
     sqlite3_reset(s);
-    if (rc) return rc;
-    return t2__store_flush(st, 1);
+    if (!rc && !inserted) /* retired by garbage collection since it was looked up */
+        rc = t2_seterr(T2_ENOTFOUND, "store %s: checkpoint %s was just deleted (garbage collection); register "
+                       "a newer one", t2__store_path(st), checkpoint_uuid);
+    return rc;
 }
 
 static const char SQL_MODEL_CKPT[] =
@@ -157,6 +179,42 @@ int t2__store_experiment_registered(t2__store *st, int64_t experiment_id, char *
         if (r < 0) return r;
     }
     return rc;
+}
+
+static const char SQL_RETIRE[] =
+    "UPDATE checkpoints SET state = 'DELETED' WHERE uuid = ?1 AND state = 'ACTIVE'"
+    " AND NOT EXISTS (SELECT 1 FROM model_versions WHERE checkpoint_uuid = ?1)";
+
+int t2__store_retire_checkpoint(t2__store *st, const char *uuid)
+{
+    sqlite3_stmt *s;
+    int rc;
+    if ((rc = t2__store_write_begin(st)) || (rc = t2__store_stmt(st, SQL_RETIRE, &s))) return rc;
+    if ((rc = sqlite3_bind_text(s, 1, uuid, -1, SQLITE_TRANSIENT)) != SQLITE_OK) return t2__store_err(st, rc, "bind");
+    if ((rc = t2__store_exec_stmt(st, s, "retire checkpoint"))) return rc;
+    int retired = sqlite3_changes(st->db) == 1;
+    return (rc = t2__store_write_done(st)) ? rc : retired;
+}
+
+static const char SQL_RETIRE_EXPERIMENT[] =
+    "UPDATE checkpoints SET state = 'DELETED' WHERE experiment_id = ?1 AND state = 'ACTIVE'";
+
+int t2__store_retire_experiment_checkpoints(t2__store *st, int64_t experiment_id, char *as, size_t size)
+{
+    sqlite3_stmt *s;
+    int rc;
+    /* The check and the marks in one write transaction: no registration comes between them. */
+    if ((rc = t2__store_begin(st))) return rc;
+    int reg = t2__store_experiment_registered(st, experiment_id, as, size);
+    if (!reg && !(rc = t2__store_stmt(st, SQL_RETIRE_EXPERIMENT, &s))) {
+        if ((rc = sqlite3_bind_int64(s, 1, experiment_id)) != SQLITE_OK) rc = t2__store_err(st, rc, "bind");
+        else rc = t2__store_exec_stmt(st, s, "retire checkpoints");
+    }
+    if (reg || rc) {
+        t2__store_rollback(st);
+        return reg ? reg : rc;
+    }
+    return t2__store_commit(st);
 }
 
 static const char SQL_MODEL_DELETE[] = "DELETE FROM models WHERE name = ?1";

@@ -7,6 +7,8 @@
  *   outside     issues an operation from init, outside any event
  *   fail_file   on_validation fails while the file options.file exists (the resume after its
  *               removal must finish the search)
+ *   close_first creates trial 0 and closes it before it ran, then creates trial 1 and trains it:
+ *               the exit of 0 comes inside the event, and fails while options.file exists
  * Built without -DWITH_LOAD it lacks load, and the library is refused. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +35,13 @@ static int init(t2_search *s, void **state)
 static int start(t2_search *s, void *state)
 {
     st *x = state;
+    if (!strcmp(x->mode, "close_first")) {
+        int64_t a, b;
+        int rc = t2_search_create(s, NULL, &a);
+        if (!rc) rc = t2_search_close(s, a);
+        if (!rc) rc = t2_search_create(s, NULL, &b);
+        return rc ? rc : t2_search_train(s, b, t2_search_max_length(s));
+    }
     int64_t half = t2_search_max_length(s) / 2, id;
     for (int k = 0; k < 2; k++) {
         t2_point *p = NULL;
@@ -63,7 +72,10 @@ static int on_validation(t2_search *s, void *state, int64_t rid, double metric, 
 static int on_trial_exited(t2_search *s, void *state, int64_t rid)
 {
     (void)s, (void)rid;
-    ((st *)state)->closed++;
+    st *x = state;
+    if (!strcmp(x->mode, "close_first") && x->file && access(x->file, F_OK) == 0)
+        return t2_seterr(T2_EINVAL, "faulty: no exit while %s exists", x->file);
+    x->closed++;
     return T2_OK;
 }
 

@@ -63,6 +63,40 @@ expect_exit 0 "$T2EXP" model delete keeper --yes
 expect_exit 0 "$T2EXP" delete 1 --yes
 [ "$(sql "SELECT count(*) FROM models") $(sql "SELECT count(*) FROM model_versions")" = "0 0" ] || fail "model rows left"
 
+# Registering while garbage collection runs: a checkpoint every batch, only the latest kept; the
+# latest ACTIVE one is registered over and over as the trial goes. Every version must name a
+# checkpoint that is still ACTIVE, with its file: a registration and a collection never both win.
+cat > "$WORK/race.yaml" <<Y
+name: race
+hyperparameters: {global_batch_size: 1, x: 2, y: -2, model: 1, sleep_ms: 4}
+searcher: {name: single, metric: loss, max_length: {batches: 800}}
+min_checkpoint_period: {batches: 1}
+checkpoint_policy: none
+checkpoint_storage: {save_experiment_best: 0, save_trial_best: 0, save_trial_latest: 1}
+Y
+"$T2EXP" create "$WORK/race.yaml" "$Q" --quiet > "$WORK/race.log" 2>&1 &
+pid=$!
+wait_for "SELECT count(*) FROM experiments WHERE name = 'race'" 1200
+e=$(sql "SELECT max(id) FROM experiments WHERE name = 'race'")
+wait_for "SELECT count(*) FROM checkpoints c JOIN trials t ON t.id = c.trial_id WHERE t.experiment_id = $e" 1200
+tries=0
+while kill -0 $pid 2>/dev/null && [ $tries -lt 150 ]; do
+  u=$(sql "SELECT c.uuid FROM checkpoints c JOIN trials t ON t.id = c.trial_id WHERE t.experiment_id = $e
+           AND c.state = 'ACTIVE' ORDER BY c.batches DESC LIMIT 1")
+  [ -n "$u" ] && { "$T2EXP" model register racer "$u" > /dev/null 2>&1 || true; }
+  tries=$((tries + 1))
+done
+wait $pid || fail "the raced experiment failed: $(cat "$WORK/race.log")"
+n=$(sql "SELECT count(*) FROM model_versions")
+[ "$tries" -ge 20 ] && [ "$n" -ge 1 ] || fail "$tries tries, $n registrations: the race was not run"
+bad=$(sql "SELECT count(*) FROM model_versions v JOIN checkpoints c ON c.uuid = v.checkpoint_uuid WHERE c.state != 'ACTIVE'")
+[ "$bad" = 0 ] || fail "$bad of $n versions name a checkpoint garbage collection deleted"
+for p in $(sql "SELECT c.path FROM model_versions v JOIN checkpoints c ON c.uuid = v.checkpoint_uuid"); do
+  [ -f "$p" ] || fail "a registered checkpoint's file is gone: $p"
+done
+echo "$n of $tries registrations got in while garbage collection ran; every one names a kept checkpoint"
+expect_exit 0 "$T2EXP" model delete racer --yes
+
 # Errors.
 expect_exit 0 "$T2EXP" create "$WORK/keep.yaml" "$Q" --quiet --config hyperparameters.sleep_ms=0
 expect_exit 2 "$T2EXP" model register "bad name" 2

@@ -103,6 +103,21 @@ expect_in "$OUT" "experiment $e COMPLETED"
 [ "$(sql "SELECT count(*) FROM trials WHERE experiment_id = $e AND state = 'COMPLETED' AND batches_trained = 4")" = 2 ] ||
   fail "the resumed search did not finish its two trials: $("$T2EXP" trials "$e")"
 echo "a failing callback ends the experiment ERRORED; resumed after the fix, it completes"
+# The exit of a trial closed before it ran comes inside the event that closed it: when it fails, the
+# rest of that event (trial 1 made and trained) still stands, and the resume finishes both.
+touch "$WORK/refuse"
+config inner "$WORK/faulty.so" "{mode: close_first, file: $WORK/refuse}"
+expect_exit 1 "$T2EXP" create "$WORK/inner.yaml" "$TRIALS/quadratic.so" --plain
+expect_in "$OUT" "on_trial_exited failed: faulty: no exit while $WORK/refuse exists"
+e=$(sql "SELECT max(id) FROM experiments")
+[ "$(sql "SELECT count(*) FROM trials WHERE experiment_id = $e")" = 2 ] ||
+  fail "the event's second trial was lost: $("$T2EXP" trials "$e")"
+rm "$WORK/refuse"
+expect_exit 0 "$T2EXP" resume "$e" --plain
+expect_in "$OUT" "experiment $e COMPLETED"
+[ "$(sql "SELECT group_concat(ordinal || ':' || state || ':' || batches_trained, ' ') FROM trials WHERE experiment_id = $e")" = \
+  "0:COMPLETED:0 1:COMPLETED:4" ] || fail "after the resume: $("$T2EXP" trials "$e")"
+echo "an inner event that fails keeps the rest of its event; resumed, the search finishes"
 
 # Libraries that cannot serve: exit 2, the reason, nothing made.
 before=$(sql "SELECT count(*) FROM experiments")

@@ -118,12 +118,13 @@ fi
 # the best before them (0); threshold lower -1.5 with a warmup of 2 batches: batch 5's -2.
 if command -v "${CC:-cc}" >/dev/null; then
   build_scripted
-  single() {
+  single() { # PRUNER [EXTRA-LINE]
     cat > "$WORK/single.yaml" <<Y
 name: single
 hyperparameters: {global_batch_size: 1, peak: 3}
 searcher: {name: single, metric: score, smaller_is_better: false, max_length: {batches: 12}, pruner: $1}
 min_validation_period: {batches: 1}
+${2:-}
 Y
     expect_exit 0 "$T2EXP" create "$WORK/single.yaml" "$WORK/scripted.so" --plain
   }
@@ -137,7 +138,14 @@ Y
   e=$(sql "SELECT max(id) FROM experiments")
   [ "$(sql "SELECT batches_trained || '|' || error FROM trials WHERE experiment_id = $e")" = \
     "5|pruned at batch 5: score -2 is below the lower bound -1.5" ] || fail "the threshold pruner: $("$T2EXP" trials "$e")"
-  echo "single trial: patient pruned at batch 6, threshold (warmup 2) at batch 5"
+  # The initial validation (batch 0, score -3) is never judged, though checkpoint_policy best has
+  # the runner wait for an answer there: the threshold stops the trial at batch 1 (-2).
+  single "{name: threshold, lower: -1.5}" "perform_initial_validation: true"
+  e=$(sql "SELECT max(id) FROM experiments")
+  [ "$(sql "SELECT batches_trained || '|' || error FROM trials WHERE experiment_id = $e")" = \
+    "1|pruned at batch 1: score -2 is below the lower bound -1.5" ] ||
+    fail "the initial validation was judged: $("$T2EXP" trials "$e")"
+  echo "single trial: patient pruned at batch 6, threshold (warmup 2) at batch 5, never at the initial validation"
 fi
 
 # Config errors: each at its place, nothing made.

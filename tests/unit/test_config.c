@@ -1041,6 +1041,14 @@ static void test_pruner(void)
                "const.yaml:4:3: searcher.pruner: a threshold pruner needs lower, upper or both");
     EXPECT_ERR(HEAD PERIOD RANDOM "{name: threshold, lower: 2, upper: 1}}\n", T2_EINVAL,
                "const.yaml:4:46: searcher.pruner: lower 2 is above upper 1");
+    /* ASHA's tpe sampler takes tpe's sampling keys, not its pruner. */
+    cfg = load_ok(HEAD PERIOD "searcher: {name: adaptive_asha, sampler: tpe, metric: loss, max_length: {batches: 10},"
+                  " max_trials: 3, n_startup_trials: 2, pruner: median}\n");
+    if (cfg) {
+        CHECK(!cfg->searcher.pruner.on && cfg->searcher.tpe.n_startup_trials == 2 && cfg->nwarnings == 1 &&
+              strstr(cfg->warnings[0], "'searcher.pruner' does not apply to the adaptive_asha searcher"));
+        t2__config_free(cfg);
+    }
     /* ASHA stops trials itself: the key does not apply (a warning), and nothing is asked of the trials. */
     cfg = load_ok(HEAD "searcher: {name: adaptive_asha, metric: loss, max_length: {batches: 10}, max_trials: 3,"
                   " pruner: median}\n");

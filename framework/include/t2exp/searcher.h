@@ -24,7 +24,9 @@
  *                    invalid_hparams: the trial called its hyperparameters unusable
  *   progress         (optional) how far the search is, 0..1
  *   save, load       the state as text (malloc'd, NUL-terminated), and back: saved after the
- *                    events, so that `t2exp resume` continues the same search
+ *                    events, so that `t2exp resume` continues the same search, and before each
+ *                    event, whose failure is undone by a load into the live state (so load
+ *                    replaces all the state holds)
  *   destroy          frees the state; called once init was, also when init failed (with
  *                    whatever it left in *state, NULL if nothing)
  *

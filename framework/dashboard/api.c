@@ -67,7 +67,18 @@ typedef struct query {
     int64_t id;
     const char *kind;
     long top;
+    char name[256]; /* models/NAME */
 } query;
+
+static int p_models(t2__store *st, const void *a, FILE *o)
+{
+    (void)a;
+    return t2__store_print_models(st, T2__FMT_JSON, o);
+}
+static int p_model(t2__store *st, const void *a, FILE *o)
+{
+    return t2__store_print_model(st, ((const query *)a)->name, T2__FMT_JSON, o);
+}
 
 static int p_experiments(t2__store *st, const void *a, FILE *o)
 {
@@ -187,6 +198,16 @@ int t2__dash_api(t2__store *st, const char *path, t2__dash_arg_fn arg, void *arg
         return reply_text(r, 200, "application/json", body, (size_t)n);
     }
     if (strcmp(path, "experiments") == 0) return reply_printed(r, st, p_experiments, &q);
+    /* models, models/NAME: the registry (t2exp model list, describe NAME). */
+    if (strcmp(path, "models") == 0) return reply_printed(r, st, p_models, &q);
+    if (strncmp(path, "models/", 7) == 0) {
+        if (t2__model_name_check(path + 7)) {
+            t2_clearerr();
+            return reply_error(r, 404, "no such model");
+        }
+        snprintf(q.name, sizeof q.name, "%s", path + 7);
+        return reply_printed(r, st, p_model, &q);
+    }
     /* experiments/ID[/trials|/metrics|/config|/importance], trials/TID[/metrics|/checkpoints|/log] */
     const char *rest = NULL;
     int trial = 0;

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # t2exp dashboard's HTTP side: every /api answer equals the CLI's --json for the same question; it
-# binds to loopback and says so; it is read-only (writes refused, the store opened read-only); no
+# binds to loopback and says so (the model registry's answers too); it is read-only (writes refused, the store opened read-only); no
 # path escapes the compiled-in pages, encoded or not; a silent client, garbage and a storm of 1,000
 # requests leave it serving, and an experiment running meanwhile completes normally.
 source "$(dirname "$0")/common.bash"
 command -v curl >/dev/null || { echo "dashboard_api: skipped (no curl)"; exit 77; }
 cat > "$WORK/asha.yaml" <<'Y'
 name: asha_api
-hyperparameters: {global_batch_size: 1, x: {type: double, minval: -2, maxval: 4}, y: -2}
+hyperparameters: {global_batch_size: 1, x: {type: double, minval: -2, maxval: 4}, y: -2, model: 1}
 searcher: {name: adaptive_asha, metric: loss, max_length: {batches: 16}, max_trials: 6, max_rungs: 2, divisor: 4}
 min_validation_period: {batches: 4}
 reproducibility: {experiment_seed: 3}
@@ -65,6 +65,12 @@ same "/api/experiments/1/metrics?kind=validation" metrics 1 --kind validation
 same /api/trials/1.0/metrics metrics 1.0
 same /api/trials/1/checkpoints checkpoints 1.0
 same /api/experiments/1/importance importance 1
+# The model registry: a version of experiment 1's best checkpoint.
+expect_exit 0 "$T2EXP" model register best 1
+same /api/models model list
+same /api/models/best model describe best
+expect_in "$(get /api/models/nope)" "no model 'nope'"
+[ "$(code "$base/api/models/no%20pe")" = 404 ] || fail "a bad model name is not a 404"
 [ "$(get /api/experiments/1/config)" = "$(sql "SELECT config_yaml FROM experiments WHERE id = 1")" ] || fail "config differs"
 echo "dashboard_api: /api answers equal the CLI's --json"
 

@@ -93,7 +93,12 @@ try:
     want = sql("SELECT count(*) FROM experiments")[0][0]
     if rows != want:
         fail("list: %d rows, the store has %d experiments" % (rows, want))
-    check_clean(b, "list", [name])
+    check_clean(b, "list", [name, "<script>window.__xss='model'</script>"])
+    models = b.evaluate('document.querySelectorAll("#models-table tbody tr").length')
+    if models != sql("SELECT count(*) FROM models")[0][0]:
+        fail("list: %d model rows, the store has %d models" % (models, sql("SELECT count(*) FROM models")[0][0]))
+    if "model:best:1" not in b.evaluate('document.querySelector("#models-table").textContent'):
+        fail("list: the models table does not name model:best:1")
     # The printed address's token became a cookie the page cannot read (HttpOnly), and left the
     # address bar (the first answer sent the browser on to / without it).
     if b.evaluate("location.search") or "token" in b.evaluate("location.href"):

@@ -30,6 +30,8 @@ reproducibility: {experiment_seed: 5}
 Y
 expect_exit 0 "$T2EXP" create "$WORK/asha.yaml" "$WORK/dash.so" --quiet
 [ "$(sql "SELECT state FROM experiments WHERE id=1")" = COMPLETED ] || fail "the ASHA experiment did not complete"
+# A model of the registry, its description markup too (the list shows the registry below).
+expect_exit 0 "$T2EXP" model register best 1 --description "<script>window.__xss='model'</script>"
 
 # Experiment 2: two trials of 50 ms batches, running while the browser watches (killed at the end).
 cat > "$WORK/running.yaml" <<'Y'

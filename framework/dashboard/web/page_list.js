@@ -1,4 +1,5 @@
-// page_list.js — #/: every experiment with its state, progress, best metric, searcher and age.
+// page_list.js — #/: every experiment with its state, progress, best metric, searcher and age, and
+// the model registry (t2exp model): each model's versions and the checkpoint each names.
 "use strict";
 
 T2.pages = T2.pages || {};
@@ -27,6 +28,28 @@ T2.pages.list = function () {
     else sec.appendChild(T2.el("div", {class: "table-wrap"}, table));
     var frag = document.createDocumentFragment();
     frag.appendChild(sec);
-    return frag;
+    return T2.getJSON("/api/models").then(function (models) {
+      if (models.length) frag.appendChild(modelsSection(models));
+      return frag;
+    });
   });
 };
+
+// One row per version: model:NAME:V, and the trial whose checkpoint it names.
+function modelsSection(models) {
+  var sec = T2.section("Models (" + models.length + ")", "models");
+  var body = T2.el("tbody");
+  var table = T2.el("table", {id: "models-table", class: "trials", "data-rows": models.length},
+    T2.el("thead", null, T2.el("tr", null, ["name", "versions", "latest", "description", "created"]
+      .map(function (h) { return T2.el("th", null, h); }))), body);
+  models.forEach(function (m) {
+    body.appendChild(T2.el("tr", {"data-model": m.name},
+      T2.el("td", {class: "name"}, m.name),
+      T2.el("td", {class: "num"}, m.versions),
+      T2.el("td", null, m.latest ? "model:" + m.name + ":" + m.latest : ""),
+      T2.el("td", null, m.description || ""),
+      T2.el("td", {title: m.created || ""}, T2.age(m.created))));
+  });
+  sec.appendChild(T2.el("div", {class: "table-wrap"}, table));
+  return sec;
+}

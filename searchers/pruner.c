@@ -146,17 +146,11 @@ static size_t point_find(const pr_run *r, int64_t step)
 
 static int run_record(const t2__pruner *p, pr_run *r, int64_t step, double value)
 {
-    /* Steps mostly arrive in order: the search is for a restarted trial's repeats. */
+    /* Steps mostly arrive in order: the search is for a restarted trial's repeats. A repeat keeps
+     * the first value, as the store keeps a step's first row (from which a resume rebuilds the
+     * pruner): the live pruner and a resumed one then judge alike. */
     size_t at = r->n && r->v[r->n - 1].step >= step ? point_find(r, step) : r->n;
-    if (at < r->n && r->v[at].step == step) {
-        r->v[at].value = value;
-        r->best = NAN; /* the replaced value may have been the best */
-        for (size_t k = 0; k < r->n; k++) {
-            double v = r->v[k].value;
-            if (!isnan(v) && (isnan(r->best) || better(p, v, r->best))) r->best = v;
-        }
-        return T2_OK;
-    }
+    if (at < r->n && r->v[at].step == step) return T2_OK;
     int rc = reserve((void **)&r->v, &r->cap, r->n + 1, sizeof *r->v);
     if (rc) return rc;
     memmove(r->v + at + 1, r->v + at, (r->n - at) * sizeof *r->v);

@@ -56,8 +56,8 @@ typedef struct t2__prune_verdict {
 int t2__pruner_create(const t2__pruner_params *p, t2__pruner **out);
 void t2__pruner_free(t2__pruner *p);
 
-/* Records the trial's value at step `batches`; a value at a step already recorded for that trial
- * replaces it (a restarted trial validates the same step again). When decide is nonzero, judges
+/* Records the trial's value at step `batches`; a step already recorded for that trial keeps its
+ * first value (a restarted trial validates the same step again; the store keeps the first too). When decide is nonzero, judges
  * the trial at that step into *out. decide = 0 only records (the controller passes 0 for a warmup
  * step, for the trial's final validation, and when rebuilding from the store on resume); out may
  * be NULL then, else it gets prune 0, the best so far, threshold NaN, compared 0.

@@ -263,19 +263,21 @@ static void test_replace(void)
     t2__pruner *p = mk(50, 0, 1, 1);
     if (!p) return;
     done(p, 1, 10, 5);
-    /* The 1 at step 10 is replaced by 9: the best is 9, not 1, and 9 > 5 prunes. */
+    /* A step reported again keeps its first value, as the store keeps a step's first row (a
+     * resume rebuilds the pruner from it): the 1 at step 10 stays, the 9 is ignored, and the
+     * best 1 does not prune. */
     rec(p, 9, 10, 1);
-    CHECK_VERDICT(judge(p, 9, 10, 9), 1, 9, 5, 1);
-    /* Steps out of order, then a replacement in the middle: best min(2, 7, 6) = 2. */
+    CHECK_VERDICT(judge(p, 9, 10, 9), 0, 1, 5, 1);
+    /* Steps out of order, then a repeat in the middle: best min(2, 6, 1) = 1 (the 7 ignored). */
     rec(p, 8, 20, 2);
     rec(p, 8, 5, 6);
     rec(p, 8, 10, 1);
-    CHECK_VERDICT(judge(p, 8, 10, 7), 0, 2, 5, 1);
-    /* A completed trial's reference is its last value at the step: 100 then 2 at step 30 -> {2}. */
+    CHECK_VERDICT(judge(p, 8, 10, 7), 0, 1, 5, 1);
+    /* A completed trial's reference is its first value at the step: 100 then 2 at step 30 -> {100}. */
     rec(p, 2, 30, 100);
     done(p, 2, 30, 2);
-    CHECK_VERDICT(judge(p, 10, 30, 3), 1, 3, 2, 1);
-    CHECK_VERDICT(judge(p, 11, 30, 2), 0, 2, 2, 1);
+    CHECK_VERDICT(judge(p, 10, 30, 3), 0, 3, 100, 1);
+    CHECK_VERDICT(judge(p, 11, 30, 200), 1, 200, 100, 1);
     t2__pruner_free(p);
 }
 
@@ -435,7 +437,7 @@ static t2__prune_verdict brute(const t2__pruner_params *prm, int i, int j)
 /* Trial i validates step j (batches 50 * (j + 1)) at tick 2 * i + j, so about ten run at once and
  * completions interleave with other trials' validations. Steps 0 and 1 are warmup and the last is
  * the final validation (decide = 0). Trials i % 5 == 1 validate only even steps; trials
- * i % 17 == 3 "restart" and validate step 4 again with a new value before step 5; trials
+ * i % 17 == 3 "restart" and validate step 4 again with a new value (ignored) before step 5; trials
  * i % 13 == 0 fail at their end (forget) instead of completing. Every verdict is compared with
  * brute() exactly. */
 static void run_large(const t2__pruner_params *prm, uint64_t salt, int sign)
@@ -451,9 +453,9 @@ static void run_large(const t2__pruner_params *prm, uint64_t salt, int sign)
             int j = t - 2 * i;
             if (m_state[i] == M_FORGOTTEN || m_state[i] == M_COMPLETED) continue;
             m_state[i] = M_RUNNING;
-            if (i % 17 == 3 && j == 5) {
+            if (i % 17 == 3 && j == 5) { /* the repeat is ignored: step 4 keeps its first value */
                 double again = sign * value_of(i, 4, salt ^ 0xabcdef);
-                m_val[i][4] = again;
+                if (!m_has[i][4]) m_val[i][4] = again;
                 m_has[i][4] = 1;
                 CHECK_OK(t2__pruner_report(p, i, 50 * (4 + 1), again, 0, NULL));
             }

@@ -307,7 +307,66 @@ static int64_t total(const t2__searcher *s)
     return s->cfg->searcher.max_trials; /* 0: unknown */
 }
 
-/* {"library": TEXT, "trained": [L per request], "closed": [ids]} */
+/* Whether s[0..n) is UTF-8 (what a JSON string may hold; the store's reader refuses the rest). */
+static int utf8_valid(const unsigned char *s, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        unsigned c = s[i];
+        size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+        if (!len || i + len > n) return 0;
+        uint32_t cp = len == 1 ? c : len == 2 ? c & 0x1f : len == 3 ? c & 0x0f : c & 0x07;
+        for (size_t k = 1; k < len; k++) {
+            if ((s[i + k] & 0xc0) != 0x80) return 0;
+            cp = cp << 6 | (s[i + k] & 0x3f);
+        }
+        /* Overlong forms, surrogates and past U+10FFFF are not UTF-8. */
+        if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10ffff ||
+            (cp >= 0xd800 && cp <= 0xdfff))
+            return 0;
+        i += len;
+    }
+    return 1;
+}
+
+/* The library's text as a value of the snapshot: a string when it is UTF-8 (readable in the
+ * store), else its bytes in hex under "hex" (a library may save any bytes but NUL). */
+static t2__val *text_val(const char *text)
+{
+    size_t n = strlen(text);
+    if (utf8_valid((const unsigned char *)text, n)) return t2__val_string(text);
+    char *hex = malloc(2 * n + 1);
+    if (!hex) return NULL;
+    for (size_t i = 0; i < n; i++) snprintf(hex + 2 * i, 3, "%02x", (unsigned char)text[i]);
+    t2__val *m = t2__val_map();
+    if (m && t2__val_map_set(m, "hex", t2__val_string(hex))) {
+        t2__val_free(m);
+        m = NULL;
+    }
+    free(hex);
+    return m;
+}
+
+/* text_val's value back as malloc'd text; NULL for anything else (or out of memory). */
+static char *val_text(const t2__val *v)
+{
+    if (v && v->kind == T2__VAL_STRING) return strdup(v->s);
+    const t2__val *h = v && v->kind == T2__VAL_MAP ? t2__val_map_get(v, "hex") : NULL;
+    if (!h || h->kind != T2__VAL_STRING || strlen(h->s) % 2) return NULL;
+    size_t n = strlen(h->s) / 2;
+    char *t = malloc(n + 1);
+    for (size_t i = 0; t && i < n; i++) {
+        unsigned b;
+        if (sscanf(h->s + 2 * i, "%2x", &b) != 1 || b == 0) {
+            free(t);
+            return NULL;
+        }
+        t[i] = (char)b;
+    }
+    if (t) t[n] = '\0';
+    return t;
+}
+
+/* {"library": TEXT (or {"hex": ...}), "trained": [L per request], "closed": [ids]} */
 static int snapshot(const t2__searcher *s, t2__val **out)
 {
     custom *c = CUSTOM(s);
@@ -321,7 +380,7 @@ static int snapshot(const t2__searcher *s, t2__val **out)
         return rc;
     }
     t2__val *m = t2__val_map(), *tr = t2__val_list(), *cl = t2__val_list();
-    rc = m && tr && cl ? t2__val_map_set(m, "library", t2__val_string(text)) : T2_ENOMEM;
+    rc = m && tr && cl ? t2__val_map_set(m, "library", text_val(text)) : T2_ENOMEM;
     free(text);
     for (int64_t r = 0; !rc && r < s->next_request; r++) {
         rc = t2__val_list_append(tr, t2__val_int(c->trained[r]));
@@ -348,10 +407,8 @@ static int snapshot(const t2__searcher *s, t2__val **out)
 static int restore(t2__searcher *s, const t2__val *state)
 {
     custom *c = CUSTOM(s);
-    const t2__val *text = t2__val_map_get(state, "library"), *tr, *cl;
+    const t2__val *tr, *cl;
     int rc;
-    if (!text || text->kind != T2__VAL_STRING)
-        return t2_seterr(T2_EFORMAT, "searcher state: state.library must be the library's saved text");
     if ((rc = t2__state_list(state, "trained", "state", &tr)) || (rc = t2__state_list(state, "closed", "state", &cl)))
         return rc;
     if ((int64_t)tr->n != s->next_request)
@@ -371,9 +428,13 @@ static int restore(t2__searcher *s, const t2__val *state)
             return t2_seterr(T2_EFORMAT, "searcher state: state.closed must hold request ids");
         c->closed[e->i] = 1;
     }
+    char *text = val_text(t2__val_map_get(state, "library"));
+    if (!text) return t2_seterr(T2_EFORMAT, "searcher state: state.library must be the library's saved text");
     errsave e;
     call_enter(&e);
-    return call_leave(s, &e, "load", c->def->load(&c->h, c->state, text->s));
+    rc = call_leave(s, &e, "load", c->def->load(&c->h, c->state, text));
+    free(text);
+    return rc;
 }
 
 const t2__searcher_vt t2__custom_vt = {

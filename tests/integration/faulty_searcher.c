@@ -7,6 +7,7 @@
  *   outside     issues an operation from init, outside any event
  *   fail_file   on_validation fails while the file options.file exists (the resume after its
  *               removal must finish the search)
+ *   binary      as ok, with a saved state that is no UTF-8 (bytes 0xff 0x01, then the count)
  *   close_first creates trial 0 and closes it before it ran, then creates trial 1 and trains it:
  *               the exit of 0 comes inside the event, and fails while options.file exists
  * Built without -DWITH_LOAD it lacks load, and the library is refused. */
@@ -90,7 +91,8 @@ static int save(t2_search *s, void *state, char **text)
     (void)s;
     *text = malloc(32);
     if (!*text) return T2_ENOMEM;
-    snprintf(*text, 32, "%d", ((st *)state)->closed);
+    st *x = state;
+    snprintf(*text, 32, "%s%d", !strcmp(x->mode, "binary") ? "\xff\x01" : "", x->closed);
     return T2_OK;
 }
 
@@ -98,7 +100,12 @@ static int save(t2_search *s, void *state, char **text)
 static int load(t2_search *s, void *state, const char *text)
 {
     (void)s;
-    return sscanf(text, "%d", &((st *)state)->closed) == 1 ? T2_OK : t2_seterr(T2_EFORMAT, "faulty: bad state");
+    st *x = state;
+    if (!strcmp(x->mode, "binary") && strncmp(text, "\xff\x01", 2) != 0)
+        return t2_seterr(T2_EFORMAT, "faulty: the binary state came back as other bytes");
+    return sscanf(text + (!strcmp(x->mode, "binary") ? 2 : 0), "%d", &x->closed) == 1
+               ? T2_OK
+               : t2_seterr(T2_EFORMAT, "faulty: bad state");
 }
 #endif
 

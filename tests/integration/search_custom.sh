@@ -119,6 +119,19 @@ expect_in "$OUT" "experiment $e COMPLETED"
   "0:COMPLETED:0 1:COMPLETED:4" ] || fail "after the resume: $("$T2EXP" trials "$e")"
 echo "an inner event that fails keeps the rest of its event; resumed, the search finishes"
 
+# A saved state that is no UTF-8 (any bytes but NUL may be saved): paused, it resumes.
+config bin "$WORK/faulty.so" "{mode: binary}"
+sed -i 's/^  c: .*/  c: {type: categorical, vals: [a, b]}\n  sleep_ms: 40/' "$WORK/bin.yaml"
+"$T2EXP" create "$WORK/bin.yaml" "$TRIALS/quadratic.so" --plain > "$WORK/bin.log" 2>&1 &
+pid=$!
+wait_for "SELECT count(*) FROM trials t JOIN experiments e ON e.id = t.experiment_id WHERE e.name = 'bin' AND t.state = 'RUNNING'" 1200
+kill -INT $pid
+wait $pid && fail "a paused experiment should exit 1: $(cat "$WORK/bin.log")"
+e=$(sql "SELECT max(id) FROM experiments WHERE name = 'bin'")
+expect_exit 0 "$T2EXP" resume "$e" --plain
+expect_in "$OUT" "experiment $e COMPLETED"
+echo "a state of bytes that are no UTF-8 is saved and loaded back across a pause"
+
 # Libraries that cannot serve: exit 2, the reason, nothing made.
 before=$(sql "SELECT count(*) FROM experiments")
 refused() { # LIBRARY OPTIONS WANT

@@ -23,7 +23,7 @@
  *   on_trial_failed  a trial failed for good (its restarts spent), or the user killed it;
  *                    invalid_hparams: the trial called its hyperparameters unusable
  *   progress         (optional) how far the search is, 0..1
- *   save, load       the state as text (malloc'd, NUL-terminated), and back: saved after the
+ *   save, load       the state as text (malloc'd, NUL-terminated; any bytes but NUL), and back: saved after the
  *                    events, so that `t2exp resume` continues the same search, and before each
  *                    event, whose failure is undone by a load into the live state (so load
  *                    replaces all the state holds)

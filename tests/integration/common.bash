@@ -38,8 +38,10 @@ $OUT"
 expect_in() { grep -qF -- "$2" <<<"$1" || fail "expected '$2' in:
 $1"; }
 
-# sql QUERY — one value from the store.
-sql() { sqlite3 "$T2EXP_HOME/t2exp.db" "$1"; }
+# sql QUERY — one value from the store. With a busy timeout: while a controller runs, its log
+# checkpoints can lock a reader out for a moment ("database is locked" in prepare, seen in
+# it_model_registry under ASan with other tests beside it).
+sql() { sqlite3 -cmd ".timeout 5000" "$T2EXP_HOME/t2exp.db" "$1"; }
 
 # own_pids PATTERN — the pids of processes whose command line matches PATTERN (pgrep -f) and that
 # belong to this test: its T2EXP_HOME in their environment. Tests run side by side (ctest -j2), and

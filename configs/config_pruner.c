@@ -133,14 +133,17 @@ int t2__cfg_pruner_parse(t2__config *cfg, const t2__ynode *n, const t2__ymark *k
             for (size_t j = 0; PRUNER_KEYS[j]; j++) known |= KEY_IS(PRUNER_KEYS[j]);
             if (KEY_IS("name")) continue;
             if (!known) rc = t2__cfg_unknown(cfg, &n->key_marks[k], kpath, PRUNER_KEYS);
-            else if (!(takers(key) & 1u << name))
+            else if (!(takers(key) & 1u << name)) {
+                char who[64] = ""; /* the rules that take it, from takers() */
+                for (int r = 0; PRUNER_NAMES[r]; r++)
+                    if (takers(key) & 1u << r)
+                        snprintf(who + strlen(who), sizeof who - strlen(who), "%s%s", who[0] ? " or " : "",
+                                 PRUNER_NAMES[r]);
                 rc = t2__cfg_err(&n->key_marks[k], kpath, "the %s pruner does not take it (%s does)",
-                                 PRUNER_NAMES[name],
-                                 KEY_IS("percentile")  ? "percentile"
-                                 : KEY_IS("patience") || KEY_IS("min_delta") ? "patient"
-                                 : KEY_IS("lower") || KEY_IS("upper")        ? "threshold"
-                                                                             : "median or percentile");
-            else rc = pruner_value(p, key, v, kpath);
+                                 PRUNER_NAMES[name], who);
+            } else {
+                rc = pruner_value(p, key, v, kpath);
+            }
             if ((rc = t2__cfg_collect(cfg, rc))) return rc;
         }
     }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "custom.h"
+#include "internal.h"
 #include "t2exp/error.h"
 #include "t2exp/rng.h"
 
@@ -24,13 +25,9 @@ static int leaves_add(const t2__hparam *h, const t2__hparam ***v, size_t *n, siz
         }
         return T2_OK;
     }
-    if (*n == *cap) {
-        size_t c = *cap ? *cap * 2 : 16;
-        const t2__hparam **g = realloc(*v, c * sizeof *g);
-        if (!g) return t2_seterr(T2_ENOMEM, "searcher: out of memory");
-        *v = g;
-        *cap = c;
-    }
+    const t2__hparam **g = t2__grow_array(*v, cap, *n, sizeof *g, 16);
+    if (!g) return t2_seterr(T2_ENOMEM, "searcher: out of memory");
+    *v = g;
     (*v)[(*n)++] = h;
     return T2_OK;
 }

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "hash64.h"
 #include "pruner.h"
 #include "t2exp/error.h"
 
@@ -81,18 +82,11 @@ static int better(const t2__pruner *p, double a, double b)
 
 /* ---- the trial table ---- */
 
-static size_t hash64(int64_t key)
-{
-    uint64_t x = (uint64_t)key + 0x9e3779b97f4a7c15ULL; /* splitmix64's finaliser */
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return (size_t)(x ^ (x >> 31));
-}
 
 /* The slot holding key, or the empty slot where it would go. */
 static size_t slot_find(const pr_slot *slots, size_t cap, int64_t key)
 {
-    size_t i = hash64(key) & (cap - 1);
+    size_t i = (size_t)t2__hash64((uint64_t)key) & (cap - 1);
     while (slots[i].state != SLOT_EMPTY && slots[i].key != key) i = (i + 1) & (cap - 1);
     return i;
 }

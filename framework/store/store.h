@@ -564,16 +564,12 @@ int t2__store_print_query(t2__store *st, const char *sql, const t2__store_param 
  * (T2_EINVAL saying so). register: version N+1 of model `name` (made on its first version, with
  * description, which a later one replaces when not NULL) names the ACTIVE checkpoint uuid; its
  * number to *version. checkpoint: version `version` of the model (0: its latest) as the
- * checkpoint's row; T2_ENOTFOUND naming what is missing. registered: 1 when the checkpoint (or,
- * for experiment_registered, one of the experiment's) is a model version, with "model:NAME:V" to
- * as; 0 when not; negative on store trouble. delete: the model and its versions (not the
- * checkpoints, which garbage collection may take from then on). */
+ * checkpoint's row; T2_ENOTFOUND naming what is missing. delete: the model and its versions (not
+ * the checkpoints, which the experiment's next run may collect, or t2exp delete remove). */
 int t2__model_name_check(const char *name);
 int t2__store_model_register(t2__store *st, const char *name, const char *checkpoint_uuid, const char *description,
                              int64_t *version);
 int t2__store_model_checkpoint(t2__store *st, const char *name, int64_t version, t2__checkpoint_row *out);
-int t2__store_checkpoint_registered(t2__store *st, const char *uuid, char *as, size_t size);
-int t2__store_experiment_registered(t2__store *st, int64_t experiment_id, char *as, size_t size);
 int t2__store_model_delete(t2__store *st, const char *name);
 /* Garbage collection's mark: the ACTIVE checkpoint uuid becomes DELETED unless a model version
  * names it, in one statement (into the batch). 1: marked, its file may go once committed; 0: kept. */

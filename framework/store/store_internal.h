@@ -194,6 +194,14 @@ int t2__store_run_precommit(t2__store *st);
  * commit record was queued). */
 int t2__store_commit_batch(t2__store *st);
 
+/* SQL for a unix-epoch column c as ISO 8601 UTC text ("2026-11-27T16:28:23Z"), as every listing
+ * shows times. */
+#define T2__SQL_ISO(c) "strftime('%Y-%m-%dT%H:%M:%SZ', " c ", 'unixepoch')"
+/* How long a row (with started_at, ended_at, state) ran: until it stopped, or until :now while its
+ * state is running_state. */
+#define T2__SQL_RUN_SECONDS(running_state) \
+    "coalesce(ended_at, CASE WHEN state = '" running_state "' THEN :now END) - started_at"
+
 /* t2_seterr with "store PATH: what: sqlite message"; maps SQLite codes to T2_E… (NOMEM, CONSTRAINT
  * -> EINVAL, NOTADB/CORRUPT -> EFORMAT, the rest EIO). Notices when SQLite rolled the whole
  * transaction back on its own (disk full, I/O error) and forgets the batch, saying so. */

@@ -141,43 +141,24 @@ int t2__store_model_checkpoint(t2__store *st, const char *name, int64_t version,
     return t2__store_checkpoint_by_uuid(st, uuid, out);
 }
 
-static const char SQL_CKPT_MODELS[] =
-    "SELECT m.name || ':' || v.version FROM model_versions v JOIN models m ON m.id = v.model_id"
-    " WHERE v.checkpoint_uuid = ?1 ORDER BY m.name, v.version LIMIT 1";
-
-int t2__store_checkpoint_registered(t2__store *st, const char *uuid, char *as, size_t size)
-{
-    sqlite3_stmt *s;
-    int rc = t2__store_stmt(st, SQL_CKPT_MODELS, &s);
-    if (rc) return rc;
-    if ((rc = sqlite3_bind_text(s, 1, uuid, -1, SQLITE_TRANSIENT)) != SQLITE_OK) return t2__store_err(st, rc, "bind");
-    rc = sqlite3_step(s);
-    int found = rc == SQLITE_ROW;
-    if (found && as) snprintf(as, size, "model:%s", (const char *)sqlite3_column_text(s, 0));
-    rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? found : t2__store_err(st, rc, "find a checkpoint's models");
-    sqlite3_reset(s);
-    return rc;
-}
-
+/* The first model version naming one of the experiment's checkpoints, as model:NAME:V. */
 static const char SQL_EXP_REGISTERED[] =
-    "SELECT c.uuid FROM checkpoints c JOIN model_versions v ON v.checkpoint_uuid = c.uuid"
-    " WHERE c.experiment_id = ?1 LIMIT 1";
+    "SELECT 'model:' || m.name || ':' || v.version FROM checkpoints c"
+    " JOIN model_versions v ON v.checkpoint_uuid = c.uuid JOIN models m ON m.id = v.model_id"
+    " WHERE c.experiment_id = ?1 ORDER BY m.name, v.version LIMIT 1";
 
-int t2__store_experiment_registered(t2__store *st, int64_t experiment_id, char *as, size_t size)
+/* 1 when a model version names one of the experiment's checkpoints (its model:NAME:V to as), 0
+ * when none does, negative on store trouble. */
+static int experiment_registered(t2__store *st, int64_t experiment_id, char *as, size_t size)
 {
     sqlite3_stmt *s;
     int rc = t2__store_stmt(st, SQL_EXP_REGISTERED, &s);
     if (rc) return rc;
     if ((rc = sqlite3_bind_int64(s, 1, experiment_id)) != SQLITE_OK) return t2__store_err(st, rc, "bind");
     rc = sqlite3_step(s);
-    char uuid[64] = "";
-    if (rc == SQLITE_ROW) snprintf(uuid, sizeof uuid, "%s", (const char *)sqlite3_column_text(s, 0));
+    if (rc == SQLITE_ROW) snprintf(as, size, "%s", (const char *)sqlite3_column_text(s, 0));
     rc = rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : t2__store_err(st, rc, "find registered checkpoints");
     sqlite3_reset(s);
-    if (rc == 1) {
-        int r = t2__store_checkpoint_registered(st, uuid, as, size);
-        if (r < 0) return r;
-    }
     return rc;
 }
 
@@ -205,7 +186,7 @@ int t2__store_retire_experiment_checkpoints(t2__store *st, int64_t experiment_id
     int rc;
     /* The check and the marks in one write transaction: no registration comes between them. */
     if ((rc = t2__store_begin(st))) return rc;
-    int reg = t2__store_experiment_registered(st, experiment_id, as, size);
+    int reg = experiment_registered(st, experiment_id, as, size);
     if (!reg && !(rc = t2__store_stmt(st, SQL_RETIRE_EXPERIMENT, &s))) {
         if ((rc = sqlite3_bind_int64(s, 1, experiment_id)) != SQLITE_OK) rc = t2__store_err(st, rc, "bind");
         else rc = t2__store_exec_stmt(st, s, "retire checkpoints");
@@ -234,11 +215,9 @@ int t2__store_model_delete(t2__store *st, const char *name)
 
 /* ---- printing -------------------------------------------------------------------------- */
 
-#define ISO(col) "strftime('%Y-%m-%dT%H:%M:%SZ', " col ", 'unixepoch')"
-
 static const char SQL_MODELS[] =
     "SELECT m.name, count(v.version) AS versions, max(v.version) AS latest, m.description,"
-    " " ISO("m.created_at") " AS created FROM models m LEFT JOIN model_versions v ON v.model_id = m.id"
+    " " T2__SQL_ISO("m.created_at") " AS created FROM models m LEFT JOIN model_versions v ON v.model_id = m.id"
     " GROUP BY m.id ORDER BY m.name";
 
 int t2__store_print_models(t2__store *st, t2__store_format fmt, FILE *out)
@@ -249,7 +228,7 @@ int t2__store_print_models(t2__store *st, t2__store_format fmt, FILE *out)
 static const char SQL_MODEL_VERSIONS[] =
     "SELECT v.version, 'model:' || m.name || ':' || v.version AS ref, v.checkpoint_uuid AS checkpoint,"
     " t.experiment_id || '.' || t.ordinal AS trial, c.batches, c.metric, e.metric AS metric_name,"
-    " " ISO("v.created_at") " AS registered, c.path"
+    " " T2__SQL_ISO("v.created_at") " AS registered, c.path"
     " FROM model_versions v JOIN models m ON m.id = v.model_id JOIN checkpoints c ON c.uuid = v.checkpoint_uuid"
     " JOIN trials t ON t.id = c.trial_id JOIN experiments e ON e.id = c.experiment_id"
     " WHERE m.name = :name ORDER BY v.version";

@@ -5,9 +5,6 @@
 #include "store_pipeline.h"
 #include "t2exp/error.h"
 
-#define ISO(c) "strftime('%Y-%m-%dT%H:%M:%SZ', " c ", 'unixepoch')"
-#define RUN_SECONDS "coalesce(ended_at, CASE WHEN state = 'RUNNING' THEN :now END) - started_at"
-
 static const t2__store_colspec COLS[] = {
     {"duration", T2__COL_DURATION},
     {"result", T2__COL_JSON},
@@ -20,7 +17,7 @@ static const char SQL_RUNS[] =
     " (SELECT count(*) FROM stage_runs s WHERE s.run_id = p.id AND s.state = 'SKIPPED') AS up_to_date,"
     " (SELECT count(*) FROM stage_runs s WHERE s.run_id = p.id"
     "  AND s.state IN ('FAILED','BLOCKED','CANCELED','INTERRUPTED')) AS failed,"
-    " " ISO("started_at") " AS started, " RUN_SECONDS " AS duration, flow_path AS flow"
+    " " T2__SQL_ISO("started_at") " AS started, " T2__SQL_RUN_SECONDS("RUNNING") " AS duration, flow_path AS flow"
     " FROM pipeline_runs p ORDER BY id";
 
 int t2__store_print_pipeline_runs(t2__store *st, t2__store_format fmt, FILE *out)
@@ -29,11 +26,11 @@ int t2__store_print_pipeline_runs(t2__store *st, t2__store_format fmt, FILE *out
 }
 
 static const char SQL_RUN[] =
-    "SELECT id, name, state, flow_path AS flow, flow_hash, " ISO("started_at") " AS started, "
-    ISO("ended_at") " AS ended, " RUN_SECONDS " AS duration, error FROM pipeline_runs WHERE id = :run";
+    "SELECT id, name, state, flow_path AS flow, flow_hash, " T2__SQL_ISO("started_at") " AS started, "
+    T2__SQL_ISO("ended_at") " AS ended, " T2__SQL_RUN_SECONDS("RUNNING") " AS duration, error FROM pipeline_runs WHERE id = :run";
 
 static const char SQL_STAGES[] =
-    "SELECT stage, state, " ISO("started_at") " AS started, " RUN_SECONDS " AS duration, exit_code,"
+    "SELECT stage, state, " T2__SQL_ISO("started_at") " AS started, " T2__SQL_RUN_SECONDS("RUNNING") " AS duration, exit_code,"
     " experiment_id AS experiment, input_hash, log_path AS log, result, error"
     " FROM stage_runs WHERE run_id = :run ORDER BY id";
 

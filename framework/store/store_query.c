@@ -13,12 +13,6 @@
 #include "store_internal.h"
 #include "t2exp/error.h"
 
-#define ISO(c) "strftime('%Y-%m-%dT%H:%M:%SZ', " c ", 'unixepoch')"
-
-/* How long it ran: until it stopped, or until now while it runs. */
-#define RUN_SECONDS(running_state) \
-    "coalesce(ended_at, CASE WHEN state = '" running_state "' THEN :now END) - started_at"
-
 static const t2__store_colspec COLS[] = {
     {"progress", T2__COL_PERCENT},
     {"duration", T2__COL_DURATION},
@@ -50,7 +44,7 @@ done:
 
 static const char SQL_EXPERIMENTS[] =
     "SELECT id, name, state, searcher_name AS searcher, num_trials AS trials, progress,"
-    " best_metric, " ISO("started_at") " AS started, " RUN_SECONDS("ACTIVE") " AS duration"
+    " best_metric, " T2__SQL_ISO("started_at") " AS started, " T2__SQL_RUN_SECONDS("ACTIVE") " AS duration"
     " FROM experiments ORDER BY id";
 
 int t2__store_print_experiments(t2__store *st, t2__store_format fmt, FILE *out)
@@ -64,8 +58,8 @@ static const char SQL_EXPERIMENT[] =
     "SELECT id, name, description, labels, state, searcher_name AS searcher, metric,"
     " smaller_is_better, progress, num_trials AS trials,"
     " best_trial_id AS best_trial, best_metric,"
-    " trial_object, seed, parts, " ISO("created_at") " AS created, " ISO("started_at") " AS started, "
-    ISO("ended_at") " AS ended, " RUN_SECONDS("ACTIVE") " AS duration, error,"
+    " trial_object, seed, parts, " T2__SQL_ISO("created_at") " AS created, " T2__SQL_ISO("started_at") " AS started, "
+    T2__SQL_ISO("ended_at") " AS ended, " T2__SQL_RUN_SECONDS("ACTIVE") " AS duration, error,"
     " overrides, checkpoint_dir,"
     /* Which BLAS kernels the trials ran on: one line each, normally one in all, in the order the
      * store first met them; experiment_blas holds them (a trigger on trials.blas_id), so this
@@ -268,7 +262,7 @@ done:
 static const char SQL_TRIALS[] =
     "SELECT ordinal AS trial, id, state, hparams, printf('%llu', seed) AS seed, restarts, batches_trained AS batches,"
     " target_length_batches AS target_batches, best_validation, latest_validation, "
-    ISO("started_at") " AS started, " RUN_SECONDS("RUNNING") " AS duration, hosts, error, " PARENT_COL
+    T2__SQL_ISO("started_at") " AS started, " T2__SQL_RUN_SECONDS("RUNNING") " AS duration, hosts, error, " PARENT_COL
     " FROM trials t WHERE experiment_id = :exp ORDER BY ordinal";
 
 int t2__store_print_trials(t2__store *st, int64_t experiment_id, t2__store_format fmt, FILE *out)
@@ -354,7 +348,7 @@ int t2__store_print_experiment_metrics(t2__store *st, int64_t experiment_id, con
 
 #define CKPT_SQL(where)                                                                         \
     "SELECT c.uuid, c.trial_id, t.ordinal AS trial, c.batches, c.epoch, c.metric, c.size_bytes," \
-    " c.state, " ISO("c.created_at") " AS created, c.path"                                     \
+    " c.state, " T2__SQL_ISO("c.created_at") " AS created, c.path"                                     \
     " FROM checkpoints c JOIN trials t ON t.id = c.trial_id WHERE " where                      \
     " ORDER BY t.ordinal, c.batches, c.created_at"
 
@@ -396,7 +390,7 @@ static const char SQL_TRIAL_ONE[] =
     "SELECT t.experiment_id || '.' || t.ordinal AS trial, t.id, t.experiment_id AS experiment,"
     " e.name AS experiment_name, t.state, t.hparams, printf('%llu', t.seed) AS seed, t.restarts,"
     " t.batches_trained AS batches, t.target_length_batches AS target_batches, e.metric,"
-    " t.best_validation, t.latest_validation, " ISO("t.started_at") " AS started, " ISO("t.ended_at") " AS ended,"
+    " t.best_validation, t.latest_validation, " T2__SQL_ISO("t.started_at") " AS started, " T2__SQL_ISO("t.ended_at") " AS ended,"
     " coalesce(t.ended_at, CASE WHEN t.state = 'RUNNING' THEN :now END) - t.started_at AS duration,"
     " t.hosts, t.error, " PARENT_COL ","
     " (SELECT l.line FROM blas_lines l WHERE l.id = t.blas_id) AS blas,"

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <t2exp/rng.h>
 #include <t2exp/searcher.h>
 
 #define MAX_PARAMS 64
@@ -34,17 +35,10 @@ typedef struct hill {
     size_t cap, np;
 } hill;
 
-/* splitmix64: a stream per (seed, request, draw), so choices do not depend on event order. */
-static uint64_t mix(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
+/* A stream per (seed, request, draw) through t2_hash64, so choices do not depend on event order. */
 static double uniform(uint64_t seed, int64_t rid, int k)
 {
-    return (double)(mix(seed ^ mix((uint64_t)rid * 1000003u + (uint64_t)k)) >> 11) * 0x1.0p-53;
+    return (double)(t2_hash64(seed ^ t2_hash64((uint64_t)rid * 1000003u + (uint64_t)k)) >> 11) * 0x1.0p-53;
 }
 static double normal(uint64_t seed, int64_t rid, int k)
 {
@@ -128,7 +122,7 @@ static int next(t2_search *s, hill *h)
         h->cap = cap;
     }
     t2_point *p = NULL;
-    int rc = t2_search_sample(s, t2_search_seed(s) ^ mix((uint64_t)rid), &p);
+    int rc = t2_search_sample(s, t2_search_seed(s) ^ t2_hash64((uint64_t)rid), &p);
     if (!rc && rid >= h->first && h->has_best) rc = climb(s, h, rid, p);
     if (!rc) rc = values_of(s, p, h->x + (size_t)rid * h->np);
     if (rc) {

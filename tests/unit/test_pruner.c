@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include "check.h"
 #include "../../searchers/pruner.h"
+#include "t2exp/rng.h"
 
 static t2__pruner *mk(double percentile, int64_t startup, int64_t nmin, int smaller_is_better)
 {
@@ -372,23 +373,15 @@ static double m_val[NT][NS];
 static int m_has[NT][NS];
 static int m_state[NT];
 
-static uint64_t mix(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-}
-
 /* Deterministic curves: a per-trial level that improves with i (as a search finds better
  * hparams, so that later trials also complete), plus a falling term and noise, all multiples of
  * 1/128, so every percentile below (h a multiple of 1/4) is exact in both formulas and compared
  * with ==. Some values are NaN, and every trial i % 101 == 7 diverges (all NaN). */
 static double value_of(int i, int j, uint64_t salt)
 {
-    uint64_t h = mix(((uint64_t)i << 16 | (uint64_t)j) ^ salt);
+    uint64_t h = t2_hash64(((uint64_t)i << 16 | (uint64_t)j) ^ salt);
     if (i % 101 == 7 || h % 37 == 0) return NAN;
-    double level = (double)(mix((uint64_t)i ^ salt) % 256) / 16 - (double)i / 128;
+    double level = (double)(t2_hash64((uint64_t)i ^ salt) % 256) / 16 - (double)i / 128;
     return level + (NS - j) * 0.25 + (double)(h % 64) / 64;
 }
 

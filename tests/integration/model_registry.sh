@@ -63,13 +63,14 @@ expect_exit 0 "$T2EXP" model delete keeper --yes
 expect_exit 0 "$T2EXP" delete 1 --yes
 [ "$(sql "SELECT count(*) FROM models") $(sql "SELECT count(*) FROM model_versions")" = "0 0" ] || fail "model rows left"
 
-# Registering while garbage collection runs: a checkpoint every batch, only the latest kept; the
+# Registering while garbage collection runs: a checkpoint every batch (25 ms: about as long as a
+# `model register` takes, so some registrations win and some lose), only the latest kept; the
 # latest ACTIVE one is registered over and over as the trial goes. Every version must name a
 # checkpoint that is still ACTIVE, with its file: a registration and a collection never both win.
 cat > "$WORK/race.yaml" <<Y
 name: race
-hyperparameters: {global_batch_size: 1, x: 2, y: -2, model: 1, sleep_ms: 4}
-searcher: {name: single, metric: loss, max_length: {batches: 800}}
+hyperparameters: {global_batch_size: 1, x: 2, y: -2, model: 1, sleep_ms: 25}
+searcher: {name: single, metric: loss, max_length: {batches: 200}}
 min_checkpoint_period: {batches: 1}
 checkpoint_policy: none
 checkpoint_storage: {save_experiment_best: 0, save_trial_best: 0, save_trial_latest: 1}

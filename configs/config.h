@@ -63,7 +63,8 @@ typedef enum t2__ckpt_policy { T2__CKPT_BEST, T2__CKPT_ALL, T2__CKPT_NONE } t2__
 /* searcher.pruner: Optuna's MedianPruner / PercentilePruner (config_pruner.c). */
 typedef struct t2__pruner_config {
     int on;                    /* searcher.pruner given (and the searcher takes one) */
-    int rule;                  /* 0 median or percentile, 1 patient, 2 threshold (searchers/pruner.h's) */
+    int rule;                  /* 0 median or percentile, 1 patient, 2 threshold, 3 successive_halving or
+                                  hyperband (searchers/pruner.h's) */
     double percentile;         /* (0, 100]; 50 for name: median */
     int64_t n_startup_trials;  /* >= 0, default 5: completed trials before any pruning */
     int64_t n_min_trials;      /* >= 1, default 1: completed trials with a validation at the step */
@@ -71,6 +72,14 @@ typedef struct t2__pruner_config {
     double min_delta;          /* patient: >= 0, default 0 */
     double lower, upper;       /* threshold: -inf / +inf when not given; at least one is */
     t2__length warmup;         /* n == 0: none; no pruning before a trial has trained this long */
+    /* successive_halving and hyperband (rule 3): resolved by t2__cfg_pruner_check, in one unit */
+    int hyperband;                    /* 1: hyperband, brackets of min early stopping rate 0 .. n-1 */
+    int64_t reduction_factor;         /* >= 2; default 4 (successive_halving), 3 (hyperband) */
+    int64_t min_early_stopping_rate;  /* successive_halving: >= 0, default 0 */
+    int64_t bootstrap_count;          /* >= 0, default 0 */
+    t2__length min_resource;          /* the first rung; n == 0 until resolved (auto) */
+    t2__length max_resource;          /* hyperband: n == 0 until resolved (auto: max_length) */
+    int64_t n_brackets;               /* hyperband: from min/max_resource; successive_halving: 1 */
 } t2__pruner_config;
 
 typedef struct t2__searcher_config {

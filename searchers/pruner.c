@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "halving.h"
 #include "hash64.h"
 #include "pruner.h"
 #include "t2exp/error.h"
@@ -27,6 +28,7 @@ typedef struct pr_run {
     pr_point *v; /* sorted by step, steps distinct */
     size_t n, cap;
     double best; /* NaN while every value is NaN */
+    int64_t bracket, rungs; /* HALVING: the trial's bracket and the rungs it reached (halving.h) */
 } pr_run;
 
 enum { SLOT_EMPTY = 0, SLOT_RUNNING, SLOT_COMPLETED, SLOT_FORGOTTEN };
@@ -53,6 +55,7 @@ struct t2__pruner {
     double *scratch; /* the tail being merged */
     size_t capscratch;
     int64_t completed;
+    t2__halving *halving; /* HALVING only */
 };
 
 static int oom(void) { return t2_seterr(T2_ENOMEM, "pruner: out of memory"); }
@@ -138,8 +141,10 @@ static size_t point_find(const pr_run *r, int64_t step)
     return step_lower_bound(r->v, r->n, sizeof *r->v, step);
 }
 
-static int run_record(const t2__pruner *p, pr_run *r, int64_t step, double value)
+/* *added: 1 when the step is new to the trial (0: a repeat, ignored). */
+static int run_record(const t2__pruner *p, pr_run *r, int64_t step, double value, int *added)
 {
+    *added = 0;
     /* Steps mostly arrive in order: the search is for a restarted trial's repeats. A repeat keeps
      * the first value, as the store keeps a step's first row (from which a resume rebuilds the
      * pruner): the live pruner and a resumed one then judge alike. */
@@ -150,6 +155,7 @@ static int run_record(const t2__pruner *p, pr_run *r, int64_t step, double value
     memmove(r->v + at + 1, r->v + at, (r->n - at) * sizeof *r->v);
     r->v[at] = (pr_point){step, value};
     r->n++;
+    *added = 1;
     if (!isnan(value) && (isnan(r->best) || better(p, value, r->best))) r->best = value;
     return T2_OK;
 }
@@ -253,7 +259,8 @@ int t2__pruner_create(const t2__pruner_params *prm, t2__pruner **out)
                          (long long)prm->patience, prm->min_delta);
     if (prm->rule == T2__PRUNE_THRESHOLD && !(prm->lower <= prm->upper))
         return t2_seterr(T2_EINVAL, "pruner: the bounds [%g, %g] are not a range", prm->lower, prm->upper);
-    if (prm->rule != T2__PRUNE_PERCENTILE && prm->rule != T2__PRUNE_PATIENT && prm->rule != T2__PRUNE_THRESHOLD)
+    if (prm->rule != T2__PRUNE_PERCENTILE && prm->rule != T2__PRUNE_PATIENT && prm->rule != T2__PRUNE_THRESHOLD &&
+        prm->rule != T2__PRUNE_HALVING)
         return t2_seterr(T2_EINVAL, "pruner: no rule %d", (int)prm->rule);
     t2__pruner *p = calloc(1, sizeof *p);
     if (!p) return oom();
@@ -261,9 +268,17 @@ int t2__pruner_create(const t2__pruner_params *prm, t2__pruner **out)
     p->prm.smaller_is_better = prm->smaller_is_better != 0;
     p->cap = 64;
     p->slots = calloc(p->cap, sizeof *p->slots);
-    if (!p->slots) {
-        free(p);
-        return oom();
+    int rc = p->slots ? T2_OK : oom();
+    if (!rc && prm->rule == T2__PRUNE_HALVING) {
+        t2__halving_params hp = {.reduction_factor = prm->reduction_factor,
+                                 .min_early_stopping_rate = prm->min_early_stopping_rate,
+                                 .bootstrap_count = prm->bootstrap_count, .n_brackets = prm->n_brackets,
+                                 .smaller_is_better = p->prm.smaller_is_better};
+        rc = t2__halving_create(&hp, &p->halving);
+    }
+    if (rc) {
+        t2__pruner_free(p);
+        return rc;
     }
     *out = p;
     return T2_OK;
@@ -272,9 +287,10 @@ int t2__pruner_create(const t2__pruner_params *prm, t2__pruner **out)
 void t2__pruner_free(t2__pruner *p)
 {
     if (!p) return;
-    for (size_t i = 0; i < p->cap; i++)
+    for (size_t i = 0; p->slots && i < p->cap; i++)
         if (p->slots[i].state == SLOT_RUNNING) run_free(p->slots[i].run);
     for (size_t i = 0; i < p->nb; i++) free(p->b[i].v);
+    t2__halving_free(p->halving);
     free(p->slots);
     free(p->b);
     free(p->scratch);
@@ -343,25 +359,39 @@ static int judge(t2__pruner *p, const pr_run *r, int64_t step, t2__prune_verdict
     return T2_OK;
 }
 
-int t2__pruner_report(t2__pruner *p, int64_t trial, int64_t batches, double value, int decide,
+/* HALVING (halving.h): a new step of r goes to the rungs, and a judged one gives their verdict. */
+static int judge_halving(t2__pruner *p, pr_run *r, int64_t batches, int64_t unit, double value, int added,
+                         int decide, t2__prune_verdict *out)
+{
+    t2__halving_verdict hv = {.threshold = NAN, .rung = -1, .rung_batches = -1};
+    int rc = added ? t2__halving_step(p->halving, r->bracket, &r->rungs, batches, unit, value, decide, &hv) : T2_OK;
+    if (rc || !decide) return rc;
+    *out = (t2__prune_verdict){.prune = hv.prune, .best = value, .threshold = hv.threshold, .compared = hv.compared,
+                               .rung = hv.rung, .rung_batches = hv.rung_batches, .keep = hv.keep,
+                               .bracket = r->bracket, .bootstrap = hv.bootstrap};
+    return T2_OK;
+}
+
+int t2__pruner_report(t2__pruner *p, int64_t trial, int64_t batches, int64_t unit, double value, int decide,
                       t2__prune_verdict *out)
 {
     if (!p || (decide && !out)) return t2_seterr(T2_EINVAL, "pruner: NULL argument");
     size_t i = slot_find(p->slots, p->cap, trial);
     pr_run *r;
+    int added, rc;
     if (p->slots[i].state == SLOT_COMPLETED || p->slots[i].state == SLOT_FORGOTTEN) {
         if (out) *out = (t2__prune_verdict){.prune = 0, .best = NAN, .threshold = NAN, .compared = 0};
         return T2_OK;
     }
     if (p->slots[i].state == SLOT_RUNNING) {
         r = p->slots[i].run;
-        int rc = run_record(p, r, batches, value);
-        if (rc) return rc;
+        if ((rc = run_record(p, r, batches, value, &added))) return rc;
     } else {
         r = calloc(1, sizeof *r);
         if (!r) return oom();
         r->best = NAN;
-        int rc = run_record(p, r, batches, value);
+        r->bracket = t2__halving_bracket(p->halving, trial);
+        rc = run_record(p, r, batches, value, &added);
         if (!rc) rc = slots_reserve(p);
         if (rc) {
             run_free(r);
@@ -371,11 +401,29 @@ int t2__pruner_report(t2__pruner *p, int64_t trial, int64_t batches, double valu
         p->slots[i] = (pr_slot){.key = trial, .state = SLOT_RUNNING, .run = r};
         p->used++;
     }
-    if (!decide) {
-        if (out) *out = (t2__prune_verdict){.prune = 0, .best = r->best, .threshold = NAN, .compared = 0};
-        return T2_OK;
+    if (!decide && out) *out = (t2__prune_verdict){.prune = 0, .best = r->best, .threshold = NAN, .compared = 0};
+    if (p->prm.rule == T2__PRUNE_HALVING) return judge_halving(p, r, batches, unit, value, added, decide, out);
+    return decide ? judge(p, r, batches, out) : T2_OK;
+}
+
+/* A completed trial's values join the per-step reference. First make room for every value (steps
+ * are distinct within a trial, so each bucket gains at most one); an empty bucket left by a failure
+ * here is harmless. Then nothing can fail. */
+static int add_reference(t2__pruner *p, const pr_run *r)
+{
+    for (size_t k = 0; k < r->n; k++) {
+        size_t at;
+        int rc = bucket_get(p, r->v[k].step, &at);
+        if (!rc && !isnan(r->v[k].value))
+            rc = reserve((void **)&p->b[at].v, &p->b[at].cap, p->b[at].n + 1, sizeof *p->b[at].v);
+        if (rc) return rc;
     }
-    return judge(p, r, batches, out);
+    for (size_t k = 0; k < r->n; k++) {
+        pr_bucket *bk = &p->b[bucket_find(p, r->v[k].step)];
+        if (isnan(r->v[k].value)) bk->nnan++;
+        else bk->v[bk->n++] = r->v[k].value;
+    }
+    return T2_OK;
 }
 
 int t2__pruner_completed(t2__pruner *p, int64_t trial)
@@ -394,20 +442,9 @@ int t2__pruner_completed(t2__pruner *p, int64_t trial)
         return T2_OK;
     }
     pr_run *r = p->slots[i].run;
-    /* First make room for every value (steps are distinct within a trial, so each bucket gains at
-     * most one); an empty bucket left by a failure here is harmless. Then nothing can fail. */
-    for (size_t k = 0; k < r->n; k++) {
-        size_t at;
-        int rc = bucket_get(p, r->v[k].step, &at);
-        if (!rc && !isnan(r->v[k].value))
-            rc = reserve((void **)&p->b[at].v, &p->b[at].cap, p->b[at].n + 1, sizeof *p->b[at].v);
-        if (rc) return rc;
-    }
-    for (size_t k = 0; k < r->n; k++) {
-        pr_bucket *bk = &p->b[bucket_find(p, r->v[k].step)];
-        if (isnan(r->v[k].value)) bk->nnan++;
-        else bk->v[bk->n++] = r->v[k].value;
-    }
+    /* The halving rule's reference is its rungs, recorded as the values came: nothing to add. */
+    int rc = p->prm.rule == T2__PRUNE_HALVING ? T2_OK : add_reference(p, r);
+    if (rc) return rc;
     run_free(r);
     p->slots[i].run = NULL;
     p->slots[i].state = SLOT_COMPLETED;

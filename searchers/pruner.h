@@ -26,8 +26,10 @@ typedef struct t2__pruner t2__pruner;
  * the trial is pruned when the best of its last patience + 1 values is not better than the best
  * before them by more than min_delta (nanmin(before) + min_delta < nanmin(after), minimising;
  * nanmax(before) - min_delta > nanmax(after), maximising). THRESHOLD is Optuna's ThresholdPruner:
- * pruned when the value at this step is NaN, below lower or above upper. */
-typedef enum { T2__PRUNE_PERCENTILE = 0, T2__PRUNE_PATIENT, T2__PRUNE_THRESHOLD } t2__prune_rule;
+ * pruned when the value at this step is NaN, below lower or above upper. HALVING is Optuna's
+ * SuccessiveHalvingPruner (n_brackets 1) and HyperbandPruner (more), halving.h: rungs at
+ * unit * reduction_factor^k batches, where each report says the trial's unit. */
+typedef enum { T2__PRUNE_PERCENTILE = 0, T2__PRUNE_PATIENT, T2__PRUNE_THRESHOLD, T2__PRUNE_HALVING } t2__prune_rule;
 
 typedef struct t2__pruner_params {
     double percentile;        /* in (0, 100]; 50 is the median pruner */
@@ -38,6 +40,7 @@ typedef struct t2__pruner_params {
     int64_t patience;         /* PATIENT: >= 0 */
     double min_delta;         /* PATIENT: >= 0 */
     double lower, upper;      /* THRESHOLD: -inf / +inf for no bound; lower <= upper, neither NaN */
+    int64_t reduction_factor, min_early_stopping_rate, bootstrap_count, n_brackets; /* HALVING (halving.h) */
 } t2__pruner_params;
 
 typedef struct t2__prune_verdict {
@@ -49,14 +52,21 @@ typedef struct t2__prune_verdict {
                          is then the best of those); THRESHOLD: the bound it crossed (best is then
                          the value at the step) */
     int64_t compared; /* how many completed trials had a value at this step (NaN values included,
-                         as Optuna counts them for n_min_trials; the percentile skips them) */
+                         as Optuna counts them for n_min_trials; the percentile skips them);
+                         HALVING: the values at the rung judged, the trial's own included */
+    /* HALVING only: the rung judged last (the one that pruned, if any; -1: none reached), the batch
+     * that reaches it, how many of `compared` go on, the trial's bracket, and whether the verdict
+     * is bootstrap_count's (threshold then NaN). best is the value judged. */
+    int64_t rung, rung_batches, keep, bracket;
+    int bootstrap;
 } t2__prune_verdict;
 
 /* T2_EINVAL for a NULL argument or params out of range (a NaN percentile included), T2_ENOMEM. */
 int t2__pruner_create(const t2__pruner_params *p, t2__pruner **out);
 void t2__pruner_free(t2__pruner *p);
 
-/* Records the trial's value at step `batches`; a step already recorded for that trial keeps its
+/* Records the trial's value at step `batches` (unit: the batches of min_resource for this trial,
+ * which only HALVING reads; <= 0 there: the trial reaches no rung); a step already recorded for that trial keeps its
  * first value (a restarted trial validates the same step again; the store keeps the first too). When decide is nonzero, judges
  * the trial at that step into *out. decide = 0 only records (the controller passes 0 for a warmup
  * step, for the trial's final validation, and when rebuilding from the store on resume); out may
@@ -65,7 +75,7 @@ void t2__pruner_free(t2__pruner *p);
  * rest NaN / 0): the trial has ended, nothing it says counts.
  * T2_EINVAL (NULL p, or decide with NULL out), T2_ENOMEM (nothing recorded, or, when the
  * failure is in judging, the value stays recorded). */
-int t2__pruner_report(t2__pruner *p, int64_t trial, int64_t batches, double value, int decide,
+int t2__pruner_report(t2__pruner *p, int64_t trial, int64_t batches, int64_t unit, double value, int decide,
                       t2__prune_verdict *out);
 
 /* The trial completed normally: its recorded values become the reference at their steps and its
@@ -74,7 +84,8 @@ int t2__pruner_report(t2__pruner *p, int64_t trial, int64_t batches, double valu
  * T2_EINVAL (NULL p), T2_ENOMEM (nothing changed). */
 int t2__pruner_completed(t2__pruner *p, int64_t trial);
 
-/* The trial ended otherwise (pruned, failed, killed): its values are dropped and never count, and a
+/* The trial ended otherwise (pruned, failed, killed): its values are dropped and never count (but
+ * for HALVING, whose rungs keep every trial's, as Optuna's do), and a
  * later t2__pruner_completed for it has no effect. Needs no memory for a trial that reported; for
  * one that never did, remembering it needs a few bytes, and if even that fails it is simply not
  * remembered (it has no values to drop). */

@@ -23,7 +23,9 @@ int t2__ctl_prune_init(t2__ctl *c)
     t2__pruner_params p = {.percentile = pc->percentile, .n_startup_trials = pc->n_startup_trials,
                            .n_min_trials = pc->n_min_trials, .smaller_is_better = c->cfg->searcher.smaller_is_better,
                            .rule = (t2__prune_rule)pc->rule, .patience = pc->patience, .min_delta = pc->min_delta,
-                           .lower = pc->lower, .upper = pc->upper};
+                           .lower = pc->lower, .upper = pc->upper, .reduction_factor = pc->reduction_factor,
+                           .min_early_stopping_rate = pc->min_early_stopping_rate,
+                           .bootstrap_count = pc->bootstrap_count, .n_brackets = pc->n_brackets};
     return t2__pruner_create(&p, &c->pruner);
 }
 
@@ -40,6 +42,33 @@ static int64_t warmup_batches(const t2__ctl *c, const t2__ctl_trial *t)
     return w->n > 0 ? t2__length_to_batches(w->unit, w->n, t->gb, t->bpe) : 0;
 }
 
+/* min_resource in this trial's batches (the halving rules' unit; 0 while an epoch's length is
+ * unknown: no rung is reached then). */
+static int64_t unit_batches(const t2__ctl *c, int64_t gb, int64_t bpe)
+{
+    const t2__length *m = &c->cfg->searcher.pruner.min_resource;
+    return m->n > 0 ? t2__length_to_batches(m->unit, m->n, gb, bpe) : 0;
+}
+
+/* Why a halving rule pruned (v.prune). */
+static void halving_why(const t2__ctl *c, long long at, const t2__prune_verdict *v, char *why, size_t n)
+{
+    const char *metric = c->cfg->searcher.metric;
+    char bracket[48] = "";
+    if (c->cfg->searcher.pruner.hyperband) snprintf(bracket, sizeof bracket, " of bracket %lld", (long long)v->bracket);
+    if (isnan(v->best))
+        snprintf(why, n, T2__PRUNED_AT "%lld: %s is NaN at rung %lld (batch %lld)%s", at, metric, (long long)v->rung,
+                 (long long)v->rung_batches, bracket);
+    else if (v->bootstrap)
+        snprintf(why, n, T2__PRUNED_AT "%lld: %lld trial(s) reached rung %lld (batch %lld)%s, not more than "
+                 "bootstrap_count %lld", at, (long long)v->compared, (long long)v->rung, (long long)v->rung_batches,
+                 bracket, (long long)c->cfg->searcher.pruner.bootstrap_count);
+    else
+        snprintf(why, n, T2__PRUNED_AT "%lld: %s %.6g is not among the best %lld of %lld trials at rung %lld (batch "
+                 "%lld)%s, which reach %.6g", at, metric, v->best, (long long)v->keep, (long long)v->compared,
+                 (long long)v->rung, (long long)v->rung_batches, bracket, v->threshold);
+}
+
 int t2__ctl_prune_validation(t2__ctl *c, t2__ctl_trial *t, double value, int asked, int *prune)
 {
     *prune = 0;
@@ -50,13 +79,15 @@ int t2__ctl_prune_validation(t2__ctl *c, t2__ctl_trial *t, double value, int ask
     int decide = asked && !t->pruned_why && t->batches > 0 && t->target > 0 && t->batches < t->target &&
                  t->batches >= warmup_batches(c, t);
     t2__prune_verdict v;
-    int rc = t2__pruner_report(c->pruner, t->id, t->batches, value, decide, &v);
+    int rc = t2__pruner_report(c->pruner, t->id, t->batches, unit_batches(c, t->gb, t->bpe), value, decide, &v);
     if (rc || !decide || !v.prune) return rc;
     const t2__pruner_config *pc = &c->cfg->searcher.pruner;
     const char *metric = c->cfg->searcher.metric, *dir = c->cfg->searcher.smaller_is_better ? "above" : "below";
     long long at = (long long)t->batches;
     char why[400];
-    if (isnan(v.best))
+    if (pc->rule == T2__PRUNE_HALVING)
+        halving_why(c, at, &v, why, sizeof why);
+    else if (isnan(v.best))
         snprintf(why, sizeof why, T2__PRUNED_AT "%lld: %s is NaN", at, metric);
     else if (pc->rule == T2__PRUNE_THRESHOLD)
         snprintf(why, sizeof why, T2__PRUNED_AT "%lld: %s %.6g is %s the %s bound %.6g", at, metric, v.best,
@@ -98,13 +129,45 @@ void t2__ctl_prune_ended(t2__ctl *c, t2__ctl_trial *t, int completed)
     }
 }
 
+/* The trial with store id `id` (the table is in id order, as trials are made; else a scan). */
+static const t2__ctl_trial *trial_by_id(const t2__ctl *c, int64_t id)
+{
+    size_t lo = 0, hi = c->tt.nt;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->tt.t[mid].id < id) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo < c->tt.nt && c->tt.t[lo].id == id) return &c->tt.t[lo];
+    for (size_t k = 0; k < c->tt.nt; k++)
+        if (c->tt.t[k].id == id) return &c->tt.t[k];
+    return NULL;
+}
+
+/* Replays one trial's validations v[0..n) (the halving rules need its unit: its batch size from its
+ * hparams, its epoch length from the epochs its validations were stored with). */
+static int replay_trial(t2__ctl *c, const t2__metric_point *v, size_t n)
+{
+    const t2__ctl_trial *t = trial_by_id(c, v[0].trial_id);
+    int64_t gb = t ? t->gb : 1, bpe = t ? t->bpe : 0;
+    for (size_t k = 0; !bpe && k < n; k++)
+        if (v[k].batches > 0 && v[k].epoch > 0) bpe = llround((double)v[k].batches / v[k].epoch);
+    int64_t unit = unit_batches(c, gb, bpe);
+    int rc = T2_OK;
+    for (size_t k = 0; !rc && k < n; k++) rc = t2__pruner_report(c->pruner, v[k].trial_id, v[k].batches, unit, v[k].value, 0, NULL);
+    return rc;
+}
+
 int t2__ctl_prune_restore(t2__ctl *c)
 {
     if (!c->pruner) return T2_OK;
     t2__metric_point *v = NULL;
     size_t n = 0;
     int rc = t2__store_validation_series(c->st, c->exp_id, c->cfg->searcher.metric, &v, &n);
-    for (size_t k = 0; !rc && k < n; k++) rc = t2__pruner_report(c->pruner, v[k].trial_id, v[k].batches, v[k].value, 0, NULL);
+    for (size_t k = 0, end; !rc && k < n; k = end) { /* by trial: the series is in trial order */
+        for (end = k + 1; end < n && v[end].trial_id == v[k].trial_id;) end++;
+        rc = replay_trial(c, v + k, end - k);
+    }
     free(v);
     for (size_t k = 0; !rc && k < c->tt.nt; k++) {
         t2__ctl_trial *t = &c->tt.t[k];

@@ -190,6 +190,7 @@ static inline int t2__trial_pruned(int state, const char *error)
 typedef struct t2__metric_point {
     int64_t trial_id, batches;
     double value; /* NAN: NaN */
+    double epoch; /* batches / batches per epoch; NAN when unknown */
 } t2__metric_point;
 /* Every validation of metric by experiment experiment_id's trials, ordered by trial id then
  * batches, into a malloc'd array (NULL when *n is 0). */

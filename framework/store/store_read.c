@@ -277,7 +277,7 @@ int t2__store_killed_trials(t2__store *st, int64_t experiment_id, int64_t **ids,
 /* Every validation value of one metric of an experiment's trials, by trial then step: what
  * searcher.pruner compared trials with, read again by a resume (controller/prune_link.c). */
 static const char SQL_VALIDATION_SERIES[] =
-    "SELECT m.trial_id, m.batches, m.value FROM trials t JOIN metrics m ON m.trial_id = t.id"
+    "SELECT m.trial_id, m.batches, m.value, m.epoch FROM trials t JOIN metrics m ON m.trial_id = t.id"
     " AND m.kind = 'validation' AND m.name = ?2 WHERE t.experiment_id = ?1 ORDER BY m.trial_id, m.batches";
 
 int t2__store_validation_series(t2__store *st, int64_t experiment_id, const char *metric, t2__metric_point **out,
@@ -304,7 +304,8 @@ int t2__store_validation_series(t2__store *st, int64_t experiment_id, const char
         }
         v = g;
         v[*n] = (t2__metric_point){sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1),
-                                   sqlite3_column_type(s, 2) == SQLITE_NULL ? NAN : sqlite3_column_double(s, 2)};
+                                   sqlite3_column_type(s, 2) == SQLITE_NULL ? NAN : sqlite3_column_double(s, 2),
+                                   sqlite3_column_type(s, 3) == SQLITE_NULL ? NAN : sqlite3_column_double(s, 3)};
         (*n)++;
     }
     sqlite3_reset(s);

@@ -992,7 +992,8 @@ static void test_pruner(void)
                "const.yaml:3:3: searcher.pruner: needs min_validation_period (e.g. min_validation_period: "
                "{batches: 100}): a pruner judges trials at the validations they report before max_length");
     EXPECT_ERR(HEAD RANDOM "mediam}\n" PERIOD, T2_EINVAL,
-               "const.yaml:3:11: searcher.pruner: expected median, percentile, patient or threshold, got \"mediam\" "
+               "const.yaml:3:11: searcher.pruner: expected median, percentile, patient, threshold, successive_halving or "
+               "hyperband, got \"mediam\" "
                "(did you mean 'median'?)");
     EXPECT_ERR(HEAD RANDOM "{name: percentile}}\n" PERIOD, T2_EINVAL,
                "const.yaml:3:3: searcher.pruner.percentile: missing required key, e.g. percentile: 25");
@@ -1008,7 +1009,8 @@ static void test_pruner(void)
     EXPECT_ERR(HEAD RANDOM "{name: median, n_warmup_steps: 5}}\n" PERIOD, T2_EINVAL,
                "const.yaml:3:26: searcher.pruner.n_warmup_steps: unknown key");
     EXPECT_ERR(HEAD RANDOM "[median]}\n" PERIOD, T2_EINVAL,
-               "const.yaml:3:11: searcher.pruner: expected median, or a map such as {name: median}");
+               "const.yaml:3:11: searcher.pruner: expected a pruner's name (median, percentile, patient, threshold, "
+               "successive_halving or hyperband), or a map such as {name: median}");
     /* The rules on a trial's own values: patient (also for a single trial), threshold. */
     cfg = load_ok(HEAD PERIOD "searcher: {name: single, metric: loss, max_length: {batches: 10},\n"
                   "  pruner: {name: patient, patience: 2, min_delta: 0.5, warmup: {batches: 4}}}\n");
@@ -1041,6 +1043,58 @@ static void test_pruner(void)
                "const.yaml:4:3: searcher.pruner: a threshold pruner needs lower, upper or both");
     EXPECT_ERR(HEAD PERIOD RANDOM "{name: threshold, lower: 2, upper: 1}}\n", T2_EINVAL,
                "const.yaml:4:46: searcher.pruner: lower 2 is above upper 1");
+    /* successive_halving: Optuna's defaults, min_resource auto = max_length / 100 (at least 1). */
+    cfg = load_ok(HEAD PERIOD "searcher: {name: random, metric: loss, max_length: {epochs: 500}, max_trials: 3,\n"
+                  "  pruner: successive_halving}\n");
+    if (cfg) {
+        const t2__pruner_config *p = &cfg->searcher.pruner;
+        CHECK(p->on && p->rule == 3 && !p->hyperband && p->reduction_factor == 4 && p->min_early_stopping_rate == 0 &&
+              p->bootstrap_count == 0 && p->min_resource.unit == T2__UNIT_EPOCHS && p->min_resource.n == 5 &&
+              p->n_brackets == 1);
+        t2__config_free(cfg);
+    }
+    cfg = load_ok(HEAD PERIOD RANDOM "{name: successive_halving, min_resource: {records: 8}, reduction_factor: 2,"
+                  " min_early_stopping_rate: 1, bootstrap_count: 2}}\n");
+    if (cfg) {
+        const t2__pruner_config *p = &cfg->searcher.pruner;
+        CHECK(p->on && p->rule == 3 && p->reduction_factor == 2 && p->min_early_stopping_rate == 1 &&
+              p->bootstrap_count == 2 && p->min_resource.unit == T2__UNIT_RECORDS && p->min_resource.n == 8);
+        t2__config_free(cfg);
+    }
+    /* hyperband: min_resource 1, max_resource max_length, reduction_factor 3; brackets counted in
+     * integers: 1000 / 1 with rf 10 is 4 brackets (Optuna's float log says 3). */
+    cfg = load_ok(HEAD PERIOD "searcher: {name: random, metric: loss, max_length: {batches: 1000}, max_trials: 3,\n"
+                  "  pruner: {name: hyperband, reduction_factor: 10}}\n");
+    if (cfg) {
+        const t2__pruner_config *p = &cfg->searcher.pruner;
+        CHECK(p->on && p->rule == 3 && p->hyperband && p->min_resource.n == 1 && p->max_resource.n == 1000 &&
+              p->n_brackets == 4);
+        t2__config_free(cfg);
+    }
+    cfg = load_ok(HEAD PERIOD RANDOM "hyperband}\n"); /* 10 / 1, rf 3: rungs 1, 3, 9 */
+    if (cfg) {
+        CHECK(cfg->searcher.pruner.reduction_factor == 3 && cfg->searcher.pruner.n_brackets == 3);
+        t2__config_free(cfg);
+    }
+    EXPECT_ERR(HEAD PERIOD RANDOM "{name: successive_halving, reduction_factor: 1}}\n", T2_EINVAL,
+               "const.yaml:4:56: searcher.pruner.reduction_factor: expected an integer in [2, 1000000], got 1");
+    EXPECT_ERR(HEAD PERIOD RANDOM "{name: successive_halving, max_resource: auto}}\n", T2_EINVAL,
+               "const.yaml:4:38: searcher.pruner.max_resource: the successive_halving pruner does not take it "
+               "(hyperband does)");
+    EXPECT_ERR(HEAD PERIOD RANDOM "{name: hyperband, warmup: {batches: 2}}}\n", T2_EINVAL,
+               "const.yaml:4:29: searcher.pruner.warmup: the hyperband pruner does not take it (median or "
+               "percentile or patient or threshold does)");
+    EXPECT_ERR(HEAD PERIOD RANDOM "{name: hyperband, min_resource: auto}}\n", T2_EINVAL,
+               "const.yaml:4:43: searcher.pruner.min_resource: expected a length such as {batches: 100}, got auto");
+    EXPECT_ERR(HEAD PERIOD RANDOM "{name: hyperband, min_resource: {epochs: 1}}}\n", T2_EINVAL,
+               "const.yaml:4:29: searcher.pruner.min_resource: is in epochs and max_resource (max_length) in batches: "
+               "give both in one unit");
+    EXPECT_ERR(HEAD PERIOD RANDOM "{name: hyperband, min_resource: {batches: 20}}}\n", T2_EINVAL,
+               "const.yaml:4:29: searcher.pruner.min_resource: 20 batches is above max_resource 10");
+    EXPECT_ERR(HEAD PERIOD "searcher: {name: single, metric: loss, max_length: {batches: 10}, pruner: hyperband}\n",
+               T2_EINVAL,
+               "const.yaml:3:67: searcher.pruner: a single trial has no others to be compared with; the patient and "
+               "threshold pruners judge a trial by its own values");
     /* ASHA's tpe sampler takes tpe's sampling keys, not its pruner. */
     cfg = load_ok(HEAD PERIOD "searcher: {name: adaptive_asha, sampler: tpe, metric: loss, max_length: {batches: 10},"
                   " max_trials: 3, n_startup_trials: 2, pruner: median}\n");

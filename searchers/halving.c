@@ -106,6 +106,18 @@ static int rung_at(hv_bracket *bk, int64_t k, hv_rung **out)
     return T2_OK;
 }
 
+void t2__insert_sorted(double *v, size_t n, double x)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v[mid] <= x) lo = mid + 1;
+        else hi = mid;
+    }
+    memmove(v + lo + 1, v + lo, (n - lo) * sizeof *v);
+    v[lo] = x;
+}
+
 static int rung_insert(hv_rung *r, double x)
 {
     if (r->n == r->cap) {
@@ -115,15 +127,7 @@ static int rung_insert(hv_rung *r, double x)
         r->v = v;
         r->cap = cap;
     }
-    size_t lo = 0, hi = r->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (r->v[mid] <= x) lo = mid + 1;
-        else hi = mid;
-    }
-    memmove(r->v + lo + 1, r->v + lo, (r->n - lo) * sizeof *r->v);
-    r->v[lo] = x;
-    r->n++;
+    t2__insert_sorted(r->v, r->n++, x);
     return T2_OK;
 }
 

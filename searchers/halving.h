@@ -23,6 +23,7 @@
 #ifndef T2_SEARCHERS_HALVING_H
 #define T2_SEARCHERS_HALVING_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct t2__halving t2__halving;
@@ -60,5 +61,9 @@ int64_t t2__halving_bracket(const t2__halving *h, int64_t trial);
  * that failed; *rungs counts the ones recorded). */
 int t2__halving_step(t2__halving *h, int64_t bracket, int64_t *rungs, int64_t step, int64_t unit, double value,
                      int decide, t2__halving_verdict *out);
+
+/* Puts x into v[0..n), ascending, which has room for one more: after the equal values already
+ * there (a binary search and a memmove; the pruner's rules keep their values so). */
+void t2__insert_sorted(double *v, size_t n, double x);
 
 #endif

@@ -194,17 +194,7 @@ static int bucket_sort(t2__pruner *p, pr_bucket *bk)
     size_t m = bk->n - bk->sorted;
     if (!m) return T2_OK;
     if (m <= 4) { /* the usual case, one trial completed since: memmove beats an element-wise merge */
-        for (; bk->sorted < bk->n; bk->sorted++) {
-            double x = bk->v[bk->sorted];
-            size_t lo = 0, hi = bk->sorted;
-            while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-                if (bk->v[mid] <= x) lo = mid + 1;
-                else hi = mid;
-            }
-            memmove(bk->v + lo + 1, bk->v + lo, (bk->sorted - lo) * sizeof *bk->v);
-            bk->v[lo] = x;
-        }
+        for (; bk->sorted < bk->n; bk->sorted++) t2__insert_sorted(bk->v, bk->sorted, bk->v[bk->sorted]);
         return T2_OK;
     }
     int rc = reserve((void **)&p->scratch, &p->capscratch, m, sizeof *p->scratch);

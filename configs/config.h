@@ -80,6 +80,8 @@ typedef struct t2__pruner_config {
     t2__length min_resource;          /* the first rung; n == 0 until resolved (auto) */
     t2__length max_resource;          /* hyperband: n == 0 until resolved (auto: max_length) */
     int64_t n_brackets;               /* hyperband: from min/max_resource; successive_halving: 1 */
+    int patient_wrap;                 /* patient with wrapped_pruner: rule and its keys are the wrapped
+                                         one's; patience, min_delta and warmup the patient one's */
 } t2__pruner_config;
 
 typedef struct t2__searcher_config {

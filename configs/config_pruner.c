@@ -37,7 +37,7 @@ static const char *const PRUNER_KEYS[] = {"name",          "percentile",        
                                           "n_min_trials",  "patience",           "min_delta",
                                           "lower",         "upper",              "warmup",
                                           "min_resource",  "max_resource",       "reduction_factor",
-                                          "min_early_stopping_rate", "bootstrap_count", NULL};
+                                          "min_early_stopping_rate", "bootstrap_count", "wrapped_pruner", NULL};
 #define NAMES_TEXT "median, percentile, patient, threshold, successive_halving or hyperband"
 
 static int absent(const t2__ynode *v) { return !v || t2__ynull(v); }
@@ -47,7 +47,7 @@ static unsigned takers(const char *key)
 {
     if (KEY_IS("percentile")) return 1u << PERCENTILE;
     if (KEY_IS("n_startup_trials") || KEY_IS("n_min_trials")) return 1u << MEDIAN | 1u << PERCENTILE;
-    if (KEY_IS("patience") || KEY_IS("min_delta")) return 1u << PATIENT;
+    if (KEY_IS("patience") || KEY_IS("min_delta") || KEY_IS("wrapped_pruner")) return 1u << PATIENT;
     if (KEY_IS("lower") || KEY_IS("upper")) return 1u << THRESHOLD;
     if (KEY_IS("min_resource") || KEY_IS("reduction_factor") || KEY_IS("bootstrap_count"))
         return 1u << HALVING | 1u << HYPERBAND;
@@ -123,9 +123,9 @@ static int pruner_value(t2__pruner_config *p, const char *key, const t2__ynode *
 }
 
 /* What a rule needs beyond its name, once its keys are read. */
-static int pruner_required(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark, const char *path, int name)
+static int pruner_required(const t2__config *cfg, const t2__pruner_config *p, const t2__ynode *n,
+                           const t2__ymark *kmark, const char *path, int name)
 {
-    t2__pruner_config *p = &cfg->searcher.pruner;
     int map = n->kind == T2__Y_MAP; /* else a bare name, median */
     const t2__ynode *lo = map ? t2__ymap_get(n, "lower", NULL) : NULL, *hi = map ? t2__ymap_get(n, "upper", NULL) : NULL;
     if (name == PERCENTILE && absent(t2__ymap_get(n, "percentile", NULL)))
@@ -142,13 +142,15 @@ static int pruner_required(t2__config *cfg, const t2__ynode *n, const t2__ymark 
     return T2_OK;
 }
 
-int t2__cfg_pruner_parse(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark, const char *path)
+/* One rule's map (or bare name) at n into *p; nested: it is a patient pruner's wrapped_pruner,
+ * which may not be patient itself nor take warmup (the outer one's counts). */
+static int parse_rule(t2__config *cfg, t2__pruner_config *p, const t2__ynode *n, const t2__ymark *kmark,
+                      const char *path, int nested)
 {
-    t2__pruner_config *p = &cfg->searcher.pruner;
-    if (t2__ynull(n)) return T2_OK; /* absent, as everywhere */
     *p = (t2__pruner_config){.percentile = 50, .n_startup_trials = 5, .n_min_trials = 1, .lower = -INFINITY,
                              .upper = INFINITY, .reduction_factor = 4};
-    int name = MEDIAN, rc;
+    t2__pruner_config wrapped;
+    int name = MEDIAN, rc, have_wrapped = 0;
     if (n->kind == T2__Y_SCALAR) { /* a bare name: the rules whose keys all have defaults */
         if ((rc = pruner_name(n, path, &name))) return rc;
         if (name == HYPERBAND) p->hyperband = 1, p->reduction_factor = 3;
@@ -175,6 +177,8 @@ int t2__cfg_pruner_parse(t2__config *cfg, const t2__ynode *n, const t2__ymark *k
             for (size_t j = 0; PRUNER_KEYS[j]; j++) known |= KEY_IS(PRUNER_KEYS[j]);
             if (KEY_IS("name")) continue;
             if (!known) rc = t2__cfg_unknown(cfg, &n->key_marks[k], kpath, PRUNER_KEYS);
+            else if (nested && KEY_IS("warmup"))
+                rc = t2__cfg_err(&n->key_marks[k], kpath, "give warmup to the patient pruner that wraps this one");
             else if (!(takers(key) & 1u << name)) {
                 char who[64] = ""; /* the rules that take it, from takers() */
                 for (int r = 0; PRUNER_NAMES[r]; r++)
@@ -183,24 +187,48 @@ int t2__cfg_pruner_parse(t2__config *cfg, const t2__ynode *n, const t2__ymark *k
                                  PRUNER_NAMES[r]);
                 rc = t2__cfg_err(&n->key_marks[k], kpath, "the %s pruner does not take it (%s does)",
                                  PRUNER_NAMES[name], who);
+            } else if (KEY_IS("wrapped_pruner")) {
+                if (nested) rc = t2__cfg_err(&n->key_marks[k], kpath, "a wrapped pruner cannot wrap another");
+                else if (!t2__ynull(v) && !(rc = parse_rule(cfg, &wrapped, v, &n->key_marks[k], kpath, 1)))
+                    have_wrapped = 1;
             } else {
                 rc = pruner_value(p, key, v, kpath);
             }
             if ((rc = t2__cfg_collect(cfg, rc))) return rc;
         }
     }
-    if ((rc = t2__cfg_collect(cfg, pruner_required(cfg, n, kmark, path, name)))) return rc;
+    if (nested && name == PATIENT)
+        return t2__cfg_err(kmark, path, "a patient pruner cannot wrap another patient pruner (one patience is enough)");
+    if ((rc = t2__cfg_collect(cfg, pruner_required(cfg, p, n, kmark, path, name)))) return rc;
     p->rule = name == PATIENT ? 1 : name == THRESHOLD ? 2 : name == HALVING || name == HYPERBAND ? 3 : 0;
     p->on = 1;
+    if (have_wrapped) { /* the wrapped rule, asked once the patient one would prune */
+        t2__pruner_config outer = *p;
+        *p = wrapped;
+        p->patient_wrap = 1;
+        p->patience = outer.patience;
+        p->min_delta = outer.min_delta;
+        p->warmup = outer.warmup;
+    }
     return T2_OK;
 }
 
-/* The key mark of pruner key `key` (or of searcher.pruner itself when absent). */
+int t2__cfg_pruner_parse(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark, const char *path)
+{
+    if (t2__ynull(n)) return T2_OK; /* absent, as everywhere */
+    return parse_rule(cfg, &cfg->searcher.pruner, n, kmark, path, 0);
+}
+
+/* The key mark of pruner key `key`, in searcher.pruner or its wrapped_pruner (else of
+ * searcher.pruner itself). */
 static const t2__ymark *mark_of(const t2__ynode *searcher, size_t at, const char *key)
 {
-    const t2__ynode *pn = searcher->items[at];
+    const t2__ynode *pn = searcher->items[at], *w;
     size_t k = 0;
     if (pn->kind == T2__Y_MAP && t2__ymap_get(pn, key, &k)) return &pn->key_marks[k];
+    if (pn->kind == T2__Y_MAP && (w = t2__ymap_get(pn, "wrapped_pruner", NULL)) && w->kind == T2__Y_MAP &&
+        t2__ymap_get(w, key, &k))
+        return &w->key_marks[k];
     return &searcher->key_marks[at];
 }
 
@@ -217,13 +245,14 @@ static int resolve_halving(t2__config *cfg, const t2__ynode *searcher, size_t at
     if (!p->hyperband) return T2_OK;
     if (p->max_resource.n == 0) p->max_resource = *ml;
     static const char *const units[] = {"batches", "records", "epochs"};
+    const char *path = p->patient_wrap ? "searcher.pruner.wrapped_pruner.min_resource" : "searcher.pruner.min_resource";
     if (p->min_resource.unit != p->max_resource.unit)
-        return t2__cfg_err(mark_of(searcher, at, "min_resource"), "searcher.pruner.min_resource",
+        return t2__cfg_err(mark_of(searcher, at, "min_resource"), path,
                            "is in %s and max_resource%s in %s: give both in one unit", units[p->min_resource.unit],
                            mark_of(searcher, at, "max_resource") == &searcher->key_marks[at] ? " (max_length)" : "",
                            units[p->max_resource.unit]);
     if (p->min_resource.n > p->max_resource.n)
-        return t2__cfg_err(mark_of(searcher, at, "min_resource"), "searcher.pruner.min_resource",
+        return t2__cfg_err(mark_of(searcher, at, "min_resource"), path,
                            "%lld %s is above max_resource %lld", (long long)p->min_resource.n,
                            units[p->min_resource.unit], (long long)p->max_resource.n);
     int64_t r = p->min_resource.n;

@@ -244,7 +244,9 @@ int t2__pruner_create(const t2__pruner_params *prm, t2__pruner **out)
         return t2_seterr(T2_EINVAL, "pruner: n_startup_trials %lld is negative", (long long)prm->n_startup_trials);
     if (pct && prm->n_min_trials < 1)
         return t2_seterr(T2_EINVAL, "pruner: n_min_trials %lld is not >= 1", (long long)prm->n_min_trials);
-    if (prm->rule == T2__PRUNE_PATIENT && (prm->patience < 0 || !(prm->min_delta >= 0)))
+    if (prm->patient_wrap && prm->rule == T2__PRUNE_PATIENT)
+        return t2_seterr(T2_EINVAL, "pruner: a patient rule cannot wrap another patient rule");
+    if ((prm->rule == T2__PRUNE_PATIENT || prm->patient_wrap) && (prm->patience < 0 || !(prm->min_delta >= 0)))
         return t2_seterr(T2_EINVAL, "pruner: patience %lld and min_delta %g must not be negative",
                          (long long)prm->patience, prm->min_delta);
     if (prm->rule == T2__PRUNE_THRESHOLD && !(prm->lower <= prm->upper))
@@ -349,6 +351,12 @@ static int judge(t2__pruner *p, const pr_run *r, int64_t step, t2__prune_verdict
     return T2_OK;
 }
 
+/* What a report that is not judged says: the trial's best so far, no rung. */
+static t2__prune_verdict no_verdict(double best)
+{
+    return (t2__prune_verdict){.prune = 0, .best = best, .threshold = NAN, .compared = 0, .rung = -1, .rung_batches = -1};
+}
+
 /* HALVING (halving.h): a new step of r goes to the rungs, and a judged one gives their verdict. */
 static int judge_halving(t2__pruner *p, pr_run *r, int64_t batches, int64_t unit, double value, int added,
                          int decide, t2__prune_verdict *out)
@@ -370,7 +378,7 @@ int t2__pruner_report(t2__pruner *p, int64_t trial, int64_t batches, int64_t uni
     pr_run *r;
     int added, rc;
     if (p->slots[i].state == SLOT_COMPLETED || p->slots[i].state == SLOT_FORGOTTEN) {
-        if (out) *out = (t2__prune_verdict){.prune = 0, .best = NAN, .threshold = NAN, .compared = 0};
+        if (out) *out = no_verdict(NAN);
         return T2_OK;
     }
     if (p->slots[i].state == SLOT_RUNNING) {
@@ -391,9 +399,27 @@ int t2__pruner_report(t2__pruner *p, int64_t trial, int64_t batches, int64_t uni
         p->slots[i] = (pr_slot){.key = trial, .state = SLOT_RUNNING, .run = r};
         p->used++;
     }
-    if (!decide && out) *out = (t2__prune_verdict){.prune = 0, .best = r->best, .threshold = NAN, .compared = 0};
-    if (p->prm.rule == T2__PRUNE_HALVING) return judge_halving(p, r, batches, unit, value, added, decide, out);
-    return decide ? judge(p, r, batches, out) : T2_OK;
+    if (!decide && out) *out = no_verdict(r->best);
+    t2__prune_verdict patient = {.prune = 1};
+    if (decide && p->prm.patient_wrap) {
+        /* Optuna's PatientPruner around another: that one is asked only once the trial has stopped
+         * improving (halving still records the value at its rungs). */
+        patient = no_verdict(r->best);
+        judge_patient(p, r, &patient);
+        if (!patient.prune) {
+            *out = no_verdict(r->best);
+            decide = 0;
+        }
+    }
+    rc = p->prm.rule == T2__PRUNE_HALVING ? judge_halving(p, r, batches, unit, value, added, decide, out)
+             : decide                        ? judge(p, r, batches, out)
+                                             : T2_OK;
+    if (!rc && decide && p->prm.patient_wrap) {
+        out->patient = 1;
+        out->patient_best = patient.best;
+        out->patient_before = patient.threshold;
+    }
+    return rc;
 }
 
 /* A completed trial's values join the per-step reference. First make room for every value (steps

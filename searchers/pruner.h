@@ -41,6 +41,8 @@ typedef struct t2__pruner_params {
     double min_delta;         /* PATIENT: >= 0 */
     double lower, upper;      /* THRESHOLD: -inf / +inf for no bound; lower <= upper, neither NaN */
     int64_t reduction_factor, min_early_stopping_rate, bootstrap_count, n_brackets; /* HALVING (halving.h) */
+    int patient_wrap; /* PatientPruner around `rule` (not PATIENT): the rule is asked only when PATIENT
+                         (patience, min_delta) would prune; HALVING records at its rungs regardless */
 } t2__pruner_params;
 
 typedef struct t2__prune_verdict {
@@ -59,6 +61,10 @@ typedef struct t2__prune_verdict {
      * is bootstrap_count's (threshold then NaN). best is the value judged. */
     int64_t rung, rung_batches, keep, bracket;
     int bootstrap;
+    /* patient_wrap: 1 when the wrapped rule was asked (the trial stopped improving), with the
+     * patient rule's best of the last patience + 1 values and best before them. */
+    int patient;
+    double patient_best, patient_before;
 } t2__prune_verdict;
 
 /* T2_EINVAL for a NULL argument or params out of range (a NaN percentile included), T2_ENOMEM. */

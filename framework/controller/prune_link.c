@@ -25,7 +25,8 @@ int t2__ctl_prune_init(t2__ctl *c)
                            .rule = (t2__prune_rule)pc->rule, .patience = pc->patience, .min_delta = pc->min_delta,
                            .lower = pc->lower, .upper = pc->upper, .reduction_factor = pc->reduction_factor,
                            .min_early_stopping_rate = pc->min_early_stopping_rate,
-                           .bootstrap_count = pc->bootstrap_count, .n_brackets = pc->n_brackets};
+                           .bootstrap_count = pc->bootstrap_count, .n_brackets = pc->n_brackets,
+                           .patient_wrap = pc->patient_wrap};
     return t2__pruner_create(&p, &c->pruner);
 }
 
@@ -50,23 +51,46 @@ static int64_t unit_batches(const t2__ctl *c, int64_t gb, int64_t bpe)
     return m->n > 0 ? t2__length_to_batches(m->unit, m->n, gb, bpe) : 0;
 }
 
-/* Why a halving rule pruned (v.prune). */
-static void halving_why(const t2__ctl *c, long long at, const t2__prune_verdict *v, char *why, size_t n)
+/* Why a halving rule pruned (v->prune), after "pruned at batch N: ". */
+static void halving_reason(const t2__ctl *c, const t2__prune_verdict *v, char *why, size_t n)
 {
     const char *metric = c->cfg->searcher.metric;
     char bracket[48] = "";
     if (c->cfg->searcher.pruner.hyperband) snprintf(bracket, sizeof bracket, " of bracket %lld", (long long)v->bracket);
     if (isnan(v->best))
-        snprintf(why, n, T2__PRUNED_AT "%lld: %s is NaN at rung %lld (batch %lld)%s", at, metric, (long long)v->rung,
+        snprintf(why, n, "%s is NaN at rung %lld (batch %lld)%s", metric, (long long)v->rung,
                  (long long)v->rung_batches, bracket);
     else if (v->bootstrap)
-        snprintf(why, n, T2__PRUNED_AT "%lld: %lld trial(s) reached rung %lld (batch %lld)%s, not more than "
-                 "bootstrap_count %lld", at, (long long)v->compared, (long long)v->rung, (long long)v->rung_batches,
-                 bracket, (long long)c->cfg->searcher.pruner.bootstrap_count);
+        snprintf(why, n, "%lld trial(s) reached rung %lld (batch %lld)%s, not more than bootstrap_count %lld",
+                 (long long)v->compared, (long long)v->rung, (long long)v->rung_batches, bracket,
+                 (long long)c->cfg->searcher.pruner.bootstrap_count);
     else
-        snprintf(why, n, T2__PRUNED_AT "%lld: %s %.6g is not among the best %lld of %lld trials at rung %lld (batch "
-                 "%lld)%s, which reach %.6g", at, metric, v->best, (long long)v->keep, (long long)v->compared,
-                 (long long)v->rung, (long long)v->rung_batches, bracket, v->threshold);
+        snprintf(why, n, "%s %.6g is not among the best %lld of %lld trials at rung %lld (batch %lld)%s, which reach %.6g",
+                 metric, v->best, (long long)v->keep, (long long)v->compared, (long long)v->rung,
+                 (long long)v->rung_batches, bracket, v->threshold);
+}
+
+/* Why the configured rule pruned (v->prune), after "pruned at batch N: ". */
+static void reason(const t2__ctl *c, const t2__prune_verdict *v, char *why, size_t n)
+{
+    const t2__pruner_config *pc = &c->cfg->searcher.pruner;
+    const char *metric = c->cfg->searcher.metric, *dir = c->cfg->searcher.smaller_is_better ? "above" : "below";
+    if (pc->rule == T2__PRUNE_HALVING)
+        halving_reason(c, v, why, n);
+    else if (isnan(v->best))
+        snprintf(why, n, "%s is NaN", metric);
+    else if (pc->rule == T2__PRUNE_THRESHOLD)
+        snprintf(why, n, "%s %.6g is %s the %s bound %.6g", metric, v->best, v->threshold == pc->upper ? "above" : "below",
+                 v->threshold == pc->upper ? "upper" : "lower", v->threshold);
+    else if (pc->rule == T2__PRUNE_PATIENT)
+        snprintf(why, n, "best %s %.6g in the last %lld validations is not better than %.6g before them%s", metric,
+                 v->best, (long long)pc->patience + 1, v->threshold, pc->min_delta > 0 ? " by more than min_delta" : "");
+    else if (pc->percentile == 50)
+        snprintf(why, n, "best %s %.6g is %s the median %.6g of %lld completed trials", metric, v->best, dir,
+                 v->threshold, (long long)v->compared);
+    else
+        snprintf(why, n, "best %s %.6g is %s the %gth percentile %.6g of %lld completed trials", metric, v->best, dir,
+                 pc->percentile, v->threshold, (long long)v->compared);
 }
 
 int t2__ctl_prune_validation(t2__ctl *c, t2__ctl_trial *t, double value, int asked, int *prune)
@@ -82,27 +106,12 @@ int t2__ctl_prune_validation(t2__ctl *c, t2__ctl_trial *t, double value, int ask
     int rc = t2__pruner_report(c->pruner, t->id, t->batches, unit_batches(c, t->gb, t->bpe), value, decide, &v);
     if (rc || !decide || !v.prune) return rc;
     const t2__pruner_config *pc = &c->cfg->searcher.pruner;
-    const char *metric = c->cfg->searcher.metric, *dir = c->cfg->searcher.smaller_is_better ? "above" : "below";
-    long long at = (long long)t->batches;
-    char why[400];
-    if (pc->rule == T2__PRUNE_HALVING)
-        halving_why(c, at, &v, why, sizeof why);
-    else if (isnan(v.best))
-        snprintf(why, sizeof why, T2__PRUNED_AT "%lld: %s is NaN", at, metric);
-    else if (pc->rule == T2__PRUNE_THRESHOLD)
-        snprintf(why, sizeof why, T2__PRUNED_AT "%lld: %s %.6g is %s the %s bound %.6g", at, metric, v.best,
-                 v.threshold == pc->upper ? "above" : "below", v.threshold == pc->upper ? "upper" : "lower", v.threshold);
-    else if (pc->rule == T2__PRUNE_PATIENT)
-        snprintf(why, sizeof why,
-                 T2__PRUNED_AT "%lld: best %s %.6g in the last %lld validations is not better than %.6g before them%s",
-                 at, metric, v.best, (long long)pc->patience + 1, v.threshold,
-                 pc->min_delta > 0 ? " by more than min_delta" : "");
-    else if (pc->percentile == 50)
-        snprintf(why, sizeof why, T2__PRUNED_AT "%lld: best %s %.6g is %s the median %.6g of %lld completed trials", at,
-                 metric, v.best, dir, v.threshold, (long long)v.compared);
-    else
-        snprintf(why, sizeof why, T2__PRUNED_AT "%lld: best %s %.6g is %s the %gth percentile %.6g of %lld completed trials",
-                 at, metric, v.best, dir, pc->percentile, v.threshold, (long long)v.compared);
+    char rule[300], patient[160] = "", why[500];
+    reason(c, &v, rule, sizeof rule);
+    if (v.patient) /* a patient pruner around the rule: the trial stopped improving first */
+        snprintf(patient, sizeof patient, "no better than %.6g in the last %lld validations (%.6g before them), and ",
+                 v.patient_best, (long long)pc->patience + 1, v.patient_before);
+    snprintf(why, sizeof why, T2__PRUNED_AT "%lld: %s%s", (long long)t->batches, patient, rule);
     if (!(t->pruned_why = strdup(why))) return t2_seterr(T2_ENOMEM, "controller: out of memory");
     t2__progress_event(&c->prog, "trial %lld %s", (long long)t->id, why);
     *prune = 1;

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# searcher.pruner (Optuna's Median, Percentile, Patient and Threshold pruners) through the real CLI on the quadratic
+# searcher.pruner (Optuna's Median, Percentile, Patient and Threshold pruners, and Patient around another) through
+# the real CLI on the quadratic
 # trial, whose loss is the same at every batch, so each decision can be recomputed from the store:
 # one trial at a time, trial k is pruned at its first judged validation exactly when its loss is
 # worse than the percentile (numpy's linear interpolation) of the losses of the trials before it
@@ -145,7 +146,16 @@ Y
   [ "$(sql "SELECT batches_trained || '|' || error FROM trials WHERE experiment_id = $e")" = \
     "1|pruned at batch 1: score -2 is below the lower bound -1.5" ] ||
     fail "the initial validation was judged: $("$T2EXP" trials "$e")"
-  echo "single trial: patient pruned at batch 6, threshold (warmup 2) at batch 5, never at the initial validation"
+  # A patient pruner around the threshold (Optuna's PatientPruner(ThresholdPruner(lower=-1.5),
+  # patience=1)): batch 1's -2 is below the bound, but the score still rises; from batch 5 the best
+  # of the last 2 (-1) is worse than the 0 before them, and the threshold is asked: -2.
+  single "{name: patient, patience: 1, wrapped_pruner: {name: threshold, lower: -1.5}}"
+  e=$(sql "SELECT max(id) FROM experiments")
+  [ "$(sql "SELECT batches_trained || '|' || error FROM trials WHERE experiment_id = $e")" = \
+    "5|pruned at batch 5: no better than -1 in the last 2 validations (0 before them), and score -2 is below the lower bound -1.5" ] ||
+    fail "the patient pruner around the threshold: $("$T2EXP" trials "$e")"
+  echo "single trial: patient pruned at batch 6, threshold (warmup 2) at batch 5, never at the initial validation," \
+    "patient around threshold at batch 5"
 fi
 
 # Config errors: each at its place, nothing made.

@@ -1095,6 +1095,33 @@ static void test_pruner(void)
                T2_EINVAL,
                "const.yaml:3:67: searcher.pruner: a single trial has no others to be compared with; the patient and "
                "threshold pruners judge a trial by its own values");
+    /* A patient pruner around another: the wrapped rule's keys, the patient one's patience and warmup. */
+    cfg = load_ok(HEAD PERIOD RANDOM "{name: patient, patience: 2, min_delta: 0.1, warmup: {batches: 4},\n"
+                  "    wrapped_pruner: {name: percentile, percentile: 30}}}\n");
+    if (cfg) {
+        const t2__pruner_config *p = &cfg->searcher.pruner;
+        CHECK(p->on && p->rule == 0 && p->patient_wrap && p->percentile == 30 && p->patience == 2 &&
+              p->min_delta == 0.1 && p->warmup.n == 4 && p->n_startup_trials == 5);
+        t2__config_free(cfg);
+    }
+    cfg = load_ok(HEAD PERIOD RANDOM "{name: patient, patience: 1, wrapped_pruner: hyperband}}\n");
+    if (cfg) {
+        const t2__pruner_config *p = &cfg->searcher.pruner;
+        CHECK(p->on && p->rule == 3 && p->hyperband && p->patient_wrap && p->n_brackets == 3 && p->patience == 1);
+        t2__config_free(cfg);
+    }
+    EXPECT_ERR(HEAD PERIOD RANDOM "{name: median, wrapped_pruner: median}}\n", T2_EINVAL,
+               "const.yaml:4:26: searcher.pruner.wrapped_pruner: the median pruner does not take it (patient does)");
+    EXPECT_ERR(HEAD PERIOD RANDOM "{name: patient, patience: 1, wrapped_pruner: {name: patient, patience: 2}}}\n",
+               T2_EINVAL, "const.yaml:4:40: searcher.pruner.wrapped_pruner: a patient pruner cannot wrap another patient "
+               "pruner (one patience is enough)");
+    EXPECT_ERR(HEAD PERIOD RANDOM "{name: patient, patience: 1, wrapped_pruner: {name: median, warmup: {batches: 2}}}}\n",
+               T2_EINVAL, "const.yaml:4:71: searcher.pruner.wrapped_pruner.warmup: give warmup to the patient pruner "
+               "that wraps this one");
+    EXPECT_ERR(HEAD PERIOD "searcher: {name: single, metric: loss, max_length: {batches: 10},\n"
+               "  pruner: {name: patient, patience: 1, wrapped_pruner: median}}\n", T2_EINVAL,
+               "const.yaml:4:40: searcher.pruner.wrapped_pruner: a single trial has no others to be compared with; "
+               "the patient and threshold pruners judge a trial by its own values");
     /* ASHA's tpe sampler takes tpe's sampling keys, not its pruner. */
     cfg = load_ok(HEAD PERIOD "searcher: {name: adaptive_asha, sampler: tpe, metric: loss, max_length: {batches: 10},"
                   " max_trials: 3, n_startup_trials: 2, pruner: median}\n");

@@ -557,6 +557,42 @@ static void test_patient(void)
     CHECK_RC(t2__pruner_create(&prm, &p), T2_EINVAL);
 }
 
+/* A patient rule around the median (Optuna's PatientPruner(MedianPruner(), patience=1)): the
+ * median is asked only once the trial has stopped improving; a trial above the median that still
+ * improves goes on, one below it that stopped goes on too. */
+static void test_patient_wrapped(void)
+{
+    t2__pruner_params prm = {.percentile = 50, .n_startup_trials = 0, .n_min_trials = 1, .smaller_is_better = 1,
+                             .patient_wrap = 1, .patience = 1};
+    t2__pruner *p = NULL;
+    CHECK_OK(t2__pruner_create(&prm, &p));
+    if (!p) return;
+    for (int t = 1; t <= 3; t++) {
+        for (int s = 1; s <= 6; s++) rec(p, t, s, 1);
+        CHECK_OK(t2__pruner_completed(p, t));
+    }
+    /* 5, 4, 3, 3.5: improving (the best of the last 2 beats the best before them) though above the
+     * median 1 all along; 3.2 at step 5: the last two (3.5, 3.2) no better than 3 before: asked. */
+    CHECK_VERDICT(judge(p, 10, 1, 5), 0, 5, NAN, 0);
+    CHECK_VERDICT(judge(p, 10, 2, 4), 0, 4, NAN, 0);
+    CHECK_VERDICT(judge(p, 10, 3, 3), 0, 3, NAN, 0);
+    CHECK_VERDICT(judge(p, 10, 4, 3.5), 0, 3, NAN, 0);
+    t2__prune_verdict v = judge(p, 10, 5, 3.2);
+    CHECK_VERDICT(v, 1, 3, 1, 3);
+    CHECK(v.patient == 1 && v.patient_best == 3.2 && v.patient_before == 3);
+    /* Stopped improving, but below the median: asked, and goes on. */
+    rec(p, 11, 1, 0.5);
+    rec(p, 11, 2, 0.4);
+    rec(p, 11, 3, 0.45);
+    v = judge(p, 11, 4, 0.46);
+    CHECK_VERDICT(v, 0, 0.4, 1, 3);
+    CHECK(v.patient == 1);
+    t2__pruner_free(p);
+    /* A patient rule cannot wrap a patient rule. */
+    prm.rule = T2__PRUNE_PATIENT;
+    CHECK_RC(t2__pruner_create(&prm, &p), T2_EINVAL);
+}
+
 /* THRESHOLD (Optuna's ThresholdPruner): the value at the step (not the best) outside [lower, upper]
  * or NaN; no other trial needed. */
 static void test_threshold(void)
@@ -593,6 +629,7 @@ int main(void)
     test_params();
     test_patient();
     test_threshold();
+    test_patient_wrapped();
     test_large();
     return check_report("test_pruner");
 }

@@ -127,6 +127,32 @@ static void test_hyperband(void)
     t2__pruner_free(p);
 }
 
+/* A patient rule (patience 0) around successive halving: a value is recorded at its rung whether or
+ * not the rule is asked, and it is asked only when the last value is worse than the best before. */
+static void test_patient_wrapped(void)
+{
+    t2__pruner_params prm = {.rule = T2__PRUNE_HALVING, .reduction_factor = 2, .n_brackets = 1, .smaller_is_better = 1,
+                             .patient_wrap = 1, .patience = 0};
+    t2__pruner *p = NULL;
+    CHECK_OK(t2__pruner_create(&prm, &p));
+    if (!p) return;
+    CHECK_HV(judge(p, 1, 1, 1, 1), 0, -1, -1, 0, 0, NAN);   /* one value: not asked, but recorded */
+    CHECK_HV(judge(p, 2, 1, 1, 0.5), 0, -1, -1, 0, 0, NAN);
+    CHECK_HV(judge(p, 3, 1, 1, 2), 0, -1, -1, 0, 0, NAN);   /* rung 0: {0.5, 1, 2} */
+    t2__prune_verdict v = judge(p, 3, 2, 1, 3);              /* worse than 2 before: asked at rung 1 */
+    CHECK_HV(v, 0, 1, 2, 1, 1, 3);
+    CHECK(v.patient == 1);
+    CHECK_HV(judge(p, 4, 1, 1, 1.5), 0, -1, -1, 0, 0, NAN); /* rung 0: 4 values */
+    v = judge(p, 4, 2, 1, 4);
+    CHECK_HV(v, 1, 1, 2, 2, 1, 3);
+    CHECK(v.patient == 1);
+    v = judge(p, 5, 1, 1, 0.1); /* a first value is not judged, even where rung 0 would prune... */
+    CHECK(!v.prune && v.patient == 0);
+    v = judge(p, 5, 2, 1, 0.05); /* ...nor an improving one */
+    CHECK(!v.prune && v.patient == 0);
+    t2__pruner_free(p);
+}
+
 static void test_refused(void)
 {
     t2__pruner *p = NULL;
@@ -266,6 +292,7 @@ int main(void)
     test_successive_halving();
     test_hyperband();
     test_refused();
+    test_patient_wrapped();
     run_large(1, 0, 1, 1);
     run_large(1, 1, 0, 2);
     run_large(3, 0, 1, 3);

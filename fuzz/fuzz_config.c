@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "configs/config.h"
+#include "searchers/pruner.h"
 #include "searchers/searcher.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -34,6 +35,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (t2__config_load_string(p, "fuzz.yaml", over, n, &cfg) == 0) {
         size_t nw;
         t2__config_warnings(cfg, &nw);
+        /* A pruner the config accepted must be one the pruner accepts, and judge values. */
+        t2__pruner *pr = NULL;
+        if (cfg->searcher.pruner.on) {
+            if (t2__pruner_from_config(&cfg->searcher.pruner, cfg->searcher.smaller_is_better, &pr) != 0) abort();
+            t2__prune_verdict v;
+            for (int64_t k = 1; k <= 40; k++)
+                if (t2__pruner_report(pr, k % 3, k, k % 5, (double)(k % 7) - 3, 1, &v) != 0) abort();
+            t2__pruner_free(pr);
+        }
         t2__searcher *s = NULL;
         /* A custom searcher would dlopen whatever path the input names: its config is fuzzed, not it. */
         if (cfg->searcher.name != T2__SEARCH_CUSTOM && t2__searcher_create(cfg, 1, &s) == 0) {

@@ -17,6 +17,7 @@
 #include "halving.h"
 #include "hash64.h"
 #include "pruner.h"
+#include "configs/config.h"
 #include "t2exp/error.h"
 
 typedef struct pr_point {
@@ -274,6 +275,19 @@ int t2__pruner_create(const t2__pruner_params *prm, t2__pruner **out)
     }
     *out = p;
     return T2_OK;
+}
+
+int t2__pruner_from_config(const t2__pruner_config *pc, int smaller_is_better, t2__pruner **out)
+{
+    if (!pc) return t2_seterr(T2_EINVAL, "pruner: NULL argument");
+    t2__pruner_params p = {.percentile = pc->percentile, .n_startup_trials = pc->n_startup_trials,
+                           .n_min_trials = pc->n_min_trials, .smaller_is_better = smaller_is_better,
+                           .rule = (t2__prune_rule)pc->rule, .patience = pc->patience, .min_delta = pc->min_delta,
+                           .lower = pc->lower, .upper = pc->upper, .reduction_factor = pc->reduction_factor,
+                           .min_early_stopping_rate = pc->min_early_stopping_rate,
+                           .bootstrap_count = pc->bootstrap_count, .n_brackets = pc->n_brackets,
+                           .patient_wrap = pc->patient_wrap};
+    return t2__pruner_create(&p, out);
 }
 
 void t2__pruner_free(t2__pruner *p)

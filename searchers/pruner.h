@@ -71,6 +71,10 @@ typedef struct t2__prune_verdict {
 int t2__pruner_create(const t2__pruner_params *p, t2__pruner **out);
 void t2__pruner_free(t2__pruner *p);
 
+/* The pruner searcher.pruner describes (a config t2__config_load accepted; its direction apart). */
+struct t2__pruner_config;
+int t2__pruner_from_config(const struct t2__pruner_config *pc, int smaller_is_better, t2__pruner **out);
+
 /* Records the trial's value at step `batches` (unit: the batches of min_resource for this trial,
  * which only HALVING reads; <= 0 there: the trial reaches no rung); a step already recorded for that trial keeps its
  * first value (a restarted trial validates the same step again; the store keeps the first too). When decide is nonzero, judges

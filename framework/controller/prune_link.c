@@ -20,14 +20,7 @@ int t2__ctl_prune_init(t2__ctl *c)
 {
     const t2__pruner_config *pc = &c->cfg->searcher.pruner;
     if (!pc->on) return T2_OK;
-    t2__pruner_params p = {.percentile = pc->percentile, .n_startup_trials = pc->n_startup_trials,
-                           .n_min_trials = pc->n_min_trials, .smaller_is_better = c->cfg->searcher.smaller_is_better,
-                           .rule = (t2__prune_rule)pc->rule, .patience = pc->patience, .min_delta = pc->min_delta,
-                           .lower = pc->lower, .upper = pc->upper, .reduction_factor = pc->reduction_factor,
-                           .min_early_stopping_rate = pc->min_early_stopping_rate,
-                           .bootstrap_count = pc->bootstrap_count, .n_brackets = pc->n_brackets,
-                           .patient_wrap = pc->patient_wrap};
-    return t2__pruner_create(&p, &c->pruner);
+    return t2__pruner_from_config(pc, c->cfg->searcher.smaller_is_better, &c->pruner);
 }
 
 void t2__ctl_prune_free(t2__ctl *c)

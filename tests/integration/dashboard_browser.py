@@ -169,6 +169,23 @@ try:
     b.screenshot(os.path.join(SHOTS, "dashboard-trial.png"))
     print("trial %d: %d metric charts, %d log bytes" % (tid, charts, len(log)))
 
+    # ---- a trial searcher.pruner stopped: COMPLETED, its error column labelled "pruned" (opened
+    # directly: its experiment's page never showed, so the row comes from /api/trials/TID) ----
+    facts = ('Array.from(document.querySelectorAll("#trial dl.facts > div")).map(function (d) {'
+             ' return d.querySelector("dt").textContent + "=" + d.querySelector("dd").textContent; })')
+    one = ("SELECT * FROM (SELECT id, coalesce(error, '') FROM trials WHERE experiment_id = 3 AND state = 'COMPLETED'"
+           " AND error %s ORDER BY id DESC LIMIT 1)")
+    for tid, error in sql(one % "LIKE 'pruned at batch %'" + " UNION ALL " + one % "IS NULL"):
+        load(b, "/trial/%d" % tid, "pruned-search trial %d" % tid)
+        b.wait_for('document.querySelector("#trial dl.facts") !== null', what="trial %d's facts" % tid)
+        shown = b.evaluate(facts)
+        want = ["pruned=" + error] if error else []
+        got = [f for f in shown if f.startswith("pruned=") or f.startswith("error=")]
+        if got != want:
+            fail("trial %d: facts %r, want %r" % (tid, got, want))
+        check_clean(b, "pruned-search trial %d" % tid)
+        print("trial %d: %s" % (tid, got[0] if got else "no error row"))
+
     # ---- the running experiment: the page redraws by itself as metrics arrive ----
     route = "/experiment/%d" % RUNNING
     load(b, route, "the running experiment")

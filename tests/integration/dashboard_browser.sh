@@ -4,7 +4,7 @@
 # hparam values and log lines hold markup, and a running experiment. Every page loads with no
 # console error and runs none of the stored markup; the trials table has one row per trial; the
 # learning-curve chart has one series per picked trial with the stored point counts; the running
-# experiment's page changes by itself as metrics arrive. Screenshots: $T2EXP_BUILD/dashboard-*.png.
+# experiment's page changes by itself as metrics arrive; a pruned trial's page says "pruned". Screenshots: $T2EXP_BUILD/dashboard-*.png.
 source "$(dirname "$0")/common.bash"
 CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
 [ -x "$CHROMIUM" ] || { echo "dashboard_browser: skipped ($CHROMIUM missing; scripts/deps.sh installs chromium)"; exit 77; }
@@ -55,6 +55,19 @@ cleanup() {
 }
 trap cleanup EXIT
 wait_for "SELECT count(*) FROM metrics m JOIN trials t ON t.id = m.trial_id WHERE t.experiment_id = 2 AND m.kind = 'validation'"
+# Experiment 3: a random search the median pruner cuts short, one trial at a time (a pruned trial's
+# page labels its error column "pruned").
+cat > "$WORK/pruned.yaml" <<'Y'
+name: pruned_random
+hyperparameters: {global_batch_size: 1, x: {type: double, minval: -2, maxval: 4}}
+searcher: {name: random, metric: loss, max_length: {batches: 8}, max_trials: 8, max_concurrent_trials: 1,
+           pruner: {name: median, n_startup_trials: 2}}
+min_validation_period: {batches: 2}
+reproducibility: {experiment_seed: 3}
+Y
+expect_exit 0 "$T2EXP" create "$WORK/pruned.yaml" "$WORK/dash.so" --quiet
+[ "$(sql "SELECT count(*) FROM trials WHERE experiment_id = 3 AND error LIKE 'pruned at batch %'")" -gt 0 ] ||
+  fail "the median pruner pruned nothing in experiment 3: $("$T2EXP" trials 3)"
 
 # The address as printed, token and all: the browser opens it as a user would (its first answer
 # sets the token's cookie and sends it on to the page).

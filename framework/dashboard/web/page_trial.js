@@ -144,7 +144,8 @@ T2.pages.trial = function (tid) {
   var info = trialRow(tid);
   return Promise.all([info, T2.getJSON("/api/trials/" + enc + "/metrics"), T2.getJSON("/api/trials/" + enc + "/checkpoints")])
     .then(function (r) {
-      var t = r[0] && (r[0].trial || r[0]);
+      // The row itself (/api/trials/TID's object, whose `trial` is its number in the experiment).
+      var t = r[0] && typeof r[0] === "object" ? r[0] : null;
       var crumbs = [["experiments", "#/"]];
       if (t && t.experiment_id !== undefined) crumbs.push(["experiment " + t.experiment_id, "#/experiment/" + t.experiment_id]);
       crumbs.push(["trial " + tid, null]);

@@ -40,8 +40,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (cfg->searcher.pruner.on) {
             if (t2__pruner_from_config(&cfg->searcher.pruner, cfg->searcher.smaller_is_better, &pr) != 0) abort();
             t2__prune_verdict v;
-            for (int64_t k = 1; k <= 40; k++)
-                if (t2__pruner_report(pr, k % 3, k, k % 5, (double)(k % 7) - 3, 1, &v) != 0) abort();
+            for (int64_t k = 1; k <= 40; k++) {
+                t2__halving_unit u = {.n = cfg->searcher.pruner.min_resource.n, .mul = k % 5, .div = 1 + k % 3};
+                if (t2__pruner_report(pr, k % 3, k, &u, (double)(k % 7) - 3, 1, &v) != 0) abort();
+            }
             t2__pruner_free(pr);
         }
         t2__searcher *s = NULL;

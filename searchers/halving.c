@@ -81,15 +81,20 @@ int64_t t2__halving_bracket(const t2__halving *h, int64_t trial)
     return h->prm.n_brackets - 1; /* not reached: the budgets sum to total */
 }
 
-/* unit * rf^e, or -1 past INT64_MAX (a rung no trial reaches). */
-static int64_t promotion_step(int64_t unit, int64_t rf, int64_t e)
+int64_t t2__halving_rung_batches(const t2__halving *h, int64_t bracket, int64_t k, const t2__halving_unit *u)
 {
-    int64_t s = unit;
-    for (int64_t k = 0; k < e; k++) {
+    if (!h || !u || u->n <= 0 || u->mul <= 0 || u->div <= 0 || bracket < 0 || k < 0) return -1;
+    int64_t e = h->prm.min_early_stopping_rate + bracket, rf = h->prm.reduction_factor;
+    if (k > INT64_MAX - e) return -1;
+    e += k;
+    int64_t s = u->n;
+    for (int64_t i = 0; i < e; i++) {
         if (s > INT64_MAX / rf) return -1;
         s *= rf;
     }
-    return s;
+    if (s > INT64_MAX / u->mul) return -1;
+    s *= u->mul;
+    return s / u->div + (s % u->div != 0); /* ceil: the first batch at or past the length */
 }
 
 /* Rung k of bracket bk, created (empty) with those below it if missing. */
@@ -131,48 +136,35 @@ static int rung_insert(hv_rung *r, double x)
     return T2_OK;
 }
 
-/* Optuna's _is_trial_promotable_to_next_rung on rung r, which holds x already. */
-static void judge(const t2__halving *h, const hv_rung *r, double x, t2__halving_verdict *out)
+int t2__halving_add(t2__halving *h, int64_t bracket, int64_t k, double value)
 {
+    if (!h || bracket < 0 || bracket >= h->prm.n_brackets || k < 0 || k > 64 || isnan(value))
+        return t2_seterr(T2_EINVAL, "pruner: no rung %lld of bracket %lld for %g", (long long)k, (long long)bracket,
+                         value);
+    hv_rung *r = NULL;
+    int rc = rung_at(&h->b[bracket], k, &r);
+    return rc ? rc : rung_insert(r, value);
+}
+
+/* Optuna's _is_trial_promotable_to_next_rung on rung k, which holds x already. */
+void t2__halving_judge(const t2__halving *h, int64_t bracket, int64_t k, double x, t2__halving_verdict *out)
+{
+    const hv_rung *r = h && bracket >= 0 && bracket < h->prm.n_brackets && k >= 0 && (size_t)k < h->b[bracket].n
+                           ? &h->b[bracket].r[k]
+                           : NULL;
+    out->prune = out->bootstrap = 0;
+    out->threshold = NAN;
+    out->compared = r ? (int64_t)r->n : 0;
+    out->keep = 0;
+    if (!r || r->n == 0) return; /* not recorded: nothing to compare */
     int64_t n = (int64_t)r->n, keep = n / h->prm.reduction_factor;
     if (keep < 1) keep = 1; /* Optuna: the first rf - 1 trials go on only when best so far */
-    out->compared = n;
     out->keep = keep;
     if (n <= h->prm.bootstrap_count) {
         out->prune = out->bootstrap = 1;
-        out->threshold = NAN;
         return;
     }
     double bound = h->prm.smaller_is_better ? r->v[keep - 1] : r->v[n - keep];
     out->threshold = bound;
     out->prune = h->prm.smaller_is_better ? x > bound : x < bound;
-}
-
-int t2__halving_step(t2__halving *h, int64_t bracket, int64_t *rungs, int64_t step, int64_t unit, double value,
-                     int decide, t2__halving_verdict *out)
-{
-    if (!h || !rungs || (decide && !out)) return t2_seterr(T2_EINVAL, "pruner: NULL argument");
-    if (bracket < 0 || bracket >= h->prm.n_brackets) return t2_seterr(T2_EINVAL, "pruner: no bracket %lld", (long long)bracket);
-    if (out) *out = (t2__halving_verdict){.threshold = NAN, .rung = -1, .rung_batches = -1};
-    if (unit <= 0) return T2_OK;
-    hv_bracket *bk = &h->b[bracket];
-    int64_t mesr = h->prm.min_early_stopping_rate + bracket;
-    for (;;) {
-        int64_t at = *rungs > INT64_MAX - mesr ? -1 : promotion_step(unit, h->prm.reduction_factor, mesr + *rungs);
-        if (at < 0 || step < at) return T2_OK;
-        if (out && !out->prune) { /* a verdict that pruned names its rung */
-            out->rung = *rungs;
-            out->rung_batches = at;
-        }
-        if (isnan(value)) { /* diverged: pruned, nothing recorded (Optuna's order) */
-            if (decide) out->prune = 1;
-            return T2_OK;
-        }
-        hv_rung *r = NULL;
-        int rc = rung_at(bk, *rungs, &r);
-        if (!rc) rc = rung_insert(r, value);
-        if (rc) return rc;
-        (*rungs)++;
-        if (decide && !out->prune) judge(h, r, value, out); /* a prune stands; the rungs above still record */
-    }
 }

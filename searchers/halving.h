@@ -16,10 +16,8 @@
  * brackets' budgets ceil(n_brackets * rf^s / (s + 1)), s = n_brackets - 1 - b, and it competes
  * only with its bracket's trials.
  *
- * One deliberate difference: Optuna records a validation that reaches several rungs at once at each
- * of them only while the trial survives each; here it is recorded at each of them. Recording then
- * depends on a trial's own values alone, so a resumed controller rebuilds the rungs exactly by
- * replaying the store's validations. */
+ * Which values are recorded and judged when is the pruner's (pruner.c): this object keeps the rungs
+ * and answers the promotion test. */
 #ifndef T2_SEARCHERS_HALVING_H
 #define T2_SEARCHERS_HALVING_H
 
@@ -36,16 +34,24 @@ typedef struct t2__halving_params {
     int smaller_is_better;
 } t2__halving_params;
 
-/* What a judged validation came to (prune 0 when no rung was reached). */
+/* What a judged validation came to (prune 0 when no rung was judged). */
 typedef struct t2__halving_verdict {
     int prune;
     int bootstrap;        /* pruned because n <= bootstrap_count */
-    int64_t rung;         /* the rung judged last (the one that pruned, if any) */
+    int64_t rung;         /* the rung judged last (the one that pruned, if any); -1: none */
     int64_t rung_batches; /* the step that reaches it */
     int64_t compared;     /* values recorded there, the trial's own included */
     int64_t keep;         /* max(1, floor(compared / rf)): how many are promoted */
     double threshold;     /* the worst value still promoted; NaN with bootstrap or a NaN value */
 } t2__halving_verdict;
+
+/* min_resource for one trial: rung k is reached at batch ceil(n * rf^(mesr + bracket + k) * mul /
+ * div): n in the configured unit, mul / div that unit's batches (batches 1 / 1, records 1 / the
+ * global batch size, epochs batches-per-epoch / 1), so rungs of a length in records or epochs sit
+ * where the length says, not at a rounded first rung times rf^k. */
+typedef struct t2__halving_unit {
+    int64_t n, mul, div;
+} t2__halving_unit;
 
 /* T2_EINVAL for a NULL argument or params out of range, T2_ENOMEM. */
 int t2__halving_create(const t2__halving_params *p, t2__halving **out);
@@ -54,13 +60,16 @@ void t2__halving_free(t2__halving *h);
 /* Trial's bracket, from its id: always 0 with one bracket. */
 int64_t t2__halving_bracket(const t2__halving *h, int64_t trial);
 
-/* A trial of `bracket` that has reached *rungs rungs reports value at step (a step it had not
- * reported before) with unit batches to min_resource (<= 0: no rung is ever reached). Records the
- * value at each rung the step reaches (advancing *rungs) and, when decide, judges those rungs into
- * *out (out may be NULL when decide is 0). T2_EINVAL, T2_ENOMEM (nothing recorded at the rung
- * that failed; *rungs counts the ones recorded). */
-int t2__halving_step(t2__halving *h, int64_t bracket, int64_t *rungs, int64_t step, int64_t unit, double value,
-                     int decide, t2__halving_verdict *out);
+/* The batch that reaches rung k of bracket for unit u; -1 when none does (past INT64_MAX, or u
+ * NULL or not positive: an epoch's length still unknown). */
+int64_t t2__halving_rung_batches(const t2__halving *h, int64_t bracket, int64_t k, const t2__halving_unit *u);
+
+/* Adds a trial's value (not NaN) to rung k of bracket. T2_EINVAL, T2_ENOMEM (nothing added). */
+int t2__halving_add(t2__halving *h, int64_t bracket, int64_t k, double value);
+
+/* Optuna's promotion test for value, already added to rung k of bracket, into *out (rung and
+ * rung_batches are the caller's to fill). */
+void t2__halving_judge(const t2__halving *h, int64_t bracket, int64_t k, double value, t2__halving_verdict *out);
 
 /* Puts x into v[0..n), ascending, which has room for one more: after the equal values already
  * there (a binary search and a memmove; the pruner's rules keep their values so). */

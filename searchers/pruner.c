@@ -29,7 +29,10 @@ typedef struct pr_run {
     pr_point *v; /* sorted by step, steps distinct */
     size_t n, cap;
     double best; /* NaN while every value is NaN */
-    int64_t bracket, rungs; /* HALVING: the trial's bracket and the rungs it reached (halving.h) */
+    /* HALVING: the trial's bracket, the rungs it reached (rv: the value recorded at each; at most
+     * 63 rungs fit below 2^63 batches), and how many of them it was judged at. */
+    int64_t bracket, rungs, judged;
+    double rv[64];
 } pr_run;
 
 enum { SLOT_EMPTY = 0, SLOT_RUNNING, SLOT_COMPLETED, SLOT_FORGOTTEN };
@@ -371,21 +374,64 @@ static t2__prune_verdict no_verdict(double best)
     return (t2__prune_verdict){.prune = 0, .best = best, .threshold = NAN, .compared = 0, .rung = -1, .rung_batches = -1};
 }
 
-/* HALVING (halving.h): a new step of r goes to the rungs, and a judged one gives their verdict. */
-static int judge_halving(t2__pruner *p, pr_run *r, int64_t batches, int64_t unit, double value, int added,
-                         int decide, t2__prune_verdict *out)
+/* HALVING (halving.h). A step new to the trial records its value at each rung it reaches (nothing
+ * for a NaN value). A judged step (ask) then judges every rung the trial reached since it was last
+ * judged, each with the value recorded there, and prunes at the first it fails: with a patient
+ * rule around halving, that catches up on the rungs reached while the trial still improved (Optuna
+ * judges them on the first verdict after too, with the value of that moment). A step seen before (a
+ * restarted trial) is judged again at the rungs it reached, as the other rules judge a repeat
+ * again. A NaN value past the next rung prunes. Recording depends on the trial's values alone and
+ * judging on its own verdicts, so a resume that replays the store's validations with the same
+ * decide flags rebuilds everything (prune_link.c). */
+static int judge_halving(t2__pruner *p, pr_run *r, int64_t batches, const t2__halving_unit *u, int added, int ask,
+                         t2__prune_verdict *out)
 {
-    t2__halving_verdict hv = {.threshold = NAN, .rung = -1, .rung_batches = -1};
-    int rc = added ? t2__halving_step(p->halving, r->bracket, &r->rungs, batches, unit, value, decide, &hv) : T2_OK;
-    if (rc || !decide) return rc;
-    *out = (t2__prune_verdict){.prune = hv.prune, .best = value, .threshold = hv.threshold, .compared = hv.compared,
-                               .rung = hv.rung, .rung_batches = hv.rung_batches, .keep = hv.keep,
-                               .bracket = r->bracket, .bootstrap = hv.bootstrap};
+    t2__halving *h = p->halving;
+    int64_t b = r->bracket, lo, hi, next = t2__halving_rung_batches(h, b, r->rungs, u);
+    size_t i = point_find(r, batches);
+    double value = r->v[i].value; /* the step's first value */
+    if (added) {
+        for (; next >= 0 && batches >= next && !isnan(value) && r->rungs < 64;
+             next = t2__halving_rung_batches(h, b, r->rungs, u)) {
+            int rc = t2__halving_add(h, b, r->rungs, value);
+            if (rc) return rc;
+            r->rv[r->rungs++] = value;
+        }
+        lo = r->judged;
+        hi = r->rungs;
+    } else { /* the rungs this step reached when it was new: past the step before it */
+        int64_t prev = i > 0 ? r->v[i - 1].step : 0;
+        for (lo = 0; lo < r->rungs && t2__halving_rung_batches(h, b, lo, u) <= prev;) lo++;
+        for (hi = lo; hi < r->rungs && t2__halving_rung_batches(h, b, hi, u) <= batches;) hi++;
+    }
+    if (!ask) return T2_OK;
+    *out = no_verdict(value);
+    out->bracket = b;
+    for (int64_t k = lo; k < hi && !out->prune; k++) {
+        t2__halving_verdict hv;
+        t2__halving_judge(h, b, k, r->rv[k], &hv);
+        out->prune = hv.prune;
+        out->bootstrap = hv.bootstrap;
+        out->best = r->rv[k];
+        out->threshold = hv.threshold;
+        out->compared = hv.compared;
+        out->keep = hv.keep;
+        out->rung = k;
+        out->rung_batches = t2__halving_rung_batches(h, b, k, u);
+    }
+    if (!out->prune && isnan(value) && next >= 0 && batches >= next) { /* diverged past a rung */
+        *out = no_verdict(NAN);
+        out->prune = 1;
+        out->bracket = b;
+        out->rung = r->rungs;
+        out->rung_batches = next;
+    }
+    if (added) r->judged = hi;
     return T2_OK;
 }
 
-int t2__pruner_report(t2__pruner *p, int64_t trial, int64_t batches, int64_t unit, double value, int decide,
-                      t2__prune_verdict *out)
+int t2__pruner_report(t2__pruner *p, int64_t trial, int64_t batches, const t2__halving_unit *unit, double value,
+                      int decide, t2__prune_verdict *out)
 {
     if (!p || (decide && !out)) return t2_seterr(T2_EINVAL, "pruner: NULL argument");
     size_t i = slot_find(p->slots, p->cap, trial);
@@ -425,9 +471,9 @@ int t2__pruner_report(t2__pruner *p, int64_t trial, int64_t batches, int64_t uni
             decide = 0;
         }
     }
-    rc = p->prm.rule == T2__PRUNE_HALVING ? judge_halving(p, r, batches, unit, value, added, decide, out)
-             : decide                        ? judge(p, r, batches, out)
-                                             : T2_OK;
+    rc = p->prm.rule == T2__PRUNE_HALVING ? judge_halving(p, r, batches, unit, added, decide, out)
+         : decide                        ? judge(p, r, batches, out)
+                                         : T2_OK;
     if (!rc && decide && p->prm.patient_wrap) {
         out->patient = 1;
         out->patient_best = patient.best;

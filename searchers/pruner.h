@@ -17,6 +17,7 @@
 #define T2_SEARCHERS_PRUNER_H
 
 #include <stdint.h>
+#include "halving.h"
 
 typedef struct t2__pruner t2__pruner;
 
@@ -28,7 +29,8 @@ typedef struct t2__pruner t2__pruner;
  * nanmax(before) - min_delta > nanmax(after), maximising). THRESHOLD is Optuna's ThresholdPruner:
  * pruned when the value at this step is NaN, below lower or above upper. HALVING is Optuna's
  * SuccessiveHalvingPruner (n_brackets 1) and HyperbandPruner (more), halving.h: rungs at
- * unit * reduction_factor^k batches, where each report says the trial's unit. */
+ * min_resource * reduction_factor^k, where each report says the trial's min_resource (halving.h's
+ * t2__halving_unit). */
 typedef enum { T2__PRUNE_PERCENTILE = 0, T2__PRUNE_PATIENT, T2__PRUNE_THRESHOLD, T2__PRUNE_HALVING } t2__prune_rule;
 
 typedef struct t2__pruner_params {
@@ -75,8 +77,8 @@ void t2__pruner_free(t2__pruner *p);
 struct t2__pruner_config;
 int t2__pruner_from_config(const struct t2__pruner_config *pc, int smaller_is_better, t2__pruner **out);
 
-/* Records the trial's value at step `batches` (unit: the batches of min_resource for this trial,
- * which only HALVING reads; <= 0 there: the trial reaches no rung); a step already recorded for that trial keeps its
+/* Records the trial's value at step `batches` (unit: min_resource for this trial, which only
+ * HALVING reads; NULL there: the trial reaches no rung); a step already recorded for that trial keeps its
  * first value (a restarted trial validates the same step again; the store keeps the first too). When decide is nonzero, judges
  * the trial at that step into *out. decide = 0 only records (the controller passes 0 for a warmup
  * step, for the trial's final validation, and when rebuilding from the store on resume); out may
@@ -85,8 +87,8 @@ int t2__pruner_from_config(const struct t2__pruner_config *pc, int smaller_is_be
  * rest NaN / 0): the trial has ended, nothing it says counts.
  * T2_EINVAL (NULL p, or decide with NULL out), T2_ENOMEM (nothing recorded, or, when the
  * failure is in judging, the value stays recorded). */
-int t2__pruner_report(t2__pruner *p, int64_t trial, int64_t batches, int64_t unit, double value, int decide,
-                      t2__prune_verdict *out);
+int t2__pruner_report(t2__pruner *p, int64_t trial, int64_t batches, const t2__halving_unit *unit, double value,
+                      int decide, t2__prune_verdict *out);
 
 /* The trial completed normally: its recorded values become the reference at their steps and its
  * own record is freed. An unknown trial (one with no validation) still counts as completed for

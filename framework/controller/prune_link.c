@@ -36,12 +36,15 @@ static int64_t warmup_batches(const t2__ctl *c, const t2__ctl_trial *t)
     return w->n > 0 ? t2__length_to_batches(w->unit, w->n, t->gb, t->bpe) : 0;
 }
 
-/* min_resource in this trial's batches (the halving rules' unit; 0 while an epoch's length is
- * unknown: no rung is reached then). */
-static int64_t unit_batches(const t2__ctl *c, int64_t gb, int64_t bpe)
+/* min_resource for a trial of global batch gb and bpe batches an epoch (the halving rules'; with
+ * bpe 0, an epoch's length still unknown, no rung is reached). */
+static t2__halving_unit unit_of(const t2__ctl *c, int64_t gb, int64_t bpe)
 {
     const t2__length *m = &c->cfg->searcher.pruner.min_resource;
-    return m->n > 0 ? t2__length_to_batches(m->unit, m->n, gb, bpe) : 0;
+    t2__halving_unit u = {.n = m->n, .mul = 1, .div = 1};
+    if (m->unit == T2__UNIT_RECORDS) u.div = gb > 0 ? gb : 1;
+    else if (m->unit == T2__UNIT_EPOCHS) u.mul = bpe;
+    return u;
 }
 
 /* Why a halving rule pruned (v->prune), after "pruned at batch N: ". */
@@ -96,7 +99,8 @@ int t2__ctl_prune_validation(t2__ctl *c, t2__ctl_trial *t, double value, int ask
     int decide = asked && !t->pruned_why && t->batches > 0 && t->target > 0 && t->batches < t->target &&
                  t->batches >= warmup_batches(c, t);
     t2__prune_verdict v;
-    int rc = t2__pruner_report(c->pruner, t->id, t->batches, unit_batches(c, t->gb, t->bpe), value, decide, &v);
+    t2__halving_unit u = unit_of(c, t->gb, t->bpe);
+    int rc = t2__pruner_report(c->pruner, t->id, t->batches, &u, value, decide, &v);
     if (rc || !decide || !v.prune) return rc;
     const t2__pruner_config *pc = &c->cfg->searcher.pruner;
     char rule[300], patient[160] = "", why[500];
@@ -146,17 +150,27 @@ static const t2__ctl_trial *trial_by_id(const t2__ctl *c, int64_t id)
     return NULL;
 }
 
-/* Replays one trial's validations v[0..n) (the halving rules need its unit: its batch size from its
- * hparams, its epoch length from the epochs its validations were stored with). */
+/* Replays one trial's validations v[0..n). Each is judged where the live controller judged it (on
+ * its period, past batch 0 and the warmup, before max_length), the verdict dropped: a halving
+ * rule keeps which rungs a trial was judged at, and a patient rule around it decides when. The
+ * halving rules also need its unit: its batch size from its hparams, its epoch length from the
+ * epochs its validations were stored with. */
 static int replay_trial(t2__ctl *c, const t2__metric_point *v, size_t n)
 {
     const t2__ctl_trial *t = trial_by_id(c, v[0].trial_id);
     int64_t gb = t ? t->gb : 1, bpe = t ? t->bpe : 0;
     for (size_t k = 0; !bpe && k < n; k++)
         if (v[k].batches > 0 && v[k].epoch > 0) bpe = llround((double)v[k].batches / v[k].epoch);
-    int64_t unit = unit_batches(c, gb, bpe);
+    t2__halving_unit u = unit_of(c, gb, bpe);
+    const t2__length *ml = &c->cfg->searcher.max_length, *w = &c->cfg->searcher.pruner.warmup;
+    int64_t end = t2__length_to_batches(ml->unit, ml->n, gb, bpe);
+    int64_t warm = w->n > 0 ? t2__length_to_batches(w->unit, w->n, gb, bpe) : 0;
     int rc = T2_OK;
-    for (size_t k = 0; !rc && k < n; k++) rc = t2__pruner_report(c->pruner, v[k].trial_id, v[k].batches, unit, v[k].value, 0, NULL);
+    for (size_t k = 0; !rc && k < n; k++) {
+        int decide = v[k].batches > 0 && end > 0 && v[k].batches < end && v[k].batches >= warm;
+        t2__prune_verdict dropped;
+        rc = t2__pruner_report(c->pruner, v[k].trial_id, v[k].batches, &u, v[k].value, decide, &dropped);
+    }
     return rc;
 }
 

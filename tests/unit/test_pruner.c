@@ -23,7 +23,7 @@ static t2__pruner *mk(double percentile, int64_t startup, int64_t nmin, int smal
 /* Records only (decide = 0, out NULL). */
 static void rec(t2__pruner *p, int64_t trial, int64_t step, double v)
 {
-    CHECK_OK(t2__pruner_report(p, trial, step, 1, v, 0, NULL));
+    CHECK_OK(t2__pruner_report(p, trial, step, NULL, v, 0, NULL));
 }
 
 static void done(t2__pruner *p, int64_t trial, int64_t step, double v)
@@ -35,7 +35,7 @@ static void done(t2__pruner *p, int64_t trial, int64_t step, double v)
 static t2__prune_verdict judge(t2__pruner *p, int64_t trial, int64_t step, double v)
 {
     t2__prune_verdict out = {.prune = -1, .best = -1, .threshold = -1, .compared = -1};
-    CHECK_OK(t2__pruner_report(p, trial, step, 1, v, 1, &out));
+    CHECK_OK(t2__pruner_report(p, trial, step, NULL, v, 1, &out));
     return out;
 }
 
@@ -353,8 +353,8 @@ static void test_params(void)
     prm = (t2__pruner_params){.percentile = 100, .n_startup_trials = 0, .n_min_trials = 1, .smaller_is_better = 0};
     CHECK_OK(t2__pruner_create(&prm, &p));
     /* Judging needs somewhere to put the verdict. */
-    CHECK_RC(t2__pruner_report(p, 1, 1, 1, 1.0, 1, NULL), T2_EINVAL);
-    CHECK_RC(t2__pruner_report(NULL, 1, 1, 1, 1.0, 0, NULL), T2_EINVAL);
+    CHECK_RC(t2__pruner_report(p, 1, 1, NULL, 1.0, 1, NULL), T2_EINVAL);
+    CHECK_RC(t2__pruner_report(NULL, 1, 1, NULL, 1.0, 0, NULL), T2_EINVAL);
     CHECK_RC(t2__pruner_completed(NULL, 1), T2_EINVAL);
     CHECK(t2__pruner_completed_count(NULL) == 0);
     t2__pruner_free(p);
@@ -450,7 +450,7 @@ static void run_large(const t2__pruner_params *prm, uint64_t salt, int sign)
                 double again = sign * value_of(i, 4, salt ^ 0xabcdef);
                 if (!m_has[i][4]) m_val[i][4] = again;
                 m_has[i][4] = 1;
-                CHECK_OK(t2__pruner_report(p, i, 50 * (4 + 1), 1, again, 0, NULL));
+                CHECK_OK(t2__pruner_report(p, i, 50 * (4 + 1), NULL, again, 0, NULL));
             }
             if (i % 5 == 1 && j % 2 == 1 && j != NS - 1) continue;
             double v = sign * value_of(i, j, salt);
@@ -458,7 +458,7 @@ static void run_large(const t2__pruner_params *prm, uint64_t salt, int sign)
             m_has[i][j] = 1;
             int decide = j >= 2 && j < NS - 1;
             t2__prune_verdict got = {.prune = -1, .best = -1, .threshold = -1, .compared = -1};
-            CHECK_OK(t2__pruner_report(p, i, 50 * ((int64_t)j + 1), 1, v, decide, decide ? &got : NULL));
+            CHECK_OK(t2__pruner_report(p, i, 50 * ((int64_t)j + 1), NULL, v, decide, decide ? &got : NULL));
             if (decide) {
                 t2__prune_verdict want = brute(prm, i, j);
                 checked++;

@@ -22,11 +22,24 @@ static t2__pruner *mk(int64_t rf, int64_t mesr, int64_t bootstrap, int64_t brack
     return p;
 }
 
+/* A min_resource of n batches. */
+static t2__halving_unit U(int64_t n)
+{
+    return (t2__halving_unit){.n = n, .mul = 1, .div = 1};
+}
+
 static t2__prune_verdict judge(t2__pruner *p, int64_t trial, int64_t step, int64_t unit, double v)
 {
     t2__prune_verdict out = {.prune = -1};
-    CHECK_OK(t2__pruner_report(p, trial, step, unit, v, 1, &out));
+    t2__halving_unit u = U(unit);
+    CHECK_OK(t2__pruner_report(p, trial, step, &u, v, 1, &out));
     return out;
+}
+
+static void rec(t2__pruner *p, int64_t trial, int64_t step, int64_t unit, double v)
+{
+    t2__halving_unit u = U(unit);
+    CHECK_OK(t2__pruner_report(p, trial, step, &u, v, 0, NULL));
 }
 
 /* prune, rung, its step, compared, keep, threshold (NaN matches NaN). */
@@ -60,15 +73,18 @@ static void test_successive_halving(void)
     /* Trial 9's first validation at 2 reaches rung 0 (promoted: 1.5 is among the best 3 of 7) and
      * rung 1, which holds {1, 2} from trials 6 and 2: 1.5 is not the best of 3. */
     CHECK_HV(judge(p, 9, 2, 1, 1.5), 1, 1, 2, 3, 1, 1);
-    /* A re-reported step keeps its first value and records nothing. */
-    CHECK_HV(judge(p, 2, 2, 1, 0.1), 0, -1, -1, 0, 0, NAN);
+    /* A re-reported step (a restarted trial) keeps its first value and records nothing, but is
+     * judged again at the rung it reached, against the rung as it is now: trial 2's 2 at rung 1,
+     * which trials 6 and 9 joined since with 1 and 1.5. */
+    CHECK_HV(judge(p, 2, 2, 1, 0.1), 1, 1, 2, 3, 1, 1);
+    CHECK_HV(judge(p, 2, 3, 1, 0.1), 0, -1, -1, 0, 0, NAN); /* step 3 reached no rung */
     /* NaN past a rung: pruned there, nothing recorded (rung 0 still holds 7 values). */
     t2__prune_verdict v = judge(p, 7, 1, 1, NAN);
     CHECK(v.prune == 1 && v.rung == 0 && v.rung_batches == 1 && isnan(v.best));
     /* Pruned and forgotten trials stay at their rungs, as Optuna's competing values include every
      * trial's; recording without a verdict (decide 0) counts too. */
     t2__pruner_forget(p, 3);
-    CHECK_OK(t2__pruner_report(p, 10, 1, 1, 0.5, 0, NULL));
+    rec(p, 10, 1, 1, 0.5);
     CHECK_HV(judge(p, 8, 1, 1, 100), 1, 0, 1, 9, 4, 3); /* {0.5, 1, 1.5, 3, 3.5, 4, 4.5, 5, 100}: best 4 */
     /* Completion keeps the trial's values too and counts it. */
     CHECK_OK(t2__pruner_completed(p, 1));
@@ -81,7 +97,7 @@ static void test_successive_halving(void)
     /* Maximised, rf 3: {1..6} keeps the best 2, i.e. >= 5. */
     p = mk(3, 0, 0, 1, 0);
     if (!p) return;
-    for (int i = 1; i <= 5; i++) CHECK_OK(t2__pruner_report(p, i, 7, 7, i, 0, NULL));
+    for (int i = 1; i <= 5; i++) rec(p, i, 7, 7, i);
     CHECK_HV(judge(p, 6, 7, 7, 6), 0, 0, 7, 6, 2, 5);
     CHECK_HV(judge(p, 7, 7, 7, 4.5), 1, 0, 7, 7, 2, 5);
     t2__pruner_free(p);
@@ -128,7 +144,9 @@ static void test_hyperband(void)
 }
 
 /* A patient rule (patience 0) around successive halving: a value is recorded at its rung whether or
- * not the rule is asked, and it is asked only when the last value is worse than the best before. */
+ * not the rule is asked; once asked (the last value worse than the best before), the halving rule
+ * judges every rung the trial reached since it was last judged, each with the value recorded there
+ * (Optuna's SuccessiveHalvingPruner catches up on them the same way, with the value of that moment). */
 static void test_patient_wrapped(void)
 {
     t2__pruner_params prm = {.rule = T2__PRUNE_HALVING, .reduction_factor = 2, .n_brackets = 1, .smaller_is_better = 1,
@@ -139,17 +157,55 @@ static void test_patient_wrapped(void)
     CHECK_HV(judge(p, 1, 1, 1, 1), 0, -1, -1, 0, 0, NAN);   /* one value: not asked, but recorded */
     CHECK_HV(judge(p, 2, 1, 1, 0.5), 0, -1, -1, 0, 0, NAN);
     CHECK_HV(judge(p, 3, 1, 1, 2), 0, -1, -1, 0, 0, NAN);   /* rung 0: {0.5, 1, 2} */
-    t2__prune_verdict v = judge(p, 3, 2, 1, 3);              /* worse than 2 before: asked at rung 1 */
-    CHECK_HV(v, 0, 1, 2, 1, 1, 3);
-    CHECK(v.patient == 1);
+    /* Worse than 2 before: asked; rung 0, passed unjudged at batch 1, comes first: 2 is not the best. */
+    t2__prune_verdict v = judge(p, 3, 2, 1, 3);
+    CHECK_HV(v, 1, 0, 1, 3, 1, 0.5);
+    CHECK(v.patient == 1 && v.best == 2);
     CHECK_HV(judge(p, 4, 1, 1, 1.5), 0, -1, -1, 0, 0, NAN); /* rung 0: 4 values */
     v = judge(p, 4, 2, 1, 4);
-    CHECK_HV(v, 1, 1, 2, 2, 1, 3);
+    CHECK_HV(v, 1, 0, 1, 4, 2, 1);
+    /* 0.2 then 0.3: asked at batch 2, promoted at rung 0 (the best 2 of 5) and at rung 1 ({0.3, 3, 4}). */
+    CHECK_HV(judge(p, 6, 1, 1, 0.2), 0, -1, -1, 0, 0, NAN);
+    v = judge(p, 6, 2, 1, 0.3);
+    CHECK_HV(v, 0, 1, 2, 3, 1, 0.3);
     CHECK(v.patient == 1);
+    /* Judged at rungs 0 and 1 already: a worse value at 3 (no new rung) judges nothing more. */
+    v = judge(p, 6, 3, 1, 0.4);
+    CHECK(!v.prune && v.patient == 1 && v.rung == -1);
     v = judge(p, 5, 1, 1, 0.1); /* a first value is not judged, even where rung 0 would prune... */
     CHECK(!v.prune && v.patient == 0);
     v = judge(p, 5, 2, 1, 0.05); /* ...nor an improving one */
     CHECK(!v.prune && v.patient == 0);
+    t2__pruner_free(p);
+}
+
+/* A length in records or epochs: rung k at the first batch past min_resource * rf^k of them, not
+ * at a first rung rounded to batches times rf^k. */
+static void test_units(void)
+{
+    t2__pruner *p = mk(3, 0, 0, 1, 1);
+    if (!p) return;
+    t2__halving *h = NULL; /* the rung positions are the halving object's: make one with the same params */
+    t2__halving_params hp = {.reduction_factor = 3, .n_brackets = 1, .smaller_is_better = 1};
+    CHECK_OK(t2__halving_create(&hp, &h));
+    t2__halving_unit records = {.n = 100, .mul = 1, .div = 64}, epochs = {.n = 2, .mul = 7, .div = 1};
+    CHECK(t2__halving_rung_batches(h, 0, 0, &records) == 2);   /* 100 records: batch 2 (128) */
+    CHECK(t2__halving_rung_batches(h, 0, 1, &records) == 5);   /* 300: batch 5 (320), not 2 * 3 */
+    CHECK(t2__halving_rung_batches(h, 0, 2, &records) == 15);  /* 900: batch 15 (960) */
+    CHECK(t2__halving_rung_batches(h, 0, 1, &epochs) == 42);   /* 6 epochs of 7 batches */
+    t2__halving_unit unknown = {.n = 2, .mul = 0, .div = 1};   /* an epoch's length not known yet */
+    CHECK(t2__halving_rung_batches(h, 0, 0, &unknown) == -1);
+    t2__halving_unit huge = {.n = INT64_MAX / 2, .mul = 3, .div = 1};
+    CHECK(t2__halving_rung_batches(h, 0, 0, &huge) == -1);
+    /* Through the pruner: a trial of global batch 64 reports batches 2, 4, 5: rungs at 2 and 5. */
+    t2__prune_verdict v;
+    CHECK_OK(t2__pruner_report(p, 1, 2, &records, 1, 1, &v));
+    CHECK(v.rung == 0 && v.rung_batches == 2);
+    CHECK_OK(t2__pruner_report(p, 1, 4, &records, 1, 1, &v));
+    CHECK(v.rung == -1);
+    CHECK_OK(t2__pruner_report(p, 1, 5, &records, 1, 1, &v));
+    CHECK(v.rung == 1 && v.rung_batches == 5);
+    t2__halving_free(h);
     t2__pruner_free(p);
 }
 
@@ -245,12 +301,13 @@ static void run_large(int brackets, int64_t mesr, int smaller, uint64_t salt)
             int64_t step = (int64_t)j + 2;
             int b;
             t2__prune_verdict got = {.prune = -1};
-            CHECK_OK(t2__pruner_report(p, i, step, UNIT, v, decide, decide ? &got : NULL));
-            if (i % 7 == 2 && j == 8) CHECK_OK(t2__pruner_report(p, i, 6, UNIT, v + 1, 0, NULL)); /* step 6 again */
+            t2__halving_unit u = U(UNIT);
+            CHECK_OK(t2__pruner_report(p, i, step, &u, v, decide, decide ? &got : NULL));
+            if (i % 7 == 2 && j == 8) CHECK_OK(t2__pruner_report(p, i, 6, &u, v + 1, 0, NULL)); /* step 6 again */
             if (decide) b = (int)got.bracket;
             else { /* the bracket from a verdict-free probe is not exposed: ask with a repeat */
                 t2__prune_verdict probe;
-                CHECK_OK(t2__pruner_report(p, i, step, UNIT, v, 1, &probe));
+                CHECK_OK(t2__pruner_report(p, i, step, &u, v, 1, &probe));
                 b = (int)probe.bracket;
             }
             t2__prune_verdict want = model(b, i, step, v, decide, mesr, smaller);
@@ -293,6 +350,7 @@ int main(void)
     test_hyperband();
     test_refused();
     test_patient_wrapped();
+    test_units();
     run_large(1, 0, 1, 1);
     run_large(1, 1, 0, 2);
     run_large(3, 0, 1, 3);

@@ -35,6 +35,13 @@ static int keep_killed(t2__ctl *c)
     return rc;
 }
 
+/* The row's mark for a trial that called its hyperparameters unusable (reports.c writes it, and
+ * only with the flag set: a runner's error that starts the same way without it is prefixed). */
+static int invalid_hparams(int state, const char *error)
+{
+    return state == T2__TRIAL_ERRORED && error && !strncmp(error, T2__INVALID_HPARAMS, sizeof T2__INVALID_HPARAMS - 1);
+}
+
 /* Rebuilds the controller's trial table from the store and the saved controller state. */
 static int restore_trials(t2__ctl *c, const t2__val *saved)
 {
@@ -60,6 +67,10 @@ static int restore_trials(t2__ctl *c, const t2__val *saved)
             rc = t2_seterr(T2_ENOMEM, "controller: out of memory");
             break;
         }
+        /* Its invalid_hparams, which lived in the last run's memory only: a searcher that has not
+         * been told of its end is told with it (t2__ctl_tell_missed_ends), as the live end would
+         * have; and like any ERRORED trial it is never run again (no restart, schedule.c). */
+        t->invalid_hparams = invalid_hparams(rows[i].state, rows[i].error);
         t2__config_batch_sizes(c->cfg, t->hparams, &t->gb, NULL);
         if (!(t->log_path = strdup(rows[i].log_path ? rows[i].log_path : "/dev/null"))) {
             rc = t2_seterr(T2_ENOMEM, "controller: out of memory");

@@ -68,6 +68,25 @@ static int collect_garbage(t2__ctl *c)
     return rc;
 }
 
+/* t->error, which becomes the ERRORED row's error (event_loop.c's settle). t->invalid_hparams
+ * lives in memory only, and a resume that tells the searcher an end it missed (a custom
+ * searcher's failed event undone) must tell it as the live end did: the row's error starts with
+ * T2__INVALID_HPARAMS exactly when the flag is set. A text that starts so without the flag (only
+ * a peer posing as a runner chooses the `where` it starts with; a trial's own message comes after
+ * it) is prefixed, so that the mark cannot be forged. */
+static int note_error(t2__ctl_trial *t, const char *text)
+{
+    int looks = !strncmp(text, T2__INVALID_HPARAMS, sizeof T2__INVALID_HPARAMS - 1);
+    const char *pre = t->invalid_hparams ? T2__INVALID_HPARAMS : looks ? "runner error: " : "";
+    size_t len = strlen(pre) + strlen(text) + 1;
+    char *e = malloc(len);
+    if (!e) return t2_seterr(T2_ENOMEM, "controller: out of memory");
+    snprintf(e, len, "%s%s", pre, text);
+    free(t->error);
+    t->error = e;
+    return T2_OK;
+}
+
 /* A report the controller will not act on: the trial is stopped and errored (no restart: it
  * would say the same again), its later messages are ignored, and the experiment goes on. */
 static int reject(t2__ctl *c, t2__ctl_trial *t, const char *what, const char *why)
@@ -75,11 +94,10 @@ static int reject(t2__ctl *c, t2__ctl_trial *t, const char *what, const char *wh
     char msg[1200];
     snprintf(msg, sizeof msg, "rejected %s: %.1100s", what, why);
     t2__progress_event(&c->prog, "trial %lld: %s; stopping it", (long long)t->id, msg);
-    free(t->error);
-    t->error = strdup(msg);
     t->rejected = t->fatal = 1;
     if (t->pid > 0) kill(t->pid, SIGKILL);
-    return T2_OK;
+    /* An earlier error's invalid_hparams still goes to the searcher (settle): the mark stays. */
+    return note_error(t, msg);
 }
 
 int t2__ctl_reject_message(t2__ctl *c, t2__ctl_trial *t, const char *why)
@@ -237,10 +255,9 @@ int t2__ctl_on_message(t2__ctl *c, t2__ctl_trial *t, const t2__msg *m)
         t->batches = m->u.error.batches;
         char buf[1400];
         snprintf(buf, sizeof buf, "%s: %s", m->u.error.where, m->u.error.message);
-        free(t->error);
-        t->error = strdup(buf);
         t->invalid_hparams = m->u.error.invalid_hparams;
         t->fatal = m->u.error.fatal;
+        rc = note_error(t, buf); /* after the flag: it decides the mark */
         break;
     }
     default: {

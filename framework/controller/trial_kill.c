@@ -73,8 +73,12 @@ int t2__ctl_tell_missed_ends(t2__ctl *c)
         const t2__ctl_trial *t = &c->tt.t[i];
         if (t2__searcher_has_ended(c->s, t->rid)) continue;
         /* Killed with no controller running; or an end whose event a custom searcher's library
-         * failed (undone, t2__searcher_rolled_back) while the row had already recorded it. */
-        if (t->killed || t->state == T2__CTL_ERRORED) rc = t2__searcher_on_trial_failed(c->s, t->rid, 0, &c->ops);
+         * failed (undone, t2__searcher_rolled_back) while the row had already recorded it. Told
+         * as the live end told it: a kill with invalid_hparams 0 (t2__ctl_cancel_trial), an
+         * error with the flag the resume read back from the row (T2__INVALID_HPARAMS), so that
+         * a searcher that draws a replacement for unusable hparams draws it here too. */
+        if (t->killed || t->state == T2__CTL_ERRORED)
+            rc = t2__searcher_on_trial_failed(c->s, t->rid, !t->killed && t->invalid_hparams, &c->ops);
         else if (t->state == T2__CTL_DONE) rc = t2__searcher_on_trial_exited(c->s, t->rid, &c->ops);
     }
     return rc;

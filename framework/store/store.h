@@ -187,6 +187,11 @@ static inline int t2__trial_pruned(int state, const char *error)
 {
     return state == T2__TRIAL_COMPLETED && error && !strncmp(error, T2__PRUNED_AT, sizeof T2__PRUNED_AT - 1);
 }
+/* A trial that called its hyperparameters unusable (T2_EHPARAM) is ERRORED with an error that
+ * starts with T2__INVALID_HPARAMS ("invalid hyperparameters: build_model: ..."): the flag lives
+ * nowhere else, and a resume that tells the searcher a missed end needs it (controller/reports.c
+ * writes it, experiment_resume.c reads it). */
+#define T2__INVALID_HPARAMS "invalid hyperparameters: "
 typedef struct t2__metric_point {
     int64_t trial_id, batches;
     double value; /* NAN: NaN */

@@ -10,6 +10,9 @@
  *   binary      as ok, with a saved state that is no UTF-8 (bytes 0xff 0x01, then the count)
  *   close_first creates trial 0 and closes it before it ran, then creates trial 1 and trains it:
  *               the exit of 0 comes inside the event, and fails while options.file exists
+ *   invalid     trial 0 at x = 4 (the config's invalid_above makes its hparams invalid); its
+ *               failure, told with invalid_hparams, draws a replacement at x = 0 (told without,
+ *               nothing); on_trial_failed fails while options.file exists
  * Built without -DWITH_LOAD it lacks load, and the library is refused. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,9 +36,25 @@ static int init(t2_search *s, void **state)
     return T2_OK;
 }
 
+/* Trial `seed`'s point with x fixed, trained to max_length. */
+static int create_at(t2_search *s, uint64_t seed, double at)
+{
+    t2_point *p = NULL;
+    int64_t id;
+    int rc = t2_search_sample(s, seed, &p);
+    if (!rc) rc = t2_point_set_double(p, "x", at);
+    if (rc) {
+        t2_point_free(p);
+        return rc;
+    }
+    if ((rc = t2_search_create(s, p, &id))) return rc;
+    return t2_search_train(s, id, t2_search_max_length(s));
+}
+
 static int start(t2_search *s, void *state)
 {
     st *x = state;
+    if (!strcmp(x->mode, "invalid")) return create_at(s, 0, 4);
     if (!strcmp(x->mode, "close_first")) {
         int64_t a, b;
         int rc = t2_search_create(s, NULL, &a);
@@ -82,7 +101,13 @@ static int on_trial_exited(t2_search *s, void *state, int64_t rid)
 
 static int on_trial_failed(t2_search *s, void *state, int64_t rid, int invalid)
 {
-    (void)invalid;
+    st *x = state;
+    if (!strcmp(x->mode, "invalid")) {
+        if (x->file && access(x->file, F_OK) == 0) return t2_seterr(T2_EINVAL, "faulty: no failure while %s exists", x->file);
+        /* As random and TPE do: unusable hparams are replaced by a new draw, once here. */
+        int rc = invalid && rid == 0 ? create_at(s, 1, 0) : T2_OK;
+        if (rc) return rc;
+    }
     return on_trial_exited(s, state, rid);
 }
 

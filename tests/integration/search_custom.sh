@@ -5,8 +5,9 @@
 # the library's path is kept absolute for resume. faulty_searcher.c breaks each rule: a length
 # past max_length, a point outside the space, a second close, an operation outside an event, a
 # failing callback (the experiment ends ERRORED with the library, the callback and the reason, and
-# a resume after the fix finishes the search); and libraries that cannot serve (missing file,
-# missing symbol, missing callback) make no experiment.
+# a resume after the fix finishes the search, and tells a missed invalid-hparams failure with its
+# flag); and libraries that cannot serve (missing file, missing symbol, missing callback) make no
+# experiment.
 source "$(dirname "$0")/common.bash"
 command -v sqlite3 >/dev/null || { echo "search_custom: skipped (no sqlite3)"; exit 77; }
 command -v "${CC:-cc}" >/dev/null || { echo "search_custom: skipped (no C compiler)"; exit 77; }
@@ -118,6 +119,46 @@ expect_in "$OUT" "experiment $e COMPLETED"
 [ "$(sql "SELECT group_concat(ordinal || ':' || state || ':' || batches_trained, ' ') FROM trials WHERE experiment_id = $e")" = \
   "0:COMPLETED:0 1:COMPLETED:4" ] || fail "after the resume: $("$T2EXP" trials "$e")"
 echo "an inner event that fails keeps the rest of its event; resumed, the search finishes"
+# A trial that calls its hyperparameters invalid (T2_EHPARAM) is not restarted (max_restarts 2),
+# and its end reaches the searcher with invalid_hparams, on which faulty.so draws a replacement.
+# That flag lived in the controller's memory only: when on_trial_failed fails (undone), the resume
+# tells the end again and must tell it with the flag (read back from the row's error), so that
+# the resumed search makes the trials an uninterrupted one makes.
+invalid_config() { # NAME OPTIONS
+  config "$1" "$WORK/faulty.so" "$2"
+  sed -i 's/^  c: .*/  c: {type: categorical, vals: [a, b]}\n  invalid_above: 3/; s/^max_restarts: 0$/max_restarts: 2/' \
+    "$WORK/$1.yaml"
+}
+ends() {
+  sql "SELECT group_concat(ordinal || ':' || state || ':' || restarts || ':' || batches_trained || ':' || hparams, '|') FROM
+       (SELECT * FROM trials WHERE experiment_id = $1 ORDER BY ordinal)"
+}
+touch "$WORK/refuse"
+invalid_config inv "{mode: invalid, file: $WORK/refuse}"
+expect_exit 1 "$T2EXP" create "$WORK/inv.yaml" "$TRIALS/quadratic.so" --plain
+expect_in "$OUT" "on_trial_failed failed: faulty: no failure while $WORK/refuse exists"
+e=$(sql "SELECT max(id) FROM experiments")
+[ "$(sql "SELECT ordinal || ':' || state || ':' || restarts || ':' || error FROM trials WHERE experiment_id = $e")" = \
+  "0:ERRORED:0:invalid hyperparameters: build_model: quadratic: x = 4 is above invalid_above = 3" ] ||
+  fail "the invalid trial's row: $(sql "SELECT * FROM trials WHERE experiment_id = $e")"
+rm "$WORK/refuse"
+expect_exit 1 "$T2EXP" resume "$e" --plain # 1: a trial errored
+expect_in "$OUT" "experiment $e COMPLETED"
+bad=$(sql "SELECT id FROM trials WHERE experiment_id = $e AND ordinal = 0")
+[ "$("$T2EXP" logs "$bad" | grep -c "failed in build_model")" = 1 ] ||
+  fail "the resume ran the invalid trial again: $("$T2EXP" logs "$bad")"
+invalid_config inv_whole "{mode: invalid}"
+expect_exit 1 "$T2EXP" create "$WORK/inv_whole.yaml" "$TRIALS/quadratic.so" --plain
+w=$(sql "SELECT max(id) FROM experiments")
+[ "$(sql "SELECT group_concat(ordinal || ':' || state || ':' || restarts || ':' || batches_trained, ' ') FROM trials
+          WHERE experiment_id = $w")" = "0:ERRORED:0:0 1:COMPLETED:0:4" ] ||
+  fail "uninterrupted, the invalid trial should be replaced once: $("$T2EXP" trials "$w")"
+[ "$(ends "$e")" = "$(ends "$w")" ] ||
+  fail "the resumed search decided otherwise than an uninterrupted one (invalid_hparams lost?):
+resumed:       $(ends "$e")
+uninterrupted: $(ends "$w")"
+store_ok
+echo "an invalid-hparams failure whose event failed is told again on resume with its flag: the same trials"
 
 # A saved state that is no UTF-8 (any bytes but NUL may be saved): paused, it resumes.
 config bin "$WORK/faulty.so" "{mode: binary}"

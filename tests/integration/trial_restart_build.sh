@@ -47,6 +47,6 @@ Y
 expect_exit 1 "$T2EXP" create "$WORK/invalid.yaml" "$WORK/scripted.so" --plain
 grep -qF "restart 1 of" <<<"$OUT" && fail "invalid hyperparameters were restarted: $OUT"
 t=$(sql "SELECT id FROM trials WHERE experiment_id=3")
-expect_in "$OUT" "trial $t errored: build_model: scripted: these hyperparameters are invalid as asked"
+expect_in "$OUT" "trial $t errored: invalid hyperparameters: build_model: scripted: these hyperparameters are invalid as asked"
 [ "$(sql "SELECT restarts FROM trials WHERE id=$t")" = 0 ] || fail "invalid hyperparameters: restarts should be 0"
 store_ok

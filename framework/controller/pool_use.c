@@ -81,12 +81,19 @@ int t2__ctl_check_hosts(t2__ctl *c, t2__ctl_trial *t)
         if (alive) continue;
         lost = 1;
         t2__pool_kill(&c->pool, h);
+        /* The invalid-hyperparameters mark stays first (reports.c's note_error): a resume reads it. */
+        const char *old = t->error ? t->error : "";
+        size_t mlen = sizeof T2__INVALID_HPARAMS - 1;
+        int mark = t->invalid_hparams && !strncmp(old, T2__INVALID_HPARAMS, mlen);
         char msg[1700];
-        snprintf(msg, sizeof msg, "host %s is unreachable (%s): its %d slot(s) left the pool%s%.1200s",
-                 c->pool.hosts[h].name, why, c->pool.hosts[h].slots, t->error ? "; " : "", t->error ? t->error : "");
+        snprintf(msg, sizeof msg, "%shost %s is unreachable (%s): its %d slot(s) left the pool%s%.1200s",
+                 mark ? T2__INVALID_HPARAMS : "", c->pool.hosts[h].name, why, c->pool.hosts[h].slots,
+                 *old ? "; " : "", old + (mark ? mlen : 0));
         t2__progress_event(&c->prog, "trial %lld: %s", (long long)t->id, msg);
+        char *e = strdup(msg);
+        if (!e) return t2_seterr(T2_ENOMEM, "controller: out of memory");
         free(t->error);
-        t->error = strdup(msg);
+        t->error = e;
     }
     if (!lost || !(lost = t2__ctl_plan(c))) return T2_OK;
     char why[600];

@@ -16,6 +16,9 @@
  *   close_until  a path: at batch 3, train_batch closes every descriptor above stderr (its
  *                runner's channel too) and then waits for that file before it goes on
  *   ignore_term  1: build_model sets SIGTERM to SIG_IGN (a library that installs its own)
+ *   kill_marker, kill_at  a path and a batch count: save_state at that batch count SIGKILLs its
+ *                own process while that file exists, removing it first (a trial that dies while
+ *                it checkpoints, once)
  *   helper_pids  a path: build_model starts a helper that outlives its starter (a shell's
  *                background `sleep`, as a data server or a `system("... &")` would) and appends its
  *                pid to that file
@@ -166,8 +169,12 @@ static int evaluate_batch(t2_ctx *ctx, void *state, const t2_batch *b, t2_metric
 
 static int save_state(t2_ctx *ctx, void *state, void **buf, size_t *len)
 {
-    (void)ctx;
     const scripted *s = state;
+    const char *marker = NULL;
+    int64_t at = -1;
+    if (t2_hp_str(ctx, "kill_marker", &marker) == T2_OK && t2_hp_int(ctx, "kill_at", &at) == T2_OK &&
+        t2_ctx_batches_trained(ctx) == at && access(marker, F_OK) == 0 && unlink(marker) == 0)
+        raise(SIGKILL);
     *buf = NULL;
     *len = 0;
     if (s->own_state != 2) return T2_OK; /* nothing of its own saved */

@@ -120,6 +120,35 @@ pause_resume_matches 7 5 16 "$WORK/shep.yaml" "$TRIALS/quadratic.so"
 n=$(check 7 4 2 1 0)
 [ "$n" -gt 0 ] || fail "nothing pruned in epochs"
 
+# A trial pruned at a rung that dies before it says done (SIGKILL in save_state at batch 4, its
+# checkpoint there) restarts from its checkpoint at batch 2 and validates batch 4 again: judged
+# again there, it is pruned again rather than trained to the end. Trial 0 (peak 6: score -2 at
+# batch 4) goes first; trial 1 (peak 0: -4) is not the best 1 of 2.
+if command -v "${CC:-cc}" >/dev/null; then
+  build_scripted
+  touch "$WORK/kill"
+  cat > "$WORK/crash.yaml" <<Y
+name: crash
+hyperparameters: {global_batch_size: 1, peak: {type: categorical, vals: [6, 0]}, kill_marker: "$WORK/kill",
+                  kill_at: {type: categorical, vals: [99, 4]}}
+searcher: {name: random, metric: score, smaller_is_better: false, max_length: {batches: 12}, max_trials: 2,
+           max_concurrent_trials: 1, points_to_evaluate: [{peak: 6, kill_at: 99}, {peak: 0, kill_at: 4}],
+           pruner: {name: successive_halving, min_resource: {batches: 4}, reduction_factor: 2}}
+min_validation_period: {batches: 2}
+min_checkpoint_period: {batches: 2}
+checkpoint_policy: none
+max_restarts: 1
+Y
+  expect_exit 0 "$T2EXP" create "$WORK/crash.yaml" "$WORK/scripted.so" --plain
+  [ ! -e "$WORK/kill" ] || fail "the trial never died in its checkpoint"
+  e=$(sql "SELECT max(id) FROM experiments")
+  [ "$(sql "SELECT group_concat(state || ':' || restarts || ':' || batches_trained || ':' || coalesce(error, ''), '|')
+            FROM (SELECT * FROM trials WHERE experiment_id = $e ORDER BY ordinal)")" = \
+    "COMPLETED:0:12:|COMPLETED:1:4:pruned at batch 4: score -4 is not among the best 1 of 2 trials at rung 0 (batch 4), which reach -2" ] ||
+    fail "the restarted pruned trial: $("$T2EXP" trials "$e")"
+  echo "a pruned trial killed in its checkpoint restarted and was pruned again at batch 4"
+fi
+
 # Config errors, each at its key; nothing made.
 before=$(sql "SELECT count(*) FROM experiments")
 expect_exit 2 "$T2EXP" create "$WORK/hb.yaml" "$TRIALS/quadratic.so" --config 'searcher.pruner.min_resource={epochs: 1}'

@@ -142,6 +142,13 @@ static int pruner_required(const t2__config *cfg, const t2__pruner_config *p, co
     return T2_OK;
 }
 
+/* What the name alone sets: hyperband's reduction_factor default is 3 where successive halving's
+ * is 4 (Optuna's defaults differ). */
+static void name_defaults(t2__pruner_config *p, int name)
+{
+    if (name == HYPERBAND) p->hyperband = 1, p->reduction_factor = 3;
+}
+
 /* One rule's map (or bare name) at n into *p; nested: it is a patient pruner's wrapped_pruner,
  * which may not be patient itself nor take warmup (the outer one's counts). */
 static int parse_rule(t2__config *cfg, t2__pruner_config *p, const t2__ynode *n, const t2__ymark *kmark,
@@ -153,7 +160,7 @@ static int parse_rule(t2__config *cfg, t2__pruner_config *p, const t2__ynode *n,
     int name = MEDIAN, rc, have_wrapped = 0;
     if (n->kind == T2__Y_SCALAR) { /* a bare name: the rules whose keys all have defaults */
         if ((rc = pruner_name(n, path, &name))) return rc;
-        if (name == HYPERBAND) p->hyperband = 1, p->reduction_factor = 3;
+        name_defaults(p, name);
         if (name != MEDIAN && name != HALVING && name != HYPERBAND)
             return t2__cfg_err(&n->mark, path, "a %s pruner needs its settings, e.g. %s", PRUNER_NAMES[name],
                                name == PERCENTILE ? "{name: percentile, percentile: 25}"
@@ -168,7 +175,7 @@ static int parse_rule(t2__config *cfg, t2__pruner_config *p, const t2__ynode *n,
             return t2__cfg_missing_in(n, kmark, path, "name", " (" NAMES_TEXT ")");
         t2__path_join(kpath, sizeof kpath, path, "name");
         if ((rc = pruner_name(nv, kpath, &name))) return rc;
-        if (name == HYPERBAND) p->hyperband = 1, p->reduction_factor = 3; /* Optuna's defaults differ */
+        name_defaults(p, name);
         for (size_t k = 0; k < n->n; k++) {
             const char *key = n->keys[k];
             const t2__ynode *v = n->items[k];

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "halving.h"
 #include "hash64.h"
+#include "internal.h"
 #include "t2exp/error.h"
 
 typedef struct hv_rung {
@@ -125,13 +126,9 @@ void t2__insert_sorted(double *v, size_t n, double x)
 
 static int rung_insert(hv_rung *r, double x)
 {
-    if (r->n == r->cap) {
-        size_t cap = r->cap ? r->cap * 2 : 16;
-        double *v = realloc(r->v, cap * sizeof *v);
-        if (!v) return oom();
-        r->v = v;
-        r->cap = cap;
-    }
+    double *v = t2__grow_array(r->v, &r->cap, r->n, sizeof *v, 16);
+    if (!v) return oom();
+    r->v = v;
     t2__insert_sorted(r->v, r->n++, x);
     return T2_OK;
 }

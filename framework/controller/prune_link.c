@@ -29,11 +29,20 @@ void t2__ctl_prune_free(t2__ctl *c)
     c->pruner = NULL;
 }
 
-/* The warmup in this trial's batches (its batch size and epoch length decide them). */
-static int64_t warmup_batches(const t2__ctl *c, const t2__ctl_trial *t)
+/* The warmup in a trial's batches (its batch size gb and epoch length bpe decide them). */
+static int64_t warmup_batches(const t2__ctl *c, int64_t gb, int64_t bpe)
 {
     const t2__length *w = &c->cfg->searcher.pruner.warmup;
-    return w->n > 0 ? t2__length_to_batches(w->unit, w->n, t->gb, t->bpe) : 0;
+    return w->n > 0 ? t2__length_to_batches(w->unit, w->n, gb, bpe) : 0;
+}
+
+/* Whether a validation at `batches` of an op ending at `target` is judged: one the runner makes on
+ * its period, never the initial one at batch 0 (perform_initial_validation; checkpoint_policy best
+ * asks there too, and the runner goes on whatever the answer), nor its op's last (it is done), and
+ * none in the warmup. The live controller and a resume's replay decide alike. */
+static int judged(int64_t batches, int64_t target, int64_t warmup)
+{
+    return batches > 0 && target > 0 && batches < target && batches >= warmup;
 }
 
 /* min_resource for a trial of global batch gb and bpe batches an epoch (the halving rules'; with
@@ -93,11 +102,9 @@ int t2__ctl_prune_validation(t2__ctl *c, t2__ctl_trial *t, double value, int ask
 {
     *prune = 0;
     if (!c->pruner) return T2_OK;
-    /* Only a validation the runner waits on can stop it, and only one it validates on its period:
-     * never the initial one at batch 0 (perform_initial_validation; checkpoint_policy best asks
-     * there too, and the runner goes on whatever the answer), nor its op's last (it is done). */
-    int decide = asked && !t->pruned_why && t->batches > 0 && t->target > 0 && t->batches < t->target &&
-                 t->batches >= warmup_batches(c, t);
+    /* Only a validation the runner waits on can stop it (and a trial already stopping is not
+     * judged again). */
+    int decide = asked && !t->pruned_why && judged(t->batches, t->target, warmup_batches(c, t->gb, t->bpe));
     t2__prune_verdict v;
     t2__halving_unit u = unit_of(c, t->gb, t->bpe);
     int rc = t2__pruner_report(c->pruner, t->id, t->batches, &u, value, decide, &v);
@@ -162,12 +169,11 @@ static int replay_trial(t2__ctl *c, const t2__metric_point *v, size_t n)
     for (size_t k = 0; !bpe && k < n; k++)
         if (v[k].batches > 0 && v[k].epoch > 0) bpe = llround((double)v[k].batches / v[k].epoch);
     t2__halving_unit u = unit_of(c, gb, bpe);
-    const t2__length *ml = &c->cfg->searcher.max_length, *w = &c->cfg->searcher.pruner.warmup;
-    int64_t end = t2__length_to_batches(ml->unit, ml->n, gb, bpe);
-    int64_t warm = w->n > 0 ? t2__length_to_batches(w->unit, w->n, gb, bpe) : 0;
+    const t2__length *ml = &c->cfg->searcher.max_length;
+    int64_t end = t2__length_to_batches(ml->unit, ml->n, gb, bpe), warm = warmup_batches(c, gb, bpe);
     int rc = T2_OK;
     for (size_t k = 0; !rc && k < n; k++) {
-        int decide = v[k].batches > 0 && end > 0 && v[k].batches < end && v[k].batches >= warm;
+        int decide = judged(v[k].batches, end, warm);
         t2__prune_verdict dropped;
         rc = t2__pruner_report(c->pruner, v[k].trial_id, v[k].batches, &u, v[k].value, decide, &dropped);
     }

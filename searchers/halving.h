@@ -12,7 +12,7 @@
  * every trial that reached the rung.
  *
  * Hyperband (n_brackets > 1) runs one such rule per bracket b = 0 .. n_brackets - 1 (min early
- * stopping rate b, the most aggressive first); a trial's bracket is a hash of its id over the
+ * stopping rate b, the most aggressive first); a trial's bracket is a hash of its number in the experiment over the
  * brackets' budgets ceil(n_brackets * rf^s / (s + 1)), s = n_brackets - 1 - b, and it competes
  * only with its bracket's trials.
  *
@@ -57,7 +57,7 @@ typedef struct t2__halving_unit {
 int t2__halving_create(const t2__halving_params *p, t2__halving **out);
 void t2__halving_free(t2__halving *h);
 
-/* Trial's bracket, from its id: always 0 with one bracket. */
+/* Trial's bracket, from its number in the experiment: always 0 with one bracket. */
 int64_t t2__halving_bracket(const t2__halving *h, int64_t trial);
 
 /* The batch that reaches rung k of bracket for unit u; -1 when none does (past INT64_MAX, or u

@@ -293,6 +293,12 @@ int t2__pruner_from_config(const t2__pruner_config *pc, int smaller_is_better, t
     return t2__pruner_create(&p, out);
 }
 
+int64_t t2__pruner_bracket(const t2__pruner *p, int64_t trial)
+{
+    if (!p || p->prm.rule != T2__PRUNE_HALVING || p->prm.n_brackets < 2) return -1;
+    return t2__halving_bracket(p->halving, trial);
+}
+
 void t2__pruner_free(t2__pruner *p)
 {
     if (!p) return;

@@ -10,7 +10,10 @@
  * Only completed trials are the reference: a pruned trial's short curve says nothing about how
  * good a full run is, and counting it would drag the threshold toward the pruned ones.
  *
- * Trials are keyed by the controller's trial id. Memory: per step, the completed trials' values
+ * Trials are keyed by their number in the experiment (the searcher's request id): a hyperband
+ * bracket is a hash of it, known before the trial's hparams are drawn, so tpe can sample each trial
+ * from its bracket's trials alone (t2__pruner_bracket), as Optuna's TPESampler does under a
+ * HyperbandPruner. Memory: per step, the completed trials' values
  * (kept sorted, so a verdict reads the percentile directly); per running trial, its own values;
  * per trial ever seen, a few bytes saying how it ended. */
 #ifndef T2_SEARCHERS_PRUNER_H
@@ -102,6 +105,10 @@ int t2__pruner_completed(t2__pruner *p, int64_t trial);
  * one that never did, remembering it needs a few bytes, and if even that fails it is simply not
  * remembered (it has no values to drop). */
 void t2__pruner_forget(t2__pruner *p, int64_t trial);
+
+/* The bracket of trial (its number in the experiment) under a hyperband rule; -1 for any other rule
+ * (successive halving's one bracket included), whose trials all compete together. */
+int64_t t2__pruner_bracket(const t2__pruner *p, int64_t trial);
 
 /* Trials completed so far (each counted once). */
 int64_t t2__pruner_completed_count(const t2__pruner *p);

@@ -14,6 +14,12 @@
  * than any observed (Optuna's constant_liar), so concurrent trials spread out instead of piling onto
  * the same point.
  *
+ * Under a hyperband pruner each trial is sampled from its own bracket's trials alone (their count
+ * against n_startup_trials, their results in the split, their running ones as liars), as Optuna's
+ * TPESampler does under a HyperbandPruner: a bracket's trials are judged at other steps than
+ * another's, and a trial pruned early there says little about one in a patient bracket. The
+ * bracket is the pruner's, a hash of the request id (t2__pruner_bracket), known before the draw.
+ *
  * Determinism: the draws for request R come from an rng seeded from the experiment seed and R (as
  * every searcher's do), so the state is just the trials' points and results: a restored searcher
  * makes the same choices as the original given the same events. */
@@ -21,6 +27,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "pruner.h"
 #include "searcher_internal.h"
 #include "tpe.h"
 #include "t2exp/error.h"
@@ -34,6 +41,7 @@ typedef struct tpe {
     t2__tpe_space sp;
     int64_t limit;   /* trials asked for at once */
     int64_t invalid; /* trials that reported invalid hparams: replaced, not counted */
+    t2__pruner *hyperband; /* searcher.pruner when it is hyperband, for its brackets only; else NULL */
     /* per request id */
     signed char *state;
     double *loss;    /* DONE, PRUNED: the metric as a loss (smaller is better; +inf for NaN/inf) */
@@ -49,6 +57,7 @@ static void destroy(t2__searcher *s)
     tpe *t = TPE(s);
     if (!t) return;
     t2__tpe_space_free(&t->sp);
+    t2__pruner_free(t->hyperband);
     free(t->state);
     free(t->loss);
     free(t->step);
@@ -94,7 +103,16 @@ static int init(t2__searcher *s)
     t->model = (t2__tpe_model){.p = t->sp.params, .np = t->sp.np, .prior_weight = c->tpe.prior_weight,
                                .n_candidates = c->tpe.n_ei_candidates, .multivariate = c->tpe.multivariate};
     t->limit = c->max_concurrent_trials > 0 ? c->max_concurrent_trials : 16;
-    return T2_OK;
+    if (c->pruner.on && c->pruner.hyperband && c->pruner.n_brackets > 1)
+        rc = t2__pruner_from_config(&c->pruner, c->smaller_is_better, &t->hyperband);
+    return rc;
+}
+
+/* Whether request r's result counts for request rid: always, but under hyperband only within
+ * rid's bracket b (the caller's t2__pruner_bracket(t->hyperband, rid)). */
+static int same_bracket(const tpe *t, int64_t b, int64_t r)
+{
+    return b < 0 || t2__pruner_bracket(t->hyperband, r) == b;
 }
 
 /* The point for request rid from the model: split, fit, choose (into x). */
@@ -103,8 +121,9 @@ static int model_point(const t2__searcher *s, tpe *t, int64_t rid, double *x)
     size_t n = 0, np = t->model.np;
     t2__tpe_obs *obs = malloc((size_t)(rid ? rid : 1) * sizeof *obs);
     if (!obs) return t2_seterr(T2_ENOMEM, "searcher: out of memory");
+    int64_t b = t2__pruner_bracket(t->hyperband, rid);
     for (int64_t r = 0; r < rid; r++)
-        if (t->state[r] != GONE) /* a running trial is the constant liar: worse than any result */
+        if (t->state[r] != GONE && same_bracket(t, b, r)) /* a running trial is the constant liar */
             obs[n++] = (t2__tpe_obs){.id = r, .loss = t->loss[r], .x = t->x + (size_t)r * np,
                                      .running = t->state[r] == PENDING, .pruned = t->state[r] == PRUNED,
                                      .step = t->state[r] == PRUNED ? t->step[r] : 0};
@@ -126,7 +145,8 @@ static int next_trial(t2__searcher *s, t2__ops *ops)
     if (rc) return rc;
     double *x = t->x + (size_t)rid * np;
     t2__val *hp = NULL;
-    for (int64_t r = 0; r < rid; r++) ndone += t->state[r] == DONE || t->state[r] == PRUNED;
+    int64_t b = t2__pruner_bracket(t->hyperband, rid);
+    for (int64_t r = 0; r < rid; r++) ndone += (t->state[r] == DONE || t->state[r] == PRUNED) && same_bracket(t, b, r);
     if (ndone < s->cfg->searcher.tpe.n_startup_trials || t2__searcher_point_given(s, rid)) {
         if (!(rc = t2__searcher_sample(s, rid, &hp))) t2__tpe_point_of(&t->sp, hp, x);
     } else if (!(rc = model_point(s, t, rid, x))) {

@@ -107,7 +107,7 @@ int t2__ctl_prune_validation(t2__ctl *c, t2__ctl_trial *t, double value, int ask
     int decide = asked && !t->pruned_why && judged(t->batches, t->target, warmup_batches(c, t->gb, t->bpe));
     t2__prune_verdict v;
     t2__halving_unit u = unit_of(c, t->gb, t->bpe);
-    int rc = t2__pruner_report(c->pruner, t->id, t->batches, &u, value, decide, &v);
+    int rc = t2__pruner_report(c->pruner, t->rid, t->batches, &u, value, decide, &v);
     if (rc || !decide || !v.prune) return rc;
     const t2__pruner_config *pc = &c->cfg->searcher.pruner;
     char rule[300], patient[160] = "", why[500];
@@ -136,9 +136,9 @@ void t2__ctl_prune_ended(t2__ctl *c, t2__ctl_trial *t, int completed)
 {
     if (!c->pruner) return;
     if (completed && !t->pruned_why) {
-        if (t2__pruner_completed(c->pruner, t->id)) t2_clearerr(); /* out of memory: one reference less */
+        if (t2__pruner_completed(c->pruner, t->rid)) t2_clearerr(); /* out of memory: one reference less */
     } else {
-        t2__pruner_forget(c->pruner, t->id);
+        t2__pruner_forget(c->pruner, t->rid);
     }
 }
 
@@ -165,7 +165,8 @@ static const t2__ctl_trial *trial_by_id(const t2__ctl *c, int64_t id)
 static int replay_trial(t2__ctl *c, const t2__metric_point *v, size_t n)
 {
     const t2__ctl_trial *t = trial_by_id(c, v[0].trial_id);
-    int64_t gb = t ? t->gb : 1, bpe = t ? t->bpe : 0;
+    if (!t) return T2_OK; /* not the experiment's (the table holds every trial it made) */
+    int64_t gb = t->gb, bpe = t->bpe;
     for (size_t k = 0; !bpe && k < n; k++)
         if (v[k].batches > 0 && v[k].epoch > 0) bpe = llround((double)v[k].batches / v[k].epoch);
     t2__halving_unit u = unit_of(c, gb, bpe);
@@ -175,7 +176,7 @@ static int replay_trial(t2__ctl *c, const t2__metric_point *v, size_t n)
     for (size_t k = 0; !rc && k < n; k++) {
         int decide = judged(v[k].batches, end, warm);
         t2__prune_verdict dropped;
-        rc = t2__pruner_report(c->pruner, v[k].trial_id, v[k].batches, &u, v[k].value, decide, &dropped);
+        rc = t2__pruner_report(c->pruner, t->rid, v[k].batches, &u, v[k].value, decide, &dropped);
     }
     return rc;
 }
@@ -193,8 +194,8 @@ int t2__ctl_prune_restore(t2__ctl *c)
     free(v);
     for (size_t k = 0; !rc && k < c->tt.nt; k++) {
         t2__ctl_trial *t = &c->tt.t[k];
-        if (t->state == T2__CTL_DONE && !t->pruned_why) rc = t2__pruner_completed(c->pruner, t->id);
-        else if (t->state == T2__CTL_DONE || t->state == T2__CTL_ERRORED) t2__pruner_forget(c->pruner, t->id);
+        if (t->state == T2__CTL_DONE && !t->pruned_why) rc = t2__pruner_completed(c->pruner, t->rid);
+        else if (t->state == T2__CTL_DONE || t->state == T2__CTL_ERRORED) t2__pruner_forget(c->pruner, t->rid);
     }
     return rc;
 }

@@ -1,9 +1,11 @@
 /* test_searcher_tpe.c — searcher.name: tpe: config errors, determinism per seed, resume from a
  * snapshot mid-search, that it beats random search on a 2-D quadratic, and trials stopped by the
- * controller's pruner (startup count, their rank in the split, snapshots, old snapshots). */
+ * controller's pruner (startup count, their rank in the split, snapshots, old snapshots), and
+ * sampling per bracket under a hyperband pruner. */
 #define _POSIX_C_SOURCE 200809L /* strdup in the searcher test helpers */
 #include <math.h>
 #include "test_searcher_util.h"
+#include "../../searchers/pruner.h"
 #include "../../searchers/tpe.h"
 
 static const char TPE_HP[] = "  x: {type: double, minval: -5, maxval: 5}\n"
@@ -395,6 +397,76 @@ out:
     t2__config_free(cfg);
 }
 
+/* Under a hyperband pruner each trial is drawn from its bracket's trials alone, as Optuna's
+ * TPESampler does under a HyperbandPruner: request R is a random (startup) draw while R's bracket
+ * has fewer than n_startup_trials results, however many the other brackets have; and what the
+ * other brackets' trials scored does not move R's choice. Two searches, one trial at a time, whose
+ * trials score alike in bracket 0 and differently elsewhere. */
+static double hb_loss(int64_t rid, int64_t bracket, int other)
+{
+    double v = 0.37 * (double)((rid * 7919) % 101);
+    return bracket == 0 || !other ? v : 100.0 - v;
+}
+
+static void test_hyperband_brackets(void)
+{
+    char text[1024];
+    snprintf(text, sizeof text,
+             "searcher: {name: tpe, metric: loss, max_length: {batches: 16}, max_trials: 60, n_startup_trials: 3,\n"
+             "  max_concurrent_trials: 1, pruner: {name: hyperband, min_resource: {batches: 1}, reduction_factor: 2}}\n"
+             "min_validation_period: {batches: 1}\nhyperparameters:\n  global_batch_size: 8\n%s",
+             TPE_HP);
+    t2__config *cfg = NULL;
+    CHECK_OK(t2__config_load_string(text, "hb.yaml", NULL, 0, &cfg));
+    t2__config *rnd = load_cfg("name: random, metric: loss, max_length: {batches: 16}, max_trials: 60", TPE_HP);
+    t2__searcher *r = NULL;
+    t2__pruner *hb = NULL;
+    t2__ops draws = {0}, ops[2] = {{0}, {0}};
+    if (!cfg || !rnd || t2__searcher_create(rnd, 5, &r) || t2__searcher_start(r, &draws) ||
+        t2__pruner_from_config(&cfg->searcher.pruner, 1, &hb)) {
+        CHECK(0);
+        goto out;
+    }
+    CHECK(cfg->searcher.pruner.n_brackets == 5);
+    CHECK(t2__pruner_bracket(hb, 0) >= 0);
+    for (int other = 0; other < 2; other++) {
+        t2__searcher *s = NULL;
+        CHECK_OK(t2__searcher_create(cfg, 5, &s));
+        CHECK_OK(t2__searcher_start(s, &ops[other]));
+        for (int64_t rid = 0; s && rid < 59; rid++) {
+            int64_t b = t2__pruner_bracket(hb, rid);
+            CHECK_OK(t2__searcher_on_validation(s, rid, hb_loss(rid, b, other), 16, &ops[other]));
+            CHECK_OK(t2__searcher_on_trial_exited(s, rid, &ops[other]));
+        }
+        t2__searcher_free(s);
+    }
+    int64_t results[64] = {0}, fewer = 0, zero = 0;
+    for (int64_t rid = 0; rid < 60; rid++) {
+        int64_t b = t2__pruner_bracket(hb, rid);
+        const t2__val *a = created(&ops[0], 0, rid), *o = created(&ops[1], 0, rid), *draw = created(&draws, 0, rid);
+        CHECK(a && o && draw && b >= 0 && b < 5);
+        if (!a || !o || !draw || b < 0 || b >= 5) continue;
+        /* Startup draws exactly while the bracket has fewer than 3 results (rid results in all). */
+        CHECK(t2__val_equal(a, draw) == (results[b] < 3));
+        fewer += results[b] < 3 && rid >= 3;
+        /* Bracket 0's choices never depend on the other brackets' scores; the others' do. */
+        if (b == 0) CHECK(t2__val_equal(a, o));
+        else zero += results[b] >= 3 && !t2__val_equal(a, o);
+        results[b]++;
+    }
+    CHECK(fewer > 0); /* some draws were random only because of their bracket */
+    CHECK(zero > 0);  /* and the other brackets' scores did matter to their own trials */
+    CHECK(results[0] >= 5);
+out:
+    t2__ops_free(&ops[0]);
+    t2__ops_free(&ops[1]);
+    t2__ops_free(&draws);
+    t2__pruner_free(hb);
+    t2__searcher_free(r);
+    t2__config_free(rnd);
+    t2__config_free(cfg);
+}
+
 /* Fills obs with one observation per point of pts (a 1-D space): kind 'c' completed, 'p' pruned
  * (at step[k]), 'r' running. */
 static size_t make_obs(t2__tpe_obs *obs, const char *kinds, const double *pts, const double *loss,
@@ -642,6 +714,7 @@ int main(void)
     test_pruned_startup();
     test_pruned_order();
     test_pruned_resume();
+    test_hyperband_brackets();
     test_old_snapshot();
     test_preview();
     return check_report("test_searcher_tpe");

@@ -308,3 +308,34 @@ const char *t2__val_kind_name(t2__val_kind k)
     }
     return "?";
 }
+
+/* map's leaves into out, each key after prefix and a dot (no prefix at the root). */
+static int flatten_into(const t2__val *map, const char *prefix, t2__val *out)
+{
+    for (size_t k = 0; k < map->n; k++) {
+        size_t plen = prefix ? strlen(prefix) + 1 : 0, klen = strlen(map->keys[k]);
+        char *path = malloc(plen + klen + 1);
+        if (!path) return t2_seterr(T2_ENOMEM, "value: out of memory");
+        if (prefix) memcpy(path, prefix, plen - 1), path[plen - 1] = '.';
+        memcpy(path + plen, map->keys[k], klen + 1);
+        const t2__val *v = map->items[k];
+        int rc = v->kind == T2__VAL_MAP && v->n ? flatten_into(v, path, out) : t2__val_map_set(out, path, t2__val_copy(v));
+        free(path);
+        if (rc) return rc;
+    }
+    return T2_OK;
+}
+
+int t2__val_flatten(const t2__val *v, t2__val **out)
+{
+    *out = NULL;
+    if (!v || v->kind != T2__VAL_MAP) return t2_seterr(T2_EINVAL, "value: flatten of something that is not a map");
+    t2__val *m = t2__val_map();
+    int rc = m ? flatten_into(v, NULL, m) : t2_seterr(T2_ENOMEM, "value: out of memory");
+    if (rc) {
+        t2__val_free(m);
+        return rc;
+    }
+    *out = m;
+    return T2_OK;
+}

@@ -84,6 +84,12 @@ t2__val *t2__val_lookup(const t2__val *root, const char *path);
  * T2_EINVAL when a segment on the way exists and is not a map, or the path is empty. */
 int t2__val_set_path(t2__val *root, const char *path, t2__val *v);
 
+/* A map's leaves as one flat map keyed by their dotted paths, in order ({"opt": {"lr": 1}, "n": 2}
+ * gives {"opt.lr": 1, "n": 2}): what a figure or table with one column per hyperparameter shows of
+ * nested hparams. Lists and empty maps are leaves. *out is NULL with T2_EINVAL when v is not a map,
+ * T2_ENOMEM. */
+int t2__val_flatten(const t2__val *v, t2__val **out);
+
 /* Numeric value of an INT or DOUBLE. T2_EINVAL for any other kind. */
 int t2__val_as_double(const t2__val *v, double *out);
 

@@ -74,7 +74,8 @@ static int rank_cmp(const void *pa, const void *pb)
     return a->id < b->id ? -dir : a->id > b->id ? dir : 0;
 }
 
-/* The numeric top-level hparams whose values differ between trials, first seen first. */
+/* The numeric hparams (a nested group's leaves by their dotted names) whose values differ between
+ * trials, first seen first. */
 static int pick_hparams(t2__plot_data *d, t2__val *const *hp, size_t n)
 {
     for (size_t i = 0; i < n && d->nhp < T2__PLOT_MAX_HPARAMS; i++) {
@@ -177,29 +178,32 @@ static int place(t2__plot_paxis *a, t2__val *const *vals, size_t n)
     return T2_OK;
 }
 
-/* The parallel coordinates: an axis per top-level hparam whose value differs between the ranked
- * trials with a validation (order[0..nv)), in the first trial's key order, then the metric's. */
+/* The parallel coordinates: an axis per hparam (a nested group's leaves by their dotted names)
+ * whose value differs between the ranked trials with a validation (order[0..nv)), in order of first
+ * appearance among them (a categorical of maps gives its trials different leaves), then the
+ * metric's. */
 static int parallel(t2__plot_data *d, t2__trial_row *const *order, t2__val *const *hp_of, size_t nv)
 {
     size_t n = nv < T2__PLOT_MAX_PLINES ? nv : T2__PLOT_MAX_PLINES;
-    const t2__val *proto = n ? hp_of[0] : NULL;
-    size_t cap = (proto && proto->kind == T2__VAL_MAP ? proto->n : 0) + 1;
-    t2__val **vals = calloc(n ? n : 1, sizeof *vals);
-    if (!vals || !(d->par = calloc(cap, sizeof *d->par))) {
-        free(vals);
-        return t2_seterr(T2_ENOMEM, "plot: out of memory");
-    }
-    d->nlines = n;
-    int rc = T2_OK;
-    for (size_t k = 0; !rc && proto && proto->kind == T2__VAL_MAP && k < proto->n && d->npar < T2__PLOT_MAX_PAXES; k++) {
+    /* The axis names: every key of the lines' hparams, once (a map of them keeps the order). */
+    t2__val *names = t2__val_map();
+    int rc = names ? T2_OK : t2_seterr(T2_ENOMEM, "plot: out of memory");
+    for (size_t i = 0; !rc && i < n; i++)
+        for (size_t k = 0; !rc && hp_of[i] && hp_of[i]->kind == T2__VAL_MAP && k < hp_of[i]->n; k++)
+            if (!t2__val_map_get(names, hp_of[i]->keys[k])) rc = t2__val_map_set(names, hp_of[i]->keys[k], t2__val_null());
+    size_t cap = (names ? names->n : 0) + 1;
+    t2__val **vals = rc ? NULL : calloc(n ? n : 1, sizeof *vals);
+    if (!rc && (!vals || !(d->par = calloc(cap, sizeof *d->par)))) rc = t2_seterr(T2_ENOMEM, "plot: out of memory");
+    if (!rc) d->nlines = n;
+    for (size_t k = 0; !rc && k < names->n && d->npar < T2__PLOT_MAX_PAXES; k++) {
         int varies = 0;
         for (size_t i = 0; i < n; i++) {
-            vals[i] = t2__val_map_get(hp_of[i], proto->keys[k]);
-            varies |= !vals[i] || !t2__val_equal(vals[i], vals[0]);
+            vals[i] = t2__val_map_get(hp_of[i], names->keys[k]);
+            varies |= !vals[i] || !vals[0] || !t2__val_equal(vals[i], vals[0]);
         }
         if (!varies && n > 1) continue; /* a fixed one (the batch size) is a flat axis that says nothing */
         t2__plot_paxis *a = &d->par[d->npar];
-        if (!(a->name = strdup(proto->keys[k])) || !(a->pos = calloc(n ? n : 1, sizeof *a->pos))) {
+        if (!(a->name = strdup(names->keys[k])) || !(a->pos = calloc(n ? n : 1, sizeof *a->pos))) {
             free(a->name);
             a->name = NULL;
             rc = t2_seterr(T2_ENOMEM, "plot: out of memory");
@@ -207,6 +211,11 @@ static int parallel(t2__plot_data *d, t2__trial_row *const *order, t2__val *cons
         }
         d->npar++;
         rc = place(a, vals, n);
+    }
+    t2__val_free(names);
+    if (rc) {
+        free(vals);
+        return rc;
     }
     t2__plot_paxis *m = &d->par[d->npar];
     if (!rc && (!(m->name = strdup(d->metric ? d->metric : "metric")) || !(m->pos = calloc(n ? n : 1, sizeof *m->pos)))) {
@@ -311,9 +320,14 @@ int t2__plot_load(t2__store *st, int64_t id, long top, t2__plot_data *d)
         rc = t2_seterr(T2_ENOMEM, "plot: out of memory");
     for (size_t i = 0; !rc && i < n; i++) {
         order[i] = &rows[i];
-        /* An unreadable hparams text only costs that trial its hparam points. */
-        if (rows[i].hparams_json && t2__val_from_json(rows[i].hparams_json, strlen(rows[i].hparams_json), &hp[i], NULL))
+        /* An unreadable hparams text only costs that trial its hparam points. Nested groups are
+         * plotted by their leaves' dotted names ("opt.lr"), as t2exp importance names them. */
+        t2__val *nested = NULL;
+        if (rows[i].hparams_json &&
+            (t2__val_from_json(rows[i].hparams_json, strlen(rows[i].hparams_json), &nested, NULL) ||
+             t2__val_flatten(nested, &hp[i])))
             t2_clearerr();
+        t2__val_free(nested);
     }
     if (!rc) {
         smaller_first = d->smaller_is_better;

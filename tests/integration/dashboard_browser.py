@@ -186,6 +186,22 @@ try:
         check_clean(b, "pruned-search trial %d" % tid)
         print("trial %d: %s" % (tid, got[0] if got else "no error row"))
 
+    # ---- nested hparams: a column, a scatter and an axis per leaf by its dotted name (opt.lr),
+    # never one per group with JSON values; the fixed leaf (opt.momentum) is a column only ----
+    load(b, "/experiment/3", "the pruned search's experiment")
+    b.wait_for('document.querySelector("#trials-table") !== null', what="experiment 3's trials table")
+    cols = b.evaluate('Array.from(document.querySelectorAll("#trials-table th.hparam")).map(function (t) { return t.dataset.key; })')
+    if cols != ["hp:global_batch_size", "hp:x", "hp:opt.lr", "hp:opt.momentum"]:
+        fail("experiment 3: hparam columns %r, want hp:global_batch_size, hp:x, hp:opt.lr, hp:opt.momentum" % (cols,))
+    cells = b.evaluate('document.getElementById("trials-table").textContent')
+    if "{" in cells:
+        fail("experiment 3: a hparam group shown as JSON in the table: %r" % cells[:300])
+    axes = b.evaluate('(function () { var p = document.querySelector(".parcoords"); return p ? p.dataset.axes : null; })()')
+    if axes != "3":
+        fail("experiment 3: %r parallel axes, want 3 (x, opt.lr, loss)" % axes)
+    check_clean(b, "experiment 3")
+    print("experiment 3: hparam columns %s, %s parallel axes" % (cols, axes))
+
     # ---- the running experiment: the page redraws by itself as metrics arrive ----
     route = "/experiment/%d" % RUNNING
     load(b, route, "the running experiment")

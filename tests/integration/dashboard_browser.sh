@@ -56,10 +56,11 @@ cleanup() {
 trap cleanup EXIT
 wait_for "SELECT count(*) FROM metrics m JOIN trials t ON t.id = m.trial_id WHERE t.experiment_id = 2 AND m.kind = 'validation'"
 # Experiment 3: a random search the median pruner cuts short, one trial at a time (a pruned trial's
-# page labels its error column "pruned").
+# page labels its error column "pruned"), with a nested hparam group (its page shows opt.lr).
 cat > "$WORK/pruned.yaml" <<'Y'
 name: pruned_random
-hyperparameters: {global_batch_size: 1, x: {type: double, minval: -2, maxval: 4}}
+hyperparameters: {global_batch_size: 1, x: {type: double, minval: -2, maxval: 4},
+                  opt: {lr: {type: log, minval: -4, maxval: -1}, momentum: 0.9}}
 searcher: {name: random, metric: loss, max_length: {batches: 8}, max_trials: 8, max_concurrent_trials: 1,
            pruner: {name: median, n_startup_trials: 2}}
 min_validation_period: {batches: 2}

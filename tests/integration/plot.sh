@@ -179,6 +179,39 @@ for name in ("learning_curves", "best_so_far", "hparams"):
     if name == "hparams": assert "x axis: x, <k&>;" in get("desc"), get("desc")
 PY
 
+# Nested hyperparameter groups are plotted by their leaves' dotted names, as `t2exp importance`
+# names them: a panel and an axis each for opt.lr and opt.wd, and the legend names them; a
+# categorical of maps gives its trials different leaves (opt.sched.kind, opt.sched.gamma), each an
+# axis too. Without flattening, the hparams figure had no opt panel and parallel one axis of JSON.
+cat > "$WORK/nested.yaml" <<'Y'
+name: nested
+hyperparameters:
+  global_batch_size: 1
+  x: 1
+  y: -2
+  opt:
+    lr: {type: log, minval: -4, maxval: -1}
+    wd: {type: double, minval: 0, maxval: 0.1}
+    sched: {type: categorical, vals: [{kind: step, gamma: 0.5}, {kind: cosine}]}
+searcher: {name: random, metric: loss, max_length: {batches: 2}, max_trials: 8}
+reproducibility: {experiment_seed: 3}
+Y
+expect_exit 0 "$T2EXP" create "$WORK/nested.yaml" "$TRIALS/quadratic.so" --quiet
+expect_exit 0 "$T2EXP" plot 4 --out "$WORK/nested"
+python3 - "$WORK/nested" <<'PY' || fail "nested hyperparameters are not plotted by their dotted names"
+import sys, xml.dom.minidom
+def desc(name):
+    doc = xml.dom.minidom.parse(f"{sys.argv[1]}/{name}.svg")
+    return "".join(t.data for t in doc.getElementsByTagName("desc")[0].childNodes)
+d = desc("hparams")
+assert "x axis: opt.lr, opt.wd; y axis: loss" in d, d  # gamma: one value (0.5) where present
+d = desc("parallel")
+assert "x axis: opt.lr, opt.wd, opt.sched.kind, opt.sched.gamma, loss;" in d, d
+assert "{" not in d, "a group drawn as JSON: " + d
+d = desc("learning_curves")
+assert "opt.lr=" in d and "opt.wd=" in d, d
+PY
+
 # The store was only read.
 store_ok
 echo "plot: ok"

@@ -113,9 +113,27 @@ T2.stateBadge = function (state) {
   return T2.el("span", {class: "state state-" + s.toLowerCase().replace(/[^a-z_]/g, "")}, s);
 };
 
-// hparams as "k=v, k=v" text (values may be any JSON, including user strings).
+// A trial's hparams with nested groups as their leaves' dotted names ({opt: {lr: 1}} gives
+// {"opt.lr": 1}), as `t2exp importance` and `t2exp plot` name them: a column, axis or panel per
+// leaf, not one per group whose values are JSON. Lists and empty maps are leaves.
+T2.flatHparams = function (h) {
+  if (!h || typeof h !== "object" || Array.isArray(h)) return h;
+  var out = {};
+  (function walk(m, prefix) {
+    Object.keys(m).forEach(function (k) {
+      var v = m[k], path = prefix + k;
+      if (v && typeof v === "object" && !Array.isArray(v) && Object.keys(v).length) walk(v, path + ".");
+      else out[path] = v;
+    });
+  })(h, "");
+  return out;
+};
+
+// hparams as "k=v, k=v" text (values may be any JSON, including user strings; nested groups by
+// their leaves' dotted names).
 T2.hparamText = function (h) {
   if (!h || typeof h !== "object") return h === undefined ? "" : String(h);
+  h = T2.flatHparams(h);
   return Object.keys(h).map(function (k) {
     var v = h[k];
     return k + "=" + (typeof v === "object" ? JSON.stringify(v) : T2.num(v));

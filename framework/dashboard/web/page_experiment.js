@@ -185,6 +185,7 @@ T2.pages.experiment = function (id, main, rerender) {
   return loadTrials(id).then(function (r) {
     var e = r[0], trials = r[1];
     e.onlyTop = r[2];
+    trials.forEach(function (t) { t.hparams = T2.flatHparams(t.hparams); });
     var ranked = T2.rankTrials(trials, !!e.smaller_is_better);
     st.onlyTop = e.onlyTop ? e.trials : 0;
     trials.forEach(function (t) { T2.trialIndex[t.id] = Object.assign({experiment_id: e.id, onlyTop: e.onlyTop}, t); });

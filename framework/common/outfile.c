@@ -46,14 +46,25 @@ int t2__outfile_open(t2__outfile *o, const char *path, mode_t mode, const char *
     if (!o) return t2_seterr(T2_EINVAL, "t2__outfile_open: NULL argument");
     o->fd = -1;
     o->path = o->tmp = NULL;
-    if (!path || !*path || (ninputs > 0 && !inputs)) return t2_seterr(T2_EINVAL, "t2__outfile_open: NULL argument");
+    if (!path || (ninputs > 0 && !inputs)) return t2_seterr(T2_EINVAL, "t2__outfile_open: NULL argument");
+    if (!*path) return t2_seterr(T2_EINVAL, "the output path is empty");
     /* Through a symlink to an existing file, that file is the output (and what is compared). */
     char *real = realpath(path, NULL);
     const char *dest = real ? real : path;
     struct stat ds;
     int rc = T2_OK;
     if (stat(dest, &ds) == 0) {
+        /* Only a regular file is replaced: the rename would swap a device or a FIFO for a file
+         * (as root, `export CK /dev/null` replaced the system's /dev/null; a reader waiting on
+         * a FIFO got nothing, and the command said it succeeded). */
         if (S_ISDIR(ds.st_mode)) rc = t2_seterr(T2_EIO, "%s: is a directory", path);
+        else if (!S_ISREG(ds.st_mode))
+            rc = t2_seterr(T2_EIO, "%s: not a regular file (%s): refusing to replace it with one", path,
+                           S_ISCHR(ds.st_mode)    ? "a character device"
+                           : S_ISBLK(ds.st_mode)  ? "a block device"
+                           : S_ISFIFO(ds.st_mode) ? "a FIFO"
+                           : S_ISSOCK(ds.st_mode) ? "a socket"
+                                                  : "a special file");
         for (int i = 0; i < ninputs && !rc; i++) {
             struct stat is;
             if (inputs[i] && stat(inputs[i], &is) == 0 && is.st_dev == ds.st_dev && is.st_ino == ds.st_ino)

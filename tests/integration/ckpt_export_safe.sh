@@ -56,4 +56,22 @@ expect_exit 0 "$T2EXP" export "$CK" "$WORK/outlink.bin"
 [ -L "$WORK/outlink.bin" ] || fail "the output symlink was replaced"
 cmp -s "$WORK/target.bin" "$WORK/prev.bin" || fail "the symlink's target does not hold the parameters"
 [ "$(stat -c %a "$WORK/target.bin")" = 644 ] || fail "export's output mode is $(stat -c %a "$WORK/target.bin")"
+# An output that is not a regular file is refused, never replaced by one: a FIFO (a reader waiting on
+# it got nothing while export said it succeeded), a symlink to one, and a device node (as root,
+# `export CK /dev/null` replaced the system's /dev/null; a private node stands in for it here).
+mkfifo "$WORK/pipe.bin"
+ln -s pipe.bin "$WORK/pipelink.bin"
+for out in "$WORK/pipe.bin" "$WORK/pipelink.bin"; do
+  expect_exit 2 "$T2EXP" export "$CK" "$out"
+  expect_in "$OUT" "not a regular file (a FIFO): refusing to replace it with one"
+done
+[ -p "$WORK/pipe.bin" ] && [ -L "$WORK/pipelink.bin" ] || fail "the FIFO or the link to it was replaced"
+if mknod -m 666 "$WORK/null.bin" c 1 3 2>/dev/null; then
+  expect_exit 2 "$T2EXP" export "$CK" "$WORK/null.bin"
+  expect_in "$OUT" "not a regular file (a character device)"
+  [ -c "$WORK/null.bin" ] || fail "the device node was replaced"
+fi
+expect_exit 2 "$T2EXP" export "$CK" ""
+expect_in "$OUT" "the output path is empty"
+[ -z "$(find "$WORK" -name '*.tmp-*')" ] || fail "a refused export left a temporary file behind"
 echo "ckpt_export_safe: ok"

@@ -39,9 +39,9 @@ typedef struct t2__create_opts {
 #define T2__SIG_KILL_TRIAL (SIGRTMIN)
 
 /* Runs the experiment to the end. *exp_id gets its id as soon as it exists (0 if it never did).
- * Returns 0 when every trial completed, 1 when the experiment ran but a trial (or the experiment)
- * failed, and a negative T2_E… code when it could not start (bad trial object, store trouble),
- * with t2_errmsg() saying why. */
+ * Returns 0 when the experiment ended COMPLETED (some of its trials may have errored: the summary
+ * counts them), 1 when it ran and ended ERRORED, PAUSED or CANCELED, and a negative T2_E… code
+ * when it could not start (bad trial object, store trouble), with t2_errmsg() saying why. */
 int t2__experiment_create(const t2__create_opts *o, int64_t *exp_id);
 
 /* How the stored config marks the command line's --config overrides (so resume can apply them). */
@@ -52,7 +52,9 @@ typedef struct t2__resume_opts {
     int64_t experiment_id;
     const char *home;
     const char *trial_path; /* NULL: the trial object the experiment was created with */
-    const char *const *overrides; /* applied on top of the stored config for this run only */
+    /* Applied on top of the stored ones and, once the run starts, stored after them (a later
+     * resume applies them all again); a key whose change a resume cannot honour is T2_EINVAL. */
+    const char *const *overrides;
     int noverrides;
     t2__progress_mode progress;
     FILE *out;

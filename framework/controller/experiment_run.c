@@ -178,8 +178,8 @@ int t2__ctl_plan(t2__ctl *c)
 }
 
 /* Runs the loop until the search ends or a signal stops it, records the outcome and prints the
- * summary. Returns 0 (all trials completed), 1 (a trial or the experiment failed or it was
- * interrupted) or a negative code when the store itself failed. */
+ * summary. Returns 0 (the experiment COMPLETED, whatever some of its trials did), 1 (it ended
+ * ERRORED, PAUSED or CANCELED) or a negative code when the store itself failed. */
 /* Each trial's store writes make SQLite allocate and free a statement journal at the top of the
  * heap; glibc then gave that memory back to the kernel (brk) and took it again at the next write,
  * and in a process with threads (OpenBLAS's) every give-back flushes the TLB of every core by
@@ -306,7 +306,9 @@ int t2__ctl_run_experiment(t2__ctl *c, int resumed)
         fprintf(out, "  see: t2exp describe %lld\n", (long long)c->exp_id);
     if (rc) t2__progress_line(out, "  controller error: %s", t2_errmsg());
     if (rc2) return rc2;
-    return !rc && final == T2__EXP_COMPLETED && errored == 0 ? 0 : 1;
+    /* The experiment's state decides, as `t2exp follow` decides from the store: trials that failed
+     * are part of a search that completed (Determined, Optuna), and the summary counts them. */
+    return final == T2__EXP_COMPLETED ? 0 : 1;
 }
 
 /* The warm start of new trials: --from-checkpoint, else searcher.source_checkpoint (a file, or

@@ -35,6 +35,26 @@ expect_in "$OUT" "experiment 1 COMPLETED"
 [ "$(sql 'SELECT state FROM experiments WHERE id=1')" = COMPLETED ] || fail "experiment 1 not COMPLETED"
 [ -z "$(sql 'SELECT controller_pid FROM experiments WHERE id=1')" ] || fail "the controller record was not cleared"
 
+# A search where one trial fails still COMPLETES, and every way of running it says so alike:
+# exit 0 in the foreground and from `follow` of the detached run (create once exited 1, follow 0).
+cat > "$WORK/grid.yaml" <<Y
+name: q_one_fails
+hyperparameters: {global_batch_size: 1, x: 0.5, y: 0.5, fail_at_batch: {type: categorical, vals: [2, 1000]}}
+searcher: {name: grid, metric: loss, max_length: {batches: 5}}
+max_restarts: 0
+Y
+( # a home of its own: the numbering below stays
+export T2EXP_HOME="$WORK/home-grid"
+expect_exit 0 timeout 120 "$T2EXP" create "$WORK/grid.yaml" "$Q" --plain
+expect_in "$OUT" "experiment 1 COMPLETED"
+expect_in "$OUT" "1 trial(s) completed, 1 errored"
+[ "$(sql "SELECT state FROM experiments WHERE id=1")" = COMPLETED ] || fail "the grid with a failed trial should be COMPLETED"
+expect_exit 0 timeout 60 "$T2EXP" create "$WORK/grid.yaml" "$Q" --detach
+expect_exit 0 timeout 120 "$T2EXP" follow 2
+expect_in "$OUT" "experiment 2 COMPLETED"
+expect_in "$OUT" "1 trial(s) completed, 1 errored"
+)
+
 # A config error is the parent's, before anything is detached; a bad trial object is the child's,
 # reported before the experiment exists.
 expect_exit 2 "$T2EXP" create "$WORK/fast.yaml" "$Q" --detach --config searcher.max_lenght=3

@@ -89,7 +89,8 @@ searcher: {name: random, metric: loss, max_length: {batches: 2}, max_trials: 6}
 reproducibility: {experiment_seed: 5}
 max_restarts: 3
 Y
-expect_exit 1 "$T2EXP" create "$WORK/inv.yaml" "$QT" --plain
+# Six trials completed beside the invalid ones: the experiment COMPLETED, exit 0.
+expect_exit 0 "$T2EXP" create "$WORK/inv.yaml" "$QT" --plain
 id=$(sql "SELECT max(id) FROM experiments")
 [ "$(sql "SELECT count(*) FROM trials WHERE experiment_id=$id AND state='COMPLETED'")" = 6 ] || fail "6 usable trials expected"
 [ "$(sql "SELECT count(*) FROM trials WHERE experiment_id=$id AND state='ERRORED' AND restarts=0 AND error LIKE '%above invalid_above%'")" -ge 1 ] || fail "invalid trials errored without restarts"

@@ -168,8 +168,11 @@ static int resolve_checkpoint(const args *a, const char *ref, char **path)
 {
     t2__store *st = NULL;
     char home[PATH_MAX];
-    if (access(ref, F_OK) != 0 && t2__store_home(a->home, home, sizeof home) == 0 && t2__store_open(home, 1, &st) != 0)
+    /* Opened for a path too: a path that the store also reads is told apart there. */
+    if (t2__store_home(a->home, home, sizeof home) != 0 || t2__store_open(home, 1, &st) != 0) {
         st = NULL;
+        t2_clearerr();
+    }
     t2__checkpoint_row row;
     int rc = t2__store_resolve_checkpoint(st, ref, &row);
     if (!rc) {

@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "store.h"
 #include "t2exp/error.h"
@@ -50,17 +51,9 @@ int t2__store_resolve_trial(t2__store *st, const char *ref, int64_t *trial_id)
     return rc;
 }
 
-int t2__store_resolve_checkpoint(t2__store *st, const char *ref, t2__checkpoint_row *out)
+/* ref as the store's: model:NAME[:V], EXP, EXP.N or a uuid. */
+static int from_store(t2__store *st, const char *ref, t2__checkpoint_row *out)
 {
-    if (!ref || !out) return t2_seterr(T2_EINVAL, "store: resolve_checkpoint: NULL argument");
-    memset(out, 0, sizeof *out);
-    /* A file always wins: a path is what every older version of t2exp accepted. */
-    if (ref[0] && access(ref, F_OK) == 0) {
-        if (!(out->path = strdup(ref))) return t2_seterr(T2_ENOMEM, "store: out of memory");
-        return T2_OK;
-    }
-    if (!st)
-        return t2_seterr(T2_ENOTFOUND, "checkpoint %s: no such file, and no store to look it up in", ref);
     int64_t exp, ord, trial = 0;
     int rc;
     if (!strncmp(ref, "model:", 6)) { /* model:NAME (its latest version) or model:NAME:VERSION */
@@ -89,4 +82,31 @@ int t2__store_resolve_checkpoint(t2__store *st, const char *ref, t2__checkpoint_
         rc = t2_seterr(T2_ENOTFOUND, "checkpoint %s: not a file, EXPERIMENT, EXPERIMENT.N, nor the uuid of an "
                        "active checkpoint in %s", ref, t2__store_path(st));
     return rc;
+}
+
+int t2__store_resolve_checkpoint(t2__store *st, const char *ref, t2__checkpoint_row *out)
+{
+    if (!ref || !out) return t2_seterr(T2_EINVAL, "store: resolve_checkpoint: NULL argument");
+    memset(out, 0, sizeof *out);
+    struct stat sb;
+    if (!ref[0] || stat(ref, &sb) != 0) {
+        if (!st) return t2_seterr(T2_ENOTFOUND, "checkpoint %s: no such file, and no store to look it up in", ref);
+        return from_store(st, ref, out);
+    }
+    /* A path that exists is the checkpoint (what every older t2exp accepted), unless the store
+     * reads it too: a results folder named "1" beside the user must not hide experiment 1, and a
+     * file named "1.0" that is also trial 1.0's best is ambiguous (./1.0 says the file). */
+    if (st && from_store(st, ref, out) == T2_OK) {
+        if (!S_ISREG(sb.st_mode)) return T2_OK;
+        t2_seterr(T2_EINVAL, "checkpoint %s: both a file here and the store's checkpoint %s; write ./%s for the file, "
+                  "or the uuid for the store's", ref, out->uuid ? out->uuid : "", ref);
+        t2__checkpoint_row_free(out);
+        memset(out, 0, sizeof *out);
+        return T2_EINVAL;
+    }
+    t2_clearerr();
+    t2__checkpoint_row_free(out);
+    memset(out, 0, sizeof *out);
+    if (!(out->path = strdup(ref))) return t2_seterr(T2_ENOMEM, "store: out of memory");
+    return T2_OK;
 }

@@ -2,6 +2,7 @@
  * id; checkpoints as a path, a uuid, EXP or EXP.N (best by the searcher metric in the
  * experiment's direction, latest when none has a metric); and `metrics EXP` as one table. */
 #include "test_store_util.h"
+#include <sys/stat.h>
 
 static char dir[512], home[600];
 static double now = 1700000000.0;
@@ -123,6 +124,26 @@ int main(void)
     CHECK(r.path && !strcmp(r.path, file) && !r.uuid);
     t2__checkpoint_row_free(&r);
     CHECK_RC(t2__store_resolve_checkpoint(NULL, "min-b", &r), T2_ENOTFOUND);
+    /* A path the store also reads: a directory named like an experiment (a results folder "1")
+     * does not hide it; a regular file named like a trial is ambiguous, and ./NAME is the file. */
+    char cwd[4096];
+    CHECK(getcwd(cwd, sizeof cwd) != NULL);
+    CHECK(chdir(dir) == 0);
+    snprintf(ref, sizeof ref, "%lld", (long long)emax);
+    CHECK(mkdir(ref, 0700) == 0);
+    expect_ckpt(st, ref, "max-b");
+    snprintf(ref, sizeof ref, "%lld.0", (long long)emin);
+    f = fopen(ref, "w");
+    CHECK(f != NULL);
+    if (f) fclose(f);
+    CHECK_RC(t2__store_resolve_checkpoint(st, ref, &r), T2_EINVAL);
+    CHECK(strstr(t2_errmsg(), "both a file here and the store's checkpoint min-c") != NULL);
+    char dotted[80];
+    snprintf(dotted, sizeof dotted, "./%s", ref);
+    CHECK_OK(t2__store_resolve_checkpoint(st, dotted, &r));
+    CHECK(r.path && !strcmp(r.path, dotted) && !r.uuid);
+    t2__checkpoint_row_free(&r);
+    CHECK(chdir(cwd) == 0);
 
     /* `metrics EXP`: every trial's rows, trial by trial, labelled EXP.N. */
     int rc;

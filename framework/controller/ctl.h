@@ -296,5 +296,10 @@ void t2__ctl_workers_end(t2__ctl *c);
 int t2__ctl_on_message(t2__ctl *c, t2__ctl_trial *t, const t2__msg *m);
 /* Stops a trial that sent what the protocol does not allow (why says what); it errors, no restart. */
 int t2__ctl_reject_message(t2__ctl *c, t2__ctl_trial *t, const char *why);
+/* Garbage collection: the experiment's ACTIVE checkpoints that checkpoint_storage does not keep
+ * (the union of save_experiment_best, save_trial_best, save_trial_latest) and that no unfinished
+ * trial continues from are marked DELETED (committed), then their files removed. Run after each
+ * new checkpoint, when a trial that had one ends, and once when the run ends. */
+int t2__ctl_collect_garbage(t2__ctl *c);
 
 #endif

@@ -325,6 +325,16 @@ static int on_finished(t2__ctl *c, t2__ctl_trial *t, int64_t code)
     return t2__ctl_settle(c, t, (int)(code & 0xff) << 8); /* the wait status of a process that exited with code */
 }
 
+/* A trial that ended for good no longer needs its latest checkpoint, which GC kept for it while it
+ * could continue: without this, the last trial's last checkpoint outlived a policy that keeps none
+ * of it (GC ran only after a new checkpoint). After the searcher's ops, so that a trial they made
+ * from it (pbt's exploit) holds it first. */
+static int collect_after_end(t2__ctl *c, const t2__ctl_trial *t)
+{
+    int ended = t->state == T2__CTL_DONE || t->state == T2__CTL_ERRORED;
+    return ended && t->ckpt ? t2__ctl_collect_garbage(c) : T2_OK;
+}
+
 /* Decides the fate of a trial whose processes are gone (status: how its process ended; -1: it
  * never got going) and applies what the searcher says to that. */
 int t2__ctl_settle(t2__ctl *c, t2__ctl_trial *t, int status)
@@ -339,7 +349,8 @@ int t2__ctl_settle(t2__ctl *c, t2__ctl_trial *t, int status)
         free(t->error); /* what its killing made it say is not why it ended */
         t->error = NULL;
         rc = t2__ctl_cancel_trial(c, t);
-        return rc ? rc : t2__ctl_apply_and_save(c);
+        if (!rc) rc = t2__ctl_apply_and_save(c);
+        return rc ? rc : collect_after_end(c, t);
     }
     if (v != T2__EXIT_COMPLETED && t->pruned_why) {
         /* It did not get to report done after the pruner stopped it: it runs again and is judged again. */
@@ -398,7 +409,7 @@ int t2__ctl_settle(t2__ctl *c, t2__ctl_trial *t, int status)
         break;
     }
     if (!rc) rc = t2__ctl_apply_and_save(c);
-    return rc;
+    return rc ? rc : collect_after_end(c, t);
 }
 
 static void show(t2__ctl *c)

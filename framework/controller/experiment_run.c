@@ -192,6 +192,20 @@ static void keep_heap(void)
 #endif
 }
 
+/* Garbage collection once the trials have stopped, as Determined collects at an experiment's end:
+ * a trial ended by no event of its own (closed before it ran, canceled while queued) left its
+ * checkpoints to it. What a resume needs stays whatever the final state: a paused or killed run's
+ * unfinished trials are QUEUED, and their latest checkpoints are kept. Not after a store error (the
+ * rows may be behind the files). A failure here is a warning: the run's outcome stands, and what
+ * was not collected stays recorded ACTIVE (a resume collects it). */
+static void collect_at_end(t2__ctl *c)
+{
+    if (t2__ctl_collect_garbage(c) != T2_OK) {
+        t2__progress_event(&c->prog, "warning: garbage collection at the end of the run: %s", t2_errmsg());
+        t2_clearerr();
+    }
+}
+
 int t2__ctl_run_experiment(t2__ctl *c, int resumed)
 {
     const t2__config *cfg = c->cfg;
@@ -255,6 +269,7 @@ int t2__ctl_run_experiment(t2__ctl *c, int resumed)
             int rc3 = t2__ctl_store_trial(c, &c->tt.t[i], T2__TU_STATE, T2__TRIAL_CANCELED, NULL);
             if (!rc) rc = rc3;
         }
+    if (!rc && !full) collect_at_end(c);
     t2__progress_finish(&c->prog);
 
     int completed = 0, errored = 0, canceled = 0, pruned = 0;

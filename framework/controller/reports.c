@@ -1,6 +1,6 @@
 /* reports.c — what a runner's report does: metrics into the store (and the experiment's best),
  * checkpoints recorded (only files inside the experiment's checkpoint directory) with garbage
- * collection after each, the end of an op handed to the searcher, failures noted for on_exit. */
+ * collection after each (and when a trial ends, and at the end of the run), the end of an op handed to the searcher, failures noted for on_exit. */
 #define _XOPEN_SOURCE 700
 #include <errno.h>
 #include <math.h>
@@ -15,10 +15,10 @@
 #include "runner/runner.h"
 #include "internal.h"
 
-/* Garbage collection after a new checkpoint: keep the union of save_experiment_best,
- * save_trial_best and save_trial_latest, plus every unfinished trial's latest checkpoint (it is
- * what that trial continues from). */
-static int collect_garbage(t2__ctl *c)
+/* Keeps the union of save_experiment_best, save_trial_best and save_trial_latest, plus every
+ * unfinished trial's latest checkpoint (it is what that trial continues from, in this run or a
+ * resume: a paused or killed run's trials are QUEUED, so theirs stay). */
+int t2__ctl_collect_garbage(t2__ctl *c)
 {
     t2__checkpoint_row *rows = NULL;
     size_t n = 0;
@@ -145,7 +145,7 @@ static int on_checkpoint(t2__ctl *c, t2__ctl_trial *t, const t2__msg *m)
     t->ckpt = keep;
     /* The checkpoint must be durable in the store before older ones are deleted. */
     rc = t2__store_flush(c->st, 1);
-    if (!rc) rc = collect_garbage(c);
+    if (!rc) rc = t2__ctl_collect_garbage(c);
     return rc;
 }
 

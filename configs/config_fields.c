@@ -20,6 +20,11 @@ int t2__cfg_err(const t2__ymark *m, const char *path, const char *fmt, ...)
     return t2_seterr(T2_EINVAL, "%s: %s", where, what);
 }
 
+const t2__ymark *t2__cfg_blame(const t2__ymark *a, const t2__ymark *b)
+{
+    return a->line == 0 || b->line != 0 ? a : b;
+}
+
 int t2__cfg_warn(t2__config *cfg, const t2__ymark *m, const char *fmt, ...)
 {
     char where[512], what[512], *line;

@@ -69,6 +69,54 @@ static int check_finite(const t2__ynode *n, const char *path)
     return T2_OK;
 }
 
+/* minval <= maxval, placed at maxval, or at minval when an override set it (the override is what
+ * the user just typed). */
+static int check_order(const t2__ynode *minv, const t2__ynode *maxv, const char *full)
+{
+    char sub[T2__PATH_MAX];
+    if (t2__cfg_blame(&maxv->mark, &minv->mark) == &minv->mark) {
+        t2__path_join(sub, sizeof sub, full, "minval");
+        return t2__cfg_err(&minv->mark, sub, "minval %s is greater than maxval %s", minv->text, maxv->text);
+    }
+    t2__path_join(sub, sizeof sub, full, "maxval");
+    return t2__cfg_err(&maxv->mark, sub, "maxval %s is less than minval %s", maxv->text, minv->text);
+}
+
+/* A log hyperparameter's values are base^e for e in [minval, maxval], which the searchers compute
+ * as doubles: an end whose power overflows (10^400) or underflows to 0 (10^-400) would be drawn as
+ * inf or 0, which JSON cannot carry or a log scale cannot hold, and fail the trial at run time.
+ * The powers are monotonic in e, so the two ends decide for every value between them. */
+static int check_log_ends(const t2__hparam *h, const t2__ynode *n, const t2__ynode *minv, const t2__ynode *maxv,
+                          const char *full)
+{
+    char sub[T2__PATH_MAX];
+    const t2__ynode *bv = t2__ymap_get(n, "base", NULL);
+    for (int end = 0; end < 2; end++) {
+        const t2__ynode *at = end ? maxv : minv;
+        double v = pow(h->base, end ? h->maxval : h->minval);
+        if (isfinite(v) && v > 0) continue;
+        /* A base an override set is as much the cause as the exponent. */
+        const t2__ymark *m = bv && !t2__ynull(bv) ? t2__cfg_blame(&at->mark, &bv->mark) : &at->mark;
+        t2__path_join(sub, sizeof sub, full, m == &at->mark ? (end ? "maxval" : "minval") : "base");
+        return t2__cfg_err(m, sub,
+                           "%s^%s %s a double (the values of a log hyperparameter are base^minval to "
+                           "base^maxval; minval and maxval are exponents)",
+                           bv && !t2__ynull(bv) ? bv->text : "10", at->text,
+                           isfinite(v) ? "underflows to 0 in" : "is too large for");
+    }
+    return T2_OK;
+}
+
+/* What an int, double or log range needs once both ends are read. A double range of any finite
+ * ends is drawn without overflow (t2__hparam_lerp), and an int range's points are exact. */
+static int check_range(const t2__hparam *h, const t2__ynode *n, const t2__ynode *minv, const t2__ynode *maxv,
+                       const char *full)
+{
+    if (h->minval > h->maxval || (h->kind == T2__HP_INT && h->imin > h->imax)) return check_order(minv, maxv, full);
+    if (h->kind == T2__HP_LOG) return check_log_ends(h, n, minv, maxv, full);
+    return T2_OK;
+}
+
 static int parse_typed(t2__config *cfg, const t2__ynode *n, const char *full, t2__hparam *h)
 {
     char sub[T2__PATH_MAX];
@@ -141,11 +189,7 @@ static int parse_typed(t2__config *cfg, const t2__ynode *n, const char *full, t2
     default:
         if (!minv) return t2__cfg_missing(&n->mark, full, "minval");
         if (!maxv) return t2__cfg_missing(&n->mark, full, "maxval");
-        if (h->minval > h->maxval || (h->kind == T2__HP_INT && h->imin > h->imax)) {
-            t2__path_join(sub, sizeof sub, full, "maxval");
-            return t2__cfg_err(&maxv->mark, sub, "maxval %s is less than minval %s", maxv->text, minv->text);
-        }
-        break;
+        return check_range(h, n, minv, maxv, full);
     }
     return T2_OK;
 }

@@ -20,6 +20,11 @@ int t2__cfg_err(const t2__ymark *m, const char *path, const char *fmt, ...)
 #endif
     ;
 
+/* Where an error that two values cause together is placed: at the one a --config override set
+ * (line 0: the user has just typed it, and the file's position would point at a value they did
+ * not change), else at a. Returns a or b. */
+const t2__ymark *t2__cfg_blame(const t2__ymark *a, const t2__ymark *b);
+
 /* Appends "WHERE: message" to cfg->warnings. T2_ENOMEM only. */
 int t2__cfg_warn(t2__config *cfg, const t2__ymark *m, const char *fmt, ...)
 #if defined(__GNUC__)

@@ -155,6 +155,53 @@ static int axis_len(const t2__hparam *h, uint64_t *n)
     return t2_seterr(T2_EINVAL, "hparams: '%s' is a group of hyperparameters, not one", h->path);
 }
 
+/* floor(i * range / d) and its remainder, exactly, for i <= d and range < 2^64: the quotient is at
+ * most range, so it fits, but i * range may not; range = a * d + b splits it into i * a (at most
+ * range) and i * b / d, which is computed bit by bit (i * b < d^2 may exceed 64 bits too). */
+static void mul_div(uint64_t i, uint64_t range, uint64_t d, uint64_t *q, uint64_t *r)
+{
+    uint64_t a = range / d, b = range % d, hq = 0, hr = 0; /* i * b = hq * d + hr, hr < d */
+    for (int bit = 63; bit >= 0; bit--) {
+        hq <<= 1; /* (hq, hr) *= 2; hq stays below d, so it never loses a bit */
+        if (hr >= d - hr) hr -= d - hr, hq++;
+        else hr += hr;
+        if ((i >> bit) & 1) { /* += b */
+            if (hr >= d - b) hr -= d - b, hq++;
+            else hr += b;
+        }
+    }
+    *q = i * a + hq;
+    *r = hr;
+}
+
+/* round(imin + i * (imax - imin) / (n - 1)) (count 1: round((imin + imax) / 2)), halves away from
+ * zero as C's round(), in integers: the double formula wraps for ranges near 2^64 (-2^63 to 2^63-1
+ * with count 3 gave -2^63, 0, -2^63) and loses the low bits of large ones. The result lies in
+ * [imin, imax]. */
+static int64_t int_point(int64_t imin, int64_t imax, uint64_t i, uint64_t n)
+{
+    uint64_t range = (uint64_t)imax - (uint64_t)imin, d = n > 1 ? n - 1 : 2, q, r;
+    if (n > 1) mul_div(i, range, d, &q, &r);
+    else q = range / 2, r = range % 2; /* the midpoint: offset range / 2 */
+    int64_t a = (int64_t)((uint64_t)imin + q); /* imin + q <= imax: no overflow, as unsigned then back */
+    /* The exact value is a + r / d; only a fraction of exactly one half depends on the sign. */
+    int up = r > d - r || (r == d - r && r && a >= 0);
+    return up ? a + 1 : a;
+}
+
+/* minval + i * (maxval - minval) / (n - 1), Determined's formula, where it stays finite; where the
+ * width or its multiple overflows (minval -1.7e308, maxval 1.7e308) the same point as a weighted
+ * mean of the ends, whose terms cannot overflow. Count 1: the midpoint, halved first when the sum
+ * overflows. */
+static double double_point(double lo, double hi, uint64_t i, uint64_t n)
+{
+    if (n == 1) return isfinite(lo + hi) ? (lo + hi) / 2.0 : lo / 2.0 + hi / 2.0;
+    double step = (double)i * (hi - lo);
+    if (isfinite(step)) return lo + step / (double)(n - 1);
+    double t = (double)i / (double)(n - 1);
+    return fmin(fmax(lo * (1.0 - t) + hi * t, lo), hi);
+}
+
 int t2__hparam_axis(const t2__hparam *h, t2__val **out)
 {
     uint64_t n = 0;
@@ -173,12 +220,9 @@ int t2__hparam_axis(const t2__hparam *h, t2__val **out)
         if (h->kind == T2__HP_CONST) {
             v = t2__val_copy(h->val);
         } else if (h->kind == T2__HP_INT) {
-            double x = n == 1 ? round(((double)h->imin + (double)h->imax) / 2.0)
-                              : round((double)h->imin + (double)i * ((double)h->imax - (double)h->imin) / (double)(n - 1));
-            v = t2__val_int((int64_t)x);
+            v = t2__val_int(int_point(h->imin, h->imax, i, n));
         } else {
-            double e = n == 1 ? (h->minval + h->maxval) / 2.0
-                              : h->minval + (double)i * (h->maxval - h->minval) / (double)(n - 1);
+            double e = double_point(h->minval, h->maxval, i, n);
             v = t2__val_double(h->kind == T2__HP_LOG ? pow(h->base, e) : e);
         }
         if ((rc = t2__val_list_append(list, v))) {
@@ -265,6 +309,13 @@ fail:
 
 /* ---------- random ---------- */
 
+double t2__hparam_lerp(double lo, double hi, double u)
+{
+    double w = hi - lo;
+    if (isfinite(w)) return lo + u * w; /* the usual formula, bit for bit, wherever it is finite */
+    return fmin(fmax(lo * (1.0 - u) + hi * u, lo), hi);
+}
+
 static t2__val *sample_leaf(const t2__hparam *h, t2_rng *rng)
 {
     switch (h->kind) {
@@ -274,9 +325,8 @@ static t2__val *sample_leaf(const t2__hparam *h, t2_rng *rng)
         uint64_t off = range == UINT64_MAX ? t2_rng_u64(rng) : t2_rng_below(rng, range + 1);
         return t2__val_int((int64_t)((uint64_t)h->imin + off));
     }
-    case T2__HP_DOUBLE: return t2__val_double(h->minval + t2_rng_uniform_double(rng) * (h->maxval - h->minval));
-    case T2__HP_LOG:
-        return t2__val_double(pow(h->base, h->minval + t2_rng_uniform_double(rng) * (h->maxval - h->minval)));
+    case T2__HP_DOUBLE: return t2__val_double(t2__hparam_lerp(h->minval, h->maxval, t2_rng_uniform_double(rng)));
+    case T2__HP_LOG: return t2__val_double(pow(h->base, t2__hparam_lerp(h->minval, h->maxval, t2_rng_uniform_double(rng))));
     case T2__HP_CATEGORICAL: return t2__val_copy(h->vals->items[t2_rng_below(rng, h->vals->n)]);
     case T2__HP_NESTED: break;
     }

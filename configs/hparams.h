@@ -90,6 +90,11 @@ int t2__hparam_grid_size(const t2__hparam *root, uint64_t *n);
  * grid has more than max_points points (0 means no limit) or as t2__hparam_axis; T2_ENOMEM. */
 int t2__hparam_grid(const t2__hparam *root, uint64_t max_points, t2__val **out);
 
+/* lo + u * (hi - lo) for u in [0, 1]: a draw from a double range (or a log range's exponents).
+ * Where hi - lo overflows (a range wider than DBL_MAX, such as -1.7e308 to 1.7e308) the same point
+ * is taken as lo * (1 - u) + hi * u, kept in [lo, hi], so every finite range gives finite values. */
+double t2__hparam_lerp(double lo, double hi, double u);
+
 /* One random point: int uniform on [imin, imax] (both ends; Determined's own sampler never draws
  * maxval), double uniform on [minval, maxval), log base^uniform(minval, maxval), categorical a
  * uniformly chosen element of vals, const its value. The searchable leaves draw from rng in leaf

@@ -135,15 +135,14 @@ static t2__val *explore_leaf(const t2__searcher *s, const t2__hparam *h, const t
     if (t2__val_as_double(pv, &v)) return t2__val_copy(pv); /* not a number (cannot happen for a sampled value) */
     v *= factor;
     if (h->kind == T2__HP_INT) {
+        /* The ends are taken as integers: (double)INT64_MAX is 2^63, which converts back to no int64. */
         v = round(v);
-        if (v < (double)h->imin) v = (double)h->imin;
-        if (v > (double)h->imax) v = (double)h->imax;
-        return t2__val_int((int64_t)v);
+        return t2__val_int(v <= (double)h->imin ? h->imin : v >= (double)h->imax ? h->imax : (int64_t)v);
     }
     double lo = h->minval, hi = h->maxval;
-    if (h->kind == T2__HP_LOG) {
-        lo = pow(h->base, lo);
-        hi = pow(h->base, hi);
+    if (h->kind == T2__HP_LOG) { /* a base below 1 turns the ends round */
+        lo = fmin(pow(h->base, h->minval), pow(h->base, h->maxval));
+        hi = fmax(pow(h->base, h->minval), pow(h->base, h->maxval));
     }
     return t2__val_double(v < lo ? lo : v > hi ? hi : v);
 }

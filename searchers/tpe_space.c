@@ -7,6 +7,15 @@
 #include "tpe.h"
 #include "t2exp/error.h"
 
+/* The factor a double leaf's values are fitted at. A range wider than DBL_MAX (-1.7e308 to
+ * 1.7e308) would make the estimators' widths, centres and bandwidths infinite, so TPE fits such a
+ * leaf at half its values, where the width is finite; a power of two scales exactly. Any other
+ * leaf is fitted as it is, so points of ordinary ranges are unchanged. */
+static double fit_scale(const t2__hparam *h)
+{
+    return h->kind == T2__HP_DOUBLE && !isfinite(h->maxval - h->minval) ? 0.5 : 1.0;
+}
+
 void t2__tpe_space_free(t2__tpe_space *sp)
 {
     free(sp->params);
@@ -38,8 +47,8 @@ int t2__tpe_space_init(const t2__hparam *root, t2__tpe_space *sp)
         } else if (h->kind == T2__HP_CATEGORICAL) {
             p->nchoices = (int64_t)h->vals->n;
         } else {
-            p->low = h->minval;
-            p->high = h->maxval;
+            p->low = h->minval * fit_scale(h);
+            p->high = h->maxval * fit_scale(h);
         }
     }
     return T2_OK;
@@ -54,7 +63,7 @@ void t2__tpe_point_of(const t2__tpe_space *sp, const t2__val *hp, double *x)
         double d = 0;
         if (!t2__hparam_coordinate(h, t2__val_lookup(hp, h->path), &d)) d = 0;
         if (h->kind == T2__HP_LOG) d = fmin(fmax(d, h->minval), h->maxval); /* rounding at the ends */
-        x[j++] = d;
+        x[j++] = d * fit_scale(h);
     }
 }
 
@@ -77,7 +86,8 @@ int t2__tpe_hparams_of(const t2__hparam *root, const t2__tpe_space *sp, const do
         owned[k] = h->kind == T2__HP_INT ? t2__val_int(d <= (double)h->imin   ? h->imin
                                                        : d >= (double)h->imax ? h->imax
                                                                               : (int64_t)d)
-                   : h->kind == T2__HP_LOG ? t2__val_double(pow(h->base, d)) : t2__val_double(d);
+                   : h->kind == T2__HP_LOG ? t2__val_double(pow(h->base, d))
+                                           : t2__val_double(fmin(fmax(d / fit_scale(h), h->minval), h->maxval));
         if (!(vals[k] = owned[k])) rc = T2_ENOMEM;
     }
     if (!rc) rc = t2__hparam_build(root, vals, out);

@@ -315,13 +315,42 @@ static int cmd_resume(const args *a)
     return rc ? EXIT_FAILED : 0;
 }
 
-/* The config for evaluate: the file given, else the one stored with the checkpoint's experiment. */
+/* Whether this store wrote the checkpoint: its trial is here, in its experiment, with its hparams.
+ * Ids alone say nothing (every store numbers from 1): a checkpoint copied from another home once
+ * got this store's experiment of the same number, its data and overrides, without a word. */
+static int same_trial(t2__store *st, const t2_checkpoint_info *info)
+{
+    t2__trial_row t;
+    t2__val *mine = NULL, *theirs = NULL;
+    size_t off;
+    int rc = t2__store_get_trial(st, info->trial_id, &t);
+    if (rc == T2_ENOTFOUND) t2_clearerr();
+    if (rc) return rc == T2_ENOTFOUND ? 0 : rc;
+    int same = t.experiment_id == info->experiment_id && t.hparams_json &&
+               !t2__val_from_json(t.hparams_json, strlen(t.hparams_json), &mine, &off) &&
+               !t2__val_from_json(info->hparams_json, strlen(info->hparams_json), &theirs, &off) &&
+               t2__val_equal(mine, theirs);
+    t2_clearerr();
+    t2__val_free(mine);
+    t2__val_free(theirs);
+    t2__trial_row_free(&t);
+    return same ? 1 : 0;
+}
+
+/* The config for evaluate: the file given, else the one stored with the checkpoint's experiment
+ * (when this store wrote the checkpoint). */
 static int evaluate_config(const args *a, const t2_checkpoint_info *info, t2__config **cfg, int *parts)
 {
     *parts = 0;
     if (a->npos > 2) return t2__config_load(a->pos[2], a->overrides, a->noverrides, cfg);
     t2__store *st = NULL;
     int rc = info->experiment_id > 0 ? open_store(a, 1, &st) : t2_seterr(T2_ENOTFOUND, "the checkpoint belongs to no experiment; give a CONFIG");
+    int same = rc ? 0 : same_trial(st, info);
+    if (!rc && same < 0) rc = same;
+    if (!rc && !same)
+        rc = t2_seterr(T2_ENOTFOUND, "the checkpoint's trial %lld of experiment %lld is not in the store %s (it was "
+                       "written by another store, or its trial was deleted): give a CONFIG",
+                       (long long)info->trial_id, (long long)info->experiment_id, t2__store_path(st));
     /* The config as the experiment ran it: the stored file, its --config overrides, then ours. */
     if (!rc) rc = t2__experiment_stored_config(st, info->experiment_id, a->overrides, a->noverrides, cfg, parts);
     t2__store_close(st);

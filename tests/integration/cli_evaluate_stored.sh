@@ -21,4 +21,17 @@ expect_in "$OUT" "/nonexistent/fashion"
 # Overrides on the evaluate command line come last and win over the stored ones.
 expect_exit 2 "$T2EXP" evaluate "$ck" "$TRIALS/fashion_mnist_mlp.so" --config data.dir=/nonexistent/again
 expect_in "$OUT" "/nonexistent/again"
+# A checkpoint another store wrote is never evaluated with this store's experiment of the same
+# number (every store numbers from 1): another home whose experiment 1 names a missing data dir
+# used to lend it its config. Without a CONFIG that is refused, naming the trial; with one it runs.
+other="$WORK/other-home"
+sed 's|^name: .*|name: unrelated|' "$WORK/c.yaml" > "$WORK/other.yaml"
+"$T2EXP" --home "$other" create "$WORK/other.yaml" "$TRIALS/fashion_mnist_mlp.so" --quiet \
+  --config searcher.max_length.batches=1 > /dev/null 2>&1 || true
+[ "$(sqlite3 "$other/t2exp.db" "SELECT count(*) FROM experiments WHERE id = 1")" = 1 ] || fail "the other home has no experiment 1"
+expect_exit 2 "$T2EXP" --home "$other" evaluate "$ck" "$TRIALS/fashion_mnist_mlp.so"
+expect_in "$OUT" "is not in the store $other/t2exp.db"
+expect_in "$OUT" "give a CONFIG"
+expect_exit 0 "$T2EXP" --home "$other" evaluate "$ck" "$TRIALS/fashion_mnist_mlp.so" "$WORK/c.yaml" --config "data.dir=$real"
+expect_in "$OUT" "validation_accuracy"
 echo "cli_evaluate_stored: ok"

@@ -25,6 +25,17 @@ const t2__ymark *t2__cfg_blame(const t2__ymark *a, const t2__ymark *b)
     return a->line == 0 || b->line != 0 ? a : b;
 }
 
+const t2__ymark *t2__cfg_where(const t2__ynode *n)
+{
+    if (n->mark.line == 0) return &n->mark;
+    for (size_t k = 0; n->kind != T2__Y_SCALAR && k < n->n; k++) {
+        if (n->key_marks && n->key_marks[k].line == 0) return &n->key_marks[k];
+        const t2__ymark *m = t2__cfg_where(n->items[k]);
+        if (m->line == 0) return m;
+    }
+    return &n->mark;
+}
+
 int t2__cfg_warn(t2__config *cfg, const t2__ymark *m, const char *fmt, ...)
 {
     char where[512], what[512], *line;
@@ -86,6 +97,11 @@ int t2__cfg_missing_in(const t2__ynode *map, const t2__ymark *kmark, const char 
     char full[T2__PATH_MAX];
     const char *const want[] = {key, NULL};
     t2__path_join(full, sizeof full, path, key);
+    /* Present but null (`metric:`, `--config searcher.metric=`): the null is where to look, not
+     * the section, whose position would point at a file line the user did not write. */
+    const t2__ynode *v = map && map->kind == T2__Y_MAP ? t2__ymap_get(map, key, NULL) : NULL;
+    if (v && t2__ynull(v))
+        return t2__cfg_err(&v->mark, full, "missing required key (null counts as absent)%s", note ? note : "");
     for (size_t k = 0; map && map->kind == T2__Y_MAP && k < map->n; k++)
         if (strcmp(map->keys[k], key) != 0 && t2__cfg_closest(map->keys[k], want))
             return t2__cfg_err(kmark, full, "missing required key (is '%s' at line %d, column %d a typo of it?)%s",

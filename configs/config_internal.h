@@ -25,6 +25,10 @@ int t2__cfg_err(const t2__ymark *m, const char *path, const char *fmt, ...)
  * not change), else at a. Returns a or b. */
 const t2__ymark *t2__cfg_blame(const t2__ymark *a, const t2__ymark *b);
 
+/* Where a value is, for t2__cfg_blame: the first place inside it that an override set (`--config
+ * searcher.max_length.batches=7` changes a map of the file), else its own mark. */
+const t2__ymark *t2__cfg_where(const t2__ynode *n);
+
 /* Appends "WHERE: message" to cfg->warnings. T2_ENOMEM only. */
 int t2__cfg_warn(t2__config *cfg, const t2__ymark *m, const char *fmt, ...)
 #if defined(__GNUC__)

@@ -68,18 +68,22 @@ static const struct {
 /* Determined's current form of max_length: `time_metric: batches` + `max_time: N`. Determined
  * follows any validation metric; t2exp counts only batches, records and epochs, so those three are
  * the time metrics it accepts (as max_length {UNIT: N}); another name is an error saying so. */
-static int time_length(t2__config *cfg, const t2__ynode *tm, const t2__ymark *tm_key, const t2__ynode *mt,
-                       const t2__ymark *kmark, int have_length)
+static int time_length(t2__config *cfg, const t2__ynode *map, const t2__ynode *tm, const t2__ymark *tm_key,
+                       const t2__ynode *mt, const t2__ymark *kmark, int have_length)
 {
     static const char *const units[] = {"batches", "records", "epochs", NULL};
     t2__searcher_config *s = &cfg->searcher;
     int rc, u = -1;
     int64_t n = 0;
-    if (!tm || t2__ynull(tm)) return t2__cfg_missing(kmark, "searcher", "time_metric");
-    if (!mt || t2__ynull(mt)) return t2__cfg_missing(kmark, "searcher", "max_time");
-    if (have_length)
-        return t2__cfg_err(tm_key, "searcher.time_metric",
+    if (!tm || t2__ynull(tm)) return t2__cfg_missing_in(map, kmark, "searcher", "time_metric", NULL);
+    if (!mt || t2__ynull(mt)) return t2__cfg_missing_in(map, kmark, "searcher", "max_time", NULL);
+    if (have_length) {
+        /* Placed at time_metric, or at max_length when an override set that. */
+        const t2__ynode *ml = t2__ymap_get(map, "max_length", NULL);
+        const t2__ymark *at = ml ? t2__cfg_blame(tm_key, t2__cfg_where(ml)) : tm_key;
+        return t2__cfg_err(at, at == tm_key ? "searcher.time_metric" : "searcher.max_length",
                            "give either max_length or time_metric with max_time, not both");
+    }
     if (tm->kind == T2__Y_SCALAR)
         for (int k = 0; units[k]; k++)
             if (strcmp(tm->text, units[k]) == 0) u = k;
@@ -295,7 +299,9 @@ int t2__cfg_searcher(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark
         } else if (KEY_IS("smaller_is_better")) {
             rc = t2__get_bool(v, path, &s->smaller_is_better);
         } else if (KEY_IS("max_length")) {
-            if (t2__ynull(v)) rc = t2__cfg_err(&v->mark, path, "expected a length such as {batches: 1000}, got null");
+            /* null: absent, as everywhere (time_metric with max_time may give the length instead;
+             * with neither, the missing key is reported below, at the null). */
+            if (t2__ynull(v)) rc = T2_OK;
             else if (v->kind == T2__Y_SCALAR) {
                 /* Determined reads a bare number as batches (`max_length: 1`). */
                 s->max_length.unit = T2__UNIT_BATCHES;
@@ -304,7 +310,7 @@ int t2__cfg_searcher(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark
                     rc = t2__cfg_err(&v->mark, path, "expected at most %lld batches, got %lld",
                                      (long long)T2__MAX_LENGTH, (long long)s->max_length.n);
             } else rc = t2__get_length(v, path, 0, &s->max_length);
-            have_length = 1;
+            have_length = !t2__ynull(v); /* a bad value is its own error, not also a missing key */
         } else if (KEY_IS("time_metric")) { /* null: absent, as everywhere */
             time_metric = t2__ynull(v) ? NULL : v;
             time_key = km;
@@ -399,7 +405,7 @@ int t2__cfg_searcher(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark
     if (!have_metric && (rc = t2__cfg_collect(cfg, t2__cfg_missing_in(n, kmark, "searcher", "metric", NULL)))) return rc;
     if (s->name == T2__SEARCH_PBT) return pbt_finish(cfg, n, kmark, have_pop, have_rounds, have_round_length);
     if (time_metric || max_time) {
-        if ((rc = t2__cfg_collect(cfg, time_length(cfg, time_metric, time_key, max_time, kmark, have_length))))
+        if ((rc = t2__cfg_collect(cfg, time_length(cfg, n, time_metric, time_key, max_time, kmark, have_length))))
             return rc;
     } else if (!have_length) {
         rc = t2__cfg_missing_in(n, kmark, "searcher", "max_length",

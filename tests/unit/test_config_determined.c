@@ -70,6 +70,66 @@ static void test_lengths(void)
                "the batch size to the training script; t2exp builds the batches and needs it)");
 }
 
+static t2__config *load_ov(const char *text, const char *ov)
+{
+    const char *ovs[1] = {ov};
+    t2__config *cfg = NULL;
+    if (t2__config_load_string(text, "const.yaml", ovs, 1, &cfg)) {
+        fprintf(stderr, "unexpected failure: %s\n--- config (--config %s) ---\n%s\n", t2_errmsg(), ov, text);
+        check_failures++;
+    }
+    return cfg;
+}
+
+static void expect_err_ov(int line, const char *text, const char *ov, const char *msg)
+{
+    const char *ovs[1] = {ov};
+    t2__config *cfg = NULL;
+    int rc = t2__config_load_string(text, "const.yaml", ovs, 1, &cfg);
+    if (rc != T2_EINVAL || strcmp(t2_errmsg(), msg) != 0) {
+        fprintf(stderr, "test_config_determined.c:%d: rc %d\n  got  \"%s\"\n  want \"%s\"\n", line, rc, t2_errmsg(), msg);
+        check_failures++;
+    }
+    t2__config_free(cfg);
+}
+
+/* A null max_length is absent, as every optional key's null is: time_metric with max_time gives
+ * the length (it was refused as "expected a length, got null" and "not both"). Without them the
+ * missing key is placed at the null, in the file or at the override. */
+static void test_null_length(void)
+{
+    static const char *const nulls[] = {"max_length:", "max_length: null", "max_length: ~"};
+    for (size_t k = 0; k < 3; k++) {
+        char text[512];
+        snprintf(text, sizeof text, HP "searcher:\n  name: single\n  metric: loss\n  %s\n  time_metric: batches\n"
+                                       "  max_time: 40\n", nulls[k]);
+        t2__config *cfg = load(text);
+        CHECK(cfg && cfg->searcher.max_length.unit == T2__UNIT_BATCHES && cfg->searcher.max_length.n == 40);
+        t2__config_free(cfg);
+    }
+    const char *both = HP "searcher:\n  name: single\n  metric: loss\n  max_length: {batches: 5}\n  time_metric: "
+                          "records\n  max_time: 64\n";
+    for (int k = 0; k < 2; k++) {
+        t2__config *cfg = load_ov(both, k ? "searcher.max_length=" : "searcher.max_length=null");
+        CHECK(cfg && cfg->searcher.max_length.unit == T2__UNIT_RECORDS && cfg->searcher.max_length.n == 64);
+        t2__config_free(cfg);
+    }
+    expect_err(__LINE__, HP "searcher:\n  name: single\n  metric: loss\n  max_length:\n",
+               "const.yaml:6:14: searcher.max_length: missing required key (null counts as absent), e.g. max_length: "
+               "{batches: 1000} or time_metric: batches with max_time: 1000 (Determined's Core API leaves the "
+               "training length to the training script; t2exp runs the training loop and needs it)");
+    expect_err_ov(__LINE__, HP "searcher:\n  name: single\n  metric: loss\n  max_length: 4\n", "searcher.max_length=~",
+                  "--config searcher.max_length=~: searcher.max_length: missing required key (null counts as absent), "
+                  "e.g. max_length: {batches: 1000} or time_metric: batches with max_time: 1000 (Determined's Core "
+                  "API leaves the training length to the training script; t2exp runs the training loop and needs it)");
+    /* Both given: placed at time_metric, or at max_length when an override set it. */
+    expect_err_ov(__LINE__, both, "searcher.max_length.batches=7",
+                  "--config searcher.max_length.batches=7: searcher.max_length: give either max_length or time_metric "
+                  "with max_time, not both");
+    expect_err_ov(__LINE__, both, "searcher.max_time=",
+                  "--config searcher.max_time=: searcher.max_time: missing required key (null counts as absent)");
+}
+
 static void test_slots_and_batches(void)
 {
     t2__config *cfg = load(HP "searcher: {name: single, metric: loss, max_length: 5}\nresources: {slots_per_trial: 0}\n");
@@ -155,6 +215,7 @@ static void test_environment(void)
 int main(void)
 {
     test_lengths();
+    test_null_length();
     test_slots_and_batches();
     test_dotted_group();
     test_environment();

@@ -161,8 +161,16 @@ int t2__cli_parse(const t2__cli_command *c, int argc, char **argv, t2__cli_args 
         }
         unsigned bit = OPTIONS[ch - 256].bit;
         switch (bit) {
-        case T2__OPT_JSON: a->fmt = T2__FMT_JSON; break;
-        case T2__OPT_CSV: a->fmt = T2__FMT_CSV; break;
+        case T2__OPT_JSON:
+        case T2__OPT_CSV: {
+            int fmt = bit == T2__OPT_JSON ? T2__FMT_JSON : T2__FMT_CSV;
+            if (a->fmt != T2__FMT_TABLE && (int)a->fmt != fmt) { /* the last one silently won before */
+                snprintf(err, errlen, "--json and --csv: give one of them");
+                return 2;
+            }
+            a->fmt = fmt;
+            break;
+        }
         case T2__OPT_PLAIN: a->progress = T2__PROGRESS_PLAIN; break;
         case T2__OPT_QUIET: a->progress = T2__PROGRESS_QUIET; break;
         case T2__OPT_ALL: a->all = 1; break;
@@ -180,8 +188,8 @@ int t2__cli_parse(const t2__cli_command *c, int argc, char **argv, t2__cli_args 
             char *end;
             errno = 0;
             long v = strtol(optarg, &end, 10);
-            if (errno || end == optarg || *end || v < 0) {
-                snprintf(err, errlen, "--top needs a count, not '%.40s'", optarg);
+            if (errno || end == optarg || *end || v < 1) { /* 0 once meant "all", silently */
+                snprintf(err, errlen, "--top needs a count of at least 1, not '%.40s'", optarg);
                 return 2;
             }
             a->top = v;

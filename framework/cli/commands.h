@@ -11,6 +11,7 @@
 #define T2_CLI_COMMANDS_H
 
 #include <getopt.h>
+#include <stddef.h>
 
 typedef struct t2__command {
     const char *name;
@@ -30,5 +31,13 @@ extern const t2__command t2__command_model;     /* framework/cli/model.c */
  * trials as EXP.N). One word per line; nothing for what it does not know; never an error.
  * outside: the commands above, NULL-terminated. */
 int t2__cli_complete(const char *home, int argc, char **argv, const t2__command *const *outside);
+
+/* The store of home (NULL: the default) for a listing, opened read-only; when the home has no store
+ * yet, an empty one of the current schema in a temporary directory (scratch, PATH_MAX bytes, names
+ * it), so that the listing prints what an empty store prints. Close with t2__cli_close_store,
+ * which removes that directory. Other errors as t2__store_open's. */
+struct t2__store;
+int t2__cli_open_store_or_empty(const char *home, int readonly, struct t2__store **st, char *scratch, size_t cap);
+int t2__cli_close_store(struct t2__store *st, char *scratch);
 
 #endif

@@ -96,7 +96,7 @@ static int usage_error(const char *cmd, const char *fmt, const char *arg)
 {
     fprintf(stderr, "t2exp%s%s: ", cmd ? " " : "", cmd ? cmd : "");
     fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n(see t2exp %s--help)\n", cmd ? "COMMAND " : "");
+    fprintf(stderr, "\n(see t2exp %s%s--help)\n", cmd ? cmd : "", cmd ? " " : "");
     return EXIT_USAGE;
 }
 
@@ -145,6 +145,9 @@ static int parse_id(const char *s, int64_t *id)
 {
     char *end;
     errno = 0;
+    /* Digits only: strtoll also takes leading blanks and a sign (" 1" and "+1" deleted experiment 1),
+     * which the store's EXP.N forms refuse. */
+    if (*s < '0' || *s > '9') return -1;
     long long v = strtoll(s, &end, 10);
     if (errno || *end || v <= 0) return -1;
     *id = v;
@@ -649,7 +652,12 @@ static int cmd_read(const char *cmd, const args *a)
         return usage_error(cmd, "%s", "--top ranks an experiment's trials; describe EXP.N shows one trial");
     if (strcmp(cmd, "list") != 0 && !trial && parse_id(a->pos[0], &id))
         return usage_error(cmd, "not an experiment id: %s", a->pos[0]);
-    if (open_store(a, 1, &st)) return EXIT_STORE;
+    char scratch[PATH_MAX] = "";
+    if (!strcmp(cmd, "list") ? t2__cli_open_store_or_empty(a->home, 1, &st, scratch, sizeof scratch) != 0
+                             : open_store(a, 1, &st) != 0) {
+        if (!strcmp(cmd, "list")) fprintf(stderr, "t2exp: %s\n", t2_errmsg());
+        return EXIT_STORE;
+    }
     int rc = 0, ex = 0;
     if (!strcmp(cmd, "list")) rc = t2__store_print_experiments(st, a->fmt, stdout);
     else if (!trial && !strcmp(cmd, "describe")) rc = t2__store_print_experiment(st, id, a->top, a->fmt, stdout);
@@ -670,7 +678,7 @@ static int cmd_read(const char *cmd, const args *a)
              : rc == T2_ESTATE && !strcmp(cmd, "importance") ? EXIT_FAILED /* a fair question the results cannot answer */
                                                              : EXIT_STORE;
     }
-    t2__store_close(st);
+    t2__cli_close_store(st, scratch);
     return ex;
 }
 

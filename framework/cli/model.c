@@ -7,6 +7,7 @@
  *
  * A version is then a CHECKPOINT wherever one is taken: model:NAME (the latest) or model:NAME:V. */
 #define _POSIX_C_SOURCE 200809L
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,13 +144,15 @@ static int run(const char *home, int argc, char **argv)
     }
     if (description && strcmp(sub, "register") != 0) return usage("--description goes with register");
     int writes = !strcmp(sub, "register") || !strcmp(sub, "delete");
-    char where[4096];
+    char scratch[PATH_MAX] = "", where[PATH_MAX];
     t2__store *st = NULL;
-    int rc = t2__store_home(home, where, sizeof where);
-    if (!rc) rc = t2__store_open(where, !writes, &st);
+    /* list on a home without a store lists nothing; the others say there is no store. */
+    int rc = !strcmp(sub, "list") ? t2__cli_open_store_or_empty(home, 1, &st, scratch, sizeof scratch)
+                                  : t2__store_home(home, where, sizeof where);
+    if (!rc && !st) rc = t2__store_open(where, !writes, &st);
     if (rc) return failed(rc);
     int ex = act(st, sub, argv + optind + 1, argc - optind - 1, description, yes, fmt);
-    t2__store_close(st);
+    t2__cli_close_store(st, scratch);
     return ex;
 }
 

@@ -112,4 +112,24 @@ expect_in "$OUT" "t2exp create: store $bad/t2exp.db"
 expect_exit 3 "$T2EXP" --home "$bad" resume 1
 expect_in "$OUT" "t2exp resume: store $bad/t2exp.db"
 cmp -s "$T2EXP_HOME/t2exp.db" "$WORK/saved.db" || fail "the working store changed"
+# A home with no store yet lists as empty (a fresh machine's `list --json | jq` got exit 3 and no
+# JSON): the same columns as an empty store, exit 0, and nothing made in the home or left in TMPDIR.
+fresh="$WORK/fresh-home"
+scratch="$WORK/scratch" && mkdir -p "$scratch"
+TMPDIR="$scratch" expect_exit 0 "$T2EXP" --home "$fresh" list --json
+[ "$OUT" = "[]" ] || fail "list --json of a fresh home: '$OUT'"
+TMPDIR="$scratch" expect_exit 0 "$T2EXP" --home "$fresh" list --csv
+[ "$OUT" = "id,name,state,searcher,trials,progress,best_metric,started,duration" ] || fail "list --csv of a fresh home: '$OUT'"
+TMPDIR="$scratch" expect_exit 0 "$T2EXP" --home "$fresh" model list --json
+[ "$OUT" = "[]" ] || fail "model list --json of a fresh home: '$OUT'"
+expect_exit 3 "$T2EXP" --home "$fresh" describe 1
+expect_in "$OUT" "does not exist"
+[ ! -e "$fresh" ] && [ -z "$(ls -A "$scratch")" ] || fail "listing a fresh home left files: $(ls -A "$fresh" "$scratch" 2>&1)"
+# A usage error names its command's help, and ids are digits only (" 1" and "+1" once meant 1).
+expect_exit 2 "$T2EXP" describe abc
+expect_in "$OUT" "(see t2exp describe --help)"
+expect_exit 2 "$T2EXP" delete --yes " 1"
+expect_in "$OUT" "not an experiment id:  1"
+expect_exit 2 "$T2EXP" resume +1
+expect_in "$OUT" "not an experiment id: +1"
 echo "cli_errors: ok"

@@ -53,6 +53,10 @@ int main(void)
     CHECK(run("describe", &a, err, 3, "1", "--top", "12") == 0 && a.top == 12);
     CHECK(run("describe", &a, err, 3, "1", "--top", "12x") == 2 && strstr(err, "--top needs a count"));
     CHECK(run("describe", &a, err, 3, "1", "--top", "-1") == 2);
+    CHECK(run("describe", &a, err, 3, "1", "--top", "0") == 2 && strstr(err, "at least 1")); /* was: all */
+    /* One output format: the last of --json --csv used to win silently. */
+    CHECK(run("list", &a, err, 2, "--json", "--csv") == 2 && strstr(err, "--json and --csv: give one of them"));
+    CHECK(run("list", &a, err, 2, "--csv", "--csv") == 0 && a.fmt == T2__FMT_CSV);
     /* Operand counts. */
     CHECK(run("create", &a, err, 1, "c.yaml") == 2 && strstr(err, "expects CONFIG TRIAL.so"));
     CHECK(run("list", &a, err, 1, "extra") == 2 && strstr(err, "unexpected argument extra"));

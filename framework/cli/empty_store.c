@@ -1,0 +1,60 @@
+/* empty_store.c — listings of a home that has no store yet print what an empty store prints.
+ *
+ * Why: on a fresh machine `t2exp list --json | jq` got exit 3 ("store trouble") and no JSON, and
+ * `model list` exit 2, where Determined's `det e list` prints an empty list. The empty listing is
+ * printed by the same code as any other, from an empty store of the current schema made in a
+ * private temporary directory and removed after: the columns cannot drift from the real ones. */
+#define _DEFAULT_SOURCE /* mkdtemp */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "commands.h"
+#include "store/store.h"
+#include "t2exp/error.h"
+
+/* Removes the scratch directory's files and the directory (it holds only the store's). */
+static void remove_scratch(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char path[PATH_MAX];
+    while (d && (e = readdir(d)) != NULL) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        unlink(path);
+    }
+    if (d) closedir(d);
+    rmdir(dir);
+}
+
+int t2__cli_open_store_or_empty(const char *home, int readonly, t2__store **st, char *scratch, size_t cap)
+{
+    char where[PATH_MAX];
+    scratch[0] = '\0';
+    int rc = t2__store_home(home, where, sizeof where);
+    if (!rc) rc = t2__store_open(where, readonly, st);
+    if (rc != T2_ENOTFOUND || !readonly) return rc; /* only a missing store is listed as empty */
+    const char *tmp = getenv("TMPDIR");
+    if (snprintf(scratch, cap, "%s/t2exp-empty-XXXXXX", tmp && *tmp ? tmp : "/tmp") >= (int)cap)
+        return t2_seterr(T2_EIO, "a scratch directory: TMPDIR is too long");
+    if (!mkdtemp(scratch)) {
+        rc = t2_seterr(T2_EIO, "a scratch directory for an empty listing in %s: %s", tmp && *tmp ? tmp : "/tmp",
+                       strerror(errno));
+        scratch[0] = '\0';
+        return rc;
+    }
+    if ((rc = t2__store_open(scratch, 0, st))) t2__cli_close_store(*st, scratch);
+    return rc;
+}
+
+int t2__cli_close_store(t2__store *st, char *scratch)
+{
+    int rc = t2__store_close(st);
+    if (scratch && scratch[0]) remove_scratch(scratch);
+    if (scratch) scratch[0] = '\0';
+    return rc;
+}

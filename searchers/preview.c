@@ -170,7 +170,8 @@ int t2__preview_print(const t2__val *preview, FILE *f)
     for (size_t i = 0; !bad && i < preview->n; i++) {
         const t2__val *e = preview->items[i], *lengths = t2__val_map_get(e, "lengths");
         char *json = NULL;
-        if (t2__val_to_json(t2__val_map_get(e, "hparams"), &json, NULL)) return t2_seterr(T2_ENOMEM, "preview: out of memory");
+        int rc = t2__val_to_json(t2__val_map_get(e, "hparams"), &json, NULL);
+        if (rc) return rc; /* its own message: out of memory, or a value JSON cannot write */
         entry_text(e, buf, sizeof buf);
         if (lengths->n && lengths->items[lengths->n - 1]->i == longest) reached++;
         bad = fprintf(f, "%7" PRId64 "  %-*s  %s\n", t2__val_map_get(e, "request_id")->i, width, buf, json) < 0;

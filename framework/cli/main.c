@@ -449,12 +449,16 @@ static int cmd_preview(const args *a)
         fprintf(stderr, "t2exp preview: %s\n", t2_errmsg());
         ex = EXIT_USAGE;
     } else if (a->fmt == T2__FMT_JSON) {
+        /* A plan that cannot be printed is an error, never an empty answer and exit 0 (a value
+         * the config let through but JSON cannot write, such as an overflowing draw). */
         char *json = NULL;
         size_t len;
         if (t2__val_to_json(p, &json, &len) == T2_OK) printf("%s\n", json);
+        else ex = EXIT_USAGE, fprintf(stderr, "t2exp preview: %s\n", t2_errmsg());
         free(json);
-    } else {
-        t2__preview_print(p, stdout);
+    } else if (t2__preview_print(p, stdout) != T2_OK) {
+        fprintf(stderr, "t2exp preview: %s\n", t2_errmsg());
+        ex = EXIT_USAGE;
     }
     t2__val_free(p);
     t2__config_free(cfg);

@@ -292,6 +292,13 @@ void t2__ctl_worker_gone(t2__ctl *c, const t2__ctl_trial *t);
  * killed, all reaped. Idempotent. */
 void t2__ctl_workers_end(t2__ctl *c);
 
+/* resume_overrides.c. T2_OK when every key the resume's overrides (extra) change, cfg against old
+ * (the same stored config without them), is one a resume honours; else T2_EINVAL naming the first
+ * key (and the override that changed it) and why it cannot take effect. */
+int t2__ctl_check_resume_overrides(const t2__config *old, const t2__config *cfg, const char *const *extra, int nextra);
+/* Stores ovr (the earlier overrides, then this resume's) as the experiment's overrides. */
+int t2__ctl_store_overrides(t2__ctl *c, const char *const *ovr, int novr);
+
 /* reports.c */
 int t2__ctl_on_message(t2__ctl *c, t2__ctl_trial *t, const t2__msg *m);
 /* Stops a trial that sent what the protocol does not allow (why says what); it errors, no restart. */

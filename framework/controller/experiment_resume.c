@@ -1,5 +1,6 @@
 /* experiment_resume.c — `t2exp resume`: an interrupted experiment continued from the store: its
- * config as created with the same overrides, its searcher from the saved state, its trials' table
+ * config as created with the same overrides (and those of earlier resumes; this one's are checked
+ * and stored, resume_overrides.c), its searcher from the saved state, its trials' table
  * rebuilt with each one's latest checkpoint, and checkpoint files it never recorded swept away. */
 #define _XOPEN_SOURCE 700
 #include <dirent.h>
@@ -200,6 +201,19 @@ int t2__experiment_stored_config(t2__store *st, int64_t id, const char *const *e
     return rc;
 }
 
+/* The resume's own overrides (the last o->noverrides of ovr) may only change what a resume honours:
+ * the stored config is loaded again without them, and the two compared. */
+static int check_overrides(t2__experiment_row *row, const char *name, const t2__config *cfg, const char **ovr,
+                           int novr, const t2__resume_opts *o)
+{
+    if (o->noverrides <= 0) return T2_OK;
+    t2__config *old = NULL;
+    int rc = t2__config_load_string(row->config_yaml, name, ovr, novr - o->noverrides, &old);
+    if (!rc) rc = t2__ctl_check_resume_overrides(old, cfg, o->overrides, o->noverrides);
+    t2__config_free(old);
+    return rc;
+}
+
 int t2__experiment_resume(const t2__resume_opts *o)
 {
     t2__ctl c;
@@ -235,7 +249,9 @@ int t2__experiment_resume(const t2__resume_opts *o)
     if ((rc = t2__experiment_overrides(&row, o->overrides, o->noverrides, &ovr, &novr, &ovr_doc))) goto out;
     char name[64];
     snprintf(name, sizeof name, "experiment %lld config", (long long)c.exp_id);
-    if ((rc = t2__config_load_string(row.config_yaml, name, ovr, novr, &cfg))) goto out;
+    if ((rc = t2__config_load_string(row.config_yaml, name, ovr, novr, &cfg)) ||
+        (rc = check_overrides(&row, name, cfg, ovr, novr, o)))
+        goto out;
     c.cfg = cfg;
     c.tt.full_length = cfg->searcher.max_length.n;
     co.cfg = cfg;
@@ -265,6 +281,8 @@ int t2__experiment_resume(const t2__resume_opts *o)
     }
     t2__progress_init(&c.prog, o->progress, o->out, cfg->searcher.metric);
     if ((rc = restore_trials(&c, saved)) || (rc = sweep_orphans(&c))) goto out;
+    /* In the commit that marks it ACTIVE: a run that never started keeps the overrides it had. */
+    if (o->noverrides > 0 && (rc = t2__ctl_store_overrides(&c, ovr, novr))) goto out;
     if ((rc = t2__store_set_experiment_state(c.st, c.exp_id, T2__EXP_ACTIVE)) ||
         (rc = t2__store_set_experiment_error(c.st, c.exp_id, NULL)) || (rc = t2__store_set_controller(c.st, c.exp_id, 1)))
         goto out;

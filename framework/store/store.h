@@ -236,6 +236,9 @@ int t2__store_set_experiment_best(t2__store *st, int64_t id, int64_t trial_id, d
 int t2__store_set_experiment_error(t2__store *st, int64_t id, const char *error); /* NULL clears */
 /* Where the experiment's checkpoints go, set once by create (resume reads it back). */
 int t2__store_set_experiment_checkpoint_dir(t2__store *st, int64_t id, const char *dir);
+/* Replaces the experiment's --config values (a JSON array of strings, as create stored them): a
+ * resume stores its own after the earlier ones, so that the next resume applies them all again. */
+int t2__store_set_experiment_overrides(t2__store *st, int64_t id, const char *overrides_json);
 /* Records the experiment's part count P (1..64). */
 int t2__store_set_experiment_parts(t2__store *st, int64_t id, int parts);
 

@@ -130,6 +130,20 @@ int t2__store_set_experiment_error(t2__store *st, int64_t id, const char *error)
     return exec_one(st, s, "set experiment error", "experiment", id);
 }
 
+static const char SQL_EXP_OVERRIDES[] = "UPDATE experiments SET overrides = ?2 WHERE id = ?1";
+
+int t2__store_set_experiment_overrides(t2__store *st, int64_t id, const char *overrides_json)
+{
+    if (!st || !overrides_json) return t2_seterr(T2_EINVAL, "store: set_experiment_overrides: NULL argument");
+    int rc;
+    sqlite3_stmt *s;
+    if ((rc = t2__store_write_begin(st)) || (rc = t2__store_stmt(st, SQL_EXP_OVERRIDES, &s))) return rc;
+    int b = sqlite3_bind_int64(s, 1, id);
+    b = b ? b : TEXT(s, 2, overrides_json);
+    if ((rc = bind_rc(st, b))) return rc;
+    return exec_one(st, s, "set experiment overrides", "experiment", id);
+}
+
 static const char SQL_EXP_PARTS[] = "UPDATE experiments SET parts = ?2 WHERE id = ?1";
 
 int t2__store_set_experiment_parts(t2__store *st, int64_t id, int parts)

@@ -68,8 +68,8 @@ expect_exit 0 timeout 300 "$T2EXP" pause 2
 expect_in "$OUT" "experiment 2 is PAUSED"
 [ "$(sql 'SELECT state FROM experiments WHERE id=2')" = PAUSED ] || fail "experiment 2 not PAUSED"
 done=$(sql 'SELECT batches_trained FROM trials WHERE experiment_id=2')
-# Continue with a short target: the stored config's length, overridden for this run only, is not
-# what activate takes, so shorten the work by the trial's sleep instead.
+# Continue with a short target. activate takes no --config (resume --config would), so the stored
+# config's length and the trial's target are edited in the store.
 sqlite3 "$T2EXP_HOME/t2exp.db" "UPDATE experiments SET config_yaml = replace(config_yaml, 'batches: 100000', 'batches: $((done + 20))') WHERE id=2"
 sqlite3 "$T2EXP_HOME/t2exp.db" "UPDATE trials SET target_length_batches = $((done + 20)) WHERE experiment_id=2"
 expect_exit 0 timeout 60 "$T2EXP" activate 2

@@ -191,6 +191,17 @@ static void test_migrate_v1(void)
     CHECK_TEXT(r.overrides_json, e.overrides_json);
     CHECK_TEXT(r.checkpoint_dir, "/ck/x/experiment-2");
     t2__experiment_row_free(&r);
+    /* A resume stores its overrides after create's: the whole list replaces the column. */
+    const char *more = "[\"labels=[a,\\n b]\",\"x=\\\"#\\\"\",\"max_restarts=1\"]";
+    CHECK_OK(t2__store_set_experiment_overrides(st, eid, more));
+    CHECK_OK(t2__store_get_experiment(st, eid, &r));
+    CHECK_TEXT(r.overrides_json, more);
+    t2__experiment_row_free(&r);
+    CHECK_RC(t2__store_set_experiment_overrides(st, eid, "[not json"), T2_EINVAL);
+    CHECK_RC(t2__store_set_experiment_overrides(st, eid, NULL), T2_EINVAL);
+    CHECK_OK(t2__store_get_experiment(st, eid, &r));
+    CHECK_TEXT(r.overrides_json, more);
+    t2__experiment_row_free(&r);
     e.overrides_json = "[not json";
     CHECK_RC(t2__store_create_experiment(st, &e, &eid), T2_EINVAL);
     CHECK_OK(t2__store_close(st));

@@ -201,7 +201,7 @@ static const char *ignored_reason(const char *key)
 }
 
 /* Every top-level key, for "did you mean": the ones read here and the accepted-but-ignored ones. */
-static const char *const TOP_KEYS[] = {
+const char *const t2__cfg_top_keys[] = {
     "name", "description", "labels", "data", "hyperparameters", "searcher", "records_per_epoch",
     "min_validation_period", "min_checkpoint_period", "perform_initial_validation", "scheduling_unit",
     "checkpoint_policy", "resources", "checkpoint_storage", "max_restarts", "reproducibility", "optimizations",
@@ -264,7 +264,7 @@ static int top_level(t2__config *cfg, const t2__ynode *root)
         else if (KEY_IS("optimizations")) rc = t2__ynull(v) ? T2_OK : t2__cfg_optimizations(cfg, v, km);
         else if (KEY_IS("environment")) rc = t2__ynull(v) ? T2_OK : t2__cfg_environment(cfg, v, km);
         else if ((why = ignored_reason(key))) rc = t2__cfg_ignored(cfg, km, key, why);
-        else rc = t2__cfg_unknown(cfg, km, key, TOP_KEYS);
+        else rc = t2__cfg_unknown(cfg, km, key, t2__cfg_top_keys);
         if (KEY_IS("hyperparameters")) hp_errors = rc == T2_EINVAL || cfg->nerrors + cfg->nerrors_more > nerr_before;
         /* Every problem is reported, not only the first: the load goes on with the next key. */
         if ((rc = t2__cfg_collect(cfg, rc))) return rc;

@@ -83,11 +83,12 @@ static int env_vars(t2__config *cfg, const t2__ynode *v, const char *path)
     return T2_OK;
 }
 
+const char *const t2__cfg_environment_keys[] = {"environment_variables", "image", "force_pull_image", "registry_auth",
+                                                "pod_spec", "ports", "proxy_ports", "add_capabilities",
+                                                "drop_capabilities", NULL};
+
 int t2__cfg_environment(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark)
 {
-    static const char *const known[] = {"environment_variables", "image", "force_pull_image", "registry_auth",
-                                        "pod_spec", "ports", "proxy_ports", "add_capabilities", "drop_capabilities",
-                                        NULL};
     char path[T2__PATH_MAX];
     int rc;
     (void)kmark;
@@ -103,7 +104,7 @@ int t2__cfg_environment(t2__config *cfg, const t2__ynode *n, const t2__ymark *km
         else if (KEY_IS("pod_spec")) rc = t2__cfg_ignored(cfg, km, path, "t2exp does not run on Kubernetes");
         else if (KEY_IS("ports") || KEY_IS("proxy_ports"))
             rc = t2__cfg_ignored(cfg, km, path, "there is no master to proxy ports through");
-        else rc = t2__cfg_unknown(cfg, km, path, known);
+        else rc = t2__cfg_unknown(cfg, km, path, t2__cfg_environment_keys);
         if ((rc = t2__cfg_collect(cfg, rc))) return rc;
     }
     return T2_OK;

@@ -74,13 +74,12 @@ int t2__cfg_collect(t2__config *cfg, int rc)
 
 int t2__cfg_unknown(t2__config *cfg, const t2__ymark *kmark, const char *path, const char *const *known)
 {
-    const char *dot = strrchr(path, '.');
-    const char *near = t2__cfg_closest(dot ? dot + 1 : path, known);
-    if (cfg->lenient) {
-        if (near) return t2__cfg_warn(cfg, kmark, "unknown key '%s' (ignored; did you mean '%s'?)", path, near);
-        return t2__cfg_warn(cfg, kmark, "unknown key '%s' (ignored)", path);
+    char near[T2__PATH_MAX + 32];
+    if (t2__cfg_suggest(path, known, near, sizeof near)) {
+        if (cfg->lenient) return t2__cfg_warn(cfg, kmark, "unknown key '%s' (ignored; did you mean %s?)", path, near);
+        return t2__cfg_collect(cfg, t2__cfg_err(kmark, path, "unknown key (did you mean %s?)", near));
     }
-    if (near) return t2__cfg_collect(cfg, t2__cfg_err(kmark, path, "unknown key (did you mean '%s'?)", near));
+    if (cfg->lenient) return t2__cfg_warn(cfg, kmark, "unknown key '%s' (ignored)", path);
     return t2__cfg_collect(cfg, t2__cfg_err(kmark, path, "unknown key"));
 }
 
@@ -205,6 +204,14 @@ int t2__get_string(const t2__ynode *n, const char *path, char **out)
     return T2_OK;
 }
 
+const char *t2__cfg_value_hint(const t2__ynode *n, const char *const *names, char *buf, size_t size)
+{
+    const char *near = n && n->kind == T2__Y_SCALAR && !t2__ynull(n) ? t2__cfg_closest(n->text, names) : NULL;
+    if (near) snprintf(buf, size, " (did you mean '%s'?)", near);
+    else if (size) buf[0] = '\0';
+    return buf;
+}
+
 int t2__get_enum(const t2__ynode *n, const char *path, const char *const *names, int *out)
 {
     char expected[256] = "one of ";
@@ -219,7 +226,9 @@ int t2__get_enum(const t2__ynode *n, const char *path, const char *const *names,
         strncat(expected, names[k], sizeof expected - strlen(expected) - 1);
         if (names[k + 1]) strncat(expected, names[k + 2] ? ", " : " or ", sizeof expected - strlen(expected) - 1);
     }
-    return mismatch(n, path, expected);
+    char buf[128], hint[96];
+    return t2__cfg_err(&n->mark, path, "expected %s, got %s%s", expected, t2__ydesc(n, buf, sizeof buf),
+                       t2__cfg_value_hint(n, names, hint, sizeof hint));
 }
 
 int t2__want_map(const t2__ynode *n, const char *path)

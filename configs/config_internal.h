@@ -45,6 +45,26 @@ int t2__cfg_unknown(t2__config *cfg, const t2__ymark *kmark, const char *path, c
 /* The known key closest to key by edit distance, when it is close enough to be a typo; else NULL. */
 const char *t2__cfg_closest(const char *key, const char *const *known);
 
+/* The keys of each section (NULL-terminated), read where the section is: what its own unknown keys
+ * are compared with, and what t2__cfg_suggest looks through for a key given in the wrong place. */
+extern const char *const t2__cfg_top_keys[];             /* config.c */
+extern const char *const t2__cfg_searcher_keys[];        /* config_searcher.c */
+extern const char *const t2__cfg_pruner_keys[];          /* config_pruner.c */
+extern const char *const t2__cfg_resources_keys[];       /* config_sections.c, and the three below */
+extern const char *const t2__cfg_checkpoint_storage_keys[];
+extern const char *const t2__cfg_optimizations_keys[];
+extern const char *const t2__cfg_clipping_keys[];
+extern const char *const t2__cfg_reproducibility_keys[];
+extern const char *const t2__cfg_environment_keys[];     /* config_environment.c */
+
+/* What "did you mean" names for an unknown key at path (its last segment is the key) among known[]
+ * (the keys valid there): the key in another section when exactly one other section has it (top-level
+ * `max_trials` is searcher's; `searcher.min_validation_period` is top-level), else the closest of
+ * known[], else the closest key of one other section. Written to buf as 'searcher.max_trials', or
+ * 'min_validation_period' at the top level; 0 (buf "") when nothing fits. Sections are looked through
+ * only for a key of a section (not inside hyperparameters, which are the user's names). */
+int t2__cfg_suggest(const char *path, const char *const *known, char *buf, size_t size);
+
 /* Lets the load go on after a schema problem so that one run reports every one: for rc T2_EINVAL
  * the message t2_errmsg() holds is kept in cfg->errors (past T2__CONFIG_MAX_ERRORS only counted)
  * and T2_OK returned; any other rc (T2_ENOMEM) is returned as it is. */
@@ -65,7 +85,11 @@ int t2__get_number(const t2__ynode *n, const char *path, double *out);
 int t2__get_bool(const t2__ynode *n, const char *path, int *out);
 /* Any scalar, as its text (`name: 2024` is the name "2024"); replaces and frees *out. */
 int t2__get_string(const t2__ynode *n, const char *path, char **out);
-/* One of names[] (NULL-terminated); *out is its index. */
+/* " (did you mean 'NAME'?)" into buf when scalar n is one typo from one of names[] (NULL-terminated;
+ * t2__cfg_closest), else "": what every error about a value that must be one of a few words adds,
+ * as an unknown key's error does. Returns buf. */
+const char *t2__cfg_value_hint(const t2__ynode *n, const char *const *names, char *buf, size_t size);
+/* One of names[] (NULL-terminated); *out is its index. A near miss gets t2__cfg_value_hint's hint. */
 int t2__get_enum(const t2__ynode *n, const char *path, const char *const *names, int *out);
 /* {batches|records|epochs: N} with exactly one unit; N >= 1, or >= 0 when allow_zero; at most
  * T2__MAX_LENGTH batches or records, T2__MAX_EPOCHS epochs. */

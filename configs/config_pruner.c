@@ -33,7 +33,7 @@
 enum { MEDIAN, PERCENTILE, PATIENT, THRESHOLD, HALVING, HYPERBAND };
 static const char *const PRUNER_NAMES[] = {"median",    "percentile", "patient", "threshold", "successive_halving",
                                            "hyperband", NULL};
-static const char *const PRUNER_KEYS[] = {"name",          "percentile",         "n_startup_trials",
+const char *const t2__cfg_pruner_keys[] = {"name",          "percentile",         "n_startup_trials",
                                           "n_min_trials",  "patience",           "min_delta",
                                           "lower",         "upper",              "warmup",
                                           "min_resource",  "max_resource",       "reduction_factor",
@@ -181,9 +181,9 @@ static int parse_rule(t2__config *cfg, t2__pruner_config *p, const t2__ynode *n,
             const t2__ynode *v = n->items[k];
             t2__path_join(kpath, sizeof kpath, path, key);
             int known = 0;
-            for (size_t j = 0; PRUNER_KEYS[j]; j++) known |= KEY_IS(PRUNER_KEYS[j]);
+            for (size_t j = 0; t2__cfg_pruner_keys[j]; j++) known |= KEY_IS(t2__cfg_pruner_keys[j]);
             if (KEY_IS("name")) continue;
-            if (!known) rc = t2__cfg_unknown(cfg, &n->key_marks[k], kpath, PRUNER_KEYS);
+            if (!known) rc = t2__cfg_unknown(cfg, &n->key_marks[k], kpath, t2__cfg_pruner_keys);
             else if (nested && KEY_IS("warmup"))
                 rc = t2__cfg_err(&n->key_marks[k], kpath, "give warmup to the patient pruner that wraps this one");
             else if (!(takers(key) & 1u << name)) {

@@ -19,46 +19,52 @@ enum {
     APPLIES_LENGTH = APPLIES_ALL & ~APPLIES_PBT,
 };
 
+/* Every searcher key and the searchers it applies to: one list for the table below and for the
+ * names other sections' "did you mean" looks through (t2__cfg_searcher_keys). */
+#define SEARCHER_KEY_LIST(X) \
+    X("name", APPLIES_ALL) \
+    X("metric", APPLIES_ALL) \
+    X("smaller_is_better", APPLIES_ALL) \
+    X("max_length", APPLIES_LENGTH) \
+    X("source_checkpoint", APPLIES_ALL) \
+    X("source_checkpoint_uuid", APPLIES_ALL) \
+    X("source_trial_id", APPLIES_ALL) \
+    X("source_checkpoint_optimizer", APPLIES_ALL) \
+    X("max_trials", APPLIES_RANDOM | APPLIES_ASHA | APPLIES_TPE | APPLIES_CUSTOM) \
+    X("max_concurrent_trials", APPLIES_GRID | APPLIES_RANDOM | APPLIES_ASHA | APPLIES_TPE | APPLIES_PBT | APPLIES_CUSTOM) \
+    X("library", APPLIES_CUSTOM) \
+    X("options", APPLIES_CUSTOM) \
+    X("mode", APPLIES_ASHA) \
+    X("sampler", APPLIES_ALL) /* checked below: only adaptive_asha takes one, and another is an error */ \
+    X("divisor", APPLIES_ASHA) \
+    X("max_rungs", APPLIES_ASHA) \
+    X("stop_once", APPLIES_ASHA) \
+    X("bracket_rungs", APPLIES_ASHA) \
+    X("n_startup_trials", APPLIES_TPE) \
+    X("n_ei_candidates", APPLIES_TPE) \
+    X("gamma", APPLIES_TPE) \
+    X("prior_weight", APPLIES_TPE) \
+    X("multivariate", APPLIES_TPE) \
+    X("time_metric", APPLIES_LENGTH) \
+    X("max_time", APPLIES_LENGTH) \
+    X("population_size", APPLIES_PBT) \
+    X("num_rounds", APPLIES_PBT) \
+    X("length_per_round", APPLIES_PBT) \
+    X("perturb_factors", APPLIES_PBT) \
+    X("resample_probability", APPLIES_PBT) \
+    X("quantile_fraction", APPLIES_PBT) \
+    /* a grid runs every point of its grid already; a custom searcher makes its own */ \
+    X("points_to_evaluate", APPLIES_ALL & ~APPLIES_GRID & ~APPLIES_CUSTOM) \
+    /* asha and pbt stop and replace trials themselves (single: the rules that need no other trial) */ \
+    X("pruner", APPLIES_SINGLE | APPLIES_GRID | APPLIES_RANDOM | APPLIES_TPE)
+
+#define AS_ENTRY(key, applies) {key, applies},
+#define AS_NAME(key, applies) key,
 static const struct {
     const char *key;
     int applies;
-} SEARCHER_KEYS[] = {
-    {"name", APPLIES_ALL},
-    {"metric", APPLIES_ALL},
-    {"smaller_is_better", APPLIES_ALL},
-    {"max_length", APPLIES_LENGTH},
-    {"source_checkpoint", APPLIES_ALL},
-    {"source_checkpoint_uuid", APPLIES_ALL},
-    {"source_trial_id", APPLIES_ALL},
-    {"source_checkpoint_optimizer", APPLIES_ALL},
-    {"max_trials", APPLIES_RANDOM | APPLIES_ASHA | APPLIES_TPE | APPLIES_CUSTOM},
-    {"max_concurrent_trials", APPLIES_GRID | APPLIES_RANDOM | APPLIES_ASHA | APPLIES_TPE | APPLIES_PBT | APPLIES_CUSTOM},
-    {"library", APPLIES_CUSTOM},
-    {"options", APPLIES_CUSTOM},
-    {"mode", APPLIES_ASHA},
-    {"sampler", APPLIES_ALL}, /* checked below: only adaptive_asha takes one, and another is an error */
-    {"divisor", APPLIES_ASHA},
-    {"max_rungs", APPLIES_ASHA},
-    {"stop_once", APPLIES_ASHA},
-    {"bracket_rungs", APPLIES_ASHA},
-    {"n_startup_trials", APPLIES_TPE},
-    {"n_ei_candidates", APPLIES_TPE},
-    {"gamma", APPLIES_TPE},
-    {"prior_weight", APPLIES_TPE},
-    {"multivariate", APPLIES_TPE},
-    {"time_metric", APPLIES_LENGTH},
-    {"max_time", APPLIES_LENGTH},
-    {"population_size", APPLIES_PBT},
-    {"num_rounds", APPLIES_PBT},
-    {"length_per_round", APPLIES_PBT},
-    {"perturb_factors", APPLIES_PBT},
-    {"resample_probability", APPLIES_PBT},
-    {"quantile_fraction", APPLIES_PBT},
-    /* a grid runs every point of its grid already; a custom searcher makes its own */
-    {"points_to_evaluate", APPLIES_ALL & ~APPLIES_GRID & ~APPLIES_CUSTOM},
-    /* asha and pbt stop and replace trials themselves (single: the rules that need no other trial) */
-    {"pruner", APPLIES_SINGLE | APPLIES_GRID | APPLIES_RANDOM | APPLIES_TPE},
-};
+} SEARCHER_KEYS[] = {SEARCHER_KEY_LIST(AS_ENTRY)};
+const char *const t2__cfg_searcher_keys[] = {SEARCHER_KEY_LIST(AS_NAME) NULL};
 
 /* Why t2exp needs a key that Determined's Core API leaves to the training script. */
 #define CORE_API_NOTE(what)                                                                         \
@@ -88,11 +94,11 @@ static int time_length(t2__config *cfg, const t2__ynode *map, const t2__ynode *t
         for (int k = 0; units[k]; k++)
             if (strcmp(tm->text, units[k]) == 0) u = k;
     if (u < 0) {
-        char buf[128];
+        char buf[128], hint[96];
         return t2__cfg_err(&tm->mark, "searcher.time_metric",
-                           "t2exp measures training in batches, records or epochs, got %s (Determined follows a "
+                           "t2exp measures training in batches, records or epochs, got %s%s (Determined follows a "
                            "metric the script reports; here use time_metric: batches, records or epochs)",
-                           t2__ydesc(tm, buf, sizeof buf));
+                           t2__ydesc(tm, buf, sizeof buf), t2__cfg_value_hint(tm, units, hint, sizeof hint));
     }
     if ((rc = t2__get_int(mt, "searcher.max_time", 1, &n))) return rc;
     int64_t max = u == T2__UNIT_EPOCHS ? T2__MAX_EPOCHS : T2__MAX_LENGTH;
@@ -272,9 +278,6 @@ int t2__cfg_searcher(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark
     const t2__ynode *sv = t2__ymap_get(n, "sampler", NULL);
     if (s->name == T2__SEARCH_ADAPTIVE_ASHA && sv && sv->kind == T2__Y_SCALAR && strcmp(sv->text, "tpe") == 0)
         mine |= APPLIES_TPE;
-    const char *names[sizeof SEARCHER_KEYS / sizeof *SEARCHER_KEYS + 1]; /* for "did you mean" */
-    for (size_t j = 0; j < sizeof SEARCHER_KEYS / sizeof *SEARCHER_KEYS; j++) names[j] = SEARCHER_KEYS[j].key;
-    names[sizeof SEARCHER_KEYS / sizeof *SEARCHER_KEYS] = NULL;
     for (size_t k = 0; k < n->n; k++) {
         const char *key = n->keys[k];
         const t2__ynode *v = n->items[k];
@@ -286,7 +289,7 @@ int t2__cfg_searcher(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark
         /* asha's tpe sampler takes tpe's sampling keys, not its pruner: asha stops trials itself. */
         int takes = KEY_IS("pruner") ? 1 << s->name : mine;
         if (applies < 0) {
-            rc = t2__cfg_unknown(cfg, km, path, names);
+            rc = t2__cfg_unknown(cfg, km, path, t2__cfg_searcher_keys);
         } else if (!(applies & takes)) {
             rc = t2__cfg_warn(cfg, km, "key '%s' does not apply to the %s searcher (ignored)", path,
                               t2__searcher_name(s->name));

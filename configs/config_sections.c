@@ -14,15 +14,16 @@
 
 /* ---------- resources ---------- */
 
+const char *const t2__cfg_resources_keys[] = {"slots_per_trial", "max_slots", "max_threads_per_trial", "hostfile",
+                                              "slurm", "controller_address", "isolation", "resource_pool", "priority",
+                                              "weight", "shm_size", "devices", "native_parallel", "is_single_node",
+                                              "agent_label", "slots", NULL};
+
 int t2__cfg_resources(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark)
 {
     char path[T2__PATH_MAX];
     int rc;
     T2__UNUSED(kmark);
-    static const char *const known[] = {"slots_per_trial", "max_slots", "max_threads_per_trial", "hostfile", "slurm",
-                                        "controller_address",
-                                        "isolation", "resource_pool", "priority", "weight", "shm_size", "devices",
-                                        "native_parallel", "is_single_node", "agent_label", "slots", NULL};
     if ((rc = t2__want_map(n, "resources"))) return rc;
     for (size_t k = 0; k < n->n; k++) {
         const char *key = n->keys[k];
@@ -58,20 +59,21 @@ int t2__cfg_resources(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmar
                                  cfg->resources.controller_address);
         }
         else if (KEY_IS("isolation")) {
-            static const char *const names[] = {"worker", "process_per_trial"};
+            static const char *const names[] = {"worker", "process_per_trial", NULL};
             int found = -1;
-            for (int i = 0; i < 2 && v->kind == T2__Y_SCALAR; i++)
+            for (int i = 0; names[i] && v->kind == T2__Y_SCALAR; i++)
                 if (!strcmp(v->text, names[i])) found = i;
             rc = T2_OK;
             if (found < 0) {
-                char buf[128];
-                rc = t2__cfg_err(&v->mark, path, "must be worker or process_per_trial, got %s", t2__ydesc(v, buf, sizeof buf));
+                char buf[128], hint[96];
+                rc = t2__cfg_err(&v->mark, path, "must be worker or process_per_trial, got %s%s",
+                                 t2__ydesc(v, buf, sizeof buf), t2__cfg_value_hint(v, names, hint, sizeof hint));
             } else cfg->resources.isolation = found;
         } else if (KEY_IS("resource_pool") || KEY_IS("priority") || KEY_IS("weight") || KEY_IS("shm_size") ||
                  KEY_IS("devices") || KEY_IS("native_parallel") || KEY_IS("is_single_node") ||
                  KEY_IS("agent_label") || KEY_IS("slots"))
             rc = t2__cfg_ignored(cfg, &n->key_marks[k], path, "t2exp has no cluster scheduler");
-        else rc = t2__cfg_unknown(cfg, &n->key_marks[k], path, known);
+        else rc = t2__cfg_unknown(cfg, &n->key_marks[k], path, t2__cfg_resources_keys);
         if ((rc = t2__cfg_collect(cfg, rc))) return rc;
     }
     return T2_OK;
@@ -79,14 +81,15 @@ int t2__cfg_resources(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmar
 
 /* ---------- checkpoint_storage ---------- */
 
+const char *const t2__cfg_checkpoint_storage_keys[] = {
+    "type", "host_path", "storage_path", "save_experiment_best", "save_trial_best", "save_trial_latest", "compression",
+    "propagation", "container_path", "checkpoint_path", "tensorboard_path", NULL};
+
 int t2__cfg_checkpoint_storage(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark)
 {
     char path[T2__PATH_MAX];
     int rc;
     T2__UNUSED(kmark);
-    static const char *const known[] = {"type", "host_path", "storage_path", "save_experiment_best", "save_trial_best",
-                                        "save_trial_latest", "compression", "propagation", "container_path",
-                                        "checkpoint_path", "tensorboard_path", NULL};
     if ((rc = t2__want_map(n, "checkpoint_storage"))) return rc;
     for (size_t k = 0; k < n->n; k++) {
         const char *key = n->keys[k];
@@ -94,8 +97,10 @@ int t2__cfg_checkpoint_storage(t2__config *cfg, const t2__ynode *n, const t2__ym
         t2__path_join(path, sizeof path, "checkpoint_storage", key);
         if (KEY_IS("type")) {
             if (!t2__ynull(v) && (v->kind != T2__Y_SCALAR || strcmp(v->text, "shared_fs") != 0)) {
-                char buf[128];
-                rc = t2__cfg_err(&v->mark, path, "only shared_fs is supported, got %s", t2__ydesc(v, buf, sizeof buf));
+                static const char *const types[] = {"shared_fs", NULL};
+                char buf[128], hint[96];
+                rc = t2__cfg_err(&v->mark, path, "only shared_fs is supported, got %s%s", t2__ydesc(v, buf, sizeof buf),
+                                 t2__cfg_value_hint(v, types, hint, sizeof hint));
             } else rc = T2_OK;
         } else if (KEY_IS("host_path")) rc = t2__get_string(v, path, &cfg->checkpoint_storage.host_path);
         else if (KEY_IS("storage_path")) rc = t2__get_string(v, path, &cfg->checkpoint_storage.storage_path);
@@ -103,26 +108,33 @@ int t2__cfg_checkpoint_storage(t2__config *cfg, const t2__ynode *n, const t2__ym
         else if (KEY_IS("save_trial_best")) rc = t2__get_int(v, path, 0, &cfg->checkpoint_storage.save_trial_best);
         else if (KEY_IS("save_trial_latest")) rc = t2__get_int(v, path, 0, &cfg->checkpoint_storage.save_trial_latest);
         else if (KEY_IS("compression")) {
-            static const char *const names[] = {"none", "gzip", "zstd"};
+            static const char *const names[] = {"none", "gzip", "zstd", NULL};
             int found = -1;
-            for (int i = 0; i < 3 && v->kind == T2__Y_SCALAR; i++)
+            for (int i = 0; names[i] && v->kind == T2__Y_SCALAR; i++)
                 if (!strcmp(v->text, names[i])) found = i;
             rc = T2_OK;
             if (found < 0) {
-                char buf[128];
-                rc = t2__cfg_err(&v->mark, path, "must be none, gzip or zstd, got %s", t2__ydesc(v, buf, sizeof buf));
+                char buf[128], hint[96];
+                rc = t2__cfg_err(&v->mark, path, "must be none, gzip or zstd, got %s%s", t2__ydesc(v, buf, sizeof buf),
+                                 t2__cfg_value_hint(v, names, hint, sizeof hint));
             } else cfg->checkpoint_storage.compression = found;
         } else if (KEY_IS("propagation") || KEY_IS("container_path"))
             rc = t2__cfg_ignored(cfg, &n->key_marks[k], path, "there are no containers");
         else if (KEY_IS("checkpoint_path") || KEY_IS("tensorboard_path"))
             rc = t2__cfg_ignored(cfg, &n->key_marks[k], path, "checkpoints go under host_path[/storage_path]");
-        else rc = t2__cfg_unknown(cfg, &n->key_marks[k], path, known);
+        else rc = t2__cfg_unknown(cfg, &n->key_marks[k], path, t2__cfg_checkpoint_storage_keys);
         if ((rc = t2__cfg_collect(cfg, rc))) return rc;
     }
     return T2_OK;
 }
 
 /* ---------- optimizations ---------- */
+
+const char *const t2__cfg_clipping_keys[] = {"type", "max", NULL};
+const char *const t2__cfg_optimizations_keys[] = {
+    "gradient_clipping", "aggregation_frequency", "average_aggregated_gradients", "average_training_metrics",
+    "mixed_precision", "gradient_compression", "tensor_fusion_threshold", "tensor_fusion_cycle_time",
+    "auto_tune_tensor_fusion", "grad_updates_size_file", NULL};
 
 static int gradient_clipping(t2__config *cfg, const t2__ynode *v, const t2__ymark *kmark)
 {
@@ -146,8 +158,7 @@ static int gradient_clipping(t2__config *cfg, const t2__ynode *v, const t2__ymar
             cfg->optimizations.clip_max = d;
             have_max = !t2__ynull(v->items[k]);
         } else {
-            static const char *const known[] = {"type", "max", NULL};
-            rc = t2__cfg_unknown(cfg, &v->key_marks[k], sub, known);
+            rc = t2__cfg_unknown(cfg, &v->key_marks[k], sub, t2__cfg_clipping_keys);
         }
         if ((rc = t2__cfg_collect(cfg, rc))) return rc;
     }
@@ -186,11 +197,7 @@ int t2__cfg_optimizations(t2__config *cfg, const t2__ynode *n, const t2__ymark *
                    KEY_IS("grad_updates_size_file")) {
             rc = t2__cfg_ignored(cfg, km, path, "gradients are reduced in one flat buffer with no fusion tuning");
         } else {
-            static const char *const known[] = {
-                "gradient_clipping", "aggregation_frequency", "average_aggregated_gradients", "average_training_metrics",
-                "mixed_precision", "gradient_compression", "tensor_fusion_threshold", "tensor_fusion_cycle_time",
-                "auto_tune_tensor_fusion", "grad_updates_size_file", NULL};
-            rc = t2__cfg_unknown(cfg, km, path, known);
+            rc = t2__cfg_unknown(cfg, km, path, t2__cfg_optimizations_keys);
         }
         if ((rc = t2__cfg_collect(cfg, rc))) return rc;
     }
@@ -198,6 +205,8 @@ int t2__cfg_optimizations(t2__config *cfg, const t2__ynode *n, const t2__ymark *
 }
 
 /* ---------- reproducibility ---------- */
+
+const char *const t2__cfg_reproducibility_keys[] = {"experiment_seed", NULL};
 
 int t2__cfg_reproducibility(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark)
 {
@@ -216,8 +225,7 @@ int t2__cfg_reproducibility(t2__config *cfg, const t2__ynode *n, const t2__ymark
                 cfg->experiment_seed_set = 1;
             }
         } else {
-            static const char *const known[] = {"experiment_seed", NULL};
-            rc = t2__cfg_unknown(cfg, &n->key_marks[k], path, known);
+            rc = t2__cfg_unknown(cfg, &n->key_marks[k], path, t2__cfg_reproducibility_keys);
         }
         if ((rc = t2__cfg_collect(cfg, rc))) return rc;
     }

@@ -1,6 +1,8 @@
-/* config_suggest.c — the "did you mean" of an unknown key: the closest key valid at that place. */
+/* config_suggest.c — the "did you mean" of an unknown key: the closest key valid at that place, or
+ * the same key where it belongs when it was given in another section. */
 #define _POSIX_C_SOURCE 200809L /* strnlen */
 #include <ctype.h>
+#include <stdio.h>
 #include <string.h>
 #include "config_internal.h"
 
@@ -45,4 +47,58 @@ const char *t2__cfg_closest(const char *key, const char *const *known)
         }
     }
     return pick;
+}
+
+/* Every section with a fixed set of keys, by its path ("" is the top level). */
+static const struct {
+    const char *path;
+    const char *const *keys;
+} SECTIONS[] = {
+    {"", t2__cfg_top_keys},
+    {"searcher", t2__cfg_searcher_keys},
+    {"searcher.pruner", t2__cfg_pruner_keys},
+    {"resources", t2__cfg_resources_keys},
+    {"checkpoint_storage", t2__cfg_checkpoint_storage_keys},
+    {"optimizations", t2__cfg_optimizations_keys},
+    {"optimizations.gradient_clipping", t2__cfg_clipping_keys},
+    {"reproducibility", t2__cfg_reproducibility_keys},
+    {"environment", t2__cfg_environment_keys},
+};
+#define NSECTIONS (sizeof SECTIONS / sizeof *SECTIONS)
+
+/* The one other section (not parent) holding a key within distance max of key; -1 for none, or for
+ * several (`name` and `type` are in many sections: no one of them is the answer). *pick is its key. */
+static int other_section(const char *parent, const char *key, size_t max, const char **pick)
+{
+    int found = -1;
+    size_t best = max + 1;
+    for (size_t s = 0; s < NSECTIONS; s++) {
+        if (!strcmp(SECTIONS[s].path, parent)) continue;
+        for (size_t k = 0; SECTIONS[s].keys[k]; k++) {
+            size_t d = distance(key, SECTIONS[s].keys[k]);
+            if (d > best || d > max) continue;
+            found = d < best ? (int)s : -2; /* a tie between sections: ambiguous */
+            best = d;
+            *pick = SECTIONS[s].keys[k];
+        }
+    }
+    return found < 0 ? -1 : found;
+}
+
+int t2__cfg_suggest(const char *path, const char *const *known, char *buf, size_t size)
+{
+    const char *dot = strrchr(path, '.'), *key = dot ? dot + 1 : path, *pick = NULL;
+    char parent[128];
+    size_t plen = dot ? (size_t)(dot - path) : 0, len = strnlen(key, KEY_MAX);
+    int in_section = 0, s = -1;
+    buf[0] = '\0';
+    snprintf(parent, sizeof parent, "%.*s", (int)plen, path);
+    for (size_t k = 0; k < NSECTIONS; k++) in_section |= !strcmp(SECTIONS[k].path, parent);
+    if (in_section) s = other_section(parent, key, 0, &pick);
+    const char *near = s < 0 ? t2__cfg_closest(key, known) : NULL;
+    if (s < 0 && !near && in_section) s = other_section(parent, key, len <= 4 ? 1 : len <= 8 ? 2 : 3, &pick);
+    if (s >= 0 && !*SECTIONS[s].path) snprintf(buf, size, "'%s' at the top level", pick);
+    else if (s >= 0) snprintf(buf, size, "'%s.%s'", SECTIONS[s].path, pick);
+    else if (near) snprintf(buf, size, "'%s'", near);
+    return buf[0] != '\0';
 }

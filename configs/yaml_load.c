@@ -275,6 +275,22 @@ static int merge_value(builder *b, frame *f, t2__ynode *v)
     return rc ? rc : kept;
 }
 
+/* The dotted path of the map or list on top of the stack, then "." and key ("searcher.max_trials",
+ * "labels.0"): where a duplicate key is, for a message in the config's FILE:L:C: PATH: form. */
+static void stack_path(const builder *b, const char *key, char *out, size_t size)
+{
+    size_t at = 0;
+    out[0] = '\0';
+    for (int d = 0; d + 1 < b->depth && at < size; d++) {
+        const frame *f = &b->stack[d];
+        if (f->node->kind == T2__Y_MAP && f->key)
+            at += (size_t)snprintf(out + at, size - at, "%s%s", at ? "." : "", f->key->text);
+        else if (f->node->kind == T2__Y_SEQ)
+            at += (size_t)snprintf(out + at, size - at, "%s%zu", at ? "." : "", f->node->n);
+    }
+    if (at < size) snprintf(out + at, size - at, "%s%s", at ? "." : "", key);
+}
+
 /* Hands a finished node to its parent (or makes it the root). Takes ownership of n. */
 static int attach(builder *b, t2__ynode *n)
 {
@@ -300,7 +316,9 @@ static int attach(builder *b, t2__ynode *n)
         }
         size_t at;
         if (t2__ymap_get(p, n->text, &at) && !(at < f->capmerged && f->merged[at])) {
-            int rc = err_at(&n->mark, "duplicate key '%s'", n->text);
+            char path[512];
+            stack_path(b, n->text, path, sizeof path);
+            int rc = err_at(&n->mark, "%s: duplicate key", path);
             t2__yfree(n);
             return rc;
         }

@@ -344,7 +344,12 @@ static void test_yaml_syntax_errors(void)
     EXPECT_ERR("a: 1\n\tb: 2\n", T2_EFORMAT,
                "const.yaml:2:1: YAML syntax error: found a tab character that violates indentation (while scanning "
                "a plain scalar at line 1, column 4)");
-    EXPECT_ERR("a: 1\na: 2\n", T2_EFORMAT, "const.yaml:2:1: duplicate key 'a'");
+    EXPECT_ERR("a: 1\na: 2\n", T2_EFORMAT, "const.yaml:2:1: a: duplicate key");
+    /* Nested, the key's whole path, list positions included. */
+    EXPECT_ERR(MINIMAL "  max_trials: 2\n  max_trials: 3\n", T2_EFORMAT,
+               "const.yaml:9:3: searcher.max_trials: duplicate key");
+    EXPECT_ERR("data:\n  runs:\n    - {a: 1}\n    - {b: {c: 1, c: 2}}\n", T2_EFORMAT,
+               "const.yaml:4:18: data.runs.1.b.c: duplicate key");
     EXPECT_ERR("a: 1\n---\nb: 2\n", T2_EFORMAT,
                "const.yaml:2:1: more than one YAML document (a config is one document)");
     EXPECT_ERR("? [a, b]\n: 1\n", T2_EFORMAT, "const.yaml:1:3: a map key must be a plain value, not a list or a map");
@@ -888,7 +893,7 @@ static void test_merge_keys(void)
                "const.yaml:1:9: a merge key ('<<') takes a map or a list of maps (usually an alias: '<<: *base')");
     EXPECT_ERR("b: &b {x: 1}\na: {<<: [*b, 2]}\n", T2_EFORMAT,
                "const.yaml:2:14: a merge key's list ('<<: [*a, *b]') holds maps only");
-    EXPECT_ERR("b: &b {x: 1}\na: {<<: *b, x: 2, x: 3}\n", T2_EFORMAT, "const.yaml:2:19: duplicate key 'x'");
+    EXPECT_ERR("b: &b {x: 1}\na: {<<: *b, x: 2, x: 3}\n", T2_EFORMAT, "const.yaml:2:19: a.x: duplicate key");
     cfg = load_ok("hyperparameters:\n  global_batch_size: 1\n  b: &b {type: const, val: 1}\n  a: {\"<<\": *b}\n"
                   "searcher: {name: single, metric: loss, max_length: {batches: 1}}\n");
     if (cfg) {

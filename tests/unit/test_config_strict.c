@@ -257,6 +257,90 @@ static void test_ignored_keys(void)
     expect_warnings(__LINE__, text, want, sizeof want / sizeof *want);
 }
 
+/* A key given in the wrong section is named where it belongs, from the sections' own key tables;
+ * a key several sections have (name, type) is not guessed at, and a local typo still wins. */
+static void test_wrong_section(void)
+{
+    const char *text = "max_concurrent_trials: 4\n"
+                       "metric: loss\n"
+                       "slots_per_trail: 2\n"
+                       "type: shared_fs\n"
+                       "hyperparameters:\n  global_batch_size: 32\n"
+                       "searcher:\n  name: single\n  metric: loss\n  max_length: {batches: 1}\n"
+                       "  min_validation_period: {batches: 2}\n"
+                       "  experiment_seed: 3\n"
+                       "  max_trails: 3\n"
+                       "resources:\n  max_concurent_trials: 2\n  storage_path: /tmp\n"
+                       "optimizations: {gradient_clipping: {type: norm, max: 1, reduction_factor: 2}}\n";
+    const char *const want[] = {
+        "const.yaml:1:1: max_concurrent_trials: unknown key (did you mean 'searcher.max_concurrent_trials'?)",
+        "const.yaml:2:1: metric: unknown key (did you mean 'searcher.metric'?)",
+        "const.yaml:3:1: slots_per_trail: unknown key (did you mean 'resources.slots_per_trial'?)",
+        "const.yaml:4:1: type: unknown key",
+        "const.yaml:11:3: searcher.min_validation_period: unknown key (did you mean 'min_validation_period' at the "
+        "top level?)",
+        "const.yaml:12:3: searcher.experiment_seed: unknown key (did you mean 'reproducibility.experiment_seed'?)",
+        "const.yaml:13:3: searcher.max_trails: unknown key (did you mean 'max_trials'?)",
+        "const.yaml:15:3: resources.max_concurent_trials: unknown key (did you mean 'searcher.max_concurrent_trials'?)",
+        "const.yaml:16:3: resources.storage_path: unknown key (did you mean 'checkpoint_storage.storage_path'?)",
+        "const.yaml:17:57: optimizations.gradient_clipping.reduction_factor: unknown key (did you mean "
+        "'searcher.pruner.reduction_factor'?)",
+    };
+    expect_errors(__LINE__, text, "const.yaml:1:1: max_concurrent_trials: unknown key (did you mean "
+                                  "'searcher.max_concurrent_trials'?) (and 9 more errors)",
+                  want, sizeof want / sizeof *want);
+    /* Lenient: the same suggestion in the warning. */
+    t2__config_set_lenient(1);
+    const char *const warn[] = {"const.yaml:1:1: unknown key 'max_trials' (ignored; did you mean 'searcher.max_trials'?)"};
+    expect_warnings(__LINE__, "max_trials: 4\n" MINIMAL, warn, 1);
+    t2__config_set_lenient(0);
+    /* A typed hyperparameter's keys are the user's place: nothing from the sections is offered. */
+    const char *const hp[] = {"const.yaml:3:44: hyperparameters.lr.metric: unknown key"};
+    expect_errors(__LINE__,
+                  "hyperparameters:\n  global_batch_size: 32\n  lr: {type: double, minval: 0, maxval: 1, metric: x}\n"
+                  "searcher: {name: single, metric: loss, max_length: 1}\n",
+                  hp[0], hp, 1);
+}
+
+/* A misspelt value of a key that takes one of a few words gets a "did you mean", whichever reader
+ * checks it (t2__get_enum and the keys that word their own errors). */
+static void test_value_hints(void)
+{
+    const char *text = "checkpoint_policy: bets\n"
+                       "hyperparameters:\n  global_batch_size: 32\n  lr: {type: dobule, minval: 0, maxval: 1}\n"
+                       "searcher: {name: radnom, metric: loss, max_length: 2, max_trials: 2}\n"
+                       "resources: {isolation: workr}\n"
+                       "checkpoint_storage: {compression: gzp, type: shared_f}\n"
+                       "optimizations: {gradient_clipping: {type: nrom, max: 1}}\n";
+    const char *const want[] = {
+        "const.yaml:1:20: checkpoint_policy: expected one of best, all or none, got \"bets\" (did you mean 'best'?)",
+        "const.yaml:4:14: hyperparameters.lr.type: expected one of const, int, double, log or categorical, got "
+        "\"dobule\" (did you mean 'double'?)",
+        "const.yaml:5:18: searcher.name: expected one of single, grid, random, adaptive_asha, tpe, pbt or custom, got "
+        "\"radnom\" (did you mean 'random'?)",
+        "const.yaml:6:24: resources.isolation: must be worker or process_per_trial, got \"workr\" (did you mean "
+        "'worker'?)",
+        "const.yaml:7:35: checkpoint_storage.compression: must be none, gzip or zstd, got \"gzp\" (did you mean "
+        "'gzip'?)",
+        "const.yaml:7:46: checkpoint_storage.type: only shared_fs is supported, got \"shared_f\" (did you mean "
+        "'shared_fs'?)",
+        "const.yaml:8:43: optimizations.gradient_clipping.type: expected one of norm or value, got \"nrom\" (did you "
+        "mean 'norm'?)",
+    };
+    expect_errors(__LINE__, text,
+                  "const.yaml:1:20: checkpoint_policy: expected one of best, all or none, got \"bets\" (did you mean "
+                  "'best'?) (and 6 more errors)",
+                  want, sizeof want / sizeof *want);
+    const char *const tm[] = {
+        "const.yaml:6:16: searcher.time_metric: t2exp measures training in batches, records or epochs, got "
+        "\"batchs\" (did you mean 'batches'?) (Determined follows a metric the script reports; here use "
+        "time_metric: batches, records or epochs)"};
+    expect_errors(__LINE__,
+                  "hyperparameters:\n  global_batch_size: 32\nsearcher:\n  name: single\n  metric: loss\n"
+                  "  time_metric: batchs\n  max_time: 3\n",
+                  tm[0], tm, 1);
+}
+
 int main(void)
 {
     test_typos_are_errors();
@@ -264,5 +348,7 @@ int main(void)
     test_typeless_hparams();
     test_many_errors();
     test_ignored_keys();
+    test_wrong_section();
+    test_value_hints();
     return check_report("test_config_strict");
 }

@@ -274,7 +274,7 @@ static int top_level(t2__config *cfg, const t2__ynode *root)
     if (!cfg->hparams && (rc = t2__cfg_hparams_parse(cfg, NULL))) return rc;
     /* A space that failed to parse would only add errors that follow from the first ones. */
     if (hp_errors) return T2_OK;
-    if ((rc = t2__cfg_collect(cfg, t2__cfg_hparams_check(cfg, hp, hp_mark ? hp_mark : &origin)))) return rc;
+    if ((rc = t2__cfg_collect(cfg, t2__cfg_hparams_check(cfg, hp, hp_mark ? hp_mark : &origin, root)))) return rc;
     return t2__cfg_collect(cfg, t2__cfg_points(cfg, searcher)); /* against the space, wherever it stands */
 }
 

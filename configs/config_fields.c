@@ -36,6 +36,27 @@ const t2__ymark *t2__cfg_where(const t2__ynode *n)
     return &n->mark;
 }
 
+const t2__ynode *t2__ypath(const t2__ynode *root, const char *path)
+{
+    char seg[T2__PATH_MAX];
+    const t2__ynode *n = root;
+    while (n && *path) {
+        size_t len = strcspn(path, ".");
+        if (len >= sizeof seg || n->kind != T2__Y_MAP) return NULL;
+        memcpy(seg, path, len);
+        seg[len] = '\0';
+        n = t2__ymap_get(n, seg, NULL);
+        path += len + (path[len] == '.');
+    }
+    return n;
+}
+
+const t2__ymark *t2__cfg_blame_path(const t2__ymark *a, const t2__ynode *root, const char *path)
+{
+    const t2__ynode *n = root ? t2__ypath(root, path) : NULL;
+    return n ? t2__cfg_blame(a, t2__cfg_where(n)) : a;
+}
+
 int t2__cfg_warn(t2__config *cfg, const t2__ymark *m, const char *fmt, ...)
 {
     char where[512], what[512], *line;

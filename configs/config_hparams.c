@@ -313,7 +313,7 @@ static const t2__ynode *ynode_at(const t2__ynode *hp, const char *path)
     return n;
 }
 
-static int check_grid(t2__config *cfg, const t2__ynode *hp, const t2__ymark *kmark)
+static int check_grid(t2__config *cfg, const t2__ynode *hp, const t2__ymark *kmark, const t2__ynode *root)
 {
     char full[T2__PATH_MAX];
     size_t nleaves = t2__hparam_leaves(cfg->hparams, NULL, 0);
@@ -326,7 +326,7 @@ static int check_grid(t2__config *cfg, const t2__ynode *hp, const t2__ymark *kma
             const t2__ynode *at = ynode_at(hp, h->path);
             t2__path_join(full, sizeof full, "hyperparameters", h->path);
             free(leaves);
-            return t2__cfg_err(at ? &at->mark : kmark, full,
+            return t2__cfg_err(t2__cfg_blame_path(at ? &at->mark : kmark, root, "searcher.name"), full,
                                "the grid searcher needs a count for a%s %s hyperparameter (how many points to try)",
                                h->kind == T2__HP_INT ? "n" : "", t2__hp_kind_name(h->kind));
         }
@@ -345,7 +345,8 @@ static int check_grid(t2__config *cfg, const t2__ynode *hp, const t2__ymark *kma
 /* tpe models a flat list of hyperparameters (one estimator each, or one joint kernel per trial);
  * a group of nested ones is refused at its key rather than silently flattened. */
 /* tpe and pbt handle a flat space only (pbt: perturbing walks the top-level hparams). */
-static int check_flat(const t2__config *cfg, const t2__ynode *hp, const t2__ymark *kmark, const char *who)
+static int check_flat(const t2__config *cfg, const t2__ynode *hp, const t2__ymark *kmark, const char *who,
+                      const t2__ynode *root)
 {
     char full[T2__PATH_MAX];
     for (size_t k = 0; k < cfg->hparams->nchildren; k++) {
@@ -353,20 +354,25 @@ static int check_flat(const t2__config *cfg, const t2__ynode *hp, const t2__ymar
         if (h->kind != T2__HP_NESTED) continue;
         const t2__ynode *at = ynode_at(hp, h->path);
         t2__path_join(full, sizeof full, "hyperparameters", h->path);
-        return t2__cfg_err(at ? &at->mark : kmark, full, "%s does not support nested hyperparameters yet", who);
+        /* Placed at the searcher's name (or its sampler) when an override chose it. */
+        const t2__ymark *m = t2__cfg_blame_path(at ? &at->mark : kmark, root, "searcher.name");
+        m = t2__cfg_blame_path(m, root, "searcher.sampler");
+        return t2__cfg_err(m, full, "%s does not support nested hyperparameters yet", who);
     }
     return T2_OK;
 }
 
 /* A batch size that does not divide by the slots is rounded as Determined rounds it (each slot
  * takes the floor; t2__config_batch_sizes), with a warning; fewer records than slots is an error. */
-static int batch_value(t2__config *cfg, const t2__val *v, const t2__ynode *at, const char *path, int64_t slots)
+static int batch_value(t2__config *cfg, const t2__val *v, const t2__ynode *at, const char *path, int64_t slots,
+                       const t2__ynode *root)
 {
     char buf[128];
     if (v->kind != T2__VAL_INT || v->i < 1)
         return t2__cfg_err(&at->mark, path, "expected a positive integer, got %s", t2__ydesc(at, buf, sizeof buf));
-    if (v->i < slots)
-        return t2__cfg_err(&at->mark, path, "%lld is less than resources.slots_per_trial (%lld); every slot needs at "
+    if (v->i < slots) /* at the slots when an override set them */
+        return t2__cfg_err(t2__cfg_blame_path(&at->mark, root, "resources.slots_per_trial"), path,
+                           "%lld is less than resources.slots_per_trial (%lld); every slot needs at "
                                             "least one record a step",
                            (long long)v->i, (long long)slots);
     if (v->i % slots)
@@ -378,7 +384,7 @@ static int batch_value(t2__config *cfg, const t2__val *v, const t2__ynode *at, c
     return T2_OK;
 }
 
-static int check_batch(t2__config *cfg, const t2__ynode *hp, const t2__ymark *kmark)
+static int check_batch(t2__config *cfg, const t2__ynode *hp, const t2__ymark *kmark, const t2__ynode *root)
 {
     static const char path[] = "hyperparameters.global_batch_size";
     const t2__hparam *h = t2__hparam_find(cfg->hparams, "global_batch_size");
@@ -394,7 +400,7 @@ static int check_batch(t2__config *cfg, const t2__ynode *hp, const t2__ymark *km
         const t2__ynode *vn = at->kind == T2__Y_MAP ? t2__ymap_get(at, "val", NULL) : at;
         if (at->kind == T2__Y_MAP) t2__path_join(sub, sizeof sub, path, "val");
         else snprintf(sub, sizeof sub, "%s", path);
-        return batch_value(cfg, h->val, vn ? vn : at, sub, slots);
+        return batch_value(cfg, h->val, vn ? vn : at, sub, slots, root);
     }
     case T2__HP_INT:
         if (h->imin < 1) {
@@ -404,7 +410,7 @@ static int check_batch(t2__config *cfg, const t2__ynode *hp, const t2__ymark *km
                                (long long)h->imin);
         }
         if (h->imin < slots)
-            return t2__cfg_err(&at->mark, path, "the range starts at %lld, less than resources.slots_per_trial (%lld); "
+            return t2__cfg_err(t2__cfg_blame_path(&at->mark, root, "resources.slots_per_trial"), path, "the range starts at %lld, less than resources.slots_per_trial (%lld); "
                                                 "every slot needs at least one record a step",
                                (long long)h->imin, (long long)slots);
         if (slots > 1 && (h->imin != h->imax || h->imin % slots))
@@ -418,7 +424,7 @@ static int check_batch(t2__config *cfg, const t2__ynode *hp, const t2__ymark *km
         for (size_t k = 0; k < h->vals->n; k++) {
             snprintf(idx, sizeof idx, "vals.%zu", k);
             t2__path_join(sub, sizeof sub, path, idx);
-            int rc = batch_value(cfg, h->vals->items[k], vals && k < vals->n ? vals->items[k] : at, sub, slots);
+            int rc = batch_value(cfg, h->vals->items[k], vals && k < vals->n ? vals->items[k] : at, sub, slots, root);
             if (rc) return rc;
         }
         return T2_OK;
@@ -433,15 +439,15 @@ static int check_batch(t2__config *cfg, const t2__ynode *hp, const t2__ymark *km
     }
 }
 
-int t2__cfg_hparams_check(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark)
+int t2__cfg_hparams_check(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark, const t2__ynode *root)
 {
     int rc;
-    if ((rc = t2__cfg_collect(cfg, check_batch(cfg, n, kmark)))) return rc;
-    if (cfg->searcher.name == T2__SEARCH_GRID && (rc = check_grid(cfg, n, kmark))) return rc;
+    if ((rc = t2__cfg_collect(cfg, check_batch(cfg, n, kmark, root)))) return rc;
+    if (cfg->searcher.name == T2__SEARCH_GRID && (rc = check_grid(cfg, n, kmark, root))) return rc;
     if ((cfg->searcher.name == T2__SEARCH_TPE ||
          (cfg->searcher.name == T2__SEARCH_ADAPTIVE_ASHA && cfg->searcher.sampler == T2__SAMPLER_TPE)) &&
-        (rc = check_flat(cfg, n, kmark, "tpe")))
+        (rc = check_flat(cfg, n, kmark, "tpe", root)))
         return rc;
-    if (cfg->searcher.name == T2__SEARCH_PBT && (rc = check_flat(cfg, n, kmark, "pbt"))) return rc;
+    if (cfg->searcher.name == T2__SEARCH_PBT && (rc = check_flat(cfg, n, kmark, "pbt", root))) return rc;
     return T2_OK;
 }

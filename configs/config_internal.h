@@ -29,6 +29,14 @@ const t2__ymark *t2__cfg_blame(const t2__ymark *a, const t2__ymark *b);
  * searcher.max_length.batches=7` changes a map of the file), else its own mark. */
 const t2__ymark *t2__cfg_where(const t2__ynode *n);
 
+/* The node at a dotted path of maps under root ("resources.slots_per_trial"), or NULL. */
+const t2__ynode *t2__ypath(const t2__ynode *root, const char *path);
+
+/* t2__cfg_blame of a and the value at path under root (a when there is none): for an error about
+ * one value that another key decides (the searcher's name, the slots), placed at that key when an
+ * override set it. */
+const t2__ymark *t2__cfg_blame_path(const t2__ymark *a, const t2__ynode *root, const char *path);
+
 /* Appends "WHERE: message" to cfg->warnings. T2_ENOMEM only. */
 int t2__cfg_warn(t2__config *cfg, const t2__ymark *m, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -122,9 +130,10 @@ int t2__cfg_environment(t2__config *cfg, const t2__ynode *n, const t2__ymark *km
 /* hyperparameters: (config_hparams.c). _parse reads the space into cfg->hparams; _check runs after
  * every section is read and checks the space against the searcher (grid needs counts) and resources
  * (global_batch_size divisible by slots_per_trial). n is NULL when the section is absent; kmark
- * then places the "missing global_batch_size" error. */
+ * then places the "missing global_batch_size" error. root is the whole document: an error that the
+ * searcher's name or the slots cause is placed at them when an override set them. */
 int t2__cfg_hparams_parse(t2__config *cfg, const t2__ynode *n);
-int t2__cfg_hparams_check(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark);
+int t2__cfg_hparams_check(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark, const t2__ynode *root);
 /* searcher.points_to_evaluate of the searcher map (NULL: none) checked against the parsed space
  * into cfg->searcher.points (config_points.c). */
 int t2__cfg_points(t2__config *cfg, const t2__ynode *searcher);

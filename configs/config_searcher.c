@@ -209,7 +209,8 @@ static int pbt_finish(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmar
     int64_t max = s->pbt.length_per_round.unit == T2__UNIT_EPOCHS ? T2__MAX_EPOCHS : T2__MAX_LENGTH;
     if (s->pbt.length_per_round.n > max / s->pbt.num_rounds) {
         const t2__ynode *at = t2__ymap_get(n, "num_rounds", NULL);
-        return t2__cfg_collect(cfg, t2__cfg_err(at ? &at->mark : kmark, "searcher.num_rounds",
+        const t2__ymark *m = t2__cfg_blame_path(at ? &at->mark : kmark, n, "length_per_round");
+        return t2__cfg_collect(cfg, t2__cfg_err(m, "searcher.num_rounds",
                                                 "num_rounds x length_per_round exceeds %lld %s", (long long)max,
                                                 t2__unit_name(s->pbt.length_per_round.unit)));
     }
@@ -220,13 +221,14 @@ static int pbt_finish(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmar
 
 /* searcher.sampler: random or tpe, for adaptive_asha only. Another searcher's sampler is an error,
  * not an ignored key: whoever wrote it expects a model to choose the hparams. */
-static int sampler(const t2__searcher_config *s, const t2__ynode *v, const char *path, t2__sampler_kind *out)
+static int sampler(const t2__searcher_config *s, const t2__ynode *map, const t2__ynode *v, const char *path,
+                   t2__sampler_kind *out)
 {
     static const char *const names[] = {"random", "tpe", NULL};
     char buf[128];
     if (t2__ynull(v)) return T2_OK; /* null: absent, as everywhere */
     if (s->name != T2__SEARCH_ADAPTIVE_ASHA)
-        return t2__cfg_err(&v->mark, path, "only the adaptive_asha searcher takes a sampler (the %s searcher %s)",
+        return t2__cfg_err(t2__cfg_blame_path(&v->mark, map, "name"), path, "only the adaptive_asha searcher takes a sampler (the %s searcher %s)",
                            t2__searcher_name(s->name),
                            s->name == T2__SEARCH_TPE ? "is tpe already" : "draws its own hparams");
     if (v->kind == T2__Y_SCALAR)
@@ -335,7 +337,7 @@ int t2__cfg_searcher(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark
             rc = t2__get_enum(v, path, modes, &m);
             s->mode = (t2__asha_mode)m;
         } else if (KEY_IS("sampler")) {
-            rc = sampler(s, v, path, &s->sampler);
+            rc = sampler(s, n, v, path, &s->sampler);
         } else if (KEY_IS("divisor")) {
             double d = s->divisor;
             rc = t2__get_number(v, path, &d);
@@ -406,7 +408,9 @@ int t2__cfg_searcher(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark
         if ((rc = t2__cfg_collect(cfg, rc))) return rc;
     }
     if (!have_metric && (rc = t2__cfg_collect(cfg, t2__cfg_missing_in(n, kmark, "searcher", "metric", NULL)))) return rc;
-    if (s->name == T2__SEARCH_PBT) return pbt_finish(cfg, n, kmark, have_pop, have_rounds, have_round_length);
+    /* What only some searchers need is missing because of the name: at the name when an override set it. */
+    const t2__ymark *by_name = t2__cfg_blame_path(kmark, n, "name");
+    if (s->name == T2__SEARCH_PBT) return pbt_finish(cfg, n, by_name, have_pop, have_rounds, have_round_length);
     if (time_metric || max_time) {
         if ((rc = t2__cfg_collect(cfg, time_length(cfg, n, time_metric, time_key, max_time, kmark, have_length))))
             return rc;
@@ -417,12 +421,12 @@ int t2__cfg_searcher(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark
         if ((rc = t2__cfg_collect(cfg, rc))) return rc;
     }
     if (s->name == T2__SEARCH_CUSTOM && !have_library &&
-        (rc = t2__cfg_collect(cfg, t2__cfg_missing_in(n, kmark, "searcher", "library",
+        (rc = t2__cfg_collect(cfg, t2__cfg_missing_in(n, by_name, "searcher", "library",
                                                       ", the shared object of your searcher (t2exp/searcher.h)"))))
         return rc;
     if ((s->name == T2__SEARCH_RANDOM || s->name == T2__SEARCH_ADAPTIVE_ASHA || s->name == T2__SEARCH_TPE) &&
         !have_trials &&
-        (rc = t2__cfg_collect(cfg, t2__cfg_missing_in(n, kmark, "searcher", "max_trials", NULL))))
+        (rc = t2__cfg_collect(cfg, t2__cfg_missing_in(n, by_name, "searcher", "max_trials", NULL))))
         return rc;
     return T2_OK;
 }

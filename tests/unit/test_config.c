@@ -1148,6 +1148,50 @@ static void test_pruner(void)
 #undef PERIOD
 }
 
+/* An error that a --config override causes is placed at the override, also when the problem is
+ * seen at a value of the file (the override is what was just typed; the file line was not changed). */
+static void test_override_placement(void)
+{
+#define OK_YAML "hyperparameters:\n  global_batch_size: 4\n  x: {type: double, minval: 1, maxval: 5}\n" \
+                "searcher:\n  name: single\n  metric: loss\n  max_length: {batches: 3}\n"
+#define OV_ERR(ov, msg)                                                                           \
+    do {                                                                                          \
+        const char *o_[1] = {ov};                                                                 \
+        expect_err_ov(__LINE__, OK_YAML, o_, 1, T2_EINVAL, msg);                                  \
+    } while (0)
+    OV_ERR("searcher.metric=", "--config searcher.metric=: searcher.metric: missing required key (null counts as absent)");
+    OV_ERR("hyperparameters.x.minval=10",
+           "--config hyperparameters.x.minval=10: hyperparameters.x.minval: minval 10 is greater than maxval 5");
+    OV_ERR("hyperparameters.x.maxval=0", "--config hyperparameters.x.maxval=0: hyperparameters.x.maxval: maxval 0 is "
+                                         "less than minval 1");
+    OV_ERR("searcher.name=grid", "--config searcher.name=grid: hyperparameters.x: the grid searcher needs a count for "
+                                 "a double hyperparameter (how many points to try)");
+    OV_ERR("resources.slots_per_trial=8", "--config resources.slots_per_trial=8: hyperparameters.global_batch_size: 4 "
+                                          "is less than resources.slots_per_trial (8); every slot needs at least one "
+                                          "record a step");
+    OV_ERR("searcher.name=random", "--config searcher.name=random: searcher.max_trials: missing required key");
+    OV_ERR("searcher.name=pbt", "--config searcher.name=pbt: searcher.population_size: missing required key (and 2 "
+                                "more errors)");
+    OV_ERR("searcher.sampler=tpe", "--config searcher.sampler=tpe: searcher.sampler: only the adaptive_asha searcher "
+                                   "takes a sampler (the single searcher draws its own hparams)");
+    /* The file's own problems stay at the file, with an override elsewhere. */
+    const char *other[1] = {"searcher.metric=acc"};
+    expect_err_ov(__LINE__, OK_YAML "  max_trials: 2\n  max_trials: 3\n", other, 1, T2_EFORMAT,
+                  "const.yaml:9:3: searcher.max_trials: duplicate key");
+    expect_err_ov(__LINE__,
+                  "hyperparameters:\n  global_batch_size: 4\n  x: {type: double, minval: 9, maxval: 5}\n"
+                  "searcher:\n  name: single\n  metric: loss\n  max_length: {batches: 3}\n",
+                  other, 1, T2_EINVAL, "const.yaml:3:40: hyperparameters.x.maxval: maxval 5 is less than minval 9");
+    /* A threshold pruner's ends: at the one the override set. */
+    const char *lower[1] = {"searcher.pruner.lower=20"};
+    expect_err_ov(__LINE__,
+                  "min_validation_period: {batches: 1}\nhyperparameters: {global_batch_size: 4}\nsearcher: {name: single, metric: loss, max_length: 3, "
+                  "pruner: {name: threshold, lower: 1, upper: 10}}\n",
+                  lower, 1, T2_EINVAL, "--config searcher.pruner.lower=20: searcher.pruner: lower 20 is above upper 10");
+#undef OV_ERR
+#undef OK_YAML
+}
+
 int main(void)
 {
     test_examples();
@@ -1164,5 +1208,6 @@ int main(void)
     test_merge_keys();
     test_points();
     test_pruner();
+    test_override_placement();
     return check_report("test_config");
 }

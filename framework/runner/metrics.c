@@ -68,6 +68,11 @@ int t2_metric_reduce(t2_metrics *m, const char *name, double value, t2_reducer r
         a->reducer = reducer;
         a->min = INFINITY;
         a->max = -INFINITY;
+    } else if (m->finishing && m->acc[i].count) {
+        /* Adding to a reduced value would mix a whole-pass number into a per-batch one. */
+        if (!m->error[0]) snprintf(m->error, sizeof m->error, "evaluate_end reported %.60s, which evaluate_batch reported", name);
+        return t2_seterr(T2_EINVAL, "t2_metric %s: evaluate_batch reported it; evaluate_end adds metrics of new names",
+                         name);
     } else if (m->acc[i].reducer != reducer) {
         return t2_seterr(T2_EINVAL, "t2_metric %s: reported with reducer %d after %d", name, (int)reducer,
                          (int)m->acc[i].reducer);
@@ -85,4 +90,21 @@ int t2_metric_reduce(t2_metrics *m, const char *name, double value, t2_reducer r
 int t2_metric(t2_metrics *m, const char *name, double value)
 {
     return t2_metric_reduce(m, name, value, T2_REDUCE_MEAN);
+}
+
+int t2_metrics_get(const t2_metrics *m, const char *name, double *out)
+{
+    if (!m || !name || !out) return t2_seterr(T2_EINVAL, "t2_metrics_get: NULL argument");
+    char names[256] = "";
+    size_t off = 0;
+    for (int i = 0; i < m->n; i++) {
+        if (!m->acc[i].count) continue; /* a name of an earlier pass, not reported in this one */
+        if (!strcmp(m->acc[i].name, name)) {
+            *out = t2__metrics_value(m, i);
+            return T2_OK;
+        }
+        if (off < sizeof names) off += (size_t)snprintf(names + off, sizeof names - off, "%s%s", off ? ", " : "", m->acc[i].name);
+    }
+    return t2_seterr(T2_ENOTFOUND, "t2_metrics_get: no metric %s in this pass (reported: %s)", name,
+                     names[0] ? names : "nothing");
 }

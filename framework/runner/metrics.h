@@ -17,6 +17,7 @@ struct t2_metrics {
     int n, cap;
     double batch_weight; /* weight of the current batch's MEAN reports (its sample count) */
     char error[160];     /* first bad report (non-finite value, reducer change), if any */
+    int finishing;       /* inside evaluate_end: a name reported in the pass is refused */
 };
 
 void t2__metrics_init(t2_metrics *m);

@@ -430,6 +430,19 @@ static int validate(run *r, int judge)
     return rc;
 }
 
+/* The trial's evaluate_end, if it has one: metrics of the whole pass from the reduced ones in m
+ * (every rank calls it, with the same values). */
+static int finish_pass(const t2_trial_def *d, t2_ctx *ctx, void *state, t2_metrics *m)
+{
+    if (!d->evaluate_end) return T2_OK;
+    m->finishing = 1;
+    m->batch_weight = 1.0; /* each added metric is its own value */
+    int rc = d->evaluate_end(ctx, state, m);
+    m->finishing = 0;
+    if (!rc && m->error[0]) rc = t2_seterr(T2_ENUMERIC, "%s", m->error);
+    return rc;
+}
+
 static int validate_pass(run *r, int judge)
 {
     const t2_trial_def *d = r->a->def;
@@ -444,6 +457,7 @@ static int validate_pass(run *r, int judge)
         if (r->vm.error[0]) return t2_seterr(T2_ENUMERIC, "%s", r->vm.error), fail(r, "evaluate_batch", T2_ENUMERIC);
     }
     if ((rc = reduce_metrics(r, &r->vm)) || (rc = sync_buffers(r))) return fail(r, "validation", rc);
+    if ((rc = finish_pass(d, &r->ctx, r->state, &r->vm))) return fail(r, "evaluate_end", rc);
     const char *metric = r->a->cfg->searcher.metric;
     int found = 0;
     char names[512] = "";
@@ -1036,6 +1050,10 @@ int t2__runner_evaluate_metric(const t2__runner_args *a, FILE *out, const char *
             samples += b->n;
             rc = a->def->evaluate_batch(&r.ctx, r.state, b, &r.vm);
             if (!rc && r.vm.error[0]) rc = t2_seterr(T2_ENUMERIC, "%s", r.vm.error);
+        }
+        if (!rc && a->def->evaluate_end) {
+            where = "evaluate_end";
+            rc = finish_pass(a->def, &r.ctx, r.state, &r.vm);
         }
         double dt = t2__now() - t0;
         if (!rc) {

@@ -9,6 +9,7 @@
  *   build_validation_loader one pass per validation (repeat = 0); the runner owns it afterwards
  *   train_batch             per batch: forward, loss, backward, t2_step_optimizer, report metrics
  *   evaluate_batch          per validation batch: forward, report metrics
+ *   evaluate_end            after a validation pass: metrics of the whole pass (optional)
  *   save_state/load_state   extra user state for checkpoints (optional)
  *   destroy                 frees the user state
  *
@@ -31,8 +32,9 @@
 extern "C" {
 #endif
 
-/* Bumped whenever t2_trial_def or the meaning of a callback changes incompatibly. */
-#define T2_TRIAL_ABI_VERSION 1
+/* Bumped whenever t2_trial_def changes. Version 2 added evaluate_end at its end; the runner still
+ * loads version 1 objects (without it). */
+#define T2_TRIAL_ABI_VERSION 2
 
 typedef struct t2_ctx t2_ctx;         /* the trial's context, owned by the runner */
 typedef struct t2_metrics t2_metrics; /* where a batch reports its metrics */
@@ -51,6 +53,13 @@ typedef struct t2_trial_def {
     int (*save_state)(t2_ctx *ctx, void *state, void **buf, size_t *len);
     int (*load_state)(t2_ctx *ctx, void *state, const void *buf, size_t len);
     void (*destroy)(void *state);
+    /* Optional (ABI 2): called once per validation pass, after its last batch, when the metrics
+     * evaluate_batch reported are reduced over the pass and every rank (so every rank gets the
+     * same values): reads them with t2_metrics_get and adds metrics computed from them with
+     * t2_metric (new names only). For what is not a mean over samples: an RMSE from a summed
+     * squared error and count, an F1 or precision from summed tp/fp/fn, an AUC from a summed
+     * histogram. The searcher metric may be one of them. Determined's custom reducers. */
+    int (*evaluate_end)(t2_ctx *ctx, void *state, t2_metrics *m);
 } t2_trial_def;
 
 /* Exports the trial: T2_TRIAL(.name = "mnist", .build_model = build_model, ...). Defines the one
@@ -132,6 +141,10 @@ typedef enum t2_reducer { T2_REDUCE_MEAN = 0, T2_REDUCE_SUM, T2_REDUCE_MIN, T2_R
 
 int t2_metric(t2_metrics *m, const char *name, double value);
 int t2_metric_reduce(t2_metrics *m, const char *name, double value, t2_reducer reducer);
+
+/* In evaluate_end: metric `name` of the pass, reduced (its mean, sum, min or max), into *out.
+ * T2_ENOTFOUND (naming the metrics there are) when the pass did not report it. */
+int t2_metrics_get(const t2_metrics *m, const char *name, double *out);
 
 #ifdef __cplusplus
 }

@@ -116,6 +116,25 @@ if [ -e "$T2EXP_HOME/t2exp.db" ]; then
   [ "$(sql 'SELECT count(*) FROM experiments')" = 0 ] || fail "a refused config was recorded"
 fi
 
+# ---- 7b. ranges whose values are no doubles: a log end refused at load (it used to load, then fail
+# at run time with "json: cannot write inf" while preview printed nothing); a double range wider
+# than DBL_MAX and an int grid over the whole int64 range give finite, exact points
+expect_exit 2 "$T2EXP" preview "$EXAMPLES/quadratic_random.yaml" --config 'hyperparameters.z={type: log, minval: 300, maxval: 400}'
+expect_in "$OUT" "--config hyperparameters.z={type: log, minval: 300, maxval: 400}: hyperparameters.z.maxval: 10^400 is too large for a double"
+cat > "$WORK/wide.yaml" <<Y
+name: wide
+hyperparameters:
+  global_batch_size: 1
+  x: {type: double, minval: -1.7e308, maxval: 1.7e308, count: 3}
+  z: {type: int, minval: -9223372036854775808, maxval: 9223372036854775807, count: 3}
+searcher: {name: grid, metric: loss, max_length: {batches: 1}}
+Y
+expect_exit 0 "$T2EXP" preview "$WORK/wide.yaml"
+expect_in "$OUT" '{"global_batch_size":1,"x":0.0,"z":-1}'
+expect_in "$OUT" '{"global_batch_size":1,"x":-1.7e+308,"z":9223372036854775807}'
+expect_exit 0 "$T2EXP" preview "$WORK/wide.yaml" --config searcher.name=random --config searcher.max_trials=50
+grep -q 'inf\|nan' <<<"$OUT" && fail "a drawn value is not finite: $OUT"
+
 # ---- 8. a FIFO as the config: refused at once (no writer ever comes), for preview and create
 mkfifo "$WORK/fifo.yaml"
 expect_exit 2 timeout 20 "$T2EXP" preview "$WORK/fifo.yaml"

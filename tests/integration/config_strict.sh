@@ -67,6 +67,42 @@ expect_in "$OUT" "100 is not divisible by resources.slots_per_trial (3): each sl
 expect_exit 2 "$T2EXP" preview "$WORK/det.yaml" --config searcher.time_metric=validation_loss
 expect_in "$OUT" "searcher.time_metric: t2exp measures training in batches, records or epochs, got \"validation_loss\""
 
+# Through the CLI: a key in the wrong section is named where it belongs, a misspelt word value gets
+# a did-you-mean, a duplicate key has its path, and errors an override causes are placed at it.
+cat > "$WORK/where.yaml" <<Y
+name: where
+max_concurrent_trials: 4
+checkpoint_policy: bets
+hyperparameters:
+  global_batch_size: 4
+  x: {type: double, minval: 1, maxval: 5}
+searcher:
+  name: radnom
+  metric: loss
+  max_length: 3
+  max_trials: 2
+  min_validation_period: {batches: 1}
+Y
+expect_exit 2 "$T2EXP" preview "$WORK/where.yaml"
+expect_in "$OUT" "where.yaml:2:1: max_concurrent_trials: unknown key (did you mean 'searcher.max_concurrent_trials'?)"
+expect_in "$OUT" "where.yaml:3:20: checkpoint_policy: expected one of best, all or none, got \"bets\" (did you mean 'best'?)"
+expect_in "$OUT" "where.yaml:8:9: searcher.name: expected one of single, grid, random, adaptive_asha, tpe, pbt or custom, got \"radnom\" (did you mean 'random'?)"
+sed -i -e '2,3d' -e 's/radnom/single/' "$WORK/where.yaml"
+expect_exit 2 "$T2EXP" preview "$WORK/where.yaml"
+expect_in "$OUT" "where.yaml:10:3: searcher.min_validation_period: unknown key (did you mean 'min_validation_period' at the top level?)"
+sed -i '/min_validation_period/d' "$WORK/where.yaml"
+printf '  max_trials: 3\n' >> "$WORK/where.yaml"
+expect_exit 2 "$T2EXP" preview "$WORK/where.yaml"
+expect_in "$OUT" "where.yaml:10:3: searcher.max_trials: duplicate key"
+sed -i '$d' "$WORK/where.yaml"
+expect_exit 2 "$T2EXP" preview "$WORK/where.yaml" --config searcher.metric=
+expect_in "$OUT" "--config searcher.metric=: searcher.metric: missing required key"
+expect_exit 2 "$T2EXP" preview "$WORK/where.yaml" --config hyperparameters.x.minval=10
+expect_in "$OUT" "--config hyperparameters.x.minval=10: hyperparameters.x.minval: minval 10 is greater than maxval 5"
+# A null max_length is absent: time_metric + max_time give the length.
+expect_exit 0 "$T2EXP" preview "$WORK/where.yaml" --config searcher.max_length=null --config searcher.time_metric=batches --config searcher.max_time=7
+expect_in "$OUT" "1 trial, 1 trained to 7"
+
 # environment_variables reach the trial's process: the hostile trial forges its report only when
 # both variables are set, and neither is in this shell's environment.
 command -v "${CC:-cc}" >/dev/null || { echo "config_strict: skipped the environment part (no C compiler)"; exit 77; }

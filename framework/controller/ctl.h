@@ -70,7 +70,8 @@ typedef struct t2__ctl {
     int recorded_parts;     /* P as the store recorded it at create (resume); 0: none yet */
     int reshare;            /* a trial ended: the running trials' threads are to be shared again */
     double best;
-    int64_t best_trial;
+    int64_t best_trial;     /* store id of the trial with the best validation (0: none yet) */
+    int64_t best_ordinal;   /* and its number in the experiment, as the summary names it */
     t2__progress prog;
     char ckpt_dir[PATH_MAX];
     char exp_dir[PATH_MAX - 64]; /* HOME/experiments/ID, made once (its trials' log paths); "": not yet */
@@ -180,6 +181,15 @@ static inline int t2__ctl_uses_workers(const t2__ctl *c)
 {
     return !t2__ctl_via_mpi(c) && c->cfg->resources.isolation == T2__ISOLATION_WORKER;
 }
+
+/* How every line the controller shows a user names a trial: EXP.N, its experiment's id and its
+ * number in the experiment (the searcher's request id, stored as the trial's ordinal), which is
+ * what describe, trials, checkpoints and every EXP.N argument take. The store id (trials' `id`
+ * column, the N of trial-N.log) counts across the whole store: "trial 9" read as 2.9 named
+ * another trial. The store id appears only where it is called one ("id 9"). Use as
+ * printf("trial " T2__TRIAL_FMT ..., T2__TRIAL_ARGS(c, t), ...). */
+#define T2__TRIAL_FMT "%lld.%lld"
+#define T2__TRIAL_ARGS(c, t) (long long)(c)->exp_id, (long long)(t)->rid
 
 /* experiment_run.c */
 void t2__ctl_init(t2__ctl *c);

@@ -21,6 +21,15 @@
 #include "trial_proc.h"
 #include "internal.h"
 
+/* Starting a runner knows the trial by its store id only: its failure is prefixed with the
+ * trial's EXP.N, as every controller line names a trial (ctl.h). Returns rc. */
+static int name_trial_in_error(const t2__ctl *c, const t2__ctl_trial *t, int rc)
+{
+    char why[1200];
+    snprintf(why, sizeof why, "%s", t2_errmsg()); /* t2_seterr must not read the buffer it writes */
+    return t2_seterr(rc, "trial " T2__TRIAL_FMT ": %s", T2__TRIAL_ARGS(c, t), why);
+}
+
 /* A trial on slots_per_trial ranks through mpirun (on the hostfile's pool, if there is one): mpirun
  * is started and the trial is LAUNCHING; rank 0's call back is an event of the loop (launch.c). */
 static int start_distributed(t2__ctl *c, t2__ctl_trial *t, const int *fds, int n)
@@ -55,7 +64,8 @@ static int start_distributed(t2__ctl *c, t2__ctl_trial *t, const int *fds, int n
     unsigned char key[T2__AUTH_KEY_BYTES];
     pid_t pid;
     rc = t2__trial_mpi_start(&l, &pid, key);
-    if (!rc && (rc = t2__ctl_launch_begin(c, t, pid, key))) {
+    if (rc) rc = name_trial_in_error(c, t, rc);
+    else if ((rc = t2__ctl_launch_begin(c, t, pid, key))) {
         kill(pid, SIGTERM);
         t2__reap_group(pid, NULL, 0);
     }
@@ -120,7 +130,7 @@ static int share_threads(t2__ctl *c, int extra, int *first)
  * size now, 0 if there is none yet. Each run records it as a segment (store_logs.c), so that a
  * trial that also ran in workers reads back in run order. -1 where the log is no regular file
  * (/dev/null for a trial of an old store that had none): no segment. */
-static int own_log_end(const t2__ctl_trial *t, int64_t *from)
+static int own_log_end(int64_t exp_id, const t2__ctl_trial *t, int64_t *from)
 {
     struct stat sb;
     *from = -1;
@@ -129,8 +139,8 @@ static int own_log_end(const t2__ctl_trial *t, int64_t *from)
         return T2_OK;
     }
     if (errno == ENOENT) *from = 0;
-    else return t2_seterr(T2_EIO, "trial %lld: cannot read the size of its log %s: %s", (long long)t->id,
-                          t->log_path, strerror(errno));
+    else return t2_seterr(T2_EIO, "trial %lld.%lld: cannot read the size of its log %s: %s", (long long)exp_id,
+                          (long long)t->rid, t->log_path, strerror(errno));
     return T2_OK;
 }
 
@@ -138,7 +148,7 @@ static int own_log_end(const t2__ctl_trial *t, int64_t *from)
  * controller that died before the row of the trial that wrote it was committed gave its id out
  * again. Shown as this trial's it would read as an earlier run of it (trial_log.c), so it moves
  * beside it, as LOG.lost-K, kept rather than deleted. */
-static int set_aside_lost_log(const t2__ctl_trial *t)
+static int set_aside_lost_log(int64_t exp_id, const t2__ctl_trial *t)
 {
     char to[PATH_MAX];
     for (int k = 1; k < 1000; k++) {
@@ -149,8 +159,8 @@ static int set_aside_lost_log(const t2__ctl_trial *t)
         }
         if (errno != EEXIST) break;
     }
-    return t2_seterr(T2_EIO, "trial %lld: its log %s holds a lost trial's output and cannot be set aside: %s",
-                     (long long)t->id, t->log_path, strerror(errno));
+    return t2_seterr(T2_EIO, "trial %lld.%lld: its log %s holds a lost trial's output and cannot be set aside: %s",
+                     (long long)exp_id, (long long)t->rid, t->log_path, strerror(errno));
 }
 
 /* Starts t, the first of `starting` trials that start now (t2__sched_startable). */
@@ -182,9 +192,9 @@ static int start_trial(t2__ctl *c, t2__ctl_trial *t, int starting)
     }
     int *fds, n;
     int64_t from;
-    if ((rc = own_log_end(t, &from))) return rc;
+    if ((rc = own_log_end(c->exp_id, t, &from))) return rc;
     if (t->fresh && from > 0) {
-        if ((rc = set_aside_lost_log(t))) return rc;
+        if ((rc = set_aside_lost_log(c->exp_id, t))) return rc;
         from = 0;
     }
     t->fresh = 0;
@@ -197,6 +207,7 @@ static int start_trial(t2__ctl *c, t2__ctl_trial *t, int starting)
          * _exit), so an open batch transaction in the controller need not be flushed first. */
         rc = t2__trial_proc_start(&a, t->log_path, fds, n, &t->pid, &t->fd);
     free(fds);
+    if (rc && !dist) rc = name_trial_in_error(c, t, rc);
     if (!rc && from >= 0) rc = t2__store_add_log_segment(c->st, t->id, t->log_path, from);
     if (rc || dist) return rc;
     return t2__ctl_trial_started(c, t);
@@ -211,8 +222,9 @@ int t2__ctl_trial_started(t2__ctl *c, t2__ctl_trial *t)
     t2__ctl_reader_reset(c, t->fd);
     t->ready = t->exit_sent = t->pausing = t->auto_exit = 0;
     t->sent = -1;
-    t2__progress_event(&c->prog, "trial %lld started%s (log %s)", (long long)t->id,
-                       t->restarts ? " again" : "", t2__ctl_output_path(c, t));
+    /* The store id goes with the log path, which is named by it (trial-ID.log; `logs ID`). */
+    t2__progress_event(&c->prog, "trial " T2__TRIAL_FMT " started%s (id %lld, log %s)", T2__TRIAL_ARGS(c, t),
+                       t->restarts ? " again" : "", (long long)t->id, t2__ctl_output_path(c, t));
     return t2__ctl_store_trial(c, t, T2__TU_STATE, T2__TRIAL_RUNNING, NULL);
 }
 
@@ -376,7 +388,7 @@ int t2__ctl_settle(t2__ctl *c, t2__ctl_trial *t, int status)
         break;
     case T2__EXIT_COMPLETED:
         t2__tt_set_state(&c->tt, t, T2__CTL_DONE);
-        t2__progress_event(&c->prog, "trial %lld completed%s: %lld batches, latest %s %.6g", (long long)t->id,
+        t2__progress_event(&c->prog, "trial " T2__TRIAL_FMT " completed%s: %lld batches, latest %s %.6g", T2__TRIAL_ARGS(c, t),
                            t->pruned_why ? " (pruned)" : "", (long long)t->batches, c->cfg->searcher.metric, t->metric);
         /* A pruned trial's row says where and why it stopped (t2__trial_pruned). */
         rc = t2__ctl_store_trial(c, t, T2__TU_STATE | T2__TU_BATCHES | (t->pruned_why ? T2__TU_ERROR : 0),
@@ -394,7 +406,7 @@ int t2__ctl_settle(t2__ctl *c, t2__ctl_trial *t, int status)
         if (t->sent >= 0 && t->pending < 0) t->pending = t->sent;
         t->sent = -1;
         t2__tt_set_state(&c->tt, t, T2__CTL_QUEUED);
-        t2__progress_event(&c->prog, "trial %lld failed (%s); restart %d of %lld", (long long)t->id, why, t->restarts,
+        t2__progress_event(&c->prog, "trial " T2__TRIAL_FMT " failed (%s); restart %d of %lld", T2__TRIAL_ARGS(c, t), why, t->restarts,
                            (long long)c->cfg->max_restarts);
         rc = t2__ctl_store_trial(c, t, T2__TU_STATE | T2__TU_RESTARTS | T2__TU_ERROR, T2__TRIAL_QUEUED, why);
         break;
@@ -402,7 +414,7 @@ int t2__ctl_settle(t2__ctl *c, t2__ctl_trial *t, int status)
         break;
     case T2__EXIT_ERRORED:
         t2__tt_set_state(&c->tt, t, T2__CTL_ERRORED);
-        t2__progress_event(&c->prog, "trial %lld errored: %s", (long long)t->id, why);
+        t2__progress_event(&c->prog, "trial " T2__TRIAL_FMT " errored: %s", T2__TRIAL_ARGS(c, t), why);
         rc = t2__ctl_store_trial(c, t, T2__TU_STATE | T2__TU_RESTARTS | T2__TU_ERROR | T2__TU_BATCHES,
                                  T2__TRIAL_ERRORED, why);
         if (!rc) rc = t2__searcher_on_trial_failed(c->s, t->rid, t->invalid_hparams, &c->ops);
@@ -420,7 +432,7 @@ static void show(t2__ctl *c)
     int64_t done = c->tt.ndone;
     for (size_t k = 0; k < c->tt.nrun && n < 64; k++) {
         const t2__ctl_trial *t = &c->tt.t[c->tt.run[k]];
-        run[n++] = (t2__progress_trial){t->id, t->batches, t->target, t->rate, t->loss, t->metric};
+        run[n++] = (t2__progress_trial){c->exp_id, t->rid, t->batches, t->target, t->rate, t->loss, t->metric};
     }
     int64_t total = t2__searcher_total_trials(c->s);
     if (total < (int64_t)c->tt.nt) total = (int64_t)c->tt.nt;

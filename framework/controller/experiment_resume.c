@@ -80,6 +80,7 @@ static int restore_trials(t2__ctl *c, const t2__val *saved)
         if (!isnan(rows[i].best_validation) && t2__ctl_better(c, rows[i].best_validation, c->best)) {
             c->best = rows[i].best_validation;
             c->best_trial = t->id;
+            c->best_ordinal = t->rid;
         }
         /* CANCELED (by `t2exp kill EXP`) runs again; one that `kill EXP.N` ended is set apart once
          * this run is recorded (keep_killed). */

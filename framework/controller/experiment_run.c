@@ -310,8 +310,8 @@ int t2__ctl_run_experiment(t2__ctl *c, int resumed)
     FILE *out = c->o->out;
     char best[1100] = "";
     if (!isnan(c->best))
-        snprintf(best, sizeof best, "; best %.1000s %.6g (trial %lld, best of all validations)", cfg->searcher.metric,
-                 c->best, (long long)c->best_trial);
+        snprintf(best, sizeof best, "; best %.1000s %.6g (trial %lld.%lld, best of all validations)", cfg->searcher.metric,
+                 c->best, (long long)c->exp_id, (long long)c->best_ordinal);
     t2__progress_line(out, "experiment %lld %s in %.1f s: %d trial(s) completed%s, %d errored%s%s", (long long)c->exp_id,
                       t2__exp_state_name(final), t2__now() - t0, completed, pruned_text, errored, canceled_text, best);
     if (final == T2__EXP_PAUSED)

@@ -101,7 +101,7 @@ static int complete(t2__ctl *c, size_t k, int fd)
                  : t2__msg_send(fd, &spec);
     if (rc) {
         char why[800];
-        snprintf(why, sizeof why, "trial %lld: cannot send rank 0 its spec: %.600s", (long long)t->id, t2_errmsg());
+        snprintf(why, sizeof why, "cannot send rank 0 its spec: %.600s", t2_errmsg());
         t2_clearerr();
         close(fd);
         kill(t->pid, SIGTERM);
@@ -156,7 +156,7 @@ static int on_hello(t2__ctl *c, size_t i, int64_t trial_id)
     while (k < c->nlaunch && c->tt.t[c->launch[k].trial].id != trial_id) k++;
     if (k == c->nlaunch) {
         char why[96];
-        snprintf(why, sizeof why, "a hello for trial %lld, which is not being launched", (long long)trial_id);
+        snprintf(why, sizeof why, "a hello for trial id %lld, which is not being launched", (long long)trial_id);
         refuse(c, i, why);
         return T2_OK;
     }
@@ -262,14 +262,12 @@ int t2__ctl_launch_events(t2__ctl *c, const struct pollfd *pf, int n)
         int status;
         char why[PATH_MAX + 200], st[96];
         if (t2__reap_group(t->pid, &status, WNOHANG) == t->pid) {
-            snprintf(why, sizeof why, "trial %lld: mpirun %s before rank 0 called back (see %s)", (long long)t->id,
-                     t2__wait_status_str(status, st, sizeof st), t->log_path);
+            snprintf(why, sizeof why, "mpirun %s before rank 0 called back (see %s)", t2__wait_status_str(status, st, sizeof st), t->log_path);
             rc = fail_launch(c, k, why);
         } else if (now > c->launch[k].deadline) {
             kill(t->pid, SIGTERM);
             reap(t->pid);
-            snprintf(why, sizeof why, "trial %lld: rank 0 did not call back within 60 s (see %s)", (long long)t->id,
-                     t->log_path);
+            snprintf(why, sizeof why, "rank 0 did not call back within 60 s (see %s)", t->log_path);
             rc = fail_launch(c, k, why);
         }
     }
@@ -285,7 +283,7 @@ int t2__ctl_launch_stop(t2__ctl *c)
         t2__ctl_trial *t = &c->tt.t[c->launch[k].trial];
         char why[96];
         reap(t->pid);
-        snprintf(why, sizeof why, "trial %lld: stopped during its launch", (long long)t->id);
+        snprintf(why, sizeof why, "stopped during its launch");
         int rc2 = fail_launch(c, k, why);
         if (!rc) rc = rc2;
     }

@@ -89,7 +89,7 @@ int t2__ctl_check_hosts(t2__ctl *c, t2__ctl_trial *t)
         snprintf(msg, sizeof msg, "%shost %s is unreachable (%s): its %d slot(s) left the pool%s%.1200s",
                  mark ? T2__INVALID_HPARAMS : "", c->pool.hosts[h].name, why, c->pool.hosts[h].slots,
                  *old ? "; " : "", old + (mark ? mlen : 0));
-        t2__progress_event(&c->prog, "trial %lld: %s", (long long)t->id, msg);
+        t2__progress_event(&c->prog, "trial " T2__TRIAL_FMT ": %s", T2__TRIAL_ARGS(c, t), msg);
         char *e = strdup(msg);
         if (!e) return t2_seterr(T2_ENOMEM, "controller: out of memory");
         free(t->error);

@@ -79,10 +79,11 @@ static void bar(char *buf, int width, double frac)
 
 static void trial_line(t2__progress *p, const t2__progress_trial *t)
 {
-    char b[32];
+    char b[32], name[48];
     double frac = t->target > 0 ? (double)t->batches / (double)t->target : 0.0;
     bar(b, 20, frac);
-    fprintf(p->out, "  trial %-5lld [%s] %lld/%lld batches  %.1f b/s", (long long)t->id, b, (long long)t->batches,
+    snprintf(name, sizeof name, "%lld.%lld", (long long)t->exp, (long long)t->ordinal);
+    fprintf(p->out, "  trial %-7s [%s] %lld/%lld batches  %.1f b/s", name, b, (long long)t->batches,
             (long long)t->target, t->batches_per_s);
     if (!isnan(t->loss)) fprintf(p->out, "  loss %.4f", t->loss);
     if (!isnan(t->metric)) put(p->out, "  %s %.4f", p->metric, t->metric);

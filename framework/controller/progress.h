@@ -8,7 +8,7 @@
 #include "controller.h"
 
 typedef struct t2__progress_trial {
-    int64_t id;              /* store trial id */
+    int64_t exp, ordinal;    /* shown as EXP.N, as every controller line names a trial (ctl.h) */
     int64_t batches, target; /* target <= 0: unknown yet */
     double batches_per_s;
     double loss;             /* latest training "loss" (NAN if not reported) */
@@ -29,7 +29,7 @@ void t2__progress_init(t2__progress *p, t2__progress_mode mode, FILE *out, const
 void t2__progress_update(t2__progress *p, double now, int64_t done, int64_t total, double best,
                          const t2__progress_trial *running, int nrunning);
 
-/* Prints a one-off event line ("trial 3 completed ...") above the live view. */
+/* Prints a one-off event line ("trial 2.3 completed ...") above the live view. */
 void t2__progress_event(t2__progress *p, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))

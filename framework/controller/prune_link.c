@@ -117,7 +117,7 @@ int t2__ctl_prune_validation(t2__ctl *c, t2__ctl_trial *t, double value, int ask
                  v.patient_best, (long long)pc->patience + 1, v.patient_before);
     snprintf(why, sizeof why, T2__PRUNED_AT "%lld: %s%s", (long long)t->batches, patient, rule);
     if (!(t->pruned_why = strdup(why))) return t2_seterr(T2_ENOMEM, "controller: out of memory");
-    t2__progress_event(&c->prog, "trial %lld %s", (long long)t->id, why);
+    t2__progress_event(&c->prog, "trial " T2__TRIAL_FMT " %s", T2__TRIAL_ARGS(c, t), why);
     *prune = 1;
     return T2_OK;
 }

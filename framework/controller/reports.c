@@ -93,7 +93,7 @@ static int reject(t2__ctl *c, t2__ctl_trial *t, const char *what, const char *wh
 {
     char msg[1200];
     snprintf(msg, sizeof msg, "rejected %s: %.1100s", what, why);
-    t2__progress_event(&c->prog, "trial %lld: %s; stopping it", (long long)t->id, msg);
+    t2__progress_event(&c->prog, "trial " T2__TRIAL_FMT ": %s; stopping it", T2__TRIAL_ARGS(c, t), msg);
     t->rejected = t->fatal = 1;
     if (t->pid > 0) kill(t->pid, SIGKILL);
     /* An earlier error's invalid_hparams still goes to the searcher (settle): the mark stays. */
@@ -185,6 +185,7 @@ static int on_metrics(t2__ctl *c, t2__ctl_trial *t, const t2__msg *m)
                 new_best = 1;
                 c->best = v;
                 c->best_trial = t->id;
+                c->best_ordinal = t->rid;
                 rc = t2__store_set_experiment_best(c->st, c->exp_id, t->id, v);
             }
             if (!rc) rc = t2__ctl_prune_validation(c, t, v, m->u.metrics.ask, &prune);
@@ -241,8 +242,8 @@ int t2__ctl_on_message(t2__ctl *c, t2__ctl_trial *t, const t2__msg *m)
         break;
     case T2__MSG_CHECKPOINT_FAILED:
         t->batches = m->u.checkpoint_failed.batches;
-        t2__progress_event(&c->prog, "trial %lld: checkpoint failed (%s); its previous checkpoint stays the latest",
-                           (long long)t->id, m->u.checkpoint_failed.message);
+        t2__progress_event(&c->prog, "trial " T2__TRIAL_FMT ": checkpoint failed (%s); its previous checkpoint stays the latest",
+                           T2__TRIAL_ARGS(c, t), m->u.checkpoint_failed.message);
         break;
     case T2__MSG_STOPPED:
         t->batches = m->u.stopped.batches;

@@ -63,9 +63,9 @@ static int inherit(t2__ctl *c, t2__ctl_trial *t, int64_t parent_rid)
     if (!p) return t2_seterr(T2_EINVAL, "controller: the searcher named request %lld as a parent, which it never created",
                              (long long)parent_rid);
     if (!p->ckpt)
-        return t2_seterr(T2_ESTATE, "trial %lld: pbt needs the checkpoint of its parent, trial %lld, which has none "
-                                    "(the trial must register its model so that it can be checkpointed)",
-                         (long long)t->id, (long long)p->id);
+        return t2_seterr(T2_ESTATE, "trial " T2__TRIAL_FMT ": pbt needs the checkpoint of its parent, trial " T2__TRIAL_FMT
+                                    ", which has none (the trial must register its model so that it can be checkpointed)",
+                         T2__TRIAL_ARGS(c, t), T2__TRIAL_ARGS(c, p));
     const char *base = strrchr(p->ckpt, '/');
     char uuid[T2__UUID_LEN + 1];
     snprintf(uuid, sizeof uuid, "%s", base ? base + 1 : p->ckpt); /* <uuid>.tar[.gz|.zst] */
@@ -143,7 +143,7 @@ static int apply_ops(t2__ctl *c)
             if (t->state == T2__CTL_QUEUED && t->pending < 0) {
                 /* Paused (or never started) with no work left: it is done without running again. */
                 t2__tt_set_state(&c->tt, t, T2__CTL_DONE);
-                t2__progress_event(&c->prog, "trial %lld completed: %lld batches, latest %s %.6g", (long long)t->id,
+                t2__progress_event(&c->prog, "trial " T2__TRIAL_FMT " completed: %lld batches, latest %s %.6g", T2__TRIAL_ARGS(c, t),
                                    (long long)t->batches, c->cfg->searcher.metric, t->metric);
                 rc = t2__ctl_store_trial(c, t, T2__TU_STATE, T2__TRIAL_COMPLETED, NULL);
                 if (!rc) rc = t2__searcher_on_trial_exited(c->s, op->request_id, &c->ops);

@@ -60,7 +60,7 @@ int t2__ctl_cancel_trial(t2__ctl *c, t2__ctl_trial *t)
     t2__trial_killed_reason(c->exp_id, t->rid, why, sizeof why); /* the mark resume knows it by */
     t2__tt_set_state(&c->tt, t, T2__CTL_ERRORED); /* ended: the table counts it done */
     t2__ctl_prune_ended(c, t, 0);
-    t2__progress_event(&c->prog, "trial %lld %s", (long long)t->id, why);
+    t2__progress_event(&c->prog, "trial " T2__TRIAL_FMT " %s", T2__TRIAL_ARGS(c, t), why);
     int rc = t2__ctl_store_trial(c, t, T2__TU_STATE | T2__TU_ERROR | T2__TU_BATCHES, T2__TRIAL_CANCELED, why);
     if (!rc) rc = t2__searcher_on_trial_failed(c->s, t->rid, 0, &c->ops);
     return rc;

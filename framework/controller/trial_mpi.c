@@ -64,13 +64,13 @@ int t2__trial_mpi_start(const t2__mpi_launch *l, pid_t *pid, unsigned char key_o
     snprintf(np, sizeof np, "%d", l->slots);
     snprintf(trial, sizeof trial, "%lld", (long long)l->trial_id);
     /* 40 for the fixed arguments, 2 for each -x NAME of environment_variables. */
-    if (l->nenv > 1000) return t2_seterr(T2_EINVAL, "trial %s: more than 1000 environment_variables", trial);
+    if (l->nenv > 1000) return t2_seterr(T2_EINVAL, "more than 1000 environment_variables");
     const char **argv = malloc((40 + 2 * l->nenv) * sizeof *argv);
     char **names = calloc(l->nenv ? l->nenv : 1, sizeof *names);
     if (!argv || !names) {
         free(argv);
         free(names);
-        return t2_seterr(T2_ENOMEM, "trial %s: out of memory", trial);
+        return t2_seterr(T2_ENOMEM, "controller: out of memory");
     }
     int n = 0;
     argv[n++] = "mpirun";
@@ -116,7 +116,7 @@ int t2__trial_mpi_start(const t2__mpi_launch *l, pid_t *pid, unsigned char key_o
             for (size_t j = 0; j < k; j++) free(names[j]);
             free(names);
             free(argv);
-            return t2_seterr(eq ? T2_ENOMEM : T2_EINVAL, "trial %s: bad environment variable %s", trial, l->env[k]);
+            return t2_seterr(eq ? T2_ENOMEM : T2_EINVAL, "bad environment variable %s", l->env[k]);
         }
         argv[n++] = "-x";
         argv[n++] = names[k];
@@ -142,10 +142,10 @@ int t2__trial_mpi_start(const t2__mpi_launch *l, pid_t *pid, unsigned char key_o
         free(names);
         free(argv);
     }
-    if (log < 0) return t2_seterr(T2_EIO, "trial %s: cannot open log %s: %s", trial, l->log_path, strerror(oe));
+    if (log < 0) return t2_seterr(T2_EIO, "cannot open the trial's log %s: %s", l->log_path, strerror(oe));
     if (p < 0) {
         close(log);
-        return t2_seterr(T2_EIO, "trial %s: fork: %s", trial, strerror(oe));
+        return t2_seterr(T2_EIO, "fork: %s", strerror(oe));
     }
     if (p == 0) {
         /* mpirun leads a process group of its own (Open MPI gives each rank one too; trial_proc.c's

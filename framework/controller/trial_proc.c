@@ -124,8 +124,7 @@ int t2__trial_proc_start(const t2__runner_args *args, const char *log_path, cons
     /* 0600: a trial's output is the user's alone (the umask may take more, never add). */
     int out = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
     if (out < 0)
-        return t2_seterr(T2_EIO, "trial %lld: cannot open log %s: %s", (long long)args->trial_id, log_path,
-                         strerror(errno));
+        return t2_seterr(T2_EIO, "cannot open the trial's log %s: %s", log_path, strerror(errno)); /* the caller names the trial */
     int rc = fork_child(args, out, 0, close_fds, nclose, pid, fd);
     close(out);
     return rc;

@@ -27,10 +27,10 @@ grep -qF "resume ID" <<<"$OUT" && fail "the pause message still says 'resume ID'
 
 target=$(sql "SELECT target_length_batches FROM trials WHERE experiment_id=1")
 expect_exit 0 "$T2EXP" resume 1 --plain
-grep -E "^  trial 1 .* [0-9]+/0 batches" <<<"$OUT" && fail "a resumed trial's target is unknown: $OUT"
+grep -E "^  trial 1\.0 .* [0-9]+/0 batches" <<<"$OUT" && fail "a resumed trial's target is unknown: $OUT"
 expect_in "$OUT" "/$target batches"
-expect_in "$OUT" "trial 1 completed: $target batches, latest validation_accuracy"
-expect_in "$OUT" "(trial 1, best of all validations)"
+expect_in "$OUT" "trial 1.0 completed: $target batches, latest validation_accuracy"
+expect_in "$OUT" "(trial 1.0, best of all validations)"
 
 # The first rate after the restore, against the fastest before the pause: the same machine, the
 # same model; counting the batches of the window before the pause made it hundreds of times more.

@@ -117,7 +117,7 @@ expect_exit 0 timeout 120 "$T2EXP" resume "$n" --plain
 expect_in "$OUT" "1 trial(s) completed, 0 errored, 2 canceled"
 for t in "$killed" "$paused"; do
   [ "$(state $n "$t")" = CANCELED ] || fail "the killed trial $n.$t is $(state $n "$t") after the resume"
-  ! grep -q "trial $(sql "SELECT id FROM trials WHERE experiment_id = $n AND ordinal = $t") started" <<<"$OUT" ||
+  ! grep -q "trial $n\.$t started" <<<"$OUT" ||
     fail "the resume ran the killed trial $n.$t again: $OUT"
 done
 [ "$(sql "SELECT state FROM experiments WHERE id = $n")" = COMPLETED ] || fail "experiment $n did not complete"

@@ -15,9 +15,9 @@ searcher: {name: single, metric: score, smaller_is_better: false, max_length: {b
 max_restarts: 1
 Y
 expect_exit 0 "$T2EXP" create "$WORK/once.yaml" "$WORK/scripted.so" --plain
-expect_in "$OUT" "trial 1 failed (build_model: scripted: failing once as asked ($WORK/marker)); restart 1 of 1"
-expect_in "$OUT" "trial 1 started again"
-expect_in "$OUT" "trial 1 completed"
+expect_in "$OUT" "trial 1.0 failed (build_model: scripted: failing once as asked ($WORK/marker)); restart 1 of 1"
+expect_in "$OUT" "trial 1.0 started again (id 1, "
+expect_in "$OUT" "trial 1.0 completed"
 [ ! -e "$WORK/marker" ] || fail "the first attempt did not run build_model"
 [ "$(sql "SELECT state || ' ' || restarts || ' ' || batches_trained FROM trials WHERE id=1")" = "COMPLETED 1 50" ] ||
   fail "trial 1: $(sql "SELECT state, restarts, batches_trained FROM trials WHERE id=1")"
@@ -30,10 +30,11 @@ max_restarts: 2
 Y
 expect_exit 0 "$T2EXP" create "$WORK/always.yaml" "$WORK/scripted.so" --plain # COMPLETED with a trial errored
 bad=$(sql "SELECT id FROM trials WHERE experiment_id=2 AND json_extract(hparams, '\$.fail_build')=1")
-good=$(sql "SELECT id FROM trials WHERE experiment_id=2 AND json_extract(hparams, '\$.fail_build')=0")
-expect_in "$OUT" "trial $bad failed (build_model: scripted: failing every time as asked); restart 2 of 2"
-expect_in "$OUT" "trial $bad errored: build_model: scripted: failing every time as asked"
-expect_in "$OUT" "trial $good completed"
+good=$(sql "SELECT ordinal FROM trials WHERE experiment_id=2 AND json_extract(hparams, '\$.fail_build')=0")
+badn=$(sql "SELECT ordinal FROM trials WHERE id=$bad")
+expect_in "$OUT" "trial 2.$badn failed (build_model: scripted: failing every time as asked); restart 2 of 2"
+expect_in "$OUT" "trial 2.$badn errored: build_model: scripted: failing every time as asked"
+expect_in "$OUT" "trial 2.$good completed"
 expect_in "$OUT" "1 trial(s) completed, 1 errored"
 [ "$(sql "SELECT state || ' ' || restarts FROM trials WHERE id=$bad")" = "ERRORED 2" ] || fail "the failing trial's row"
 [ "$(sql "SELECT state FROM experiments WHERE id=2")" = COMPLETED ] || fail "the experiment should complete"
@@ -47,6 +48,6 @@ Y
 expect_exit 1 "$T2EXP" create "$WORK/invalid.yaml" "$WORK/scripted.so" --plain
 grep -qF "restart 1 of" <<<"$OUT" && fail "invalid hyperparameters were restarted: $OUT"
 t=$(sql "SELECT id FROM trials WHERE experiment_id=3")
-expect_in "$OUT" "trial $t errored: invalid hyperparameters: build_model: scripted: these hyperparameters are invalid as asked"
+expect_in "$OUT" "trial 3.0 errored: invalid hyperparameters: build_model: scripted: these hyperparameters are invalid as asked"
 [ "$(sql "SELECT restarts FROM trials WHERE id=$t")" = 0 ] || fail "invalid hyperparameters: restarts should be 0"
 store_ok

@@ -55,8 +55,8 @@ expect_exit 0 "$T2EXP" list --csv
 expect_exit 0 "$T2EXP" describe 3 --json
 [ "$(json "json_array_length(j, '\$.trials')")" = 25 ] || fail "describe --json: 25 trials"
 [ "$(json "round(json_extract(j, '\$.trials[0].best_validation'), 9)")" = 1.25 ] || fail "describe --json ranks the best first"
-# best_trial is the trial's id (as in create's summary line, the progress lines and `t2exp logs`),
-# not its position in the experiment: in experiment 3 the two differ.
+# best_trial is the trial's id (as `t2exp logs ID` takes it and each "started" line gives it), not
+# its position in the experiment (create's lines name a trial EXP.N): in experiment 3 the two differ.
 [ "$(json "json_extract(j, '\$.experiment.best_trial')")" = "$(json "json_extract(j, '\$.trials[0].id')")" ] \
   || fail "describe: best_trial is not the best trial's id"
 [ "$(json "json_extract(j, '\$.trials[0].id')")" != "$(json "json_extract(j, '\$.trials[0].trial')")" ] \

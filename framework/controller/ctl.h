@@ -99,6 +99,8 @@ typedef struct t2__ctl {
     size_t *lazy;            /* indices of trials with lazy fields (t2__ctl_store_trial) */
     size_t nlazy, caplazy;
     double saved_progress;   /* the progress last written (NAN: none yet) */
+    double work_partial;     /* the sum of the trials' work: how much of their length the trials not
+                                ended yet have trained, in trials (t2__ctl_note_work) */
     int exits_scanned;       /* t2__ctl_child_exits when the running trials were last checked for an end
                                 that no end of stream told (event_loop.c) */
     double exits_scan_at;    /* and when */
@@ -231,6 +233,10 @@ int t2__ctl_store_trial(t2__ctl *c, t2__ctl_trial *t, unsigned set, int state, c
 /* As t2__store_update_trial for t, with t's waiting progress fields added to u. */
 int t2__ctl_update_trial(t2__ctl *c, t2__ctl_trial *t, t2__trial_update *u);
 int t2__ctl_apply_and_save(t2__ctl *c);
+/* Counts t's trained length into the experiment's progress anew (t->batches, t->target and
+ * whether it ended): O(1), called by every write of t's row (t2__ctl_store_trial,
+ * t2__ctl_update_trial) and for each trial a resume restores. */
+void t2__ctl_note_work(t2__ctl *c, t2__ctl_trial *t);
 /* on: every commit first writes the trials' waiting progress fields (t2__ctl_store_trial) and the
  * searcher snapshot if an event changed it since the last one. off: neither any more (after a
  * store error the searcher may be ahead of the stored rows). */

@@ -30,6 +30,7 @@ static int keep_killed(t2__ctl *c)
             if (t->id != ids[k]) continue;
             t->killed = 1;
             if (t->state == T2__CTL_QUEUED) rc = t2__tt_set_state(&c->tt, t, T2__CTL_ERRORED);
+            t2__ctl_note_work(c, t); /* ended: its trained part leaves the progress */
             break;
         }
     free(ids);
@@ -106,6 +107,7 @@ static int restore_trials(t2__ctl *c, const t2__val *saved)
         }
         t->state = -1; /* so that set_state counts it */
         if ((rc = t2__tt_set_state(&c->tt, t, st))) break;
+        t2__ctl_note_work(c, t);
     }
     t2__trial_rows_free(rows, n);
     /* A closed trial with nothing left to do finished while the controller was gone. */

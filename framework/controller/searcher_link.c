@@ -12,8 +12,61 @@
 
 #define LAZY_FIELDS (T2__TU_BATCHES | T2__TU_TARGET)
 
+/* Whether the searcher's progress counts trials against a known total, each trained to
+ * max_length (single, grid, random, tpe: the ended ones over max_trials or the grid): then a
+ * trial's trained part counts as well, as Determined's searchers count the work done; a single
+ * trial at 300 of 600 batches showed 0.0% until it ended. ASHA's rungs, pbt's rounds and a
+ * custom searcher's own progress say how far they are themselves. */
+static int counts_work(const t2__ctl *c)
+{
+    switch (c->cfg->searcher.name) {
+    case T2__SEARCH_SINGLE:
+    case T2__SEARCH_GRID:
+    case T2__SEARCH_RANDOM:
+    case T2__SEARCH_TPE: return 1;
+    default: return 0;
+    }
+}
+
+void t2__ctl_note_work(t2__ctl *c, t2__ctl_trial *t)
+{
+    double w = 0.0;
+    /* An ended trial is the searcher's to count (a random search's trial with invalid
+     * hyperparameters is not, its replacement is); the target is the batches of its op. */
+    if (counts_work(c) && t->state != T2__CTL_DONE && t->state != T2__CTL_ERRORED && t->target > 0 && t->batches > 0)
+        w = t->batches >= t->target ? 1.0 : (double)t->batches / (double)t->target;
+    c->work_partial += w - t->work;
+    t->work = w;
+}
+
+/* The experiment's progress: the searcher's, plus the trained part of the trials that have not
+ * ended where it counts trials (counts_work). It never goes back within a run: a trial restarted
+ * from an earlier checkpoint trains part of its length again, which is no less done. */
+static double progress_now(const t2__ctl *c)
+{
+    double p = t2__searcher_progress(c->s);
+    int64_t total = t2__searcher_total_trials(c->s);
+    if (p < 1.0 && total > 0 && c->work_partial > 0 && counts_work(c)) p += c->work_partial / (double)total;
+    if (!(p >= 0.0)) p = 0.0;
+    if (p > 1.0) p = 1.0;
+    if (!isnan(c->saved_progress) && p < c->saved_progress) p = c->saved_progress;
+    return p;
+}
+
+/* Writes the progress when it moved by min_step or more (0: any change). Between the searcher's
+ * events only a step the listing shows (0.1%) is written: a trial's every report would be a write. */
+static int write_progress(t2__ctl *c, double min_step)
+{
+    double p = progress_now(c);
+    if (!isnan(c->saved_progress) && (p == c->saved_progress || p - c->saved_progress < min_step)) return T2_OK;
+    int rc = t2__store_set_experiment_progress(c->st, c->exp_id, p);
+    c->saved_progress = rc ? NAN : p;
+    return rc;
+}
+
 int t2__ctl_update_trial(t2__ctl *c, t2__ctl_trial *t, t2__trial_update *u)
 {
+    t2__ctl_note_work(c, t);
     if (t->lazy & T2__TU_BATCHES && !(u->set & T2__TU_BATCHES)) u->batches_trained = t->batches;
     if (t->lazy & T2__TU_TARGET && !(u->set & T2__TU_TARGET)) u->target_length_batches = t->target;
     u->set |= t->lazy;
@@ -24,6 +77,7 @@ int t2__ctl_update_trial(t2__ctl *c, t2__ctl_trial *t, t2__trial_update *u)
 int t2__ctl_store_trial(t2__ctl *c, t2__ctl_trial *t, unsigned set, int state, const char *error)
 {
     if (set && !(set & ~(unsigned)LAZY_FIELDS)) {
+        t2__ctl_note_work(c, t);
         if (!t->lazy) {
             size_t *g = t2__grow_array(c->lazy, &c->caplazy, c->nlazy, sizeof *c->lazy, 64);
             if (!g) return t2_seterr(T2_ENOMEM, "controller: out of memory");
@@ -204,17 +258,13 @@ int t2__ctl_save_searcher(t2__ctl *c)
     }
     /* Most events (a trial's validation in a random search) leave the snapshot as it was: the
      * store already holds it, and a write less per event counts in a search of short trials. */
-    double progress = t2__searcher_progress(c->s);
     if (!c->saved_snapshot || strcmp(c->saved_snapshot, json) != 0) {
         rc = t2__store_save_searcher_state(c->st, c->exp_id, 0, json);
         free(c->saved_snapshot);
         c->saved_snapshot = rc ? NULL : json;
         json = NULL;
     }
-    if (!rc && progress != c->saved_progress) {
-        rc = t2__store_set_experiment_progress(c->st, c->exp_id, progress);
-        c->saved_progress = rc ? NAN : progress;
-    }
+    if (!rc) rc = write_progress(c, 0.0);
     free(json);
     return rc;
 }
@@ -237,6 +287,7 @@ static int save_before_commit(void *ud)
 {
     t2__ctl *c = ud;
     int rc = write_lazy(c);
+    if (!rc && !c->snapshot_due) rc = write_progress(c, 0.001); /* the trials trained on */
     if (rc || !c->snapshot_due) return rc;
     rc = t2__ctl_save_searcher(c);
     if (!rc) c->snapshot_due = 0;

@@ -48,6 +48,8 @@ typedef struct t2__ctl_trial {
     int64_t gb, bpe, batches, target; /* global batch, batches per epoch, trained, op target */
     double metric;          /* searcher metric of the latest validation (NAN: none) */
     double loss, rate;
+    double work;            /* its share of the trained work in the experiment's progress: batches over
+                               target while it has not ended, else 0 (t2__ctl_note_work) */
     char *error;
     char *pruned_why;       /* searcher.pruner stopped it: why (T2__PRUNED_AT...), its row's error */
     char *ckpt;             /* path of the trial's latest checkpoint (NULL: none) */

@@ -3,9 +3,10 @@
  * (trials, observations, constant liar, snapshots); tpe_parzen.c is the arithmetic.
  *
  * A point is one double per searchable hyperparameter, in leaf order: int the integer itself,
- * double the value, log the exponent (Optuna fits log parameters in log space), categorical the
- * index into vals. Semantics follow Optuna's TPESampler with its defaults (consider_prior,
- * consider_magic_clip, no consider_endpoints, default_weights); see docs/config-reference.md. */
+ * double the value (half the value when the range is wider than DBL_MAX; see low/high below), log
+ * the exponent (Optuna fits log parameters in log space), categorical the index into vals.
+ * Semantics follow Optuna's TPESampler with its defaults (consider_prior, consider_magic_clip, no
+ * consider_endpoints, default_weights); see docs/config-reference.md. */
 #ifndef T2_SEARCHERS_TPE_H
 #define T2_SEARCHERS_TPE_H
 
@@ -16,7 +17,12 @@
 
 typedef struct t2__tpe_param {
     t2__hp_kind kind;  /* INT, DOUBLE, LOG or CATEGORICAL */
-    double low, high;  /* the fitting range: INT widened by 1/2 on each side, LOG in exponents */
+    /* The fitting range: INT widened by 1/2 on each side; LOG in exponents; DOUBLE minval..maxval,
+     * or, when maxval - minval overflows (a range wider than DBL_MAX, such as -1.7e308..1.7e308),
+     * both halved, the range fitted at half scale so the estimators' widths, centres and bandwidths
+     * stay finite (tpe_space.c's fit_scale: the leaf's points are its values x 0.5, exact for a
+     * power of two, and drawn points are doubled back and clamped to [minval, maxval]). */
+    double low, high;
     int64_t imin, imax; /* INT: where rounded draws are clamped */
     int64_t nchoices;  /* CATEGORICAL */
 } t2__tpe_param;

@@ -209,6 +209,57 @@ const char *const t2__cfg_top_keys[] = {
     "profiling", "debug", "tensorboard_storage", "data_layer", "integrations", "log_policies", "retention_policy",
     "security", "internal", NULL};
 
+/* A length in epochs where records_per_epoch fixes an epoch's batches is held to the T2__MAX_LENGTH
+ * batches that the batches form is (10^6 epochs of 10^12 records at a batch of 1 were 10^18
+ * batches: a run that never ends). The runner trains n x ceil(records_per_epoch / global_batch_size)
+ * batches (runner.c, serve); the most come with the smallest batch the search can give. A length
+ * in records needs no check (ceil(records / batch) <= records <= T2__MAX_LENGTH), nor one in epochs
+ * of the training loader's passes (unknown until a trial builds its loader). what starts the
+ * message ("" or "num_rounds x length_per_round, "); path and at name and place it. */
+static int epochs_cap(const t2__config *cfg, const t2__length *len, const t2__ynode *root, const char *path,
+                      const t2__ynode *at, const char *what)
+{
+    int64_t rpe = cfg->records_per_epoch, gb = t2__cfg_min_batch(cfg);
+    if (!at || len->unit != T2__UNIT_EPOCHS || len->n < 1 || rpe < 1 || gb < 1) return T2_OK;
+    int64_t bpe = rpe / gb + (rpe % gb != 0);
+    if (len->n <= T2__MAX_LENGTH / bpe) return T2_OK;
+    const t2__hparam *h = t2__hparam_find(cfg->hparams, "global_batch_size");
+    const t2__ymark *m = t2__cfg_blame_path(&at->mark, root, "records_per_epoch");
+    m = t2__cfg_blame_path(m, root, "hyperparameters.global_batch_size");
+    char batches[64];
+    if (len->n > INT64_MAX / bpe) snprintf(batches, sizeof batches, "more than %lld", (long long)INT64_MAX);
+    else snprintf(batches, sizeof batches, "%lld", (long long)(len->n * bpe));
+    return t2__cfg_err(m, path,
+                       "%s%lld epochs are %s batches (records_per_epoch %lld at global_batch_size %lld%s: %lld "
+                       "batches an epoch), more than the %lld batches a length may be",
+                       what, (long long)len->n, batches, (long long)rpe, (long long)gb,
+                       h && h->kind != T2__HP_CONST ? ", the smallest the search gives" : "", (long long)bpe,
+                       (long long)T2__MAX_LENGTH);
+}
+
+/* epochs_cap for searcher.max_length (wherever it came from: max_length, time_metric with max_time,
+ * pbt's rounds) and the two periods. */
+static int length_caps(t2__config *cfg, const t2__ynode *root)
+{
+    const t2__ynode *ml = t2__ypath(root, "searcher.max_length");
+    int rc;
+    if (cfg->searcher.name == T2__SEARCH_PBT)
+        rc = epochs_cap(cfg, &cfg->searcher.max_length, root, "searcher.length_per_round.epochs",
+                        t2__ypath(root, "searcher.length_per_round.epochs"), "num_rounds x length_per_round, ");
+    else if (ml && !t2__ynull(ml))
+        rc = epochs_cap(cfg, &cfg->searcher.max_length, root, "searcher.max_length.epochs",
+                        t2__ypath(root, "searcher.max_length.epochs"), "");
+    else
+        rc = epochs_cap(cfg, &cfg->searcher.max_length, root, "searcher.max_time", t2__ypath(root, "searcher.max_time"),
+                        "");
+    if ((rc = t2__cfg_collect(cfg, rc))) return rc;
+    if ((rc = t2__cfg_collect(cfg, epochs_cap(cfg, &cfg->min_validation_period, root, "min_validation_period.epochs",
+                                              t2__ypath(root, "min_validation_period.epochs"), ""))))
+        return rc;
+    return t2__cfg_collect(cfg, epochs_cap(cfg, &cfg->min_checkpoint_period, root, "min_checkpoint_period.epochs",
+                                           t2__ypath(root, "min_checkpoint_period.epochs"), ""));
+}
+
 static int top_level(t2__config *cfg, const t2__ynode *root)
 {
     static const t2__ymark origin_template = {NULL, 1, 1};
@@ -275,6 +326,7 @@ static int top_level(t2__config *cfg, const t2__ynode *root)
     /* A space that failed to parse would only add errors that follow from the first ones. */
     if (hp_errors) return T2_OK;
     if ((rc = t2__cfg_collect(cfg, t2__cfg_hparams_check(cfg, hp, hp_mark ? hp_mark : &origin, root)))) return rc;
+    if ((rc = length_caps(cfg, root))) return rc;
     return t2__cfg_collect(cfg, t2__cfg_points(cfg, searcher)); /* against the space, wherever it stands */
 }
 
@@ -555,6 +607,10 @@ int t2__config_batch_sizes(const t2__config *cfg, const t2__val *hparams, int64_
     if (g->kind != T2__VAL_INT)
         return t2_seterr(T2_EINVAL, "hyperparameters.global_batch_size: expected a positive integer, got a%s %s",
                          g->kind == T2__VAL_INT ? "n" : "", t2__val_kind_name(g->kind));
+    if (g->i > T2__MAX_BATCH) /* a custom searcher's, or a store's written before the bound */
+        return t2_seterr(T2_EINVAL, "hyperparameters.global_batch_size: expected at most %lld records a step (the "
+                                    "trial API gives the batch size as an int), got %lld",
+                         (long long)T2__MAX_BATCH, (long long)g->i);
     if (g->i < slots)
         return t2_seterr(T2_EINVAL, "hyperparameters.global_batch_size: %lld is less than resources.slots_per_trial "
                                     "(%lld); every slot needs at least one record a step",

@@ -30,6 +30,12 @@
  * epochs times batches per epoch, or in records plus a batch, stays far inside int64. */
 #define T2__MAX_LENGTH INT64_C(1000000000000) /* batches or records */
 #define T2__MAX_EPOCHS INT64_C(1000000)
+/* hyperparameters.global_batch_size, wherever it comes from (a constant, a range's maxval, a
+ * categorical's values; t2__config_batch_sizes checks a trial's hparams again): the trial API hands
+ * it out as an int (t2_ctx_global_batch_size, t2_ctx_batch_size, t2_loader_params.batch_size), so
+ * INT_MAX; a length in records or records_per_epoch (at most T2__MAX_LENGTH) plus a batch stays far
+ * inside int64. */
+#define T2__MAX_BATCH INT64_C(2147483647)
 /* A load reports at most this many problems; past it, the count of the rest. */
 #define T2__CONFIG_MAX_ERRORS 50
 

@@ -362,6 +362,11 @@ static int check_flat(const t2__config *cfg, const t2__ynode *hp, const t2__ymar
     return T2_OK;
 }
 
+/* What the trial API can hand out (T2__MAX_BATCH). */
+#define BATCH_TOO_LARGE                                                                                          \
+    "expected at most %lld records a step (the trial API gives the batch size as an int: "                      \
+    "t2_ctx_global_batch_size), got %lld"
+
 /* A batch size that does not divide by the slots is rounded as Determined rounds it (each slot
  * takes the floor; t2__config_batch_sizes), with a warning; fewer records than slots is an error. */
 static int batch_value(t2__config *cfg, const t2__val *v, const t2__ynode *at, const char *path, int64_t slots,
@@ -370,6 +375,8 @@ static int batch_value(t2__config *cfg, const t2__val *v, const t2__ynode *at, c
     char buf[128];
     if (v->kind != T2__VAL_INT || v->i < 1)
         return t2__cfg_err(&at->mark, path, "expected a positive integer, got %s", t2__ydesc(at, buf, sizeof buf));
+    if (v->i > T2__MAX_BATCH)
+        return t2__cfg_err(&at->mark, path, BATCH_TOO_LARGE, (long long)T2__MAX_BATCH, (long long)v->i);
     if (v->i < slots) /* at the slots when an override set them */
         return t2__cfg_err(t2__cfg_blame_path(&at->mark, root, "resources.slots_per_trial"), path,
                            "%lld is less than resources.slots_per_trial (%lld); every slot needs at "
@@ -409,6 +416,12 @@ static int check_batch(t2__config *cfg, const t2__ynode *hp, const t2__ymark *km
             return t2__cfg_err(mn ? &mn->mark : &at->mark, sub, "expected a positive integer, got %lld",
                                (long long)h->imin);
         }
+        if (h->imax > T2__MAX_BATCH) {
+            const t2__ynode *mx = t2__ymap_get(at, "maxval", NULL);
+            t2__path_join(sub, sizeof sub, path, "maxval");
+            return t2__cfg_err(mx ? &mx->mark : &at->mark, sub, BATCH_TOO_LARGE, (long long)T2__MAX_BATCH,
+                               (long long)h->imax);
+        }
         if (h->imin < slots)
             return t2__cfg_err(t2__cfg_blame_path(&at->mark, root, "resources.slots_per_trial"), path, "the range starts at %lld, less than resources.slots_per_trial (%lld); "
                                                 "every slot needs at least one record a step",
@@ -437,6 +450,22 @@ static int check_batch(t2__config *cfg, const t2__ynode *hp, const t2__ymark *km
                                                                                           ? "double hyperparameter"
                                                                                           : "log hyperparameter");
     }
+}
+
+int64_t t2__cfg_min_batch(const t2__config *cfg)
+{
+    const t2__hparam *h = cfg->hparams ? t2__hparam_find(cfg->hparams, "global_batch_size") : NULL;
+    int64_t min = 0;
+    if (!h) return 0;
+    if (h->kind == T2__HP_CONST) return h->val && h->val->kind == T2__VAL_INT ? h->val->i : 0;
+    if (h->kind == T2__HP_INT) return h->imin;
+    if (h->kind != T2__HP_CATEGORICAL || !h->vals) return 0;
+    for (size_t k = 0; k < h->vals->n; k++) {
+        const t2__val *v = h->vals->items[k];
+        if (v->kind != T2__VAL_INT) return 0;
+        if (!k || v->i < min) min = v->i;
+    }
+    return min;
 }
 
 int t2__cfg_hparams_check(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark, const t2__ynode *root)

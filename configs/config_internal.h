@@ -134,6 +134,9 @@ int t2__cfg_environment(t2__config *cfg, const t2__ynode *n, const t2__ymark *km
  * searcher's name or the slots cause is placed at them when an override set them. */
 int t2__cfg_hparams_parse(t2__config *cfg, const t2__ynode *n);
 int t2__cfg_hparams_check(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark, const t2__ynode *root);
+/* The smallest global_batch_size the search can give a trial (a constant, an int range's minval, a
+ * categorical's least value); 0 when it is not a positive integer everywhere (already an error). */
+int64_t t2__cfg_min_batch(const t2__config *cfg);
 /* searcher.points_to_evaluate of the searcher map (NULL: none) checked against the parsed space
  * into cfg->searcher.points (config_points.c). */
 int t2__cfg_points(t2__config *cfg, const t2__ynode *searcher);

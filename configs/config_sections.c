@@ -85,6 +85,92 @@ const char *const t2__cfg_checkpoint_storage_keys[] = {
     "type", "host_path", "storage_path", "save_experiment_best", "save_trial_best", "save_trial_latest", "compression",
     "propagation", "container_path", "checkpoint_path", "tensorboard_path", NULL};
 
+/* The next component of a path at p (its length in *len, 0 at the end), skipping empty and "."
+ * components: "a//./b/" is a, b. */
+static const char *path_component(const char *p, size_t *len)
+{
+    for (;;) {
+        while (*p == '/') p++;
+        size_t l = strcspn(p, "/");
+        if (l == 1 && p[0] == '.') {
+            p++;
+            continue;
+        }
+        *len = l;
+        return p;
+    }
+}
+
+static int has_dotdot(const char *p)
+{
+    size_t l;
+    for (p = path_component(p, &l); l; p = path_component(p + l, &l))
+        if (l == 2 && p[0] == '.' && p[1] == '.') return 1;
+    return 0;
+}
+
+/* 1 when the absolute path sp is host or under it, component by component (neither resolved:
+ * a '..' in host matches nothing, since sp has none). */
+static int path_under(const char *sp, const char *host)
+{
+    size_t la, lb;
+    for (;;) {
+        host = path_component(host, &lb);
+        if (!lb) return 1;
+        sp = path_component(sp, &la);
+        if (la != lb || memcmp(sp, host, la)) return 0;
+        sp += la;
+        host += lb;
+    }
+}
+
+/* host_path and storage_path, once both are read (in either order), as Determined's shared_fs
+ * checks them (_full_storage_path: host_path must be absolute; normpath(host_path/storage_path)
+ * must stay under host_path). An empty value is refused rather than taken as set: host_path ""
+ * made the directory /<store id>/experiment-N at the filesystem root. A '..' component is refused
+ * anywhere in storage_path (the directory is made and written, so it may not climb out of its
+ * base); an absolute storage_path must be host_path or under it when host_path is given (without
+ * host_path it is the base itself, t2exp's extension). */
+static int storage_paths(t2__config *cfg, const t2__ynode *n)
+{
+    const t2__ynode *hp = t2__ymap_get(n, "host_path", NULL), *sp = t2__ymap_get(n, "storage_path", NULL);
+    char buf[128], buf2[128];
+    int rc = T2_OK;
+    if (hp && (t2__ynull(hp) || hp->kind != T2__Y_SCALAR)) hp = NULL; /* null: the default; else already refused */
+    if (sp && (t2__ynull(sp) || sp->kind != T2__Y_SCALAR)) sp = NULL;
+    if (hp) {
+        if (!hp->text[0])
+            rc = t2__cfg_err(&hp->mark, "checkpoint_storage.host_path",
+                             "expected an absolute path, got an empty string (leave host_path out, or null, for "
+                             "the default: the t2exp home)");
+        else if (hp->text[0] != '/')
+            rc = t2__cfg_err(&hp->mark, "checkpoint_storage.host_path",
+                             "expected an absolute path (as Determined's shared_fs requires), got %s",
+                             t2__ydesc(hp, buf, sizeof buf));
+        if (rc) {
+            if ((rc = t2__cfg_collect(cfg, rc))) return rc;
+            hp = NULL; /* storage_path is still checked, alone */
+        }
+    }
+    if (!sp) return T2_OK;
+    if (!sp->text[0])
+        return t2__cfg_err(&sp->mark, "checkpoint_storage.storage_path",
+                           "expected a directory under host_path, got an empty string (leave storage_path out, or "
+                           "null, to use host_path itself)");
+    if (has_dotdot(sp->text))
+        return t2__cfg_err(&sp->mark, "checkpoint_storage.storage_path",
+                           "has a '..' component, got %s: storage_path is a directory under host_path (or the t2exp "
+                           "home), never above it (Determined: the storage path must be a subdirectory of the host "
+                           "path)",
+                           t2__ydesc(sp, buf, sizeof buf));
+    if (hp && sp->text[0] == '/' && !path_under(sp->text, hp->text))
+        return t2__cfg_err(t2__cfg_blame(&sp->mark, &hp->mark), "checkpoint_storage.storage_path",
+                           "%s is not under host_path %s: an absolute storage_path must be host_path or a directory "
+                           "under it (as in Determined)",
+                           t2__ydesc(sp, buf, sizeof buf), t2__ydesc(hp, buf2, sizeof buf2));
+    return T2_OK;
+}
+
 int t2__cfg_checkpoint_storage(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark)
 {
     char path[T2__PATH_MAX];
@@ -125,7 +211,7 @@ int t2__cfg_checkpoint_storage(t2__config *cfg, const t2__ynode *n, const t2__ym
         else rc = t2__cfg_unknown(cfg, &n->key_marks[k], path, t2__cfg_checkpoint_storage_keys);
         if ((rc = t2__cfg_collect(cfg, rc))) return rc;
     }
-    return T2_OK;
+    return t2__cfg_collect(cfg, storage_paths(cfg, n));
 }
 
 /* ---------- optimizations ---------- */

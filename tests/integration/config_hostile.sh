@@ -135,6 +135,49 @@ expect_in "$OUT" '{"global_batch_size":1,"x":-1.7e+308,"z":9223372036854775807}'
 expect_exit 0 "$T2EXP" preview "$WORK/wide.yaml" --config searcher.name=random --config searcher.max_trials=50
 grep -q 'inf\|nan' <<<"$OUT" && fail "a drawn value is not finite: $OUT"
 
+# ---- 7c. checkpoint paths, batch sizes and lengths that used to load: each refused at the key with
+# exit 2 by preview and create, and nothing recorded or made. Before: host_path "" put checkpoints at
+# /<store id>/experiment-1 (the filesystem root), storage_path ../../x was joined on and escaped
+# host_path, global_batch_size 9223372036854775807 with max_length {records: 100} overflowed the
+# runner's rounding (UBSan abort, the experiment left ACTIVE; a release build "COMPLETED after 0
+# batches"), 4294967424 reached the trial as 128, and 10^6 epochs of 10^12 records (each within its
+# own maximum) were 10^18 batches, a run that never ends.
+QR="$EXAMPLES/quadratic_random.yaml"
+mkdir -p "$WORK/a/b/host"
+refused() { # refused MESSAGE --config ...: preview and create both exit 2 with MESSAGE
+  local msg=$1; shift
+  expect_exit 2 "$T2EXP" preview "$QR" "$@"
+  expect_in "$OUT" "$msg"
+  expect_exit 2 "$T2EXP" create "$QR" "$QT" "$@"
+  expect_in "$OUT" "$msg"
+}
+refused "--config checkpoint_storage.host_path=\"\": checkpoint_storage.host_path: expected an absolute path, got an empty string" \
+  --config 'checkpoint_storage.host_path=""'
+refused "--config checkpoint_storage.host_path=ckpts: checkpoint_storage.host_path: expected an absolute path (as Determined's shared_fs requires)" \
+  --config checkpoint_storage.host_path=ckpts
+refused "--config checkpoint_storage.storage_path=../../x: checkpoint_storage.storage_path: has a '..' component" \
+  --config "checkpoint_storage.host_path=$WORK/a/b/host" --config checkpoint_storage.storage_path=../../x
+refused "checkpoint_storage.storage_path: \"$WORK/a/x\" is not under host_path \"$WORK/a/b/host\"" \
+  --config "checkpoint_storage.host_path=$WORK/a/b/host" --config "checkpoint_storage.storage_path=$WORK/a/x"
+[ -z "$(ls -A "$WORK/a/b/host")" ] && [ ! -e "$WORK/a/x" ] && [ ! -e "$WORK/x" ] \
+  || fail "a refused checkpoint path made a directory: $(find "$WORK/a" "$WORK/x" 2>&1)"
+refused "hyperparameters.global_batch_size: expected at most 2147483647 records a step (the trial API gives the batch size as an int: t2_ctx_global_batch_size), got 9223372036854775807" \
+  --config hyperparameters.global_batch_size=9223372036854775807 --config searcher.max_length='{records: 100}'
+refused "hyperparameters.global_batch_size.vals.1: expected at most 2147483647 records a step" \
+  --config 'hyperparameters.global_batch_size={type: categorical, vals: [1, 4294967424]}'
+refused "hyperparameters.global_batch_size.maxval: expected at most 2147483647 records a step" \
+  --config 'hyperparameters.global_batch_size={type: int, minval: 1, maxval: 2147483648}'
+refused "searcher.max_length.epochs: 1000000 epochs are 1000000000000000000 batches (records_per_epoch 1000000000000 at global_batch_size 1: 1000000000000 batches an epoch), more than the 1000000000000 batches a length may be" \
+  --config searcher.max_length='{epochs: 1000000}' --config records_per_epoch=1000000000000
+refused "min_checkpoint_period.epochs: 2 epochs are 2000000000000 batches" \
+  --config min_checkpoint_period='{epochs: 2}' --config records_per_epoch=1000000000000
+# The largest batch the API can give, and the longest length, still load.
+expect_exit 0 "$T2EXP" preview "$QR" --config hyperparameters.global_batch_size=2147483647 --config searcher.max_trials=1 \
+  --config searcher.max_length='{epochs: 1000000}' --config records_per_epoch=1000000000000
+if [ -e "$T2EXP_HOME/t2exp.db" ]; then
+  [ "$(sql 'SELECT count(*) FROM experiments')" = 0 ] || fail "a refused config was recorded"
+fi
+
 # ---- 8. a FIFO as the config: refused at once (no writer ever comes), for preview and create
 mkfifo "$WORK/fifo.yaml"
 expect_exit 2 timeout 20 "$T2EXP" preview "$WORK/fifo.yaml"

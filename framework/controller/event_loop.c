@@ -372,8 +372,16 @@ int t2__ctl_settle(t2__ctl *c, t2__ctl_trial *t, int status)
     if (v == T2__EXIT_COMPLETED || v == T2__EXIT_ERRORED) t2__ctl_prune_ended(c, t, v == T2__EXIT_COMPLETED);
     if (v != T2__EXIT_PAUSED && v != T2__EXIT_COMPLETED) {
         if (!t->error) {
+            /* It died without a word (a signal, an exit): its row's batches are its last report
+             * (every scheduling_unit batches, a validation, a checkpoint), not the batch it died in,
+             * which only an error the runner catches tells. Said here, beside that column. */
+            char last[64] = "";
+            if (status != -1 && t->batches > 0)
+                snprintf(last, sizeof last, "; its last report was of batch %lld", (long long)t->batches);
+            else if (status != -1)
+                snprintf(last, sizeof last, "; it had reported no batch");
             t2__wait_status_str(status == -1 ? 0 : status, st, sizeof st);
-            snprintf(why, sizeof why, "the trial process %s%s", st, f.exited_ok ? " before finishing its work" : "");
+            snprintf(why, sizeof why, "the trial process %s%s%s", st, f.exited_ok ? " before finishing its work" : "", last);
         } else {
             snprintf(why, sizeof why, "%s", t->error);
         }

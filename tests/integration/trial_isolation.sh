@@ -66,7 +66,7 @@ touch "$WORK/go"
 wait "$ctl" || fail "the experiment failed: $(cat "$WORK/kill.out")"
 OUT=$(cat "$WORK/kill.out")
 # Lines name a trial EXP.N (store id 9 is this experiment's trial N).
-expect_in "$OUT" "trial $(sql "SELECT experiment_id || '.' || ordinal FROM trials WHERE id=9") failed (the trial process killed by signal 9 (Killed)); restart 1 of 1"
+expect_in "$OUT" "trial $(sql "SELECT experiment_id || '.' || ordinal FROM trials WHERE id=9") failed (the trial process killed by signal 9 (Killed); it had reported no batch); restart 1 of 1"
 expect_in "$OUT" "2 trial(s) completed, 0 errored"
 [ "$(sql "SELECT restarts FROM trials WHERE id=9")" = 1 ] || fail "trial 9 should have restarted once"
 # Its log holds both runs (the killed worker's part, then the fresh one's), and no other trial's.

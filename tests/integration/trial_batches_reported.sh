@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# A trial's `batches` column is what it last reported, whichever way it failed. An error the runner
+# catches (a returned error, a NaN loss) is reported with the batch it came at: 35. A process that
+# dies without a word (SIGSEGV) cannot say where it died: the column keeps its last report (batch 30,
+# reports every scheduling_unit 10; none with the default 100: 0, which read as "never trained"
+# beside the others' 35), and its error says so ("its last report was of batch 30"), as cli.md's
+# `trials` row does. Each trial has its own process here: a worker's runner holds its reports for
+# up to 5 ms to send them together, and a crash loses what it held (the runner's side).
+source "$(dirname "$0")/common.bash"
+command -v "${CC:-cc}" >/dev/null || { echo "trial_batches_reported: skipped (no C compiler)"; exit 77; }
+cat > "$WORK/fail.c" <<'C'
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <t2exp.h>
+#include "tiny_trial.h"
+static int build_model(t2_ctx *ctx, void **state)
+{
+    t2_net **net = calloc(1, sizeof *net);
+    if (!net) return T2_ENOMEM;
+    *state = net;
+    return tiny_net(ctx, net);
+}
+/* At batch fail_at (counted before it trains): how = segv, error or nan. */
+static int train_batch(t2_ctx *ctx, void *state, const t2_batch *b, t2_metrics *m)
+{
+    (void)state, (void)b;
+    int64_t at = -1;
+    const char *how = "";
+    if (t2_hp_int(ctx, "fail_at", &at) == T2_OK && t2_ctx_batches_trained(ctx) == at &&
+        t2_hp_str(ctx, "how", &how) == T2_OK) {
+        if (how[0] == 's') raise(SIGSEGV);
+        if (how[0] == 'e') return t2_seterr(T2_EINVAL, "failing at batch %lld as asked", (long long)at);
+        if (how[0] == 'n') return t2_metric(m, "loss", NAN);
+    }
+    return t2_metric(m, "loss", 1.0);
+}
+static int evaluate_batch(t2_ctx *ctx, void *state, const t2_batch *b, t2_metrics *m)
+{
+    (void)ctx, (void)state, (void)b;
+    return t2_metric(m, "loss", 1.0);
+}
+static void destroy(void *state)
+{
+    t2_net **net = state;
+    if (net) t2_net_free(*net);
+    free(net);
+}
+T2_TRIAL(.name = "fail", .build_model = build_model, .build_training_loader = build_training_loader,
+         .build_validation_loader = build_validation_loader, .train_batch = train_batch,
+         .evaluate_batch = evaluate_batch, .destroy = destroy);
+C
+"${CC:-cc}" -std=c11 -Wall -Wextra -Werror -shared -fPIC -I "$T2EXP_SOURCE/framework/include" \
+  -I "$T2EXP_SOURCE/tests/integration" "$WORK/fail.c" -o "$WORK/fail.so" -lm
+cat > "$WORK/fail.yaml" <<Y
+name: fail_at_35
+hyperparameters: {global_batch_size: 1, fail_at: 35, how: {type: categorical, vals: [segv, error, nan]}}
+searcher: {name: grid, metric: loss, max_length: {batches: 100}}
+resources: {isolation: process_per_trial}
+max_restarts: 1
+Y
+# row N HOW: "batches|error" of experiment N's trial that fails by HOW.
+row() { sql "SELECT batches_trained || '|' || error FROM trials WHERE experiment_id = $1 AND hparams LIKE '%\"$2\"%'"; }
+
+expect_exit 1 "$T2EXP" create "$WORK/fail.yaml" "$WORK/fail.so" --plain --config scheduling_unit=10 # ERRORED: none completed
+[ "$(row 1 error)" = "35|train_batch: failing at batch 35 as asked" ] || fail "a returned error: $(row 1 error)"
+[ "$(row 1 nan)" = "35|train_batch: t2_metric: loss is nan" ] || fail "a NaN: $(row 1 nan)"
+[ "$(row 1 segv)" = "30|the trial process killed by signal 11 (Segmentation fault); its last report was of batch 30" ] ||
+  fail "a crash after the report at batch 30: $(row 1 segv)"
+expect_in "$OUT" "failed (the trial process killed by signal 11 (Segmentation fault); its last report was of batch 30); restart 1 of 1"
+expect_in "$("$T2EXP" trials 1)" "its last report was of batch 30"
+
+expect_exit 1 "$T2EXP" create "$WORK/fail.yaml" "$WORK/fail.so" --plain # scheduling_unit 100: no report before 35
+[ "$(row 2 error)" = "35|train_batch: failing at batch 35 as asked" ] || fail "a returned error: $(row 2 error)"
+[ "$(row 2 segv)" = "0|the trial process killed by signal 11 (Segmentation fault); it had reported no batch" ] ||
+  fail "a crash before any report: $(row 2 segv)"
+store_ok
+echo "trial_batches_reported: an error or NaN shows its batch (35), a crash its last report (30, or none), and says so"

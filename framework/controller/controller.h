@@ -38,10 +38,12 @@ typedef struct t2__create_opts {
  * Queued signals do not merge, so two kills in a row are two requests (trial_kill.c). */
 #define T2__SIG_KILL_TRIAL (SIGRTMIN)
 
-/* Runs the experiment to the end. *exp_id gets its id as soon as it exists (0 if it never did).
- * Returns 0 when the experiment ended COMPLETED (some of its trials may have errored: the summary
- * counts them), 1 when it ran and ended ERRORED, PAUSED or CANCELED, and a negative T2_E… code
- * when it could not start (bad trial object, store trouble), with t2_errmsg() saying why. */
+/* Runs the experiment to the end. *exp_id gets its id once the experiment is set up and this
+ * process recorded as its controller (0 if it never got that far). Returns 0 when the experiment
+ * ended COMPLETED (some of its trials may have errored: the summary counts them), 1 when it ran and
+ * ended ERRORED, PAUSED or CANCELED, and a negative T2_E… code when it could not start (bad trial
+ * object, store trouble, a checkpoint directory it cannot make), with t2_errmsg() saying why; one
+ * whose row was written by then is left ERRORED with that reason (t2__ctl_fail_start). */
 int t2__experiment_create(const t2__create_opts *o, int64_t *exp_id);
 
 /* How the stored config marks the command line's --config overrides (so resume can apply them). */

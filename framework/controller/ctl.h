@@ -195,6 +195,10 @@ static inline int t2__ctl_uses_workers(const t2__ctl *c)
 
 /* experiment_run.c */
 void t2__ctl_init(t2__ctl *c);
+/* The experiment's row exists but its run failed before the loop (a directory, the slot pool, the
+ * store): the row is left ERRORED with the reason (t2_errmsg()), as an error in the loop leaves it,
+ * rather than ACTIVE with no controller, and create's output says so. Returns rc, the message kept. */
+int t2__ctl_fail_start(t2__ctl *c, int rc);
 void t2__ctl_catch_signals(t2__ctl_signals *old);
 void t2__ctl_restore_signals(const t2__ctl_signals *old);
 int t2__ctl_end(t2__ctl *c, int rc);

@@ -87,13 +87,18 @@ int t2__experiment_create(const t2__create_opts *o, int64_t *exp_id)
     free(labels);
     free(ovr_json);
     if (rc) goto out;
-    *exp_id = c.exp_id;
     char dir[PATH_MAX];
+    /* From here the row exists: a failure leaves it ERRORED with the reason (it stayed ACTIVE, with
+     * no checkpoint directory recorded, and a resume computed another). *exp_id stays 0 until the
+     * run is set up, so the code says what failed: T2_EIO, store or I/O trouble, is exit 3. */
     if ((rc = t2__store_experiment_dir(home, c.exp_id, NULL, dir, sizeof dir)) || (rc = t2__mkdirs(dir)) ||
-        (rc = t2__ctl_checkpoint_dir(&c, home, NULL, 0)) || (rc = t2__store_flush(c.st, 1)))
+        (rc = t2__ctl_checkpoint_dir(&c, home, NULL, 0)) || (rc = t2__store_flush(c.st, 1)) ||
+        (rc = t2__store_set_controller(c.st, c.exp_id, 1))) {
+        rc = t2__ctl_fail_start(&c, rc);
         goto out;
-    if ((rc = t2__store_set_controller(c.st, c.exp_id, 1))) goto out;
+    }
     c.recorded = 1;
+    *exp_id = c.exp_id;
     if (o->on_started) o->on_started(o->on_started_arg, c.exp_id);
 
     t2__progress_init(&c.prog, o->progress, o->out, cfg->searcher.metric);

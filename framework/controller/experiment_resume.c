@@ -261,6 +261,16 @@ int t2__experiment_resume(const t2__resume_opts *o)
     c.ovr = ovr;
     c.novr = novr;
     if ((rc = t2__trial_so_open(o->trial_path ? o->trial_path : row.trial_object, &c.so))) goto out;
+    /* No checkpoint directory, yet made by a create that records one (its overrides are stored, as
+     * since schema 2): that create failed before it got there, so nothing ran. The old layout
+     * (legacy) is for experiments made before schema 2 only; computing a directory now would not
+     * be the one create chose. */
+    if (!row.checkpoint_dir && row.overrides_json) {
+        rc = t2_seterr(T2_ESTATE, "experiment %lld cannot be resumed: its create failed before it recorded a checkpoint "
+                                  "directory, so nothing ran (%s); create it again",
+                       (long long)c.exp_id, row.error ? row.error : "no reason recorded");
+        goto out;
+    }
     if ((rc = t2__ctl_checkpoint_dir(&c, home, row.checkpoint_dir, row.checkpoint_dir == NULL)) || (rc = t2__ctl_resolve_warm(&c)) ||
         (rc = t2__ctl_load_pool(&c)))
         goto out;
@@ -287,10 +297,15 @@ int t2__experiment_resume(const t2__resume_opts *o)
     /* In the commit that marks it ACTIVE: a run that never started keeps the overrides it had. */
     if (o->noverrides > 0 && (rc = t2__ctl_store_overrides(&c, ovr, novr))) goto out;
     if ((rc = t2__store_set_experiment_state(c.st, c.exp_id, T2__EXP_ACTIVE)) ||
-        (rc = t2__store_set_experiment_error(c.st, c.exp_id, NULL)) || (rc = t2__store_set_controller(c.st, c.exp_id, 1)))
+        (rc = t2__store_set_experiment_error(c.st, c.exp_id, NULL)) || (rc = t2__store_set_controller(c.st, c.exp_id, 1))) {
+        rc = t2__ctl_fail_start(&c, rc); /* not left ACTIVE */
         goto out;
+    }
     c.recorded = 1;
-    if ((rc = keep_killed(&c))) goto out;
+    if ((rc = keep_killed(&c))) {
+        rc = t2__ctl_fail_start(&c, rc);
+        goto out;
+    }
     if (o->on_started) o->on_started(o->on_started_arg, c.exp_id);
     t2__progress_line(o->out, "experiment %lld (%s): resuming %s search, %zu trial(s) known", (long long)c.exp_id,
                       cfg->name, t2__searcher_name(cfg->searcher.name), c.tt.nt);

@@ -95,6 +95,18 @@ int t2__ctl_open_store(const char *home_opt, char *home, size_t n, t2__store **s
 
 /* Clears the experiment's controller record when this run ends; a failure to do so leaves a
  * record that liveness checks see as stale, so it only matters when nothing else went wrong. */
+int t2__ctl_fail_start(t2__ctl *c, int rc)
+{
+    char why[1200];
+    snprintf(why, sizeof why, "%s", t2_errmsg());
+    /* Best effort: the store that failed may refuse these too; the run's error stays the one told. */
+    int w = t2__store_set_experiment_error(c->st, c->exp_id, why);
+    if (!w) w = t2__store_set_experiment_state(c->st, c->exp_id, T2__EXP_ERRORED);
+    if (!w) (void)t2__store_flush(c->st, 1);
+    t2__progress_line(c->o->out, "experiment %lld ERRORED before it ran: %s", (long long)c->exp_id, why);
+    return t2_seterr(rc, "%s", why);
+}
+
 int t2__ctl_end(t2__ctl *c, int rc)
 {
     if (!c->recorded) return rc;
@@ -217,7 +229,7 @@ int t2__ctl_run_experiment(t2__ctl *c, int resumed)
         rc = t2__store_set_experiment_parts(c->st, c->exp_id, c->parts);
         c->recorded_parts = c->parts;
     }
-    if (rc) return rc;
+    if (rc) return t2__ctl_fail_start(c, rc); /* the row would stay ACTIVE with no controller */
     double t0 = t2__now();
     /* Before any trial or worker is forked, and before the store's writer thread starts. */
     t2__trial_guard_open();

@@ -66,7 +66,9 @@ new=$(sql2 "SELECT checkpoint_dir FROM experiments WHERE id=2")
 old="$WORK/shared//experiment-2"   # the old spelling, "//" and all
 mkdir -p "$old"
 mv "$new"/* "$old"/
-sql2 "UPDATE experiments SET checkpoint_dir = NULL WHERE id = 2;
+# Such a row has neither a checkpoint_dir nor overrides (both came with schema 2; a row of a later
+# create without a checkpoint_dir is one whose create failed, which resume refuses).
+sql2 "UPDATE experiments SET checkpoint_dir = NULL, overrides = NULL WHERE id = 2;
       UPDATE checkpoints SET path = replace(path, '$new', '$old') WHERE experiment_id = 2"
 foreign="$old/1b4e28ba-2fa1-41d2-883f-0016d3cca427.tar"
 echo "another store's" > "$foreign"

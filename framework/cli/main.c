@@ -318,26 +318,19 @@ static int cmd_resume(const args *a)
     return rc ? EXIT_FAILED : 0;
 }
 
-/* Whether this store wrote the checkpoint: its trial is here, in its experiment, with its hparams.
- * Ids alone say nothing (every store numbers from 1): a checkpoint copied from another home once
- * got this store's experiment of the same number, its data and overrides, without a word. */
+/* Whether this store wrote the checkpoint: its uuid is one of this store's checkpoints, of the
+ * trial the archive names. Ids and hparams alone say nothing: every store numbers from 1, and two
+ * homes running the same config have the same trial 1 (a copied checkpoint once got this store's
+ * experiment of the same number, its data and overrides, without a word). */
 static int same_trial(t2__store *st, const t2_checkpoint_info *info)
 {
-    t2__trial_row t;
-    t2__val *mine = NULL, *theirs = NULL;
-    size_t off;
-    int rc = t2__store_get_trial(st, info->trial_id, &t);
-    if (rc == T2_ENOTFOUND) t2_clearerr();
-    if (rc) return rc == T2_ENOTFOUND ? 0 : rc;
-    int same = t.experiment_id == info->experiment_id && t.hparams_json &&
-               !t2__val_from_json(t.hparams_json, strlen(t.hparams_json), &mine, &off) &&
-               !t2__val_from_json(info->hparams_json, strlen(info->hparams_json), &theirs, &off) &&
-               t2__val_equal(mine, theirs);
-    t2_clearerr();
-    t2__val_free(mine);
-    t2__val_free(theirs);
-    t2__trial_row_free(&t);
-    return same ? 1 : 0;
+    int64_t owner = 0;
+    int rc = info->uuid ? t2__store_checkpoint_owner(st, info->uuid, &owner) : T2_ENOTFOUND;
+    if (rc == T2_ENOTFOUND) {
+        t2_clearerr();
+        return 0;
+    }
+    return rc ? rc : owner == info->trial_id;
 }
 
 /* The config for evaluate: the file given, else the one stored with the checkpoint's experiment
@@ -352,7 +345,7 @@ static int evaluate_config(const args *a, const t2_checkpoint_info *info, t2__co
     if (!rc && same < 0) rc = same;
     if (!rc && !same)
         rc = t2_seterr(T2_ENOTFOUND, "the checkpoint's trial %lld of experiment %lld is not in the store %s (it was "
-                       "written by another store, or its trial was deleted): give a CONFIG",
+                       "written by another store, or its experiment was deleted): give a CONFIG",
                        (long long)info->trial_id, (long long)info->experiment_id, t2__store_path(st));
     /* The config as the experiment ran it: the stored file, its --config overrides, then ours. */
     if (!rc) rc = t2__experiment_stored_config(st, info->experiment_id, a->overrides, a->noverrides, cfg, parts);
@@ -453,12 +446,13 @@ static int cmd_preview(const args *a)
          * the config let through but JSON cannot write, such as an overflowing draw). */
         char *json = NULL;
         size_t len;
-        if (t2__val_to_json(p, &json, &len) == T2_OK) printf("%s\n", json);
-        else ex = EXIT_USAGE, fprintf(stderr, "t2exp preview: %s\n", t2_errmsg());
+        if (t2__val_to_json(p, &json, &len) != T2_OK) ex = EXIT_USAGE, fprintf(stderr, "t2exp preview: %s\n", t2_errmsg());
+        else if (printf("%s\n", json) < 0 || fflush(stdout) != 0)
+            ex = EXIT_STORE, fprintf(stderr, "t2exp preview: writing the plan failed: %s\n", strerror(errno));
         free(json);
-    } else if (t2__preview_print(p, stdout) != T2_OK) {
+    } else if ((rc = t2__preview_print(p, stdout)) != T2_OK) {
         fprintf(stderr, "t2exp preview: %s\n", t2_errmsg());
-        ex = EXIT_USAGE;
+        ex = rc == T2_EIO ? EXIT_STORE : EXIT_USAGE; /* a full disk is I/O trouble, not a bad config */
     }
     t2__val_free(p);
     t2__config_free(cfg);
@@ -663,7 +657,11 @@ static int cmd_read(const char *cmd, const args *a)
         return EXIT_STORE;
     }
     int rc = 0, ex = 0;
-    if (!strcmp(cmd, "list")) rc = t2__store_print_experiments(st, a->fmt, stdout);
+    char *buf;
+    size_t len;
+    FILE *out = t2__cli_listing_out(scratch, &buf, &len);
+    if (!out) rc = T2_ENOMEM;
+    else if (!strcmp(cmd, "list")) rc = t2__store_print_experiments(st, a->fmt, out);
     else if (!trial && !strcmp(cmd, "describe")) rc = t2__store_print_experiment(st, id, a->top, a->fmt, stdout);
     else if (!strcmp(cmd, "trials")) rc = t2__store_print_trials(st, id, a->fmt, stdout);
     else if (!strcmp(cmd, "importance")) rc = t2__print_importance(st, id, a->fmt, stdout);
@@ -683,6 +681,10 @@ static int cmd_read(const char *cmd, const args *a)
                                                              : EXIT_STORE;
     }
     t2__cli_close_store(st, scratch);
+    if (out && (rc = t2__cli_listing_done(out, buf, len)) && !ex) {
+        fprintf(stderr, "t2exp %s: %s\n", cmd, t2_errmsg());
+        ex = EXIT_STORE;
+    }
     return ex;
 }
 

@@ -505,6 +505,10 @@ int t2__store_resolve_trial(t2__store *st, const char *ref, int64_t *trial_id);
  * reference and the forms tried. Free out with t2__checkpoint_row_free. */
 int t2__store_resolve_checkpoint(t2__store *st, const char *ref, t2__checkpoint_row *out);
 
+/* The trial that wrote checkpoint uuid in this store, whatever the checkpoint's state (a copy made
+ * before garbage collection still came from here); T2_ENOTFOUND if this store never wrote it. */
+int t2__store_checkpoint_owner(t2__store *st, const char *uuid, int64_t *trial_id);
+
 /* Every checkpoint of an experiment (trial_id 0) or of one trial, deleted ones included, ordered
  * by trial then batches — what garbage collection needs. Free with t2__checkpoint_rows_free. */
 int t2__store_list_checkpoints(t2__store *st, int64_t experiment_id, int64_t trial_id,

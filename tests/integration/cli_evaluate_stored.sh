@@ -22,16 +22,23 @@ expect_in "$OUT" "/nonexistent/fashion"
 expect_exit 2 "$T2EXP" evaluate "$ck" "$TRIALS/fashion_mnist_mlp.so" --config data.dir=/nonexistent/again
 expect_in "$OUT" "/nonexistent/again"
 # A checkpoint another store wrote is never evaluated with this store's experiment of the same
-# number (every store numbers from 1): another home whose experiment 1 names a missing data dir
-# used to lend it its config. Without a CONFIG that is refused, naming the trial; with one it runs.
+# number: every store numbers from 1, and another home that ran the very same config has the same
+# experiment 1, trial 1 and hparams (matching those was not enough). Its data dir is then moved
+# away, as another home's config would differ: without a CONFIG the checkpoint is refused, naming
+# its trial; with one it runs.
 other="$WORK/other-home"
-sed 's|^name: .*|name: unrelated|' "$WORK/c.yaml" > "$WORK/other.yaml"
-"$T2EXP" --home "$other" create "$WORK/other.yaml" "$TRIALS/fashion_mnist_mlp.so" --quiet \
-  --config searcher.max_length.batches=1 > /dev/null 2>&1 || true
-[ "$(sqlite3 "$other/t2exp.db" "SELECT count(*) FROM experiments WHERE id = 1")" = 1 ] || fail "the other home has no experiment 1"
+expect_exit 0 "$T2EXP" --home "$other" create "$WORK/c.yaml" "$TRIALS/fashion_mnist_mlp.so" --quiet --config "data.dir=$real"
+[ "$(sqlite3 "$other/t2exp.db" "SELECT hparams FROM trials WHERE id = 1")" = "$(sql "SELECT hparams FROM trials WHERE id = 1")" ] ||
+  fail "the other home's trial 1 should have the same hparams"
 expect_exit 2 "$T2EXP" --home "$other" evaluate "$ck" "$TRIALS/fashion_mnist_mlp.so"
 expect_in "$OUT" "is not in the store $other/t2exp.db"
 expect_in "$OUT" "give a CONFIG"
 expect_exit 0 "$T2EXP" --home "$other" evaluate "$ck" "$TRIALS/fashion_mnist_mlp.so" "$WORK/c.yaml" --config "data.dir=$real"
+expect_in "$OUT" "validation_accuracy"
+# Its own checkpoints, even one garbage collection has deleted since a copy was made, are its own.
+own=$(sqlite3 "$other/t2exp.db" "SELECT path FROM checkpoints ORDER BY batches LIMIT 1")
+cp "$own" "$WORK/copy.tar"
+sqlite3 "$other/t2exp.db" "UPDATE checkpoints SET state = 'DELETED' WHERE path = '$own'"
+expect_exit 0 "$T2EXP" --home "$other" evaluate "$WORK/copy.tar" "$TRIALS/fashion_mnist_mlp.so"
 expect_in "$OUT" "validation_accuracy"
 echo "cli_evaluate_stored: ok"

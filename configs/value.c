@@ -319,7 +319,10 @@ static int flatten_into(const t2__val *map, const char *prefix, t2__val *out)
         if (prefix) memcpy(path, prefix, plen - 1), path[plen - 1] = '.';
         memcpy(path + plen, map->keys[k], klen + 1);
         const t2__val *v = map->items[k];
-        int rc = v->kind == T2__VAL_MAP && v->n ? flatten_into(v, path, out) : t2__val_map_set(out, path, t2__val_copy(v));
+        /* A key with dots of its own ({"a.b": 1, "a": {"b": 2}}) can name a path twice. */
+        int rc = v->kind == T2__VAL_MAP && v->n ? flatten_into(v, path, out)
+                 : t2__val_map_get(out, path)   ? t2_seterr(T2_EINVAL, "value: flatten: two leaves are named %s", path)
+                                                : t2__val_map_set(out, path, t2__val_copy(v));
         free(path);
         if (rc) return rc;
     }

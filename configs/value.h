@@ -86,8 +86,8 @@ int t2__val_set_path(t2__val *root, const char *path, t2__val *v);
 
 /* A map's leaves as one flat map keyed by their dotted paths, in order ({"opt": {"lr": 1}, "n": 2}
  * gives {"opt.lr": 1, "n": 2}): what a figure or table with one column per hyperparameter shows of
- * nested hparams. Lists and empty maps are leaves. *out is NULL with T2_EINVAL when v is not a map,
- * T2_ENOMEM. */
+ * nested hparams. Lists and empty maps are leaves. *out is NULL with T2_EINVAL when v is not a map
+ * or two leaves get one name (a key with dots of its own: {"a.b": 1, "a": {"b": 2}}), T2_ENOMEM. */
 int t2__val_flatten(const t2__val *v, t2__val **out);
 
 /* Numeric value of an INT or DOUBLE. T2_EINVAL for any other kind. */

@@ -321,12 +321,14 @@ int t2__plot_load(t2__store *st, int64_t id, long top, t2__plot_data *d)
     for (size_t i = 0; !rc && i < n; i++) {
         order[i] = &rows[i];
         /* An unreadable hparams text only costs that trial its hparam points. Nested groups are
-         * plotted by their leaves' dotted names ("opt.lr"), as t2exp importance names them. */
+         * plotted by their leaves' dotted names ("opt.lr"), as t2exp importance names them, unless
+         * two leaves would get one name: then as they are. */
         t2__val *nested = NULL;
         if (rows[i].hparams_json &&
-            (t2__val_from_json(rows[i].hparams_json, strlen(rows[i].hparams_json), &nested, NULL) ||
-             t2__val_flatten(nested, &hp[i])))
-            t2_clearerr();
+            t2__val_from_json(rows[i].hparams_json, strlen(rows[i].hparams_json), &nested, NULL) == T2_OK &&
+            t2__val_flatten(nested, &hp[i]) != T2_OK)
+            hp[i] = nested, nested = NULL;
+        t2_clearerr();
         t2__val_free(nested);
     }
     if (!rc) {

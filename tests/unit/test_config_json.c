@@ -265,8 +265,33 @@ static void test_many_keys(void)
     free(text);
 }
 
+/* t2__val_flatten: nested maps' leaves by dotted path, in order; lists and empty maps are leaves;
+ * two leaves with one name (a key with dots of its own) are refused, as is a non-map. */
+static void test_flatten(void)
+{
+    const char *in = "{\"opt\":{\"lr\":0.1,\"sched\":{\"kind\":\"step\"}},\"n\":2,\"l\":[1,{\"a\":1}],\"e\":{}}";
+    t2__val *v = NULL, *f = NULL;
+    CHECK_OK(t2__val_from_json(in, strlen(in), &v, NULL));
+    CHECK_OK(t2__val_flatten(v, &f));
+    char *got = f ? to_json(f) : NULL;
+    CHECK_STR(got ? got : "", "{\"opt.lr\":0.1,\"opt.sched.kind\":\"step\",\"n\":2,\"l\":[1,{\"a\":1}],\"e\":{}}");
+    free(got);
+    t2__val_free(f);
+    t2__val_free(v);
+    const char *clash = "{\"a.b\":1,\"a\":{\"b\":2}}";
+    CHECK_OK(t2__val_from_json(clash, strlen(clash), &v, NULL));
+    f = (t2__val *)1;
+    CHECK_RC(t2__val_flatten(v, &f), T2_EINVAL);
+    CHECK(f == NULL && strstr(t2_errmsg(), "two leaves are named a.b"));
+    t2__val_free(v);
+    v = t2__val_int(3);
+    CHECK_RC(t2__val_flatten(v, &f), T2_EINVAL);
+    t2__val_free(v);
+}
+
 int main(void)
 {
+    test_flatten();
     test_tree();
     test_writer();
     test_double_round_trip();

@@ -115,18 +115,20 @@ T2.stateBadge = function (state) {
 
 // A trial's hparams with nested groups as their leaves' dotted names ({opt: {lr: 1}} gives
 // {"opt.lr": 1}), as `t2exp importance` and `t2exp plot` name them: a column, axis or panel per
-// leaf, not one per group whose values are JSON. Lists and empty maps are leaves.
+// leaf, not one per group whose values are JSON. Lists and empty maps are leaves. When two leaves
+// would get one name (a key with dots of its own), the hparams stay as they are.
 T2.flatHparams = function (h) {
   if (!h || typeof h !== "object" || Array.isArray(h)) return h;
-  var out = {};
+  var out = {}, clash = false;
   (function walk(m, prefix) {
     Object.keys(m).forEach(function (k) {
       var v = m[k], path = prefix + k;
       if (v && typeof v === "object" && !Array.isArray(v) && Object.keys(v).length) walk(v, path + ".");
+      else if (Object.prototype.hasOwnProperty.call(out, path)) clash = true;
       else out[path] = v;
     });
   })(h, "");
-  return out;
+  return clash ? h : out;
 };
 
 // hparams as "k=v, k=v" text (values may be any JSON, including user strings; nested groups by

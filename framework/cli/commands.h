@@ -12,6 +12,7 @@
 
 #include <getopt.h>
 #include <stddef.h>
+#include <stdio.h>
 
 typedef struct t2__command {
     const char *name;
@@ -39,5 +40,9 @@ int t2__cli_complete(const char *home, int argc, char **argv, const t2__command 
 struct t2__store;
 int t2__cli_open_store_or_empty(const char *home, int readonly, struct t2__store **st, char *scratch, size_t cap);
 int t2__cli_close_store(struct t2__store *st, char *scratch);
+/* Where such a listing prints: stdout, or with a scratch store memory (NULL when out of memory),
+ * written to stdout by t2__cli_listing_done, to be called after t2__cli_close_store. */
+FILE *t2__cli_listing_out(const char *scratch, char **buf, size_t *len);
+int t2__cli_listing_done(FILE *out, char *buf, size_t len);
 
 #endif

@@ -72,12 +72,12 @@ static int confirm(const char *name, int yes)
 }
 
 static int act(t2__store *st, const char *sub, char **pos, int npos, const char *description, int yes,
-               t2__store_format fmt)
+               t2__store_format fmt, FILE *out)
 {
     int rc;
     if (!strcmp(sub, "list")) {
         if (npos) return usage("list takes no arguments");
-        return (rc = t2__store_print_models(st, fmt, stdout)) ? failed(rc) : 0;
+        return (rc = t2__store_print_models(st, fmt, out)) ? failed(rc) : 0;
     }
     if (npos < 1) return usage("which model? (its NAME)");
     const char *name = pos[0];
@@ -121,7 +121,9 @@ static int run(const char *home, int argc, char **argv)
             help();
             return 0;
         } else if (ch == 'j' || ch == 'c') {
-            fmt = ch == 'j' ? T2__FMT_JSON : T2__FMT_CSV;
+            t2__store_format f = ch == 'j' ? T2__FMT_JSON : T2__FMT_CSV;
+            if (fmt != T2__FMT_TABLE && fmt != f) return usage("--json and --csv: give one of them");
+            fmt = f;
         } else if (ch == 'd') {
             description = optarg;
         } else if (ch == 'y') {
@@ -151,8 +153,12 @@ static int run(const char *home, int argc, char **argv)
                                   : t2__store_home(home, where, sizeof where);
     if (!rc && !st) rc = t2__store_open(where, !writes, &st);
     if (rc) return failed(rc);
-    int ex = act(st, sub, argv + optind + 1, argc - optind - 1, description, yes, fmt);
+    char *buf;
+    size_t len;
+    FILE *out = t2__cli_listing_out(scratch, &buf, &len);
+    int ex = out ? act(st, sub, argv + optind + 1, argc - optind - 1, description, yes, fmt, out) : failed(T2_ENOMEM);
     t2__cli_close_store(st, scratch);
+    if (out && (rc = t2__cli_listing_done(out, buf, len)) && !ex) ex = failed(rc);
     return ex;
 }
 

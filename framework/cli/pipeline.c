@@ -139,8 +139,9 @@ int t2__cli_pipelines(int argc, char **argv, const char *home)
         if (strcmp(pos[0], "describe") != 0) return usage("pipelines", "unknown subcommand %s (describe RUN)", pos[0]);
         char *end;
         errno = 0;
-        long long v = pos[1] ? strtoll(pos[1], &end, 10) : 0;
-        if (!pos[1] || errno || *end || v <= 0) return usage("pipelines", "describe expects a pipeline run id%s", "");
+        /* Digits only, as every id (strtoll also takes " 1" and "+1"). */
+        long long v = pos[1] && *pos[1] >= '0' && *pos[1] <= '9' ? strtoll(pos[1], &end, 10) : 0;
+        if (!v || errno || *end || v <= 0) return usage("pipelines", "describe expects a pipeline run id%s", "");
         id = v;
     }
     char h[4096];

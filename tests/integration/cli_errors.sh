@@ -124,6 +124,14 @@ TMPDIR="$scratch" expect_exit 0 "$T2EXP" --home "$fresh" model list --json
 [ "$OUT" = "[]" ] || fail "model list --json of a fresh home: '$OUT'"
 expect_exit 3 "$T2EXP" --home "$fresh" describe 1
 expect_in "$OUT" "does not exist"
+# A reader that leaves at once (SIGPIPE) leaves no scratch store behind; a TMPDIR that is not
+# there falls back to /tmp.
+for _ in 1 2 3; do
+  TMPDIR="$scratch" "$T2EXP" --home "$fresh" list --json | true || true
+  TMPDIR="$scratch" "$T2EXP" --home "$fresh" model list | true || true
+done
+TMPDIR="$WORK/not-there" expect_exit 0 "$T2EXP" --home "$fresh" list --json
+[ "$OUT" = "[]" ] || fail "list --json with a missing TMPDIR: '$OUT'"
 [ ! -e "$fresh" ] && [ -z "$(ls -A "$scratch")" ] || fail "listing a fresh home left files: $(ls -A "$fresh" "$scratch" 2>&1)"
 # A usage error names its command's help, and ids are digits only (" 1" and "+1" once meant 1).
 expect_exit 2 "$T2EXP" describe abc

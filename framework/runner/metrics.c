@@ -24,6 +24,7 @@ void t2__metrics_reset(t2_metrics *m)
         a->min = INFINITY;
         a->max = -INFINITY;
         a->count = 0;
+        a->from_end = 0;
     }
     m->error[0] = '\0';
 }
@@ -69,10 +70,15 @@ int t2_metric_reduce(t2_metrics *m, const char *name, double value, t2_reducer r
         a->min = INFINITY;
         a->max = -INFINITY;
     } else if (m->finishing && m->acc[i].count) {
-        /* Adding to a reduced value would mix a whole-pass number into a per-batch one. */
-        if (!m->error[0]) snprintf(m->error, sizeof m->error, "evaluate_end reported %.60s, which evaluate_batch reported", name);
-        return t2_seterr(T2_EINVAL, "t2_metric %s: evaluate_batch reported it; evaluate_end adds metrics of new names",
-                         name);
+        /* Adding to a reduced value would mix a whole-pass number into a per-batch one; a second
+         * value of evaluate_end's own would average two answers. */
+        int twice = m->acc[i].from_end;
+        if (!m->error[0])
+            snprintf(m->error, sizeof m->error, "evaluate_end reported %.60s, which %s reported", name,
+                     twice ? "it already" : "evaluate_batch");
+        return twice ? t2_seterr(T2_EINVAL, "t2_metric %s: evaluate_end reported it twice", name)
+                     : t2_seterr(T2_EINVAL, "t2_metric %s: evaluate_batch reported it; evaluate_end adds metrics of new names",
+                                 name);
     } else if (m->acc[i].reducer != reducer) {
         return t2_seterr(T2_EINVAL, "t2_metric %s: reported with reducer %d after %d", name, (int)reducer,
                          (int)m->acc[i].reducer);
@@ -84,6 +90,7 @@ int t2_metric_reduce(t2_metrics *m, const char *name, double value, t2_reducer r
     if (value < a->min) a->min = value;
     if (value > a->max) a->max = value;
     a->count++;
+    a->from_end = m->finishing;
     return T2_OK;
 }
 

@@ -10,6 +10,7 @@ typedef struct t2__metric_acc {
     t2_reducer reducer;
     double sum, weight, min, max;
     int64_t count;
+    int from_end; /* this pass's value came from evaluate_end */
 } t2__metric_acc;
 
 struct t2_metrics {

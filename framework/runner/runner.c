@@ -259,7 +259,10 @@ static int poll_threads(run *r)
 static int deterministic(const char *where, int rc)
 {
     if (rc == T2_EHPARAM || !strcmp(where, "hyperparameters") || !strcmp(where, "training loader")) return 1;
-    return !strcmp(where, "evaluate_batch") && rc == T2_ENOTFOUND;
+    /* The searcher metric never reported; evaluate_end reading a metric the pass lacks, or adding
+     * one it has: the same code fails the same way after every restart. */
+    if (!strcmp(where, "evaluate_end")) return rc == T2_ENOTFOUND || rc == T2_EINVAL;
+    return !strncmp(where, "evaluate_batch", 14) && rc == T2_ENOTFOUND;
 }
 
 /* Reports the failure (an error message) and returns 1, the runner's exit status for a failed trial. */
@@ -302,19 +305,26 @@ static int reduce_metrics(run *r, t2_metrics *m)
         off += (size_t)snprintf(names + off, sizeof names - off, "%s/%d;", m->acc[i].name, (int)m->acc[i].reducer);
     int rc = t2__comm_agree(c, names, strlen(names), "metric names");
     if (rc || m->n == 0) return rc;
-    double *v = malloc(4 * (size_t)m->n * sizeof *v);
+    /* The report counts go along with the sums (as sums, in the weights' second half): a metric
+     * one rank did not report in this pass must count as reported on every rank, or a rank would
+     * see it missing where the others see it (t2_metrics_get, evaluate_end, the searcher metric). */
+    size_t n = (size_t)m->n;
+    double *v = malloc(6 * n * sizeof *v);
     if (!v) return t2_seterr(T2_ENOMEM, "runner: out of memory");
-    double *sum = v, *w = v + m->n, *mn = v + 2 * m->n, *mx = v + 3 * m->n;
-    for (int i = 0; i < m->n; i++) {
+    double *sum = v, *w = v + 2 * n, *mn = v + 4 * n, *mx = v + 5 * n;
+    for (size_t i = 0; i < n; i++) {
         sum[i] = m->acc[i].sum;
+        sum[n + i] = (double)m->acc[i].count;
         w[i] = m->acc[i].weight;
+        w[n + i] = 0.0;
         mn[i] = m->acc[i].min;
         mx[i] = m->acc[i].max;
     }
-    rc = t2__comm_allreduce_weighted(c, sum, w, (size_t)m->n);
-    if (!rc) rc = t2__comm_allreduce_minmax(c, mn, mx, (size_t)m->n);
-    for (int i = 0; !rc && i < m->n; i++) {
+    rc = t2__comm_allreduce_weighted(c, sum, w, 2 * n);
+    if (!rc) rc = t2__comm_allreduce_minmax(c, mn, mx, n);
+    for (size_t i = 0; !rc && i < n; i++) {
         m->acc[i].sum = sum[i];
+        m->acc[i].count = (int64_t)llround(sum[n + i]);
         m->acc[i].weight = w[i];
         m->acc[i].min = mn[i];
         m->acc[i].max = mx[i];
@@ -461,24 +471,27 @@ static int validate_pass(run *r, int judge)
     const char *metric = r->a->cfg->searcher.metric;
     int found = 0;
     char names[512] = "";
+    /* Only what this pass reported: a name of an earlier pass stays with no reports (an
+     * evaluate_end that skipped it), and its value would read as 0. */
     for (int i = 0; i < r->vm.n; i++) {
+        if (!r->vm.acc[i].count) continue;
         found |= strcmp(r->vm.acc[i].name, metric) == 0;
         size_t off = strlen(names);
-        snprintf(names + off, sizeof names - off, "%s%s", i ? ", " : "", r->vm.acc[i].name);
+        snprintf(names + off, sizeof names - off, "%s%s", off ? ", " : "", r->vm.acc[i].name);
     }
     if (!found) {
         t2_seterr(T2_ENOTFOUND, "validation did not report the searcher metric '%s' (reported: %s)", metric,
                   names[0] ? names : "nothing");
-        return fail(r, "evaluate_batch", T2_ENOTFOUND);
+        return fail(r, d->evaluate_end ? "evaluate_batch or evaluate_end" : "evaluate_batch", T2_ENOTFOUND);
     }
     for (int i = 0; i < r->vm.n; i++)
-        if (strcmp(r->vm.acc[i].name, metric) == 0) r->last_metric = t2__metrics_value(&r->vm, i);
+        if (r->vm.acc[i].count && strcmp(r->vm.acc[i].name, metric) == 0) r->last_metric = t2__metrics_value(&r->vm, i);
     /* Validation metrics are reduced across ranks (sum and weight) before reporting; one rank here. */
     if ((rc = send_metrics(r, 1, &r->vm, NULL, asks(r, judge)))) return fail(r, "report", rc);
     r->last_validated = r->ctx.batches_trained;
     if (r->ctx.sched && t2_lr_schedule_step_mode(r->ctx.sched) != T2_LR_STEP_MANUAL) {
         for (int i = 0; i < r->vm.n; i++)
-            if (strcmp(r->vm.acc[i].name, metric) == 0) {
+            if (r->vm.acc[i].count && strcmp(r->vm.acc[i].name, metric) == 0) {
                 rc = t2_lr_schedule_step_metric(r->ctx.sched, t2__metrics_value(&r->vm, i));
                 if (rc && rc != T2_EINVAL) return fail(r, "lr schedule", rc); /* EINVAL: not a plateau schedule */
             }

@@ -5,8 +5,10 @@
 #  - every stored val_rmse is the RMSE computed here from the data, and val_mse its square;
 #  - `t2exp evaluate` prints the same val_rmse;
 #  - on two MPI ranks (each a shard of the pass) the values are the same;
-#  - evaluate_end reporting a name evaluate_batch reported, or a NaN, fails that trial with the
-#    reason, and the experiment goes on;
+#  - a metric one rank did not report in a pass still reaches every rank's evaluate_end;
+#  - evaluate_end reporting a name evaluate_batch reported, its own twice, a NaN, or leaving out
+#    the searcher metric fails that trial with the reason (but for the NaN not restarted: it would
+#    fail again), and the experiment goes on;
 #  - an object built for trial ABI 1 still loads, and its vtable is never read past version 1's end.
 source "$(dirname "$0")/common.bash"
 command -v "${CC:-cc}" >/dev/null || { echo "evaluate_end: skipped (no C compiler)"; exit 77; }
@@ -22,7 +24,7 @@ name: whole_pass
 hyperparameters: {global_batch_size: 3, w: {type: categorical, vals: [1.5, 2.5, 3]}}
 searcher: {name: grid, metric: val_rmse, max_length: {batches: 4}}
 min_validation_period: {batches: 2}
-max_restarts: 0
+max_restarts: 2
 Y
 # The RMSE of y = w x over samples i = 0..9 with targets 2i + (i mod 3).
 rmse() { awk -v w="$1" 'BEGIN { for (i = 0; i < 10; i++) { e = w * i - (2 * i + i % 3); s += e * e } printf "%.15g", sqrt(s / 10) }'; }
@@ -53,23 +55,39 @@ if have_mpi; then
   expect_exit 0 "$T2EXP" create "$WORK/wp.yaml" "$WORK/wp2.so" --quiet --config resources.slots_per_trial=2 \
     --config hyperparameters.global_batch_size=6
   check_rmse 2
+  # A metric only rank 0 reports in a later pass (named by every rank in the first) counts as
+  # reported on every rank: each rank's evaluate_end reads it (the counts are reduced too).
+  expect_exit 0 "$T2EXP" create "$WORK/wp.yaml" "$WORK/wp2.so" --quiet --config resources.slots_per_trial=2 \
+    --config hyperparameters.global_batch_size=6 --config hyperparameters.hits_rank0_after=2
+  [ "$(sql "SELECT group_concat(m.batches || ':' || m.value) FROM metrics m JOIN trials t ON t.id = m.trial_id
+            WHERE t.experiment_id = 3 AND m.name = 'val_hits' AND t.ordinal = 0")" = "2:10.0,4:5.0" ] || # rank 0 sees 5 of the 10 (3, then 2 of the last 4)
+    fail "val_hits on two ranks: $(sql "SELECT m.batches, m.value FROM metrics m JOIN trials t ON t.id = m.trial_id
+            WHERE t.experiment_id = 3 AND m.name = 'val_hits'") $("$T2EXP" trials 3)"
   echo "evaluate_end: the same on two ranks"
-  next=3
+  next=4
 else
   echo "evaluate_end: the two-rank part skipped (built without MPI)"
   next=2
 fi
 
 # evaluate_end's errors fail their trial with the reason; the other trials complete.
-for bad in end_dup end_nan; do
+for bad in end_dup end_twice end_nan end_skip_after; do
   expect_exit 0 "$T2EXP" create "$WORK/wp.yaml" "$WORK/wp2.so" --quiet \
     --config "hyperparameters.$bad={type: categorical, vals: [0, 1]}"
   [ "$(sql "SELECT group_concat(state) FROM (SELECT state FROM trials WHERE experiment_id = $next
             ORDER BY json_extract(hparams, '$.$bad'), state)")" = "COMPLETED,COMPLETED,COMPLETED,ERRORED,ERRORED,ERRORED" ] ||
     fail "$bad: the 3 trials with it should error, the 3 without complete: $("$T2EXP" trials $next)"
-  want="evaluate_end: t2_metric sse: evaluate_batch reported it; evaluate_end adds metrics of new names"
-  [ $bad = end_nan ] && want="evaluate_end: t2_metric: val_rmse is nan"
+  case $bad in
+  end_dup) want="evaluate_end: t2_metric sse: evaluate_batch reported it; evaluate_end adds metrics of new names" ;;
+  end_twice) want="evaluate_end: t2_metric val_rmse: evaluate_end reported it twice" ;;
+  end_nan) want="evaluate_end: t2_metric: val_rmse is nan" ;;
+  # val_rmse at batch 2, none at 4: missing, never read as the 0 of an empty entry
+  *) want="validation did not report the searcher metric 'val_rmse' (reported: sse, count, val_mse)" ;;
+  esac
   expect_in "$(sql "SELECT error FROM trials WHERE experiment_id = $next AND state = 'ERRORED' LIMIT 1")" "$want"
+  # a mistake in the code fails the same way again: not restarted (a NaN is, as in evaluate_batch)
+  [ $bad = end_nan ] || [ "$(sql "SELECT max(restarts) FROM trials WHERE experiment_id = $next")" = 0 ] ||
+    fail "$bad: a deterministic failure was restarted"
   next=$((next + 1))
 done
 

@@ -4,7 +4,10 @@
  * w from the hparams (a 1 -> 1 net is wrapped only so that the trial checkpoints; training repeats the
  * same samples); sample i has
  * x = i and target 2i + (i mod 3), so the RMSE is known in advance. Hparams for the error tests:
- * end_dup (evaluate_end reports sse again), end_nan (val_rmse is NaN). Public header only. */
+ * end_dup (evaluate_end reports sse again), end_twice (val_rmse twice), end_nan (val_rmse is NaN),
+ * end_skip_after (no val_rmse once past that many batches); hits_rank0_after: past that many
+ * batches only rank 0 reports `hits` (the samples it saw), which evaluate_end reads on every rank
+ * as val_hits. Public header only. */
 #include <math.h>
 #include <stdlib.h>
 #include <t2exp.h>
@@ -13,7 +16,7 @@
 
 typedef struct {
     double w;
-    int64_t end_dup, end_nan;
+    int64_t end_dup, end_twice, end_nan, end_skip_after, hits_rank0_after;
     t2_net *net;
 } wp;
 
@@ -30,7 +33,10 @@ static int build_model(t2_ctx *ctx, void **state)
     *state = s;
     int rc = t2_hp_double(ctx, "w", &s->w);
     s->end_dup = opt_int(ctx, "end_dup");
+    s->end_twice = opt_int(ctx, "end_twice");
     s->end_nan = opt_int(ctx, "end_nan");
+    s->end_skip_after = opt_int(ctx, "end_skip_after");
+    s->hits_rank0_after = opt_int(ctx, "hits_rank0_after");
     if (rc || (rc = t2_net_create(&s->net, 1, (int[]){1})) || (rc = t2_net_dense(s->net, 1)) ||
         (rc = t2_net_init(s->net, t2_ctx_rng(ctx))))
         return rc;
@@ -78,7 +84,6 @@ static int train_batch(t2_ctx *ctx, void *state, const t2_batch *b, t2_metrics *
 
 static int evaluate_batch(t2_ctx *ctx, void *state, const t2_batch *b, t2_metrics *m)
 {
-    (void)ctx;
     wp *s = state;
     double sse = 0;
     for (int k = 0; k < b->n; k++) {
@@ -89,17 +94,26 @@ static int evaluate_batch(t2_ctx *ctx, void *state, const t2_batch *b, t2_metric
     int rc;
     if ((rc = t2_metric_reduce(m, "sse", sse, T2_REDUCE_SUM)) || (rc = t2_metric_reduce(m, "count", b->n, T2_REDUCE_SUM)))
         return rc;
+    if (s->hits_rank0_after &&
+        (t2_ctx_batches_trained(ctx) <= s->hits_rank0_after || t2_ctx_rank(ctx) == 0) &&
+        (rc = t2_metric_reduce(m, "hits", b->n, T2_REDUCE_SUM)))
+        return rc;
     return t2_metric(m, "val_mse", sse / b->n); /* the per-sample mean, as a MEAN reducer gives it */
 }
 
 static int evaluate_end(t2_ctx *ctx, void *state, t2_metrics *m)
 {
-    (void)ctx;
     wp *s = state;
     double sse, n;
     int rc;
     if ((rc = t2_metrics_get(m, "sse", &sse)) || (rc = t2_metrics_get(m, "count", &n))) return rc;
     if (s->end_dup) return t2_metric(m, "sse", sse);
+    if (s->end_skip_after && t2_ctx_batches_trained(ctx) > s->end_skip_after) return T2_OK;
+    if (s->hits_rank0_after) {
+        double hits;
+        if ((rc = t2_metrics_get(m, "hits", &hits)) || (rc = t2_metric(m, "val_hits", hits))) return rc;
+    }
+    if (s->end_twice && (rc = t2_metric(m, "val_rmse", sqrt(sse / n)))) return rc;
     return t2_metric(m, "val_rmse", s->end_nan ? NAN : sqrt(sse / n));
 }
 

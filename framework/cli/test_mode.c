@@ -147,8 +147,8 @@ int t2__test_mode_finish(t2__store *st, const t2__config *cfg, int64_t exp_id, i
     }
     int passed = !why[0];
     if (passed) {
-        fprintf(out, "test mode: passed: trial %lld trained 1 batch (hyperparameters %s) and validated %s %.6g; %s\n",
-                (long long)rows[0].id, rows[0].hparams_json, cfg->searcher.metric, rows[0].latest_validation,
+        fprintf(out, "test mode: passed: trial %lld.%lld trained 1 batch (hyperparameters %s) and validated %s %.6g; %s\n",
+                (long long)exp_id, (long long)rows[0].ordinal, rows[0].hparams_json, cfg->searcher.metric, rows[0].latest_validation,
                 wraps ? "its checkpoint, restored into a fresh model, validates the same"
                       : "no checkpoint to check: the trial wraps no model (t2_wrap_model, t2_wrap_params), so a "
                         "restart or resume begins it anew");

@@ -97,9 +97,12 @@ static int send_msg(const t2__runner_args *a, const t2__comm *c, const t2__msg *
 
 int64_t t2__length_to_batches(t2__unit unit, int64_t n, int64_t global_batch, int64_t batches_per_epoch)
 {
+    /* Without overflow: the config caps its lengths, a custom searcher's need not be; a length
+     * past INT64_MAX batches is INT64_MAX (never reached), not a wrapped negative one. */
     switch (unit) {
-    case T2__UNIT_RECORDS: return global_batch > 0 ? (n + global_batch - 1) / global_batch : n;
-    case T2__UNIT_EPOCHS: return n * batches_per_epoch;
+    case T2__UNIT_RECORDS: return global_batch > 0 ? n / global_batch + (n % global_batch != 0) : n;
+    case T2__UNIT_EPOCHS:
+        return batches_per_epoch > 0 && n > INT64_MAX / batches_per_epoch ? INT64_MAX : n * batches_per_epoch;
     default: return n;
     }
 }

@@ -22,7 +22,7 @@ Y
 # (1) state saved with save_state: passes; nothing of the test is left in the store.
 config "$WORK/ok.yaml" "own_state: 2"
 expect_exit 0 "$T2EXP" create "$WORK/ok.yaml" "$WORK/scripted.so" --test --plain
-expect_in "$OUT" "test mode: passed: trial 1 trained 1 batch"
+expect_in "$OUT" "test mode: passed: trial 1.0 trained 1 batch"
 expect_in "$OUT" "its checkpoint, restored into a fresh model, validates the same"
 expect_in "$OUT" "test mode: experiment 1 deleted"
 expect_in "$OUT" "[test-mode] tested"

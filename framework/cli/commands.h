@@ -43,6 +43,6 @@ int t2__cli_close_store(struct t2__store *st, char *scratch);
 /* Where such a listing prints: stdout, or with a scratch store memory (NULL when out of memory),
  * written to stdout by t2__cli_listing_done, to be called after t2__cli_close_store. */
 FILE *t2__cli_listing_out(const char *scratch, char **buf, size_t *len);
-int t2__cli_listing_done(FILE *out, char *buf, size_t len);
+int t2__cli_listing_done(FILE *out, char **buf, size_t *len);
 
 #endif

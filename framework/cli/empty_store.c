@@ -72,12 +72,14 @@ FILE *t2__cli_listing_out(const char *scratch, char **buf, size_t *len)
     return f;
 }
 
-int t2__cli_listing_done(FILE *out, char *buf, size_t len)
+int t2__cli_listing_done(FILE *out, char **buf, size_t *len)
 {
     if (out == stdout) return T2_OK;
+    /* The stream sets *buf and *len at its close: read them only after it. */
     int rc = fclose(out) == 0 ? T2_OK : t2_seterr(T2_ENOMEM, "listing: out of memory");
-    if (!rc && len && (fwrite(buf, 1, len, stdout) != len || fflush(stdout) != 0))
+    if (!rc && *len && (fwrite(*buf, 1, *len, stdout) != *len || fflush(stdout) != 0))
         rc = t2_seterr(T2_EIO, "writing the listing failed: %s", strerror(errno));
-    free(buf);
+    free(*buf);
+    *buf = NULL;
     return rc;
 }

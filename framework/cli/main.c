@@ -681,7 +681,7 @@ static int cmd_read(const char *cmd, const args *a)
                                                              : EXIT_STORE;
     }
     t2__cli_close_store(st, scratch);
-    if (out && (rc = t2__cli_listing_done(out, buf, len)) && !ex) {
+    if (out && (rc = t2__cli_listing_done(out, &buf, &len)) && !ex) {
         fprintf(stderr, "t2exp %s: %s\n", cmd, t2_errmsg());
         ex = EXIT_STORE;
     }

@@ -158,7 +158,7 @@ static int run(const char *home, int argc, char **argv)
     FILE *out = t2__cli_listing_out(scratch, &buf, &len);
     int ex = out ? act(st, sub, argv + optind + 1, argc - optind - 1, description, yes, fmt, out) : failed(T2_ENOMEM);
     t2__cli_close_store(st, scratch);
-    if (out && (rc = t2__cli_listing_done(out, buf, len)) && !ex) ex = failed(rc);
+    if (out && (rc = t2__cli_listing_done(out, &buf, &len)) && !ex) ex = failed(rc);
     return ex;
 }
 

@@ -341,10 +341,9 @@ static int on_finished(t2__ctl *c, t2__ctl_trial *t, int64_t code)
  * could continue: without this, the last trial's last checkpoint outlived a policy that keeps none
  * of it (GC ran only after a new checkpoint). After the searcher's ops, so that a trial they made
  * from it (pbt's exploit) holds it first. */
-static int collect_after_end(t2__ctl *c, const t2__ctl_trial *t)
+static int ended_with_checkpoint(const t2__ctl_trial *t)
 {
-    int ended = t->state == T2__CTL_DONE || t->state == T2__CTL_ERRORED;
-    return ended && t->ckpt ? t2__ctl_collect_garbage(c) : T2_OK;
+    return (t->state == T2__CTL_DONE || t->state == T2__CTL_ERRORED) && t->ckpt;
 }
 
 /* Decides the fate of a trial whose processes are gone (status: how its process ended; -1: it
@@ -361,8 +360,9 @@ int t2__ctl_settle(t2__ctl *c, t2__ctl_trial *t, int status)
         free(t->error); /* what its killing made it say is not why it ended */
         t->error = NULL;
         rc = t2__ctl_cancel_trial(c, t);
+        int collect = ended_with_checkpoint(t); /* before the ops move the table */
         if (!rc) rc = t2__ctl_apply_and_save(c);
-        return rc ? rc : collect_after_end(c, t);
+        return rc || !collect ? rc : t2__ctl_collect_garbage(c);
     }
     if (v != T2__EXIT_COMPLETED && t->pruned_why) {
         /* It did not get to report done after the pruner stopped it: it runs again and is judged again. */
@@ -428,8 +428,10 @@ int t2__ctl_settle(t2__ctl *c, t2__ctl_trial *t, int status)
         if (!rc) rc = t2__searcher_on_trial_failed(c->s, t->rid, t->invalid_hparams, &c->ops);
         break;
     }
+    /* Read before the searcher's ops: a trial they create may move the table, and t with it. */
+    int collect = ended_with_checkpoint(t);
     if (!rc) rc = t2__ctl_apply_and_save(c);
-    return rc ? rc : collect_after_end(c, t);
+    return rc || !collect ? rc : t2__ctl_collect_garbage(c);
 }
 
 static void show(t2__ctl *c)

@@ -74,16 +74,16 @@ run_until() {
   [ "$(sql "SELECT state FROM experiments WHERE id = $e")" = PAUSED ] || fail "experiment $e not PAUSED: $(cat "$WORK/run.log")"
 }
 run_until 3 "batches_trained >= 3" create "$WORK/s.yaml" "$TRIALS/quadratic.so" --config searcher.max_length.batches=30 \
-  --config hyperparameters.sleep_ms=30
-run_until 3 "batches_trained >= 32" resume 3 --config searcher.max_length.batches=200 --config max_restarts=1
+  --config hyperparameters.sleep_ms=15
+run_until 3 "batches_trained >= 32" resume 3 --config searcher.max_length.batches=100 --config max_restarts=1
 [ "$(sql "SELECT overrides FROM experiments WHERE id = 3")" = \
-  '["searcher.max_length.batches=30","hyperparameters.sleep_ms=30","searcher.max_length.batches=200","max_restarts=1"]' ] ||
+  '["searcher.max_length.batches=30","hyperparameters.sleep_ms=15","searcher.max_length.batches=100","max_restarts=1"]' ] ||
   fail "the resume's overrides were not stored after create's: $(sql "SELECT overrides FROM experiments WHERE id = 3")"
 expect_exit 0 "$T2EXP" describe 3
-expect_in "$OUT" '"searcher.max_length.batches=200","max_restarts=1"'
+expect_in "$OUT" '"searcher.max_length.batches=100","max_restarts=1"'
 expect_exit 0 timeout 120 "$T2EXP" resume 3 --quiet
 [ "$(sql "SELECT state || ' ' || batches_trained || ' ' || target_length_batches FROM trials WHERE experiment_id = 3")" = \
-  "COMPLETED 200 200" ] || fail "the plain resume did not apply the earlier resume's max_length: $("$T2EXP" trials 3)"
+  "COMPLETED 100 100" ] || fail "the plain resume did not apply the earlier resume's max_length: $("$T2EXP" trials 3)"
 
 # A change a resume cannot honour is refused, naming the key and why (exit 2), and nothing is
 # stored; a value as stored is no change. A paused random search of 4 resumed with max_trials=6

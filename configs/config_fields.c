@@ -95,6 +95,9 @@ int t2__cfg_collect(t2__config *cfg, int rc)
 
 int t2__cfg_unknown(t2__config *cfg, const t2__ymark *kmark, const char *path, const char *const *known)
 {
+    /* Past the errors shown, only counted: the suggestion looks through every section's keys, and a
+     * file of 20,000 unknown keys took 3 s for messages nobody sees (0.5 s before suggestions). */
+    if (!cfg->lenient && cfg->nerrors >= T2__CONFIG_MAX_ERRORS) return t2__cfg_collect(cfg, T2_EINVAL);
     char near[T2__PATH_MAX + 32];
     if (t2__cfg_suggest(path, known, near, sizeof near)) {
         if (cfg->lenient) return t2__cfg_warn(cfg, kmark, "unknown key '%s' (ignored; did you mean %s?)", path, near);

@@ -10,10 +10,14 @@
 
 /* Damerau-Levenshtein distance (optimal string alignment: insertions, deletions, substitutions
  * and transpositions of neighbours each cost 1), case-insensitive, '-' equal to '_', so that
- * `max_trails`, `Max_Trials` and `max-trials` are each one step from `max_trials`. */
-static size_t distance(const char *a, const char *b)
+ * `max_trails`, `Max_Trials` and `max-trials` are each one step from `max_trials`. Only distances
+ * up to max matter: keys whose lengths differ by more are max + 1 at once (every unknown key is
+ * compared with every section's keys; the full table made loading a config of many unknown keys,
+ * and the config fuzzer, several times slower). */
+static size_t distance(const char *a, const char *b, size_t max)
 {
     size_t la = strnlen(a, KEY_MAX), lb = strnlen(b, KEY_MAX);
+    if ((la > lb ? la - lb : lb - la) > max) return max + 1;
     size_t d[KEY_MAX + 1][KEY_MAX + 1];
     char x[KEY_MAX], y[KEY_MAX];
     for (size_t i = 0; i < la; i++) x[i] = a[i] == '-' ? '_' : (char)tolower((unsigned char)a[i]);
@@ -40,7 +44,7 @@ const char *t2__cfg_closest(const char *key, const char *const *known)
     size_t limit = len <= 4 ? 1 : len <= 8 ? 2 : 3, best = limit + 1;
     const char *pick = NULL;
     for (size_t k = 0; known[k]; k++) {
-        size_t dk = distance(key, known[k]);
+        size_t dk = distance(key, known[k], limit);
         if (dk < best) {
             best = dk;
             pick = known[k];
@@ -75,7 +79,7 @@ static int other_section(const char *parent, const char *key, size_t max, const 
     for (size_t s = 0; s < NSECTIONS; s++) {
         if (!strcmp(SECTIONS[s].path, parent)) continue;
         for (size_t k = 0; SECTIONS[s].keys[k]; k++) {
-            size_t d = distance(key, SECTIONS[s].keys[k]);
+            size_t d = distance(key, SECTIONS[s].keys[k], max);
             if (d > best || d > max) continue;
             found = d < best ? (int)s : -2; /* a tie between sections: ambiguous */
             best = d;

@@ -15,13 +15,6 @@ cat > "$WORK/stall.c" <<'C'
 #include <unistd.h>
 #include <t2exp.h>
 #include "tiny_trial.h"
-static int build_model(t2_ctx *ctx, void **state)
-{
-    t2_net **net = calloc(1, sizeof *net);
-    if (!net) return T2_ENOMEM;
-    *state = net;
-    return tiny_net(ctx, net);
-}
 /* At batch stall_at (when the hparam is there), waits for the file `go` (a minute at most). The
  * batch before takes 20 ms: a worker's runner holds its reports until a batch that took 5 ms or
  * more ends, and the one that waits has not ended. */
@@ -36,20 +29,9 @@ static int train_batch(t2_ctx *ctx, void *state, const t2_batch *b, t2_metrics *
         for (int i = 0; i < 3000 && access(go, F_OK) != 0; i++) nanosleep(&tick, NULL);
     return t2_metric(m, "loss", 1.0);
 }
-static int evaluate_batch(t2_ctx *ctx, void *state, const t2_batch *b, t2_metrics *m)
-{
-    (void)ctx, (void)state, (void)b;
-    return t2_metric(m, "loss", 1.0);
-}
-static void destroy(void *state)
-{
-    t2_net **net = state;
-    if (net) t2_net_free(*net);
-    free(net);
-}
-T2_TRIAL(.name = "stall", .build_model = build_model, .build_training_loader = build_training_loader,
+T2_TRIAL(.name = "stall", .build_model = tiny_net_state, .build_training_loader = build_training_loader,
          .build_validation_loader = build_validation_loader, .train_batch = train_batch,
-         .evaluate_batch = evaluate_batch, .destroy = destroy);
+         .evaluate_batch = tiny_validate_loss, .destroy = tiny_net_state_free);
 C
 "${CC:-cc}" -std=c11 -Wall -Wextra -Werror -shared -fPIC -I "$T2EXP_SOURCE/framework/include" \
   -I "$T2EXP_SOURCE/tests/integration" "$WORK/stall.c" -o "$WORK/stall.so" -lm

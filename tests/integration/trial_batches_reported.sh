@@ -15,13 +15,6 @@ cat > "$WORK/fail.c" <<'C'
 #include <stdlib.h>
 #include <t2exp.h>
 #include "tiny_trial.h"
-static int build_model(t2_ctx *ctx, void **state)
-{
-    t2_net **net = calloc(1, sizeof *net);
-    if (!net) return T2_ENOMEM;
-    *state = net;
-    return tiny_net(ctx, net);
-}
 /* At batch fail_at (counted before it trains): how = segv, error or nan. */
 static int train_batch(t2_ctx *ctx, void *state, const t2_batch *b, t2_metrics *m)
 {
@@ -36,20 +29,9 @@ static int train_batch(t2_ctx *ctx, void *state, const t2_batch *b, t2_metrics *
     }
     return t2_metric(m, "loss", 1.0);
 }
-static int evaluate_batch(t2_ctx *ctx, void *state, const t2_batch *b, t2_metrics *m)
-{
-    (void)ctx, (void)state, (void)b;
-    return t2_metric(m, "loss", 1.0);
-}
-static void destroy(void *state)
-{
-    t2_net **net = state;
-    if (net) t2_net_free(*net);
-    free(net);
-}
-T2_TRIAL(.name = "fail", .build_model = build_model, .build_training_loader = build_training_loader,
+T2_TRIAL(.name = "fail", .build_model = tiny_net_state, .build_training_loader = build_training_loader,
          .build_validation_loader = build_validation_loader, .train_batch = train_batch,
-         .evaluate_batch = evaluate_batch, .destroy = destroy);
+         .evaluate_batch = tiny_validate_loss, .destroy = tiny_net_state_free);
 C
 "${CC:-cc}" -std=c11 -Wall -Wextra -Werror -shared -fPIC -I "$T2EXP_SOURCE/framework/include" \
   -I "$T2EXP_SOURCE/tests/integration" "$WORK/fail.c" -o "$WORK/fail.so" -lm

@@ -11,15 +11,20 @@
 
 #define HP "hyperparameters:\n  global_batch_size: 32\n"
 
-static t2__config *load(const char *text)
+/* text loaded, with one --config override ov (NULL: none); a failure is a failed check. */
+static t2__config *load_ov(const char *text, const char *ov)
 {
+    const char *ovs[1] = {ov};
     t2__config *cfg = NULL;
-    if (t2__config_load_string(text, "const.yaml", NULL, 0, &cfg)) {
-        fprintf(stderr, "unexpected failure: %s\n--- config ---\n%s\n", t2_errmsg(), text);
+    if (t2__config_load_string(text, "const.yaml", ovs, ov ? 1 : 0, &cfg)) {
+        fprintf(stderr, "unexpected failure: %s\n--- config (--config %s) ---\n%s\n", t2_errmsg(), ov ? ov : "none",
+                text);
         check_failures++;
     }
     return cfg;
 }
+
+static t2__config *load(const char *text) { return load_ov(text, NULL); }
 
 static const char *warning(const t2__config *cfg, size_t k)
 {
@@ -28,16 +33,20 @@ static const char *warning(const t2__config *cfg, size_t k)
     return k < n ? w[k] : "(no such warning)";
 }
 
-static void expect_err(int line, const char *text, const char *msg)
+/* text with one --config override ov (NULL: none) is refused with exactly msg. */
+static void expect_err_ov(int line, const char *text, const char *ov, const char *msg)
 {
+    const char *ovs[1] = {ov};
     t2__config *cfg = NULL;
-    int rc = t2__config_load_string(text, "const.yaml", NULL, 0, &cfg);
+    int rc = t2__config_load_string(text, "const.yaml", ovs, ov ? 1 : 0, &cfg);
     if (rc != T2_EINVAL || strcmp(t2_errmsg(), msg) != 0) {
         fprintf(stderr, "test_config_determined.c:%d: rc %d\n  got  \"%s\"\n  want \"%s\"\n", line, rc, t2_errmsg(), msg);
         check_failures++;
     }
     t2__config_free(cfg);
 }
+
+static void expect_err(int line, const char *text, const char *msg) { expect_err_ov(line, text, NULL, msg); }
 
 static void test_lengths(void)
 {
@@ -68,29 +77,6 @@ static void test_lengths(void)
     expect_err(__LINE__, "searcher: {name: single, metric: loss, max_length: 5}\n",
                "const.yaml:1:1: hyperparameters.global_batch_size: missing required key (Determined's Core API leaves "
                "the batch size to the training script; t2exp builds the batches and needs it)");
-}
-
-static t2__config *load_ov(const char *text, const char *ov)
-{
-    const char *ovs[1] = {ov};
-    t2__config *cfg = NULL;
-    if (t2__config_load_string(text, "const.yaml", ovs, 1, &cfg)) {
-        fprintf(stderr, "unexpected failure: %s\n--- config (--config %s) ---\n%s\n", t2_errmsg(), ov, text);
-        check_failures++;
-    }
-    return cfg;
-}
-
-static void expect_err_ov(int line, const char *text, const char *ov, const char *msg)
-{
-    const char *ovs[1] = {ov};
-    t2__config *cfg = NULL;
-    int rc = t2__config_load_string(text, "const.yaml", ovs, 1, &cfg);
-    if (rc != T2_EINVAL || strcmp(t2_errmsg(), msg) != 0) {
-        fprintf(stderr, "test_config_determined.c:%d: rc %d\n  got  \"%s\"\n  want \"%s\"\n", line, rc, t2_errmsg(), msg);
-        check_failures++;
-    }
-    t2__config_free(cfg);
 }
 
 /* A null max_length is absent, as every optional key's null is: time_metric with max_time gives

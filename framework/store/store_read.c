@@ -430,6 +430,22 @@ int t2__store_checkpoint_by_uuid(t2__store *st, const char *uuid, t2__checkpoint
     return rc;
 }
 
+static const char SQL_CKPT_OWNER[] = "SELECT trial_id FROM checkpoints WHERE uuid = ?1";
+
+int t2__store_checkpoint_owner(t2__store *st, const char *uuid, int64_t *trial_id)
+{
+    if (!st || !uuid || !trial_id) return t2_seterr(T2_EINVAL, "store: checkpoint_owner: NULL argument");
+    sqlite3_stmt *s;
+    int rc = t2__store_stmt(st, SQL_CKPT_OWNER, &s);
+    if (rc) return rc;
+    if ((rc = sqlite3_bind_text(s, 1, uuid, -1, SQLITE_TRANSIENT)) != SQLITE_OK) return t2__store_err(st, rc, "bind");
+    rc = step_row(st, s, "checkpoint owner");
+    if (rc == T2_ENOTFOUND) rc = t2_seterr(T2_ENOTFOUND, "store %s: never wrote checkpoint %s", st->path, uuid);
+    if (!rc) *trial_id = sqlite3_column_int64(s, 0);
+    sqlite3_reset(s);
+    return rc;
+}
+
 int t2__store_list_checkpoints(t2__store *st, int64_t experiment_id, int64_t trial_id,
                                t2__checkpoint_row **rows, size_t *n)
 {

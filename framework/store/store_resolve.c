@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "store_internal.h"
+#include "store.h"
 #include "t2exp/error.h"
 
 /* A positive decimal integer filling s[0..n) exactly. */
@@ -109,20 +109,4 @@ int t2__store_resolve_checkpoint(t2__store *st, const char *ref, t2__checkpoint_
     memset(out, 0, sizeof *out);
     if (!(out->path = strdup(ref))) return t2_seterr(T2_ENOMEM, "store: out of memory");
     return T2_OK;
-}
-
-int t2__store_checkpoint_owner(t2__store *st, const char *uuid, int64_t *trial_id)
-{
-    if (!st || !uuid || !trial_id) return t2_seterr(T2_EINVAL, "store: checkpoint_owner: NULL argument");
-    sqlite3_stmt *s;
-    int rc = t2__store_stmt(st, "SELECT trial_id FROM checkpoints WHERE uuid = ?1", &s);
-    if (rc) return rc;
-    if ((rc = sqlite3_bind_text(s, 1, uuid, -1, SQLITE_TRANSIENT)) != SQLITE_OK) return t2__store_err(st, rc, "bind");
-    rc = sqlite3_step(s);
-    if (rc == SQLITE_ROW) *trial_id = sqlite3_column_int64(s, 0);
-    rc = rc == SQLITE_ROW    ? T2_OK
-       : rc == SQLITE_DONE ? t2_seterr(T2_ENOTFOUND, "store %s: never wrote checkpoint %s", st->path, uuid)
-                           : t2__store_err(st, rc, "checkpoint owner");
-    sqlite3_reset(s);
-    return rc;
 }

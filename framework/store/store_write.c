@@ -117,31 +117,30 @@ int t2__store_set_experiment_best(t2__store *st, int64_t id, int64_t trial_id, d
 }
 
 static const char SQL_EXP_ERROR[] = "UPDATE experiments SET error = ?2 WHERE id = ?1";
+static const char SQL_EXP_OVERRIDES[] = "UPDATE experiments SET overrides = ?2 WHERE id = ?1";
+
+/* One text column of experiment id (sql: "UPDATE experiments SET col = ?2 WHERE id = ?1"). */
+static int set_experiment_text(t2__store *st, const char *sql, int64_t id, const char *text, const char *what)
+{
+    int rc;
+    sqlite3_stmt *s;
+    if ((rc = t2__store_write_begin(st)) || (rc = t2__store_stmt(st, sql, &s))) return rc;
+    int b = sqlite3_bind_int64(s, 1, id);
+    b = b ? b : TEXT(s, 2, text);
+    if ((rc = bind_rc(st, b))) return rc;
+    return exec_one(st, s, what, "experiment", id);
+}
 
 int t2__store_set_experiment_error(t2__store *st, int64_t id, const char *error)
 {
     if (!st) return t2_seterr(T2_EINVAL, "store: set_experiment_error on NULL");
-    int rc;
-    sqlite3_stmt *s;
-    if ((rc = t2__store_write_begin(st)) || (rc = t2__store_stmt(st, SQL_EXP_ERROR, &s))) return rc;
-    int b = sqlite3_bind_int64(s, 1, id);
-    b = b ? b : TEXT(s, 2, error);
-    if ((rc = bind_rc(st, b))) return rc;
-    return exec_one(st, s, "set experiment error", "experiment", id);
+    return set_experiment_text(st, SQL_EXP_ERROR, id, error, "set experiment error");
 }
-
-static const char SQL_EXP_OVERRIDES[] = "UPDATE experiments SET overrides = ?2 WHERE id = ?1";
 
 int t2__store_set_experiment_overrides(t2__store *st, int64_t id, const char *overrides_json)
 {
     if (!st || !overrides_json) return t2_seterr(T2_EINVAL, "store: set_experiment_overrides: NULL argument");
-    int rc;
-    sqlite3_stmt *s;
-    if ((rc = t2__store_write_begin(st)) || (rc = t2__store_stmt(st, SQL_EXP_OVERRIDES, &s))) return rc;
-    int b = sqlite3_bind_int64(s, 1, id);
-    b = b ? b : TEXT(s, 2, overrides_json);
-    if ((rc = bind_rc(st, b))) return rc;
-    return exec_one(st, s, "set experiment overrides", "experiment", id);
+    return set_experiment_text(st, SQL_EXP_OVERRIDES, id, overrides_json, "set experiment overrides");
 }
 
 static const char SQL_EXP_PARTS[] = "UPDATE experiments SET parts = ?2 WHERE id = ?1";
@@ -165,13 +164,7 @@ int t2__store_set_experiment_checkpoint_dir(t2__store *st, int64_t id, const cha
 {
     if (!st || !dir || !*dir)
         return t2_seterr(T2_EINVAL, "store: set_experiment_checkpoint_dir: needs a directory");
-    int rc;
-    sqlite3_stmt *s;
-    if ((rc = t2__store_write_begin(st)) || (rc = t2__store_stmt(st, SQL_EXP_CKPT_DIR, &s))) return rc;
-    int b = sqlite3_bind_int64(s, 1, id);
-    b = b ? b : TEXT(s, 2, dir);
-    if ((rc = bind_rc(st, b))) return rc;
-    return exec_one(st, s, "set experiment checkpoint_dir", "experiment", id);
+    return set_experiment_text(st, SQL_EXP_CKPT_DIR, id, dir, "set experiment checkpoint_dir");
 }
 
 /* A negative ordinal takes the next free one; max() over the (experiment_id, ordinal) unique

@@ -130,7 +130,7 @@ static int share_threads(t2__ctl *c, int extra, int *first)
  * size now, 0 if there is none yet. Each run records it as a segment (store_logs.c), so that a
  * trial that also ran in workers reads back in run order. -1 where the log is no regular file
  * (/dev/null for a trial of an old store that had none): no segment. */
-static int own_log_end(int64_t exp_id, const t2__ctl_trial *t, int64_t *from)
+static int own_log_end(const t2__ctl *c, const t2__ctl_trial *t, int64_t *from)
 {
     struct stat sb;
     *from = -1;
@@ -139,8 +139,8 @@ static int own_log_end(int64_t exp_id, const t2__ctl_trial *t, int64_t *from)
         return T2_OK;
     }
     if (errno == ENOENT) *from = 0;
-    else return t2_seterr(T2_EIO, "trial %lld.%lld: cannot read the size of its log %s: %s", (long long)exp_id,
-                          (long long)t->rid, t->log_path, strerror(errno));
+    else return t2_seterr(T2_EIO, "trial " T2__TRIAL_FMT ": cannot read the size of its log %s: %s",
+                          T2__TRIAL_ARGS(c, t), t->log_path, strerror(errno));
     return T2_OK;
 }
 
@@ -148,7 +148,7 @@ static int own_log_end(int64_t exp_id, const t2__ctl_trial *t, int64_t *from)
  * controller that died before the row of the trial that wrote it was committed gave its id out
  * again. Shown as this trial's it would read as an earlier run of it (trial_log.c), so it moves
  * beside it, as LOG.lost-K, kept rather than deleted. */
-static int set_aside_lost_log(int64_t exp_id, const t2__ctl_trial *t)
+static int set_aside_lost_log(const t2__ctl *c, const t2__ctl_trial *t)
 {
     char to[PATH_MAX];
     for (int k = 1; k < 1000; k++) {
@@ -159,8 +159,8 @@ static int set_aside_lost_log(int64_t exp_id, const t2__ctl_trial *t)
         }
         if (errno != EEXIST) break;
     }
-    return t2_seterr(T2_EIO, "trial %lld.%lld: its log %s holds a lost trial's output and cannot be set aside: %s",
-                     (long long)exp_id, (long long)t->rid, t->log_path, strerror(errno));
+    return t2_seterr(T2_EIO, "trial " T2__TRIAL_FMT ": its log %s holds a lost trial's output and cannot be set aside: %s",
+                     T2__TRIAL_ARGS(c, t), t->log_path, strerror(errno));
 }
 
 /* Starts t, the first of `starting` trials that start now (t2__sched_startable). */
@@ -192,9 +192,9 @@ static int start_trial(t2__ctl *c, t2__ctl_trial *t, int starting)
     }
     int *fds, n;
     int64_t from;
-    if ((rc = own_log_end(c->exp_id, t, &from))) return rc;
+    if ((rc = own_log_end(c, t, &from))) return rc;
     if (t->fresh && from > 0) {
-        if ((rc = set_aside_lost_log(c->exp_id, t))) return rc;
+        if ((rc = set_aside_lost_log(c, t))) return rc;
         from = 0;
     }
     t->fresh = 0;

@@ -56,10 +56,9 @@ static const resume_rule rules[] = {
     {"environment", NULL},
 };
 
-/* Whether path is key or lies under it (key "a.b": "a.b", "a.b.c", not "a.bc"). */
-static int under(const char *path, const char *key)
+/* Whether path is key (its first n bytes) or lies under it (key "a.b": "a.b", "a.b.c", not "a.bc"). */
+static int under(const char *path, const char *key, size_t n)
 {
-    size_t n = strlen(key);
     return strncmp(path, key, n) == 0 && (path[n] == '\0' || path[n] == '.');
 }
 
@@ -92,7 +91,7 @@ static const char *max_length_why(const t2__config *old, const t2__config *cfg)
 static const char *refusal(const char *path, const t2__config *old, const t2__config *cfg)
 {
     for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++) {
-        if (!under(path, rules[i].key)) continue;
+        if (!under(path, rules[i].key, strlen(rules[i].key))) continue;
         if (!strcmp(rules[i].key, "searcher.max_length")) return max_length_why(old, cfg);
         return rules[i].why;
     }
@@ -105,10 +104,8 @@ static const char *override_of(const char *path, const char *const *extra, int n
 {
     for (int i = nextra - 1; i >= 0; i--) { /* the last one of a key wins */
         const char *eq = strchr(extra[i], '=');
-        size_t n = eq ? (size_t)(eq - extra[i]) : strlen(extra[i]);
-        if ((strncmp(path, extra[i], n) == 0 && (path[n] == '\0' || path[n] == '.')) ||
-            (strlen(path) < n && strncmp(extra[i], path, strlen(path)) == 0 && extra[i][strlen(path)] == '.'))
-            return extra[i];
+        size_t n = eq ? (size_t)(eq - extra[i]) : strlen(extra[i]), plen = strlen(path);
+        if (under(path, extra[i], n) || (plen < n && under(extra[i], path, plen))) return extra[i];
     }
     return NULL;
 }

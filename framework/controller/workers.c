@@ -113,7 +113,7 @@ static int alive(t2__ctl_worker *w)
  * the worker may already be writing). Between trials a worker writes nothing (run_one flushes
  * before its finished), so nothing of the trial before lands past it, and the size its finished
  * said is the size now: taken once, it saves the serial thread an fstat a trial. */
-static int log_size(int64_t exp_id, const t2__ctl_trial *t, t2__ctl_worker *w, int64_t *size)
+static int log_size(const t2__ctl *c, const t2__ctl_trial *t, t2__ctl_worker *w, int64_t *size)
 {
     if (w->log_end >= 0) {
         *size = w->log_end;
@@ -122,9 +122,8 @@ static int log_size(int64_t exp_id, const t2__ctl_trial *t, t2__ctl_worker *w, i
     }
     struct stat sb;
     if (fstat(w->log_fd, &sb) != 0)
-        return t2_seterr(T2_EIO, "trial %lld.%lld: cannot read the size of its log %s: %s", (long long)exp_id, (long long)t->rid,
-                         w->log_path,
-                         strerror(errno));
+        return t2_seterr(T2_EIO, "trial " T2__TRIAL_FMT ": cannot read the size of its log %s: %s", T2__TRIAL_ARGS(c, t),
+                         w->log_path, strerror(errno));
     *size = (int64_t)sb.st_size;
     return T2_OK;
 }
@@ -181,7 +180,7 @@ int t2__ctl_worker_start(t2__ctl *c, t2__ctl_trial *t, const t2__runner_args *a)
         reap(c, w);
         if ((rc = spawn(c, w, a))) return rc;
     }
-    if ((rc = log_size(c->exp_id, t, w, &start)) || (rc = assign(c, t, w, a))) return rc;
+    if ((rc = log_size(c, t, w, &start)) || (rc = assign(c, t, w, a))) return rc;
     w->busy = 1;
     t->pid = w->pid;
     t->fd = w->fd;

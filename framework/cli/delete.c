@@ -28,7 +28,7 @@ static int rm_one(const char *path, const struct stat *sb, int type, struct FTW 
     return 0;
 }
 
-static int remove_tree(const char *dir)
+int t2__remove_tree(const char *dir)
 {
     struct stat sb;
     if (lstat(dir, &sb) != 0) return errno == ENOENT ? T2_OK : t2_seterr(T2_EIO, "delete: %s: %s", dir, strerror(errno));
@@ -90,7 +90,7 @@ int t2__delete_experiment(t2__store *st, int64_t exp_id)
      * never files that no row names. */
     if (!rc) rc = remove_checkpoints(st, &row);
     if (!rc) rc = t2__store_experiment_dir(t2__store_home_of(st), exp_id, NULL, dir, sizeof dir);
-    if (!rc) rc = remove_tree(dir);
+    if (!rc) rc = t2__remove_tree(dir);
     if (!rc) rc = t2__store_delete_experiment(st, exp_id);
     t2__experiment_row_free(&row);
     return rc;

@@ -7,7 +7,6 @@
  * listing goes to memory first and out only once the directory is gone, so a reader that leaves
  * early (`list | head -0`: SIGPIPE) cannot leave it behind. */
 #define _DEFAULT_SOURCE /* mkdtemp, open_memstream */
-#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -15,23 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 #include "commands.h"
+#include "lifecycle.h"
 #include "store/store.h"
 #include "t2exp/error.h"
-
-/* Removes the scratch directory's files and the directory (it holds only the store's). */
-static void remove_scratch(const char *dir)
-{
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    char path[PATH_MAX];
-    while (d && (e = readdir(d)) != NULL) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        unlink(path);
-    }
-    if (d) closedir(d);
-    rmdir(dir);
-}
 
 int t2__cli_open_store_or_empty(const char *home, int readonly, t2__store **st, char *scratch, size_t cap)
 {
@@ -57,7 +42,7 @@ int t2__cli_open_store_or_empty(const char *home, int readonly, t2__store **st, 
 int t2__cli_close_store(t2__store *st, char *scratch)
 {
     int rc = t2__store_close(st);
-    if (scratch && scratch[0]) remove_scratch(scratch);
+    if (scratch && scratch[0] && t2__remove_tree(scratch)) t2_clearerr(); /* a leftover in TMPDIR at worst */
     if (scratch) scratch[0] = '\0';
     return rc;
 }

@@ -472,32 +472,28 @@ static int validate_pass(run *r, int judge)
     if ((rc = reduce_metrics(r, &r->vm)) || (rc = sync_buffers(r))) return fail(r, "validation", rc);
     if ((rc = finish_pass(d, &r->ctx, r->state, &r->vm))) return fail(r, "evaluate_end", rc);
     const char *metric = r->a->cfg->searcher.metric;
-    int found = 0;
+    int found = -1; /* the searcher metric's entry */
     char names[512] = "";
     /* Only what this pass reported: a name of an earlier pass stays with no reports (an
      * evaluate_end that skipped it), and its value would read as 0. */
     for (int i = 0; i < r->vm.n; i++) {
         if (!r->vm.acc[i].count) continue;
-        found |= strcmp(r->vm.acc[i].name, metric) == 0;
+        if (strcmp(r->vm.acc[i].name, metric) == 0) found = i;
         size_t off = strlen(names);
         snprintf(names + off, sizeof names - off, "%s%s", off ? ", " : "", r->vm.acc[i].name);
     }
-    if (!found) {
+    if (found < 0) {
         t2_seterr(T2_ENOTFOUND, "validation did not report the searcher metric '%s' (reported: %s)", metric,
                   names[0] ? names : "nothing");
         return fail(r, d->evaluate_end ? "evaluate_batch or evaluate_end" : "evaluate_batch", T2_ENOTFOUND);
     }
-    for (int i = 0; i < r->vm.n; i++)
-        if (r->vm.acc[i].count && strcmp(r->vm.acc[i].name, metric) == 0) r->last_metric = t2__metrics_value(&r->vm, i);
+    r->last_metric = t2__metrics_value(&r->vm, found);
     /* Validation metrics are reduced across ranks (sum and weight) before reporting; one rank here. */
     if ((rc = send_metrics(r, 1, &r->vm, NULL, asks(r, judge)))) return fail(r, "report", rc);
     r->last_validated = r->ctx.batches_trained;
     if (r->ctx.sched && t2_lr_schedule_step_mode(r->ctx.sched) != T2_LR_STEP_MANUAL) {
-        for (int i = 0; i < r->vm.n; i++)
-            if (r->vm.acc[i].count && strcmp(r->vm.acc[i].name, metric) == 0) {
-                rc = t2_lr_schedule_step_metric(r->ctx.sched, t2__metrics_value(&r->vm, i));
-                if (rc && rc != T2_EINVAL) return fail(r, "lr schedule", rc); /* EINVAL: not a plateau schedule */
-            }
+        rc = t2_lr_schedule_step_metric(r->ctx.sched, r->last_metric);
+        if (rc && rc != T2_EINVAL) return fail(r, "lr schedule", rc); /* EINVAL: not a plateau schedule */
     }
     return 0;
 }

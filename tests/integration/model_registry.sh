@@ -63,13 +63,20 @@ expect_exit 0 "$T2EXP" model delete keeper --yes
 expect_exit 0 "$T2EXP" delete 1 --yes
 [ "$(sql "SELECT count(*) FROM models") $(sql "SELECT count(*) FROM model_versions")" = "0 0" ] || fail "model rows left"
 
-# Registering while garbage collection runs: a checkpoint every batch (25 ms: about as long as a
-# `model register` takes, so some registrations win and some lose), only the latest kept; the
+# Registering while garbage collection runs: a checkpoint every batch, only the latest kept; the
 # latest ACTIVE one is registered over and over as the trial goes. Every version must name a
 # checkpoint that is still ACTIVE, with its file: a registration and a collection never both win.
+# A batch lasts about as long as one `t2exp` command takes on this build (25 ms at least; an ASan
+# build starts several times slower, and with 25 ms batches there every registration lost), so
+# some registrations win and some lose.
+cmd_ms=25
+for _ in 1 2 3; do
+  t0=$(date +%s%N); "$T2EXP" model list > /dev/null 2>&1 || true; t1=$(date +%s%N)
+  ms=$(( (t1 - t0) / 1000000 )); [ "$ms" -gt "$cmd_ms" ] && cmd_ms=$ms
+done
 cat > "$WORK/race.yaml" <<Y
 name: race
-hyperparameters: {global_batch_size: 1, x: 2, y: -2, model: 1, sleep_ms: 25}
+hyperparameters: {global_batch_size: 1, x: 2, y: -2, model: 1, sleep_ms: $cmd_ms}
 searcher: {name: single, metric: loss, max_length: {batches: 200}}
 min_checkpoint_period: {batches: 1}
 checkpoint_policy: none
@@ -95,7 +102,7 @@ bad=$(sql "SELECT count(*) FROM model_versions v JOIN checkpoints c ON c.uuid = 
 for p in $(sql "SELECT c.path FROM model_versions v JOIN checkpoints c ON c.uuid = v.checkpoint_uuid"); do
   [ -f "$p" ] || fail "a registered checkpoint's file is gone: $p"
 done
-echo "$n of $tries registrations got in while garbage collection ran; every one names a kept checkpoint"
+echo "$n of $tries registrations got in while garbage collection ran ($cmd_ms ms batches); every one names a kept checkpoint"
 expect_exit 0 "$T2EXP" model delete racer --yes
 
 # Errors.

@@ -9,6 +9,11 @@
  * a trial probing an optional hyperparameter (glibc's printf takes its slow path in a process with
  * libquadmath, see configs/json_double.c). */
 int t2__seterr_text(int code, const char *text);
+/* snprintf into a fixed buffer for a message: a text that does not fit loses the middles of its
+ * longest words (paths, mostly: "cannot open /a/very/lo...ry/t2exp.db: Permission denied") where
+ * snprintf would drop the end, which is usually the reason. t2_seterr does the same. Returns
+ * snprintf's count. */
+int t2__fmt_fit(char *dst, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* 64-byte aligned allocation (cache lines, AVX-512); zeroed. NULL on failure or overflow. */
 void *t2__alloc_aligned(size_t count, size_t size);

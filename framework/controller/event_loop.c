@@ -26,7 +26,7 @@
 static int name_trial_in_error(const t2__ctl *c, const t2__ctl_trial *t, int rc)
 {
     char why[1200];
-    snprintf(why, sizeof why, "%s", t2_errmsg()); /* t2_seterr must not read the buffer it writes */
+    t2__fmt_fit(why, sizeof why, "%s", t2_errmsg()); /* t2_seterr must not read the buffer it writes */
     return t2_seterr(rc, "trial " T2__TRIAL_FMT ": %s", T2__TRIAL_ARGS(c, t), why);
 }
 
@@ -381,9 +381,9 @@ int t2__ctl_settle(t2__ctl *c, t2__ctl_trial *t, int status)
             else if (status != -1)
                 snprintf(last, sizeof last, "; it had reported no batch");
             t2__wait_status_str(status == -1 ? 0 : status, st, sizeof st);
-            snprintf(why, sizeof why, "the trial process %s%s%s", st, f.exited_ok ? " before finishing its work" : "", last);
+            t2__fmt_fit(why, sizeof why, "the trial process %s%s%s", st, f.exited_ok ? " before finishing its work" : "", last);
         } else {
-            snprintf(why, sizeof why, "%s", t->error);
+            t2__fmt_fit(why, sizeof why, "%s", t->error);
         }
         free(t->error);
         t->error = NULL;
@@ -470,7 +470,7 @@ static int drain(t2__ctl *c, size_t idx, int may_read)
             /* A message the protocol does not allow: the runner (or a peer posing as one) is
              * stopped, and its end of stream follows. */
             char why[600];
-            snprintf(why, sizeof why, "%s", t2_errmsg());
+            t2__fmt_fit(why, sizeof why, "%s", t2_errmsg());
             t2_clearerr();
             if ((rc = t2__ctl_reject_message(c, t, why))) return rc;
             continue;

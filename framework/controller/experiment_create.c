@@ -113,7 +113,7 @@ int t2__experiment_create(const t2__create_opts *o, int64_t *exp_id)
         t2__ctx_init(&pctx, cfg, NULL, 0, 0, 0, seed, t2__ctl_cores());
         if ((rc = c.so.def->prepare_data(&pctx))) {
             char why[1200];
-            snprintf(why, sizeof why, "prepare_data: %s", t2_errmsg());
+            t2__fmt_fit(why, sizeof why, "prepare_data: %s", t2_errmsg());
             t2__store_set_experiment_error(c.st, c.exp_id, why);
             t2__store_set_experiment_state(c.st, c.exp_id, T2__EXP_ERRORED);
             t2__progress_line(o->out, "experiment %lld errored: %s", (long long)c.exp_id, why);

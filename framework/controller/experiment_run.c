@@ -87,7 +87,7 @@ int t2__ctl_open_store(const char *home_opt, char *home, size_t n, t2__store **s
     if (!rc) rc = t2__store_open(home, 0, st);
     if (rc && rc != T2_ENOMEM && rc != T2_EIO) {
         char why[1200];
-        snprintf(why, sizeof why, "%s", t2_errmsg());
+        t2__fmt_fit(why, sizeof why, "%s", t2_errmsg());
         rc = t2_seterr(T2_EIO, "%s", why);
     }
     return rc;
@@ -98,7 +98,7 @@ int t2__ctl_open_store(const char *home_opt, char *home, size_t n, t2__store **s
 int t2__ctl_fail_start(t2__ctl *c, int rc)
 {
     char why[1200];
-    snprintf(why, sizeof why, "%s", t2_errmsg());
+    t2__fmt_fit(why, sizeof why, "%s", t2_errmsg());
     /* Best effort: the store that failed may refuse these too; the run's error stays the one told. */
     int w = t2__store_set_experiment_error(c->st, c->exp_id, why);
     if (!w) w = t2__store_set_experiment_state(c->st, c->exp_id, T2__EXP_ERRORED);
@@ -266,7 +266,7 @@ int t2__ctl_run_experiment(t2__ctl *c, int resumed)
     int full = rc && t2__store_out_of_space(c->st);
     char full_why[1200] = "";
     if (full) {
-        snprintf(full_why, sizeof full_why, "%s", t2_errmsg());
+        t2__fmt_fit(full_why, sizeof full_why, "%s", t2_errmsg());
         t2__store_reclaim(c->st);
     }
     if (full) t2__ctl_kill_all_quietly(c);
@@ -303,13 +303,13 @@ int t2__ctl_run_experiment(t2__ctl *c, int resumed)
                                        : T2__EXP_COMPLETED;
     if (full) {
         char why[1400];
-        snprintf(why, sizeof why, "paused: the store ran out of space (%s); free some, then t2exp resume %lld", full_why,
+        t2__fmt_fit(why, sizeof why, "paused: the store ran out of space (%s); free some, then t2exp resume %lld", full_why,
                  (long long)c->exp_id);
         t2__store_set_experiment_error(c->st, c->exp_id, why);
         t2_seterr(T2_EIO, "%s", why);
     } else if (rc) {
         char why[1200];
-        snprintf(why, sizeof why, "%s", t2_errmsg());
+        t2__fmt_fit(why, sizeof why, "%s", t2_errmsg());
         t2__store_set_experiment_error(c->st, c->exp_id, why);
     } else if (final == T2__EXP_ERRORED) {
         t2__store_set_experiment_error(c->st, c->exp_id, "no trial completed");
@@ -354,7 +354,7 @@ int t2__ctl_resolve_warm(t2__ctl *c)
         /* A path, a uuid, EXP or EXP.N: the same resolver as export and evaluate. */
         if ((rc = t2__store_resolve_checkpoint(c->st, src, &row))) {
             char why[512];
-            snprintf(why, sizeof why, "%s", t2_errmsg());
+            t2__fmt_fit(why, sizeof why, "%s", t2_errmsg());
             return t2_seterr(rc == T2_ENOTFOUND ? T2_EINVAL : rc, "%s: %s", what, why);
         }
         src = row.path;
@@ -373,7 +373,7 @@ int t2__ctl_resolve_warm(t2__ctl *c)
         t2__ckpt *ck = NULL;
         if ((rc = t2__ckpt_stream_params(&ck, src, NULL, NULL))) {
             char why[512];
-            snprintf(why, sizeof why, "%s", t2_errmsg());
+            t2__fmt_fit(why, sizeof why, "%s", t2_errmsg());
             rc = t2_seterr(rc, "%s: %s", what, why);
         }
         t2__ckpt_free(ck);

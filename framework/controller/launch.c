@@ -101,7 +101,7 @@ static int complete(t2__ctl *c, size_t k, int fd)
                  : t2__msg_send(fd, &spec);
     if (rc) {
         char why[800];
-        snprintf(why, sizeof why, "cannot send rank 0 its spec: %.600s", t2_errmsg());
+        t2__fmt_fit(why, sizeof why, "cannot send rank 0 its spec: %.600s", t2_errmsg());
         t2_clearerr();
         close(fd);
         kill(t->pid, SIGTERM);
@@ -156,13 +156,13 @@ static int on_hello(t2__ctl *c, size_t i, int64_t trial_id)
     while (k < c->nlaunch && c->tt.t[c->launch[k].trial].id != trial_id) k++;
     if (k == c->nlaunch) {
         char why[96];
-        snprintf(why, sizeof why, "a hello for trial id %lld, which is not being launched", (long long)trial_id);
+        t2__fmt_fit(why, sizeof why, "a hello for trial id %lld, which is not being launched", (long long)trial_id);
         refuse(c, i, why);
         return T2_OK;
     }
     if (t2__auth_server_finish(r->auth, r->fd, c->launch[k].key)) {
         char why[600];
-        snprintf(why, sizeof why, "%s", t2_errmsg());
+        t2__fmt_fit(why, sizeof why, "%s", t2_errmsg());
         t2_clearerr();
         refuse(c, i, why);
         return T2_OK;
@@ -211,7 +211,7 @@ static int take_caller(t2__ctl *c, int fd)
     c->ncaller++;
     if (t2__auth_server_start(r->auth, fd)) {
         char why[600];
-        snprintf(why, sizeof why, "%s", t2_errmsg());
+        t2__fmt_fit(why, sizeof why, "%s", t2_errmsg());
         t2_clearerr();
         refuse(c, c->ncaller - 1, why);
     }
@@ -233,7 +233,7 @@ int t2__ctl_launch_events(t2__ctl *c, const struct pollfd *pf, int n)
             rc = on_hello(c, i, trial_id);
         } else {
             char why[600];
-            snprintf(why, sizeof why, "%s", t2_errmsg());
+            t2__fmt_fit(why, sizeof why, "%s", t2_errmsg());
             t2_clearerr();
             refuse(c, i, why);
         }
@@ -262,12 +262,12 @@ int t2__ctl_launch_events(t2__ctl *c, const struct pollfd *pf, int n)
         int status;
         char why[PATH_MAX + 200], st[96];
         if (t2__reap_group(t->pid, &status, WNOHANG) == t->pid) {
-            snprintf(why, sizeof why, "mpirun %s before rank 0 called back (see %s)", t2__wait_status_str(status, st, sizeof st), t->log_path);
+            t2__fmt_fit(why, sizeof why, "mpirun %s before rank 0 called back (see %s)", t2__wait_status_str(status, st, sizeof st), t->log_path);
             rc = fail_launch(c, k, why);
         } else if (now > c->launch[k].deadline) {
             kill(t->pid, SIGTERM);
             reap(t->pid);
-            snprintf(why, sizeof why, "rank 0 did not call back within 60 s (see %s)", t->log_path);
+            t2__fmt_fit(why, sizeof why, "rank 0 did not call back within 60 s (see %s)", t->log_path);
             rc = fail_launch(c, k, why);
         }
     }
@@ -283,7 +283,7 @@ int t2__ctl_launch_stop(t2__ctl *c)
         t2__ctl_trial *t = &c->tt.t[c->launch[k].trial];
         char why[96];
         reap(t->pid);
-        snprintf(why, sizeof why, "stopped during its launch");
+        t2__fmt_fit(why, sizeof why, "stopped during its launch");
         int rc2 = fail_launch(c, k, why);
         if (!rc) rc = rc2;
     }

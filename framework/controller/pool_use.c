@@ -86,7 +86,7 @@ int t2__ctl_check_hosts(t2__ctl *c, t2__ctl_trial *t)
         size_t mlen = sizeof T2__INVALID_HPARAMS - 1;
         int mark = t->invalid_hparams && !strncmp(old, T2__INVALID_HPARAMS, mlen);
         char msg[1700];
-        snprintf(msg, sizeof msg, "%shost %s is unreachable (%s): its %d slot(s) left the pool%s%.1200s",
+        t2__fmt_fit(msg, sizeof msg, "%shost %s is unreachable (%s): its %d slot(s) left the pool%s%.1200s",
                  mark ? T2__INVALID_HPARAMS : "", c->pool.hosts[h].name, why, c->pool.hosts[h].slots,
                  *old ? "; " : "", old + (mark ? mlen : 0));
         t2__progress_event(&c->prog, "trial " T2__TRIAL_FMT ": %s", T2__TRIAL_ARGS(c, t), msg);
@@ -97,7 +97,7 @@ int t2__ctl_check_hosts(t2__ctl *c, t2__ctl_trial *t)
     }
     if (!lost || !(lost = t2__ctl_plan(c))) return T2_OK;
     char why[600];
-    snprintf(why, sizeof why, "%s", t2_errmsg());
+    t2__fmt_fit(why, sizeof why, "%s", t2_errmsg());
     return t2_seterr(lost, "%s: too few hosts left: %s",
                      c->pool.origin[0] ? "the Slurm allocation" : "resources.hostfile", why);
 }

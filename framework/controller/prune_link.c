@@ -115,7 +115,7 @@ int t2__ctl_prune_validation(t2__ctl *c, t2__ctl_trial *t, double value, int ask
     if (v.patient) /* a patient pruner around the rule: the trial stopped improving first */
         snprintf(patient, sizeof patient, "no better than %.6g in the last %lld validations (%.6g before them), and ",
                  v.patient_best, (long long)pc->patience + 1, v.patient_before);
-    snprintf(why, sizeof why, T2__PRUNED_AT "%lld: %s%s", (long long)t->batches, patient, rule);
+    t2__fmt_fit(why, sizeof why, T2__PRUNED_AT "%lld: %s%s", (long long)t->batches, patient, rule);
     if (!(t->pruned_why = strdup(why))) return t2_seterr(T2_ENOMEM, "controller: out of memory");
     t2__progress_event(&c->prog, "trial " T2__TRIAL_FMT " %s", T2__TRIAL_ARGS(c, t), why);
     *prune = 1;

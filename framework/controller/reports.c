@@ -92,7 +92,7 @@ static int note_error(t2__ctl_trial *t, const char *text)
 static int reject(t2__ctl *c, t2__ctl_trial *t, const char *what, const char *why)
 {
     char msg[1200];
-    snprintf(msg, sizeof msg, "rejected %s: %.1100s", what, why);
+    t2__fmt_fit(msg, sizeof msg, "rejected %s: %.1100s", what, why);
     t2__progress_event(&c->prog, "trial " T2__TRIAL_FMT ": %s; stopping it", T2__TRIAL_ARGS(c, t), msg);
     t->rejected = t->fatal = 1;
     if (t->pid > 0) kill(t->pid, SIGKILL);
@@ -121,7 +121,7 @@ static int on_checkpoint(t2__ctl *c, t2__ctl_trial *t, const t2__msg *m)
     int ok = t2__ckpt_gc_path_check(c->ckpt_dir, path);
     if (ok) {
         char why[PATH_MAX + 300];
-        snprintf(why, sizeof why, "%s", ok == T2_ENOTFOUND ? "no such file in the checkpoint directory" : t2_errmsg());
+        t2__fmt_fit(why, sizeof why, "%s", ok == T2_ENOTFOUND ? "no such file in the checkpoint directory" : t2_errmsg());
         t2_clearerr();
         return reject(c, t, "checkpoint report", why);
     }
@@ -255,7 +255,7 @@ int t2__ctl_on_message(t2__ctl *c, t2__ctl_trial *t, const t2__msg *m)
     case T2__MSG_ERROR: {
         t->batches = m->u.error.batches;
         char buf[1400];
-        snprintf(buf, sizeof buf, "%s: %s", m->u.error.where, m->u.error.message);
+        t2__fmt_fit(buf, sizeof buf, "%s: %s", m->u.error.where, m->u.error.message);
         t->invalid_hparams = m->u.error.invalid_hparams;
         t->fatal = m->u.error.fatal;
         rc = note_error(t, buf); /* after the flag: it decides the mark */
@@ -263,7 +263,7 @@ int t2__ctl_on_message(t2__ctl *c, t2__ctl_trial *t, const t2__msg *m)
     }
     default: {
         char why[96];
-        snprintf(why, sizeof why, "a runner sent a %s message, which only the controller sends",
+        t2__fmt_fit(why, sizeof why, "a runner sent a %s message, which only the controller sends",
                  t2__msg_kind_name(m->kind));
         rc = t2__ctl_reject_message(c, t, why);
     }

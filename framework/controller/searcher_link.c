@@ -203,7 +203,7 @@ static int apply_ops(t2__ctl *c)
                 if (!rc) rc = t2__searcher_on_trial_exited(c->s, op->request_id, &c->ops);
                 if (rc && t2__searcher_rolled_back(c->s) && !undone) { /* a resume tells it again */
                     undone = rc;
-                    snprintf(undone_msg, sizeof undone_msg, "%s", t2_errmsg());
+                    t2__fmt_fit(undone_msg, sizeof undone_msg, "%s", t2_errmsg());
                     rc = T2_OK;
                 }
             }

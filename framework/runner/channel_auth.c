@@ -74,7 +74,7 @@ static int mac_hex(const unsigned char *key, const char *what, int64_t trial, co
                    char out[HEX(32)])
 {
     char msg[256];
-    int n = snprintf(msg, sizeof msg, "t2exp-%s|%" PRId64 "|%s|%s", what, trial, a, b);
+    int n = t2__fmt_fit(msg, sizeof msg, "t2exp-%s|%" PRId64 "|%s|%s", what, trial, a, b);
     unsigned char mac[EVP_MAX_MD_SIZE];
     unsigned int len = 0;
     if (n < 0 || (size_t)n >= sizeof msg ||

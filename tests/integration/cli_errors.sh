@@ -40,6 +40,13 @@ expect_in "$OUT" "no such file"
 echo "not an ELF file" > "$WORK/text.so"
 expect_exit 2 "$T2EXP" create "$WORK/c.yaml" "$WORK/text.so"
 expect_in "$OUT" "cannot be loaded as a shared object"
+# A path far longer than a message's buffer: the message keeps its end, the reason.
+long="$WORK"; for _ in 1 2 3 4 5 6 7 8 9 10; do long="$long/$(printf 'p%.0s' $(seq 200))"; done
+mkdir -p "$long" && cp "$WORK/text.so" "$long/text.so"
+expect_exit 2 "$T2EXP" create "$WORK/c.yaml" "$long/text.so"
+expect_in "$OUT" "ppp...ppp"
+expect_in "$OUT" "/text.so: file too short"
+expect_in "$OUT" "cannot be loaded as a shared object"
 echo 'int something(void) { return 1; }' > "$WORK/nosym.c"
 cc -shared -fPIC "$WORK/nosym.c" -o "$WORK/nosym.so"
 expect_exit 2 "$T2EXP" create "$WORK/c.yaml" "$WORK/nosym.so"

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "channel.h"
 #include "protocol/protocol.h"
 #include "checkpoints/ckpt.h"
@@ -37,6 +38,39 @@ static void on_term(int sig)
     stop_requested = 1;
 }
 
+/* The reports a worker's runner holds (send_msg), for on_fatal: a trial that crashes must not take
+ * its last reports with it (the batches it trained, a checkpoint it wrote). held_busy is set while
+ * a report is being added, when the buffer may hold half a frame. */
+static t2__chan_writer *volatile held;
+static volatile int held_fd = -1;
+static volatile sig_atomic_t held_busy;
+static const int FATAL[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+static struct sigaction fatal_before[sizeof FATAL / sizeof FATAL[0]];
+
+/* A fatal signal: what is held goes out (write is async-signal-safe), then the signal gets the
+ * action it had before ours (the default, or a sanitizer's), as if we had not been there. */
+static void on_fatal(int sig, siginfo_t *si, void *uc)
+{
+    (void)uc;
+    int saved = errno;
+    t2__chan_writer *w = held;
+    if (w && !held_busy && held_fd >= 0) {
+        for (size_t off = 0; off < w->len;) {
+            ssize_t n = write(held_fd, w->buf + off, w->len - off);
+            if (n <= 0 && errno == EINTR) continue;
+            if (n <= 0) break;
+            off += (size_t)n;
+        }
+        w->len = 0;
+    }
+    for (size_t i = 0; i < sizeof FATAL / sizeof FATAL[0]; i++)
+        if (FATAL[i] == sig) sigaction(sig, &fatal_before[i], NULL);
+    /* A fault comes again when the instruction runs again; a sent signal (kill, raise, abort) is
+     * sent again, pending until this returns. */
+    if (si->si_code <= 0) raise(sig);
+    errno = saved;
+}
+
 static void install_handlers(void)
 {
     struct sigaction sa;
@@ -47,6 +81,17 @@ static void install_handlers(void)
     sigaction(SIGUSR1, &sa, NULL); /* what mpirun forwards to every rank at once (see trial_mpi.c) */
     /* A file-size limit must fail the checkpoint write (reported, trial goes on), not kill us. */
     signal(SIGXFSZ, SIG_IGN);
+    struct sigaction fa;
+    memset(&fa, 0, sizeof fa);
+    fa.sa_sigaction = on_fatal;
+    fa.sa_flags = SA_SIGINFO;
+    sigemptyset(&fa.sa_mask);
+    for (size_t i = 0; i < sizeof FATAL / sizeof FATAL[0]; i++) {
+        struct sigaction cur;
+        if (sigaction(FATAL[i], NULL, &cur) == 0 && cur.sa_sigaction != on_fatal &&
+            sigaction(FATAL[i], &fa, NULL) == 0)
+            fatal_before[i] = cur;
+    }
 }
 
 void t2__runner_signals_install(void)
@@ -66,6 +111,7 @@ void t2__runner_signals_trial(int running)
         if (sigaction(SIGTERM, NULL, &cur) == 0 && cur.sa_handler != on_term) install_handlers();
     }
     worker_idle = !running;
+    if (!running) held = NULL; /* the worker's writer outlives the trial, but is no longer its */
 }
 
 /* How long a worker's runner may hold a report before it goes out though nothing waits. */
@@ -91,8 +137,17 @@ static int send_msg(const t2__runner_args *a, const t2__comm *c, const t2__msg *
 {
     if (c->rank != 0) return T2_OK;
     if (!a->wr) return t2__msg_send(a->fd, m);
+    held_busy = 1;
+    held_fd = a->fd;
+    held = a->wr;
     int rc = t2__msg_put(a->wr, m);
-    return rc ? rc : flush_overdue(a);
+    held_busy = 0;
+    if (rc) return rc;
+    /* A checkpoint's report goes out at once: were the process killed (SIGKILL, the OOM killer)
+     * before it went, the file would be there and the store would not know it, and a restart
+     * would go back to the checkpoint before. Rare, so no cost. */
+    int now = m->kind == T2__MSG_CHECKPOINT || m->kind == T2__MSG_CHECKPOINT_FAILED;
+    return now ? flush_reports(a) : flush_overdue(a);
 }
 
 int64_t t2__length_to_batches(t2__unit unit, int64_t n, int64_t global_batch, int64_t batches_per_epoch)
@@ -272,7 +327,7 @@ static int deterministic(const char *where, int rc)
 static int fail(run *r, const char *where, int rc)
 {
     char msg[1200];
-    snprintf(msg, sizeof msg, "%s", t2_errmsg()[0] ? t2_errmsg() : t2_strerror(rc));
+    t2__fmt_fit(msg, sizeof msg, "%s", t2_errmsg()[0] ? t2_errmsg() : t2_strerror(rc));
     fprintf(stderr, "t2exp runner: trial %lld failed in %s: %s\n", (long long)r->a->trial_id, where, msg);
     fflush(stderr);
     t2__msg m = {.kind = T2__MSG_ERROR,
@@ -649,7 +704,7 @@ static int checkpoint(run *r)
     char why[1200];
     if (rc) {
         /* Not fatal: report it; the trial continues from the last good checkpoint if it fails later. */
-        snprintf(why, sizeof why, "%s", t2_errmsg());
+        t2__fmt_fit(why, sizeof why, "%s", t2_errmsg());
         fprintf(stderr, "t2exp runner: checkpoint at batch %lld failed: %s\n", (long long)r->ctx.batches_trained, why);
         m = (t2__msg){.kind = T2__MSG_CHECKPOINT_FAILED,
                       .u.checkpoint_failed = {.message = why, .batches = r->ctx.batches_trained}};
@@ -1078,7 +1133,7 @@ int t2__runner_evaluate_metric(const t2__runner_args *a, FILE *out, const char *
     }
     if (rc) {
         char msg[1200];
-        snprintf(msg, sizeof msg, "%s", t2_errmsg());
+        t2__fmt_fit(msg, sizeof msg, "%s", t2_errmsg());
         t2_seterr(rc, "%s: %s", where, msg);
     }
     t2_loader_free(r.valid);

@@ -4,8 +4,9 @@
 # dies without a word (SIGSEGV) cannot say where it died: the column keeps its last report (batch 30,
 # reports every scheduling_unit 10; none with the default 100: 0, which read as "never trained"
 # beside the others' 35), and its error says so ("its last report was of batch 30"), as cli.md's
-# `trials` row does. Each trial has its own process here: a worker's runner holds its reports for
-# up to 5 ms to send them together, and a crash loses what it held (the runner's side).
+# `trials` row does. The same in a worker (resources.isolation's default), whose runner holds its
+# reports for up to 5 ms to send them together: a fatal signal sends what it held first. And a
+# checkpoint reported just before a crash is recorded: its file is the trial's latest.
 source "$(dirname "$0")/common.bash"
 command -v "${CC:-cc}" >/dev/null || { echo "trial_batches_reported: skipped (no C compiler)"; exit 77; }
 cat > "$WORK/fail.c" <<'C'
@@ -60,5 +61,27 @@ expect_exit 1 "$T2EXP" create "$WORK/fail.yaml" "$WORK/fail.so" --plain # schedu
 [ "$(row 2 error)" = "35|train_batch: failing at batch 35 as asked" ] || fail "a returned error: $(row 2 error)"
 [ "$(row 2 segv)" = "0|the trial process $crash; it had reported no batch" ] ||
   fail "a crash before any report: $(row 2 segv)"
+
+# Workers: the same rows (experiment 3).
+expect_exit 1 "$T2EXP" create "$WORK/fail.yaml" "$WORK/fail.so" --plain --config scheduling_unit=10 \
+  --config resources.isolation=worker
+[ "$(row 3 segv)" = "30|the trial process $crash; its last report was of batch 30" ] ||
+  fail "a crash in a worker after the report at batch 30: $(row 3 segv)"
+[ "$(row 3 error)" = "35|train_batch: failing at batch 35 as asked" ] || fail "a returned error in a worker: $(row 3 error)"
+
+# A checkpoint every batch, a crash in the batch after the third: the third's checkpoint is the
+# latest in the store, and no file is left that the store does not know (experiment 4).
+cat > "$WORK/ckpt.yaml" <<Y
+name: crash_after_checkpoint
+hyperparameters: {global_batch_size: 1, x: 1, y: 1, model: 1, crash_at_batch: 3}
+searcher: {name: single, metric: loss, max_length: {batches: 5}}
+min_checkpoint_period: {batches: 1}
+max_restarts: 0
+Y
+expect_exit 1 "$T2EXP" create "$WORK/ckpt.yaml" "$T2EXP_BUILD/trials/quadratic.so" --plain
+[ "$(sql "SELECT group_concat(c.batches) FROM checkpoints c JOIN trials t ON t.id = c.trial_id
+          WHERE t.experiment_id = 4 AND c.state = 'ACTIVE'")" = 3 ] || fail "the checkpoint before the crash is not the latest: $(sql "SELECT batches, state FROM checkpoints")"
+files=$(ls "$T2EXP_HOME/experiments/4/checkpoints" | wc -l)
+[ "$files" = 1 ] || fail "$files checkpoint files for one recorded: $(ls "$T2EXP_HOME/experiments/4/checkpoints")"
 store_ok
-echo "trial_batches_reported: an error or NaN shows its batch (35), a crash its last report (30, or none), and says so"
+echo "trial_batches_reported: an error or NaN shows its batch (35), a crash its last report (30, or none), and says so, in a worker too; a crash keeps the checkpoint before it"

@@ -112,9 +112,23 @@ static size_t add_stopped(const t2__asha *a, int64_t len, t2__tpe_obs *obs, size
     return n;
 }
 
-/* The observations at the longest rung length with at least `need` results, and the trials
- * stopped below it; *ndone: the results at that length (fewer than `need` when no length has
- * enough). */
+/* Trials that reported invalid hparams (they left the rungs) join the other group too: without
+ * them the invalid part of the space looked as good as the rest to l(x)/g(x), and a search where
+ * a third of the space was invalid proposed it until 100 replacements in a row ended it. */
+static size_t add_invalid(const t2__asha *a, t2__tpe_obs *obs, size_t n, unsigned char *seen)
+{
+    size_t np = a->tpe->sp.np;
+    for (size_t rid = 0; rid < a->ntrials; rid++)
+        if ((a->trials[rid].flags & T2__AT_INVALID) && !seen[rid]) {
+            seen[rid] = 1;
+            obs[n++] = (t2__tpe_obs){.id = (int64_t)rid, .loss = INFINITY, .x = a->tpe->x + rid * np, .running = 1};
+        }
+    return n;
+}
+
+/* The observations at the longest rung length with at least `need` results, the trials stopped
+ * below it and the invalid ones; *ndone: the results at that length (fewer than `need` when no
+ * length has enough). */
 static size_t observations(const t2__asha *a, int64_t need, t2__tpe_obs *obs, unsigned char *seen, size_t *ndone)
 {
     int64_t below = INT64_MAX;
@@ -128,7 +142,7 @@ static size_t observations(const t2__asha *a, int64_t need, t2__tpe_obs *obs, un
         size_t n = collect(a, len, obs, seen);
         if ((int64_t)n >= need) {
             *ndone = n;
-            return add_stopped(a, len, obs, n, seen);
+            return add_invalid(a, obs, add_stopped(a, len, obs, n, seen), seen);
         }
         below = len;
     }

@@ -32,9 +32,10 @@
 #include "tpe.h"
 #include "t2exp/error.h"
 
-/* running; has its result; ended without one; pruned (its result is the metric at step[r]).
- * The values are the snapshot's: PRUNED came last so that older snapshots read the same. */
-enum { PENDING = 0, DONE = 1, GONE = 2, PRUNED = 3 };
+/* running; has its result; ended without one; pruned (its result is the metric at step[r]);
+ * reported invalid hparams. The values are the snapshot's: the newer come last so that older
+ * snapshots read the same. */
+enum { PENDING = 0, DONE = 1, GONE = 2, PRUNED = 3, INVALID = 4 };
 
 typedef struct tpe {
     t2__tpe_model model;
@@ -123,9 +124,10 @@ static int model_point(const t2__searcher *s, tpe *t, int64_t rid, double *x)
     if (!obs) return t2_seterr(T2_ENOMEM, "searcher: out of memory");
     int64_t b = t2__pruner_bracket(t->hyperband, rid);
     for (int64_t r = 0; r < rid; r++)
-        if (t->state[r] != GONE && same_bracket(t, b, r)) /* a running trial is the constant liar */
+        if (t->state[r] != GONE && same_bracket(t, b, r)) /* a running or invalid trial: worse than any result */
             obs[n++] = (t2__tpe_obs){.id = r, .loss = t->loss[r], .x = t->x + (size_t)r * np,
-                                     .running = t->state[r] == PENDING, .pruned = t->state[r] == PRUNED,
+                                     .running = t->state[r] == PENDING || t->state[r] == INVALID,
+                                     .pruned = t->state[r] == PRUNED,
                                      .step = t->state[r] == PRUNED ? t->step[r] : 0};
     t2_rng rng;
     t2_rng_seed(&rng, t2_hash64(t2__trial_seed(s->seed, rid) ^ UINT64_C(0x7470652d70617273)));
@@ -214,10 +216,15 @@ static int exited(t2__searcher *s, int64_t request_id, t2__ops *ops)
     return fill(s, 1, ops);
 }
 
+/* A trial that reported invalid hparams stays in the model as a point worse than every result (as
+ * a running trial counts, for good): with nothing there, l(x)/g(x) was largest in the invalid part
+ * of the space, which tpe then proposed again and again until 100 replacements in a row ended the
+ * experiment (Optuna ranks a pruned trial without values last, in the other group, too). It is
+ * not a result: n_startup_trials still counts completed and pruned trials only. */
 static int failed(t2__searcher *s, int64_t request_id, int invalid_hparams, t2__ops *ops)
 {
     tpe *t = TPE(s);
-    if (t->state[request_id] == PENDING) t->state[request_id] = GONE;
+    if (t->state[request_id] == PENDING) t->state[request_id] = invalid_hparams ? INVALID : GONE;
     if (invalid_hparams) t->invalid++; /* a replacement is drawn: it does not count against max_trials */
     return fill(s, 1, ops);
 }
@@ -300,7 +307,7 @@ static int restore_row(tpe *t, int64_t r, const t2__val *row)
 {
     size_t np = t->model.np;
     if (row->kind != T2__VAL_LIST || row->n != np + 2 || row->items[0]->kind != T2__VAL_INT ||
-        row->items[0]->i < PENDING || row->items[0]->i > PRUNED)
+        row->items[0]->i < PENDING || row->items[0]->i > INVALID)
         return t2_seterr(T2_EFORMAT, "searcher state: state.trials[%" PRId64 "] must be [state, loss, point...]", r);
     t->state[r] = (signed char)row->items[0]->i;
     t->loss[r] = INFINITY;

@@ -103,6 +103,7 @@ typedef struct drive_script {
     int (*fate)(int64_t rid, int64_t length, void *ctx);
     void *ctx;
     int snapshots; /* record a snapshot before every event */
+    void (*created)(int64_t rid, const t2__val *hparams, void *ctx); /* optional: each CREATE's hparams */
 } drive_script;
 
 typedef struct drive_run {
@@ -184,6 +185,7 @@ static inline int drive(t2__searcher *s, const drive_script *sc, drive_run *r)
                 r->nlast = n;
             }
             e.kind = EV_CREATED;
+            if (sc->created) sc->created(op.request_id, op.hparams, sc->ctx);
             break;
         case T2__OP_TRAIN: {
             r->trains++;

@@ -279,6 +279,10 @@ int t2__ctl_child_close_fds(const t2__ctl *c, int **fds, int *n);
 /* Reports the refused callers not yet reported one by one (the loop's end calls it). */
 void t2__ctl_report_refusals(t2__ctl *c);
 
+/* experiment_create.c: T2_EUNSUPPORTED naming the key when the config needs MPI (slots_per_trial > 1, a hostfile) and this
+ * build has none: create and resume (a store made by another build, or a --config) both ask. */
+int t2__ctl_check_mpi(const t2__config *cfg);
+
 /* pool_use.c: the pool loaded (resources.hostfile, else the Slurm allocation unless
  * resources.slurm is off or this t2exp has no MPI) and named in the controller's log */
 int t2__ctl_load_pool(t2__ctl *c);

@@ -25,6 +25,15 @@ static void path_override(const char *key, const char *path, char *out)
     strcpy(w, "\"");
 }
 
+int t2__ctl_check_mpi(const t2__config *cfg)
+{
+    if ((cfg->resources.slots_per_trial > 1 || cfg->resources.hostfile) && !t2__comm_have_mpi())
+        return t2_seterr(T2_EUNSUPPORTED, "%s: trials on other hosts and distributed trials need MPI, and this "
+                         "t2exp was built with -DT2EXP_WITH_MPI=OFF",
+                         cfg->resources.hostfile ? "resources.hostfile" : "resources.slots_per_trial");
+    return T2_OK;
+}
+
 int t2__experiment_create(const t2__create_opts *o, int64_t *exp_id)
 {
     t2__ctl c;
@@ -38,11 +47,9 @@ int t2__experiment_create(const t2__create_opts *o, int64_t *exp_id)
     char home[PATH_MAX], object[PATH_MAX];
     if ((rc = t2__trial_so_open(o->trial_path, &c.so))) return rc;
     if (!realpath(c.so.path, object)) snprintf(object, sizeof object, "%s", c.so.path);
-    if ((cfg->resources.slots_per_trial > 1 || cfg->resources.hostfile) && !t2__comm_have_mpi()) {
+    if ((rc = t2__ctl_check_mpi(cfg))) {
         t2__trial_so_close(&c.so);
-        return t2_seterr(T2_EUNSUPPORTED, "%s: trials on other hosts and distributed trials need MPI, and this "
-                         "t2exp was built with -DT2EXP_WITH_MPI=OFF",
-                         cfg->resources.hostfile ? "resources.hostfile" : "resources.slots_per_trial");
+        return rc;
     }
     c.ovr = o->overrides;
     c.novr = o->noverrides;

@@ -421,6 +421,11 @@ static int apply_override(t2__ynode *root, const char *ov, const char *src)
         }
         t2__ynode *next = t2__ymap_get(at, seg, NULL);
         if (next && t2__ynull(next)) next = NULL; /* `searcher:` left empty: fill it */
+        /* A length given as a bare int (`max_length: 250`, batches, as Determined reads it) takes
+         * a unit override as a length given as a map does: the unit's value replaces it. */
+        if (next && next->kind == T2__Y_SCALAR && next->plain && strcmp(key, "hyperparameters") != 0 &&
+            !strchr(dot + 1, '.') && is_length_unit(dot + 1))
+            next = NULL;
         if (!next) {
             if ((rc = t2__ymap_set(at, seg, m, t2__ymap_new(m)))) {
                 t2__yfree(value);

@@ -116,6 +116,37 @@ static void test_null_length(void)
                   "--config searcher.max_time=: searcher.max_time: missing required key (null counts as absent)");
 }
 
+/* A bare-int length (`max_length: 250`, batches) takes a unit override as {batches: 250} would:
+ * "'searcher.max_length' is not a map in the config" before. Not under hyperparameters, and not a
+ * key that is no unit. */
+static void test_bare_length_override(void)
+{
+    const char *bare = HP "records_per_epoch: 640\nsearcher: {name: single, metric: loss, max_length: 250}\n";
+    static const struct { const char *ov; int unit; int64_t n; } cases[] = {
+        {"searcher.max_length.batches=60", T2__UNIT_BATCHES, 60},
+        {"searcher.max_length.epochs=2", T2__UNIT_EPOCHS, 2},
+        {"searcher.max_length.records=320", T2__UNIT_RECORDS, 320},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        t2__config *cfg = load_ov(bare, cases[k].ov);
+        CHECK(cfg && (int)cfg->searcher.max_length.unit == cases[k].unit && cfg->searcher.max_length.n == cases[k].n);
+        t2__config_free(cfg);
+    }
+    /* Only max_length may be a bare int; another length's unit override replaces it all the same. */
+    char other[512];
+    snprintf(other, sizeof other, "%smin_validation_period: 10\n", bare);
+    t2__config *cfg = load_ov(other, "min_validation_period.epochs=1");
+    CHECK(cfg && cfg->min_validation_period.unit == T2__UNIT_EPOCHS && cfg->min_validation_period.n == 1);
+    t2__config_free(cfg);
+    expect_err_ov(__LINE__, bare, "searcher.max_length.weeks=1",
+                  "--config searcher.max_length.weeks=1: 'searcher.max_length' is not a map in the config, so it has "
+                  "no key 'weeks'");
+    expect_err_ov(__LINE__, HP "  x: 3\nsearcher: {name: single, metric: loss, max_length: 5}\n",
+                  "hyperparameters.x.batches=2",
+                  "--config hyperparameters.x.batches=2: 'hyperparameters.x' is not a map in the config, so it has no "
+                  "key 'batches'");
+}
+
 static void test_slots_and_batches(void)
 {
     t2__config *cfg = load(HP "searcher: {name: single, metric: loss, max_length: 5}\nresources: {slots_per_trial: 0}\n");
@@ -202,6 +233,7 @@ int main(void)
 {
     test_lengths();
     test_null_length();
+    test_bare_length_override();
     test_slots_and_batches();
     test_dotted_group();
     test_environment();

@@ -65,9 +65,12 @@ int t2__experiment_create(const t2__create_opts *o, int64_t *exp_id)
      * data (a JSON array in their own column, which `t2exp resume` applies again exactly, whatever
      * characters they hold). */
     /* --from-checkpoint is kept the same way, as searcher.source_checkpoint with an absolute path
-     * (a YAML double-quoted string), so the trials a resume starts warm-start as these did. */
+     * (a YAML double-quoted string), so the trials a resume starts warm-start as these did; and so
+     * is searcher.source_checkpoint itself (a relative path in the file or a --config was resolved
+     * against the directory of each resume, which could find another file of that name). */
     char warm_ovr[PATH_MAX * 2 + 64] = "", lib_ovr[PATH_MAX * 2 + 64] = "";
-    if (o->from_checkpoint) path_override("searcher.source_checkpoint", c.warm, warm_ovr);
+    if (c.warm && (o->from_checkpoint || cfg->searcher.source_checkpoint))
+        path_override("searcher.source_checkpoint", c.warm, warm_ovr);
     /* A custom searcher's library likewise, so that a resume from another directory finds it. */
     if (cfg->searcher.name == T2__SEARCH_CUSTOM) path_override("searcher.library", cfg->searcher.library, lib_ovr);
     t2__experiment_new e = {.name = cfg->name, .description = cfg->description, .config_yaml = cfg->yaml_text,

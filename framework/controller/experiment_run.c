@@ -144,9 +144,11 @@ int t2__ctl_checkpoint_dir(t2__ctl *c, const char *home, const char *recorded, i
         if (sp && sp[0] == '/') host = NULL;
         if (!legacy && (rc = t2__store_id(c->st, id))) return rc;
         c->ckpt_dir_own = !legacy;
-        /* The legacy spelling exactly as it was (its recorded paths must match it), "//" and all. */
+        /* The legacy spelling exactly as it was (its recorded paths must match it), "//" and all,
+         * the home before an absolute storage_path included; now such a path is the base itself,
+         * as config-reference.md says. */
         char base[PATH_MAX];
-        n = snprintf(base, sizeof base, "%s%s%s", host ? host : (sp ? home : ""),
+        n = snprintf(base, sizeof base, "%s%s%s", host ? host : (sp && (sp[0] != '/' || legacy) ? home : ""),
                      host || (sp && sp[0] != '/') ? "/" : "", sp ? sp : "");
         size_t bl = n < 0 ? 0 : strlen(base);
         while (!legacy && bl > 1 && base[bl - 1] == '/') base[--bl] = '\0';

@@ -344,14 +344,14 @@ static int is_length_unit(const char *k)
  * unit it resembles (-1, value freed). Otherwise 0: t2__ymap_set's case. Under hyperparameters a
  * map is the user's own, never a length. src names the override. */
 static int replace_length_unit(t2__ynode *map, const char *key, t2__ymark m, t2__ynode *value, int in_hparams,
-                               const char *src)
+                               const char *src, const char *path, int pathlen)
 {
     if (in_hparams || map->n != 1 || !is_length_unit(map->keys[0]) || !strcmp(map->keys[0], key)) return 0;
     if (!is_length_unit(key)) {
         static const char *const units[] = {"batches", "records", "epochs", NULL};
         const char *near = t2__cfg_closest(key, units);
-        t2_seterr(T2_EINVAL, "%s: '%s' is not a length unit (expected batches, records or epochs%s%s%s)", src, key,
-                  near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+        t2_seterr(T2_EINVAL, "%s: %.*s: '%s' is not a length unit (expected batches, records or epochs%s%s%s)", src,
+                  pathlen, path, key, near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
         t2__yfree(value);
         return -1;
     }
@@ -415,7 +415,10 @@ static int apply_override(t2__ynode *root, const char *ov, const char *src)
             return t2_seterr(T2_EINVAL, "%s: bad key (empty segment or more than %d levels)", src, OVERRIDE_MAX_DEPTH);
         }
         if (!dot) {
-            int r = depth > 0 ? replace_length_unit(at, seg, m, value, strcmp(key, "hyperparameters") == 0, src) : 0;
+            /* key's dots are NULs by now; ov has the path up to this segment (the map's). */
+            int r = depth > 0 ? replace_length_unit(at, seg, m, value, strcmp(key, "hyperparameters") == 0, src, ov,
+                                                    (int)(seg - key - 1))
+                              : 0;
             if (r) return r > 0 ? T2_OK : T2_EINVAL;
             return t2__ymap_set(at, seg, m, value);
         }

@@ -265,7 +265,18 @@ int t2__get_length(const t2__ynode *n, const char *path, int allow_zero, t2__len
     static const char *const units[] = {"batches", "records", "epochs"};
     char sub[T2__PATH_MAX];
     if (t2__ynull(n)) return T2_OK;
+    static const char *const unit_names[] = {"batches", "records", "epochs", NULL};
     if (n->kind != T2__Y_MAP || n->n != 1) {
+        /* A key that is no unit is the problem to name first (`{batches: 1, foo: 2}`). */
+        for (size_t k = 0; n->kind == T2__Y_MAP && k < n->n; k++) {
+            int unit = 0;
+            for (int u = 0; u < 3; u++) unit |= !strcmp(n->keys[k], units[u]);
+            if (!unit) {
+                const char *near = t2__cfg_closest(n->keys[k], unit_names);
+                return t2__cfg_err(&n->key_marks[k], path, "unknown length unit '%s' (expected batches, records or epochs%s%s%s)",
+                                   n->keys[k], near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+            }
+        }
         if (n->kind == T2__Y_MAP && n->n > 1)
             return t2__cfg_err(&n->mark, path, "expected exactly one of batches, records or epochs, got %zu keys",
                                n->n);
@@ -286,6 +297,7 @@ int t2__get_length(const t2__ynode *n, const char *path, int allow_zero, t2__len
         out->n = v;
         return T2_OK;
     }
-    return t2__cfg_err(&n->key_marks[0], path, "unknown length unit '%s' (expected batches, records or epochs)",
-                       n->keys[0]);
+    const char *near = t2__cfg_closest(n->keys[0], unit_names);
+    return t2__cfg_err(&n->key_marks[0], path, "unknown length unit '%s' (expected batches, records or epochs%s%s%s)",
+                       n->keys[0], near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
 }

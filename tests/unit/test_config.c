@@ -406,6 +406,23 @@ static void test_schema_errors(void)
                T2_EINVAL,
                "const.yaml:6:16: searcher.max_length: unknown length unit 'steps' (expected batches, records or "
                "epochs)");
+    /* A misspelt unit gets its suggestion (case ignored), and a key that is no unit beside a unit is
+     * named rather than counted. */
+    EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\nsearcher:\n  name: single\n  metric: loss\n"
+               "  max_length: {batchs: 10}\n",
+               T2_EINVAL,
+               "const.yaml:6:16: searcher.max_length: unknown length unit 'batchs' (expected batches, records or "
+               "epochs; did you mean 'batches'?)");
+    EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\nsearcher:\n  name: single\n  metric: loss\n"
+               "  max_length: {Batches: 10}\n",
+               T2_EINVAL,
+               "const.yaml:6:16: searcher.max_length: unknown length unit 'Batches' (expected batches, records or "
+               "epochs; did you mean 'batches'?)");
+    EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\nsearcher:\n  name: single\n  metric: loss\n"
+               "  max_length: {batches: 10, foo: 1}\n",
+               T2_EINVAL,
+               "const.yaml:6:29: searcher.max_length: unknown length unit 'foo' (expected batches, records or "
+               "epochs)");
     EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\nsearcher:\n  name: single\n  metric: loss\n",
                T2_EINVAL,
                "const.yaml:3:1: searcher.max_length: missing required key, e.g. max_length: {batches: 1000} or "
@@ -739,8 +756,8 @@ static void test_overrides(void)
     const char *typo[] = {"searcher.max_length.epoch=2"};
     cfg = NULL;
     CHECK_RC(t2__config_load_string(MINIMAL, "const.yaml", typo, 1, &cfg), T2_EINVAL);
-    CHECK_STR(t2_errmsg(), "--config searcher.max_length.epoch=2: 'epoch' is not a length unit (expected "
-                           "batches, records or epochs; did you mean 'epochs'?)");
+    CHECK_STR(t2_errmsg(), "--config searcher.max_length.epoch=2: searcher.max_length: 'epoch' is not a length unit "
+                           "(expected batches, records or epochs; did you mean 'epochs'?)");
 }
 
 /* ---------- files ---------- */

@@ -288,6 +288,13 @@ int t2__experiment_resume(const t2__resume_opts *o)
         /* Its first commit (the searcher's first trials with the snapshot after them) never
          * happened, e.g. the disk was full: nothing ran, so the search starts from the beginning. */
         fresh = 1;
+    } else if (row.state == T2__EXP_ERRORED) {
+        /* An error in the run's last stretch leaves no snapshot (the searcher in memory could be
+         * ahead of the rows that were stored): say what ended it, not only what is missing. */
+        rc = t2_seterr(T2_ESTATE, "experiment %lld cannot be resumed: it ended ERRORED before its searcher's state was "
+                                  "first saved (%s); create it again once that is fixed",
+                       (long long)c.exp_id, row.error ? row.error : "no reason recorded");
+        goto out;
     } else {
         rc = t2_seterr(T2_ENOTFOUND, "experiment %lld has no saved searcher state to resume from", (long long)c.exp_id);
         goto out;

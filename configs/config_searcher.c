@@ -293,8 +293,10 @@ int t2__cfg_searcher(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark
         if (applies < 0) {
             rc = t2__cfg_unknown(cfg, km, path, t2__cfg_searcher_keys);
         } else if (!(applies & takes)) {
-            rc = t2__cfg_warn(cfg, km, "key '%s' does not apply to the %s searcher (ignored)", path,
-                              t2__searcher_name(s->name));
+            /* A tpe key under adaptive_asha applies once sampler: tpe is set: say so. */
+            int asha_tpe = s->name == T2__SEARCH_ADAPTIVE_ASHA && (applies & APPLIES_TPE) && !KEY_IS("pruner");
+            rc = t2__cfg_warn(cfg, km, "key '%s' does not apply to the %s searcher%s (ignored)", path,
+                              t2__searcher_name(s->name), asha_tpe ? " with sampler: random (it does with sampler: tpe)" : "");
         } else if (KEY_IS("name")) {
             rc = T2_OK;
         } else if (KEY_IS("metric")) {

@@ -614,6 +614,14 @@ static int parse_root(t2__ckpt *ck, const t2__val *root)
     if ((rc = get_str(ck, root, "", "uuid", &s))) return rc;
     if (!t2__uuid_valid(s)) return bad(ck, "uuid \"%.40s\" is not a lower-case uuid", s);
     strcpy(ck->uuid, s);
+    /* A file named as a checkpoint (<uuid>.tar[.gz|.zst], as every one t2exp writes, and as the
+     * store finds them) must be that checkpoint: another one copied over it would otherwise be
+     * exported, evaluated or resumed as it, another trial's weights under this one's name. */
+    const char *base = strrchr(ck->path, '/');
+    char named[T2__UUID_LEN + 1];
+    if (t2__ckpt_name_parse(base ? base + 1 : ck->path, named, NULL) && strcmp(named, ck->uuid) != 0)
+        return bad(ck, "its name says checkpoint %s, but it holds checkpoint %s: the file was replaced by another "
+                       "checkpoint or renamed, so it is not the one its name stands for", named, ck->uuid);
     if ((rc = get_int(ck, root, "", "created_unix", INT64_MIN, INT64_MAX, &ck->created)) ||
         (rc = get_int(ck, root, "", "experiment_id", INT64_MIN, INT64_MAX, &ck->experiment_id)) ||
         (rc = get_int(ck, root, "", "trial_id", INT64_MIN, INT64_MAX, &ck->trial_id)) ||

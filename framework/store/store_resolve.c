@@ -84,6 +84,29 @@ static int from_store(t2__store *st, const char *ref, t2__checkpoint_row *out)
     return rc;
 }
 
+/* 1 with *out the row when the regular file at ref (sb its stat) is a checkpoint this store
+ * recorded: named <uuid>.tar[...], and that uuid's row names the same file. Else 0, *out empty. */
+static int known_file(t2__store *st, const char *ref, const struct stat *sb, t2__checkpoint_row *out)
+{
+    const char *base = strrchr(ref, '/');
+    base = base ? base + 1 : ref;
+    char uuid[64];
+    size_t n = strcspn(base, ".");
+    struct stat rb;
+    if (n >= sizeof uuid) return 0;
+    memcpy(uuid, base, n);
+    uuid[n] = '\0';
+    if (t2__store_checkpoint_by_uuid(st, uuid, out) != T2_OK) {
+        t2_clearerr();
+        memset(out, 0, sizeof *out);
+        return 0;
+    }
+    if (out->path && stat(out->path, &rb) == 0 && rb.st_dev == sb->st_dev && rb.st_ino == sb->st_ino) return 1;
+    t2__checkpoint_row_free(out);
+    memset(out, 0, sizeof *out);
+    return 0;
+}
+
 int t2__store_resolve_checkpoint(t2__store *st, const char *ref, t2__checkpoint_row *out)
 {
     if (!ref || !out) return t2_seterr(T2_EINVAL, "store: resolve_checkpoint: NULL argument");
@@ -107,6 +130,9 @@ int t2__store_resolve_checkpoint(t2__store *st, const char *ref, t2__checkpoint_
     t2_clearerr();
     t2__checkpoint_row_free(out);
     memset(out, 0, sizeof *out);
+    /* The store's own file, by the path `t2exp checkpoints` lists (or another name for it): that
+     * checkpoint, uuid and all, so `model register NAME PATH` takes it as it takes the uuid. */
+    if (st && S_ISREG(sb.st_mode) && known_file(st, ref, &sb, out)) return T2_OK;
     if (!(out->path = strdup(ref))) return t2_seterr(T2_ENOMEM, "store: out of memory");
     return T2_OK;
 }

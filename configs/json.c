@@ -253,6 +253,18 @@ static size_t utf8_valid(const unsigned char *p, size_t avail)
     return n;
 }
 
+size_t t2__utf8_invalid_at(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t len = strlen(s);
+    for (size_t i = 0; i < len;) {
+        size_t n = utf8_valid(p + i, len - i);
+        if (!n) return i;
+        i += n;
+    }
+    return (size_t)-1;
+}
+
 /* Parses a string at r->pos (which is at the opening quote) into a malloc'd buffer. */
 static int read_string(reader *r, char **out, size_t *outlen)
 {

@@ -138,5 +138,8 @@ int t2__long_double_exact(void);
  * exponent that fits int64 becomes INT, any other number DOUBLE (overflow is an error).
  * On T2_EFORMAT the message names the byte offset, also stored in *err_offset (may be NULL). */
 int t2__val_from_json(const char *text, size_t len, t2__val **out, size_t *err_offset);
+/* The offset of the first byte of s that is not valid UTF-8 (what JSON strings must be), or
+ * (size_t)-1 when all of s is. */
+size_t t2__utf8_invalid_at(const char *s);
 
 #endif

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "metrics.h"
+#include "configs/value.h"
 
 void t2__metrics_init(t2_metrics *m) { memset(m, 0, sizeof *m); }
 
@@ -47,6 +48,15 @@ int t2_metric_reduce(t2_metrics *m, const char *name, double value, t2_reducer r
     if (strlen(name) >= sizeof m->acc[0].name)
         return t2_seterr(T2_EINVAL, "t2_metric: name '%.20s...' longer than %zu characters", name,
                          sizeof m->acc[0].name - 1);
+    /* Names travel to the controller and the store as JSON text: a name that is no UTF-8 is the
+     * trial's error here, named, rather than a protocol rejection later that names neither. */
+    size_t bad = t2__utf8_invalid_at(name);
+    if (bad != (size_t)-1 && !m->error[0]) /* fails the batch even if the trial ignores the return */
+        snprintf(m->error, sizeof m->error, "metric name '%.*s' is not valid UTF-8 (byte %zu, 0x%02x)",
+                 (int)(bad < 60 ? bad : 60), name, bad, (unsigned)(unsigned char)name[bad]);
+    if (bad != (size_t)-1)
+        return t2_seterr(T2_EINVAL, "t2_metric: name '%.*s' is not valid UTF-8 (byte %zu, 0x%02x)", (int)bad, name,
+                         bad, (unsigned)(unsigned char)name[bad]);
     if ((int)reducer < T2_REDUCE_MEAN || reducer > T2_REDUCE_MAX)
         return t2_seterr(T2_EINVAL, "t2_metric %s: unknown reducer %d", name, (int)reducer);
     if (!isfinite(value)) {

@@ -232,7 +232,8 @@ static int init(t2__searcher *s)
     const char *path = s->cfg->searcher.library;
     const void *sym = NULL;
     int rc = t2__user_so_open(path, "searcher library", "t2_searcher",
-                              "define the searcher with T2_SEARCHER(...) from <t2exp/searcher.h>", &c->dl, &sym, NULL, 0);
+                              "define the searcher with T2_SEARCHER(...) from <t2exp/searcher.h>", sizeof *c->def, &c->dl,
+                              &sym, NULL, 0);
     if (rc) return rc;
     c->def = sym;
     if (c->def->abi_version != T2_SEARCHER_ABI_VERSION)

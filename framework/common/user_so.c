@@ -1,14 +1,41 @@
 /* user_so.c — dlopen a user's shared object and find what it exports (user_so.h). */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* dl_iterate_phdr: the segment a symbol lies in */
 #include "user_so.h"
 #include <dlfcn.h>
+#include <link.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include "t2exp/error.h"
 
-int t2__user_so_open(const char *path, const char *what, const char *symbol, const char *define, void **handle,
-                     const void **sym, char *opened, size_t opened_size)
+/* The loaded segment holding addr: whether it is executable, and how many of its bytes lie at
+ * and after addr. */
+typedef struct seg_query {
+    uintptr_t addr;
+    int found, exec;
+    size_t room;
+} seg_query;
+
+static int find_segment(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    seg_query *q = arg;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD) continue;
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+        if (q->addr < lo || q->addr >= hi) continue;
+        q->found = 1;
+        q->exec = (ph->p_flags & PF_X) != 0;
+        q->room = hi - q->addr;
+        return 1;
+    }
+    return 0;
+}
+
+int t2__user_so_open(const char *path, const char *what, const char *symbol, const char *define, size_t min_size,
+                     void **handle, const void **sym, char *opened, size_t opened_size)
 {
     *handle = NULL;
     *sym = NULL;
@@ -30,6 +57,16 @@ int t2__user_so_open(const char *path, const char *what, const char *symbol, con
     if (!s) {
         dlclose(h);
         return t2_seterr(T2_ENOTFOUND, "%s %s: does not export the symbol %s (%s)", what, path, symbol, define);
+    }
+    /* The symbol is read as a struct of min_size bytes at least: a function of that name would be
+     * read as one (misaligned, from its code). It must lie in a loaded segment that is data, not
+     * code, with min_size bytes there, suitably aligned. */
+    seg_query q = {.addr = (uintptr_t)s};
+    dl_iterate_phdr(find_segment, &q);
+    if (q.found && (q.exec || q.room < min_size || q.addr % sizeof(void *) != 0)) {
+        dlclose(h);
+        return t2_seterr(T2_EFORMAT, "%s %s: its symbol %s is %s, not the definition (%s)", what, path, symbol,
+                         q.exec ? "code (a function?)" : "too small or misaligned for it", define);
     }
     *handle = h;
     *sym = s;

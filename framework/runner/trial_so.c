@@ -11,8 +11,9 @@ int t2__trial_so_open(const char *path, t2__trial_so *out)
 {
     memset(out, 0, sizeof *out);
     const void *sym = NULL;
+    /* ABI 1's vtable is the shortest a trial may export. */
     int rc = t2__user_so_open(path, "trial object", "t2_trial", "define the trial with T2_TRIAL(...) from <t2exp.h>",
-                              &out->handle, &sym, out->path, sizeof out->path);
+                              offsetof(t2_trial_def, evaluate_end), &out->handle, &sym, out->path, sizeof out->path);
     if (rc) return rc;
     const t2_trial_def *theirs = sym;
     int v = theirs->abi_version;

@@ -51,6 +51,11 @@ echo 'int something(void) { return 1; }' > "$WORK/nosym.c"
 cc -shared -fPIC "$WORK/nosym.c" -o "$WORK/nosym.so"
 expect_exit 2 "$T2EXP" create "$WORK/c.yaml" "$WORK/nosym.so"
 expect_in "$OUT" "does not export the symbol t2_trial"
+# A t2_trial that is a function, not the definition: refused, never read as one.
+echo 'int t2_trial(void) { return 1; }' > "$WORK/fnsym.c"
+cc -shared -fPIC "$WORK/fnsym.c" -o "$WORK/fnsym.so"
+expect_exit 2 "$T2EXP" create "$WORK/c.yaml" "$WORK/fnsym.so"
+expect_in "$OUT" "its symbol t2_trial is code (a function?)"
 cat > "$WORK/abi.c" <<C
 #include <t2exp.h>
 __attribute__((visibility("default"))) const t2_trial_def t2_trial = {.abi_version = 999, .name = "old"};

@@ -71,6 +71,7 @@ typedef struct t2__ctl {
     int reshare;            /* a trial ended: the running trials' threads are to be shared again */
     double best;
     int64_t best_trial;     /* store id of the trial with the best validation (0: none yet) */
+    int64_t ckpt_failed;    /* checkpoint writes the trials reported failed in this run */
     int64_t best_ordinal;   /* and its number in the experiment, as the summary names it */
     t2__progress prog;
     char ckpt_dir[PATH_MAX];

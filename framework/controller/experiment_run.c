@@ -333,6 +333,13 @@ int t2__ctl_run_experiment(t2__ctl *c, int resumed)
                 (long long)c->exp_id);
     else
         fprintf(out, "  see: t2exp describe %lld\n", (long long)c->exp_id);
+    /* A failed write leaves the trial going on from its previous checkpoint (as a failed upload
+     * in Determined does not stop training): the run must not end looking as if every model was
+     * saved. */
+    if (c->ckpt_failed)
+        t2__progress_line(out, "  warning: %lld checkpoint write(s) failed in this run (the lines above say why); each "
+                               "trial's latest saved checkpoint is the one before: t2exp checkpoints %lld",
+                          (long long)c->ckpt_failed, (long long)c->exp_id);
     if (rc) t2__progress_line(out, "  controller error: %s", t2_errmsg());
     if (rc2) return rc2;
     /* The experiment's state decides, as `t2exp follow` decides from the store: trials that failed

@@ -242,6 +242,7 @@ int t2__ctl_on_message(t2__ctl *c, t2__ctl_trial *t, const t2__msg *m)
         break;
     case T2__MSG_CHECKPOINT_FAILED:
         t->batches = m->u.checkpoint_failed.batches;
+        c->ckpt_failed++;
         t2__progress_event(&c->prog, "trial " T2__TRIAL_FMT ": checkpoint failed (%s); its previous checkpoint stays the latest",
                            T2__TRIAL_ARGS(c, t), m->u.checkpoint_failed.message);
         break;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # A checkpoint write that fails (here: a file-size limit put on the running trial, so the archive
 # cannot be written): the failure is reported, the trial goes on, and the previous checkpoint
-# stays valid and is still the latest in the store; no temporary file is left behind.
+# stays valid and is still the latest in the store; no temporary file is left behind; the run's
+# last lines say that checkpoint writes failed (it ends COMPLETED, as a run whose trials go on).
 source "$(dirname "$0")/common.bash"
 have_fashion_mnist || { echo "ckpt_write_fail: skipped (no dataset-fashion-mnist)"; exit 77; }
 command -v prlimit >/dev/null || { echo "ckpt_write_fail: skipped (no prlimit)"; exit 77; }
@@ -15,6 +16,8 @@ prlimit --pid "$runner" --fsize=1000000
 first=$(sql "SELECT uuid || ' ' || batches FROM checkpoints ORDER BY batches LIMIT 1")
 wait "$ctl" || fail "the experiment failed: $(cat "$WORK/create.log")"
 grep -q "checkpoint failed" "$WORK/create.log" || fail "the failed write was not reported: $(cat "$WORK/create.log")"
+grep -q "warning: [0-9]* checkpoint write(s) failed in this run" "$WORK/create.log" ||
+  fail "the run's end does not say checkpoints failed: $(tail -n 5 "$WORK/create.log")"
 grep -q "File too large" <(trial_log 1) || fail "the trial log should name the error"
 [ "$(sql "SELECT state FROM trials WHERE id=1")" = COMPLETED ] || fail "the trial should go on and complete"
 # The latest checkpoint in the store is still the one written before the limit, and it is valid.

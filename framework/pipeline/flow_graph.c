@@ -69,8 +69,8 @@ static int data_edges(t2__flow_ctx *c)
 }
 
 /* Depth-first search from every stage along deps; a stage met again while still on the path
- * closes a cycle, which is reported from that stage round to itself. */
-static int find_cycle(t2__flow_ctx *c)
+ * closes a cycle, which is reported from that stage round to itself and sets *cyclic. */
+static int find_cycle(t2__flow_ctx *c, int *cyclic)
 {
     t2__flow *f = c->f;
     unsigned char *color = calloc(f->n, 1); /* 0 new, 1 on the path, 2 done */
@@ -110,6 +110,7 @@ static int find_cycle(t2__flow_ctx *c)
                 if (n < sizeof msg) snprintf(msg + n, sizeof msg - n, "%s", f->stages[v].name);
                 t2__flow_err(c, &f->stages[v].mark, "stages form a cycle: %s (each runs after the one before it, "
                              "through after: or an output used as an input); nothing was run", msg);
+                *cyclic = 1;
                 goto done;
             }
         }
@@ -180,7 +181,10 @@ int t2__flow_is_ancestor(const t2__flow *f, size_t a, size_t b)
     return found;
 }
 
-static void check_refs(t2__flow_ctx *c)
+/* Checks every ${...} reference. With a cycle there is no order, so "does it run before" cannot be
+ * asked (ordered == 0); the checks that need only the stage names and kinds still run, so that
+ * every problem in the file is reported at once. */
+static void check_refs(t2__flow_ctx *c, int ordered)
 {
     t2__flow *f = c->f;
     const char **names = calloc(f->n + 1, sizeof *names);
@@ -203,6 +207,8 @@ static void check_refs(t2__flow_ctx *c)
         } else if (f->stages[j].kind != T2__STAGE_EXPERIMENT) {
             t2__flow_err(c, &p->mark, "%s: ${%s.%s}: stage '%s' is a command stage; only experiment stages have "
                          "results", p->where, p->ref.stage, field, p->ref.stage);
+        } else if (!ordered) {
+            continue; /* the cycle is reported already; nothing will run, so no ref is recorded */
         } else if (!t2__flow_is_ancestor(f, (size_t)j, p->stage)) {
             t2__flow_err(c, &p->mark, "%s: ${%s.%s}: stage '%s' does not run before stage '%s'; add it to "
                          "stages.%s.after (a reference does not order stages by itself)", p->where, p->ref.stage, field,
@@ -226,16 +232,17 @@ static void check_refs(t2__flow_ctx *c)
 
 int t2__flow_build_graph(t2__flow_ctx *c)
 {
-    size_t before = c->nerrors + c->more;
-    if (data_edges(c) || find_cycle(c)) {
+    int cyclic = 0;
+    if (data_edges(c) || find_cycle(c, &cyclic)) {
         c->oom = 1;
         return T2_ENOMEM;
     }
-    if (c->nerrors + c->more > before) return 0; /* no order without a DAG; refs need the order */
-    if (topo(c->f)) {
+    /* No order without a DAG: topo would leave f->order part-filled, so skip it and check refs
+     * without it. */
+    if (!cyclic && topo(c->f)) {
         c->oom = 1;
         return T2_ENOMEM;
     }
-    check_refs(c);
+    check_refs(c, !cyclic);
     return 0;
 }

@@ -240,6 +240,24 @@ static void test_errors(void)
     t2__flow_errors(&n, &more);
     CHECK(n == 3 && more == 0);
     CHECK(strstr(t2_errmsg(), "(and 2 more errors)") != NULL);
+    /* a cycle does not hide the reference errors that need no order; the "runs before" check,
+     * which needs one, is left out */
+    const char *cyc = "name: x\nstages:\n  a: {run: [x], after: [c]}\n  c: {run: [x], after: [a]}\n"
+                      "  s: {experiment: {config: c, trial: t}}\n"
+                      "  e: {after: [s], run: [x, \"${ss.best.metric}\"]}\n"
+                      "  g: {after: [a], run: [x, \"${a.best.metric}\"]}\n"
+                      "  l: {run: [x, \"${s.best.metric}\"]}\n";
+    CHECK_RC(t2__flow_load_string(cyc, strlen(cyc), "f.yaml", "/", &f), T2_EINVAL);
+    const char *const *ce = t2__flow_errors(&n, &more);
+    int saw_cycle = 0, saw_name = 0, saw_kind = 0, saw_order = 0;
+    for (size_t i = 0; i < n; i++) {
+        saw_cycle |= strstr(ce[i], "stages form a cycle: ") != NULL;
+        saw_name |= strstr(ce[i], "f.yaml:6:28: stages.e.run[1]: ${ss.best.metric}: no stage 'ss' "
+                                  "(did you mean 's'?)") != NULL;
+        saw_kind |= strstr(ce[i], "${a.best.metric}: stage 'a' is a command stage") != NULL;
+        saw_order |= strstr(ce[i], "does not run before") != NULL;
+    }
+    CHECK(n == 3 && more == 0 && saw_cycle && saw_name && saw_kind && !saw_order);
     /* hostile sizes */
     size_t big = T2__FLOW_MAX_BYTES + 1;
     char *huge = malloc(big + 1);

@@ -58,7 +58,7 @@ typedef struct runner {
     char home[4096], dir[4200];
     FILE *out;
     int lock_fd;
-    size_t ran, skipped;
+    size_t skipped;
 } runner;
 
 static volatile sig_atomic_t g_stop, g_suspend;
@@ -454,7 +454,6 @@ static int do_start(runner *r, size_t i)
     rt->pid = pid;
     rt->fd = p[0];
     rt->t0 = now_s();
-    r->ran++;
     if (prev) say(r, s->name, "started, resuming experiment %lld (log %s)", (long long)prev, rt->log);
     else say(r, s->name, "started (log %s)", rt->log);
     return 0;
@@ -673,6 +672,11 @@ static void restore_signals(struct sigaction old[5])
 static int finish_run(runner *r, double t0, int *outcome)
 {
     size_t bad = t2__plan_unsuccessful(r->plan), nfail = 0;
+    /* "ran" counts the stages that ran and succeeded, as `t2exp pipelines` counts them
+     * (docs/pipelines.md): ran, up to date and unsuccessful are three disjoint parts of the
+     * stages, so a failed stage is counted once, as unsuccessful. */
+    size_t ran = 0;
+    for (size_t i = 0; i < r->f->n; i++) ran += t2__plan_state(r->plan, i) == T2__PS_DONE;
     char err[1000] = "";
     size_t n = 0;
     int rc = 0;
@@ -690,7 +694,7 @@ static int finish_run(runner *r, double t0, int *outcome)
     const char *state = g_stop ? "INTERRUPTED" : bad ? "FAILED" : "SUCCEEDED";
     if (!rc) rc = t2__store_pipeline_run_end(r->st, r->run_id, state, g_stop ? "stopped by a signal" : bad ? err : NULL);
     fprintf(r->out, "pipeline %s: run %lld %s in %.2f s (%zu ran, %zu up to date, %zu not successful)\n", r->f->name,
-            (long long)r->run_id, state, now_s() - t0, r->ran, r->skipped, bad);
+            (long long)r->run_id, state, now_s() - t0, ran, r->skipped, bad);
     *outcome = g_stop ? T2__PIPELINE_INTERRUPTED : bad ? T2__PIPELINE_FAILED : T2__PIPELINE_OK;
     return rc;
 }

@@ -32,6 +32,21 @@ expect_exit 2 "$T2EXP" pipeline run "$P/dangling.yaml"
 echo "dangling: $OUT"
 expect_in "$OUT" "dangling.yaml:6:26: stages.export.run[2]: \${serch.best.checkpoint}: no stage 'serch' (did you mean 'search'?)"
 expect_exit 2 "$T2EXP" pipeline status "$P/dangling.yaml"
+# Both at once: a cycle does not hide the reference errors that need no run order.
+cat > "$P/both.yaml" <<'Y'
+name: both
+stages:
+  a: {run: [touch, a.ran], after: [c]}
+  c: {run: [touch, c.ran], after: [a]}
+  search: {experiment: {config: search.yaml, trial: t.so}}
+  export: {after: [search], run: [echo, "${serch.best.checkpoint}"]}
+  plain: {after: [a], run: [echo, "${a.best.metric}"]}
+Y
+expect_exit 2 "$T2EXP" pipeline status "$P/both.yaml"
+expect_in "$OUT" "stages form a cycle: c -> a -> c"
+expect_in "$OUT" "both.yaml:6:41: stages.export.run[1]: \${serch.best.checkpoint}: no stage 'serch' (did you mean 'search'?)"
+expect_in "$OUT" "\${a.best.metric}: stage 'a' is a command stage"
+expect_in "$OUT" "3 errors; nothing was run"
 ls "$P"/*.ran >/dev/null 2>&1 && fail "a stage of an invalid flow ran"
 [ ! -e "$T2EXP_HOME/t2exp.db" ] || [ "$(sql "SELECT count(*) FROM pipeline_runs")" = 0 ] || fail "an invalid flow was recorded"
 
@@ -46,6 +61,8 @@ stages:
 Y
 expect_exit 1 "$T2EXP" pipeline run "$P/fail.yaml" --jobs 2
 expect_in "$OUT" "blocked (bad failed)"
+# The summary and `pipelines` count alike: ran (and succeeded), up to date, unsuccessful.
+expect_in "$OUT" "(2 ran, 0 up to date, 2 not successful)"
 [ -e "$P/good.ran" ] && [ -e "$P/after_good.ran" ] || fail "the independent branch did not finish: $OUT"
 [ ! -e "$P/after_bad.ran" ] || fail "a dependent of the failed stage ran"
 st() { sql "SELECT state || ':' || coalesce(exit_code, '') FROM stage_runs WHERE run_id = $1 AND stage = '$2'"; }
@@ -53,6 +70,8 @@ run=$(sql "SELECT max(id) FROM pipeline_runs")
 [ "$(st "$run" bad)" = FAILED:3 ] && [ "$(st "$run" after_bad)" = BLOCKED: ] && [ "$(st "$run" after_good)" = SUCCEEDED:0 ] ||
   fail "stage records: $(sql "SELECT stage, state, exit_code, error FROM stage_runs WHERE run_id = $run") $OUT"
 [ "$(sql "SELECT state || ' ' || error FROM pipeline_runs WHERE id = $run")" = "FAILED stage failed: bad" ] || fail "run record"
+expect_exit 0 "$T2EXP" pipelines --csv
+grep -q "^$run,failing,FAILED,2,0,2," <<<"$OUT" || fail "pipelines' counts of run $run: $OUT"
 grep -q broken "$(sql "SELECT log_path FROM stage_runs WHERE run_id = $run AND stage = 'bad'")" || fail "bad's log"
 expect_exit 0 "$T2EXP" pipeline status "$P/fail.yaml"
 grep -E '^bad +command +failed last time' <<<"$OUT" >/dev/null || fail "status of bad: $OUT"

@@ -153,6 +153,12 @@ int t2__cli_parse(const t2__cli_command *c, int argc, char **argv, t2__cli_args 
         }
         if (ch == '?' || ch == ':') {
             const char *bad = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
+            /* getopt_long says '?' with optopt set both for a value missing and for a value given
+             * to an option that takes none (--json=1): the option's table entry tells which. */
+            if (optopt >= 256 && optopt < 256 + (int)NOPTIONS && OPTIONS[optopt - 256].has_arg == no_argument) {
+                snprintf(err, errlen, "%.60s: --%s takes no value", bad, OPTIONS[optopt - 256].name);
+                return 2;
+            }
             if (ch == ':' || (optopt >= 256 && optopt < 256 + (int)NOPTIONS)) {
                 snprintf(err, errlen, "%.60s needs a value", bad);
                 return 2;

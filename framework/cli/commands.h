@@ -19,6 +19,7 @@ typedef struct t2__command {
     const char *synopsis;          /* e.g. "dashboard [--port N] [--bind ADDR]" */
     const char *summary;           /* one line */
     const struct option *options;  /* terminated by {0}; NULL: no options */
+    const char *subcommands;       /* space-separated, for completion; NULL: none */
     int (*run)(const char *home, int argc, char **argv);
 } t2__command;
 
@@ -28,8 +29,8 @@ extern const t2__command t2__command_plot;      /* framework/plot/ */
 extern const t2__command t2__command_model;     /* framework/cli/model.c */
 
 /* `t2exp __complete WHAT [ARG]` (complete.c), what the bash completion (framework/cli/t2exp.bash) asks:
- * "commands", "options CMD", "ids [PREFIX]" (experiment ids; with PREFIX "EXP." that experiment's
- * trials as EXP.N). One word per line; nothing for what it does not know; never an error.
+ * "commands", "options CMD", "subcommands CMD", "ids [PREFIX]" (experiment ids; with PREFIX "EXP."
+ * that experiment's trials as EXP.N). One word per line; nothing for what it does not know; never an error.
  * outside: the commands above, NULL-terminated. */
 int t2__cli_complete(const char *home, int argc, char **argv, const t2__command *const *outside);
 

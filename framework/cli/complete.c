@@ -53,17 +53,22 @@ static void options(const char *cmd, const t2__command *const *outside)
             for (const struct option *o = outside[i]->options; o && o->name; o++) printf("--%s\n", o->name);
 }
 
-static void subcommands(const char *cmd)
+/* The words of w (space-separated) that are not options, one a line. */
+static void words(const char *w)
+{
+    while (*w) {
+        size_t n = strcspn(w, " ");
+        if (w[0] != '-') printf("%.*s\n", (int)n, w);
+        w += n + (w[n] == ' ');
+    }
+}
+
+static void subcommands(const char *cmd, const t2__command *const *outside)
 {
     for (size_t i = 0; i < sizeof BY_HAND / sizeof BY_HAND[0]; i++)
-        if (!strcmp(cmd, BY_HAND[i].name)) {
-            const char *w = BY_HAND[i].words;
-            while (*w) {
-                size_t n = strcspn(w, " ");
-                if (w[0] != '-') printf("%.*s\n", (int)n, w);
-                w += n + (w[n] == ' ');
-            }
-        }
+        if (!strcmp(cmd, BY_HAND[i].name)) words(BY_HAND[i].words);
+    for (size_t i = 0; outside[i]; i++)
+        if (!strcmp(cmd, outside[i]->name) && outside[i]->subcommands) words(outside[i]->subcommands);
 }
 
 /* Experiment ids, or with prefix "EXP." that experiment's trials as EXP.N (N from 0, as the
@@ -99,7 +104,7 @@ int t2__cli_complete(const char *home, int argc, char **argv, const t2__command 
     const char *arg = argc > 1 ? argv[1] : NULL;
     if (!strcmp(what, "commands")) commands(outside);
     else if (!strcmp(what, "options") && arg) options(arg, outside);
-    else if (!strcmp(what, "subcommands") && arg) subcommands(arg);
+    else if (!strcmp(what, "subcommands") && arg) subcommands(arg, outside);
     else if (!strcmp(what, "ids")) ids(home, arg);
     return fflush(stdout) == 0 ? 0 : 3;
 }

@@ -64,39 +64,46 @@ int t2__info_print(FILE *out, const char *home, int json)
                                          : "%s (the direct kernels need AVX-512F)",
              t2__conv_direct_kernels());
     snprintf(threads, sizeof threads, "%d", cores);
-    const char *rows[][2] = {
-        {"t2exp", t2_version()},
-        {"cpu", b.cpu},
-        {"cpu_features", b.features},
-        {"blas", b.library},
-        {"blas_core", b.core},
-        {"blas_core_best_for_cpu", b.cpu_core},
-        {"blas_core_why", b.why},
-        {"conv2d", conv},
-        {"cores", threads},
-        {"mpi", mpi},
-        {"sqlite", sqlite3_libversion()},
-        {"libyaml", yaml_get_version_string()},
-        {"libarchive", archive_version_string()},
-        {"libdeflate", LIBDEFLATE_VERSION_STRING},
-        {"openssl", OpenSSL_version(OPENSSL_VERSION)},
-        {"store", store},
+    /* One list for both forms, so the table and --json always have the same keys; a number is
+     * written bare in JSON so a script need not convert it. */
+    const struct {
+        const char *key, *value;
+        int number;
+    } rows[] = {
+        {"t2exp", t2_version(), 0},
+        {"cpu", b.cpu, 0},
+        {"cpu_features", b.features, 0},
+        {"blas", b.library, 0},
+        {"blas_core", b.core, 0},
+        {"blas_core_best_for_cpu", b.cpu_core, 0},
+        {"blas_core_why", b.why, 0},
+        {"conv2d", conv, 0},
+        {"cores", threads, 1},
+        {"threads_per_trial",
+         "slots (cores, or resources.max_slots) / trials running now (freed cores go to the trials still "
+         "running), at most resources.max_threads_per_trial, at least 1",
+         0},
+        {"mpi", mpi, 0},
+        {"sqlite", sqlite3_libversion(), 0},
+        {"libyaml", yaml_get_version_string(), 0},
+        {"libarchive", archive_version_string(), 0},
+        {"libdeflate", LIBDEFLATE_VERSION_STRING, 0},
+        {"openssl", OpenSSL_version(OPENSSL_VERSION), 0},
+        {"store", store, 0},
     };
     size_t n = sizeof rows / sizeof rows[0];
     if (json) {
         fputc('{', out);
         for (size_t i = 0; i < n; i++) {
             if (i) fputs(", ", out);
-            json_str(out, rows[i][0]);
+            json_str(out, rows[i].key);
             fputs(": ", out);
-            json_str(out, rows[i][1]);
+            if (rows[i].number) fputs(rows[i].value, out);
+            else json_str(out, rows[i].value);
         }
         fputs("}\n", out);
     } else {
-        for (size_t i = 0; i < n; i++) fprintf(out, "%-24s %s\n", rows[i][0], rows[i][1]);
-        fprintf(out, "%-24s %s\n", "threads_per_trial",
-                "slots (cores, or resources.max_slots) / trials running now (freed cores go to the trials still "
-                "running), at most resources.max_threads_per_trial, at least 1");
+        for (size_t i = 0; i < n; i++) fprintf(out, "%-24s %s\n", rows[i].key, rows[i].value);
     }
     return ferror(out) ? t2_seterr(T2_EIO, "info: write failed") : T2_OK;
 }

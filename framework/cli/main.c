@@ -752,6 +752,12 @@ int main(int argc, char **argv)
             i += 2;
             continue;
         }
+        /* --home=DIR, as each command's own getopt_long takes it (docs/cli.md: --opt=value works) */
+        if (!strncmp(argv[i], "--home=", 7)) {
+            a.home = argv[i] + 7;
+            i++;
+            continue;
+        }
         return usage_error(NULL, "unknown option %s", argv[i]);
     }
     if (i >= argc) {

@@ -129,8 +129,16 @@ static int run(const char *home, int argc, char **argv)
         } else if (ch == 'y') {
             yes = 1;
         } else {
-            snprintf(why, sizeof why, "%s %.60s; model takes --json, --csv, --description TEXT, --yes",
-                     ch == ':' ? "a value is missing after" : "unknown option", argv[optind - 1]);
+            /* '?' with optopt set by a long --NAME=VALUE: a known option given a value it does not
+             * take (--json=1); an unknown short option sets optopt too, hence the "--" and '='. */
+            const char *word = argv[optind - 1], *flag = NULL;
+            int given = !strncmp(word, "--", 2) && strchr(word, '=');
+            for (const struct option *o = OPTIONS; ch == '?' && given && optopt && o->name; o++)
+                if (o->val == optopt && o->has_arg == no_argument) flag = o->name;
+            if (flag) snprintf(why, sizeof why, "%.60s: --%s takes no value", word, flag);
+            else
+                snprintf(why, sizeof why, "%s %.60s; model takes --json, --csv, --description TEXT, --yes",
+                         ch == ':' ? "a value is missing after" : "unknown option", word);
             return usage(why);
         }
     }
@@ -167,5 +175,6 @@ const t2__command t2__command_model = {
     .synopsis = SYNOPSIS,
     .summary = "the model registry: named, numbered versions of checkpoints (model:NAME[:V] as a CHECKPOINT)",
     .options = OPTIONS,
+    .subcommands = "register list describe delete",
     .run = run,
 };

@@ -2,9 +2,11 @@
  * `t2exp pipelines describe ID`. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "cli/commands.h"
 #include "cli/pipeline.h"
 #include "pipeline/flow.h"
 #include "pipeline/run.h"
@@ -144,12 +146,25 @@ int t2__cli_pipelines(int argc, char **argv, const char *home)
         if (!v || errno || *end || v <= 0) return usage("pipelines", "describe expects a pipeline run id%s", "");
         id = v;
     }
-    char h[4096];
+    char h[PATH_MAX], scratch[PATH_MAX] = "";
     t2__store *st = NULL;
-    int rc = t2__store_home(home, h, sizeof h);
-    if (!rc) rc = t2__store_open(h, 1, &st);
-    if (!rc) rc = id ? t2__store_print_pipeline_run(st, id, fmt, stdout) : t2__store_print_pipeline_runs(st, fmt, stdout);
-    if (rc) fprintf(stderr, "t2exp pipelines: %s\n", t2_errmsg());
-    t2__store_close(st);
-    return !rc ? 0 : rc == T2_ENOTFOUND && st ? EX_USAGE : EX_STORE;
+    /* The listing of a home with no store is empty, as `list` and `model list` print it (a fresh
+     * machine's `pipelines --json | jq` must get []); describe names a run, so no store is an error. */
+    int rc = !id ? t2__cli_open_store_or_empty(home, 1, &st, scratch, sizeof scratch) : t2__store_home(home, h, sizeof h);
+    if (!rc && !st) rc = t2__store_open(h, 1, &st);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = NULL;
+    if (!rc && !(out = t2__cli_listing_out(scratch, &buf, &len))) rc = T2_ENOMEM;
+    if (!rc) rc = id ? t2__store_print_pipeline_run(st, id, fmt, out) : t2__store_print_pipeline_runs(st, fmt, out);
+    if (rc) fprintf(stderr, "t2exp pipelines: %s\n", t2_errmsg()); /* before the close, which may reset it */
+    int notfound = rc == T2_ENOTFOUND && st; /* the store is there; the run is not */
+    t2__cli_close_store(st, scratch);
+    /* Once out is open, always: it frees the memory stream (and writes out what it holds). */
+    int done = out ? t2__cli_listing_done(out, &buf, &len) : T2_OK;
+    if (done && !rc) {
+        fprintf(stderr, "t2exp pipelines: %s\n", t2_errmsg());
+        rc = done;
+    }
+    return !rc ? 0 : notfound ? EX_USAGE : EX_STORE;
 }

@@ -1,6 +1,6 @@
-# t2exp.bash — bash completion for t2exp: commands, each command's own options, experiment ids
-# (and EXP.N trial addresses), files where a command takes one. The words come from the program
-# itself (`t2exp __complete`), so they follow the installed version. Installed into
+# t2exp.bash — bash completion for t2exp: commands, sub-commands, each command's own options,
+# experiment ids (and EXP.N trial addresses), files where a command takes one. The words come from
+# the program itself (`t2exp __complete`), so they follow the installed version. Installed into
 # share/bash-completion/completions/t2exp, where bash-completion loads it on first use; or
 # `source` this file.
 
@@ -35,40 +35,50 @@ _t2exp_complete() {
     --format) COMPREPLY=($(compgen -W "svg png" -- "$cur")); return 0 ;;
     --from-checkpoint) COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
     --kind) COMPREPLY=($(compgen -W "training validation" -- "$cur")); return 0 ;;
-    --config | --top | --port | --bind | --jobs | --force) return 0 ;;
+    --config | --top | --port | --bind | --jobs | --force | --description) return 0 ;;
   esac
   if [ "${cur:0:1}" = - ]; then
     COMPREPLY=($(compgen -W "$("$prog" __complete options "$cmd" 2>/dev/null)" -- "$cur"))
     return 0
   fi
-  # The operand's position among the command's operands (options and their values skipped).
-  local n=0
+  # The operand's position among the command's operands (options and their values skipped), and
+  # the first operand (a sub-command, for those that have them).
+  local n=0 sub=
   for ((i = cmdpos + 1; i < COMP_CWORD; i++)); do
     w=${COMP_WORDS[i]}
     case $w in
-      --home | --config | --kind | --top | --from-checkpoint | --port | --bind | --jobs | --force | --out | --format)
+      --home | --config | --kind | --top | --from-checkpoint | --port | --bind | --jobs | --force | --out | --format | \
+        --description)
         i=$((i + 1)) ;;
       -*) ;;
-      *) n=$((n + 1)) ;;
+      *) [ $n -eq 0 ] && sub=$w; n=$((n + 1)) ;;
     esac
   done
   local ids=0 files=0 dirs=0
   case $cmd in
-    create | preview | evaluate | export) files=1 ;;
+    create | preview | export) files=1 ;;
+    # A CHECKPOINT is a file, or an experiment or trial (EXP, EXP.N) whose best checkpoint it is.
+    evaluate) files=1; [ $n -eq 0 ] && ids=1 ;;
     init) dirs=1 ;;
     pipeline)
       if [ $n -eq 0 ]; then COMPREPLY=($(compgen -W "$("$prog" __complete subcommands pipeline)" -- "$cur")); else files=1; fi ;;
-    pipelines) [ $n -eq 0 ] && COMPREPLY=($(compgen -W "$("$prog" __complete subcommands pipelines)" -- "$cur")) ;;
+    pipelines | model)
+      if [ $n -eq 0 ]; then
+        COMPREPLY=($(compgen -W "$("$prog" __complete subcommands "$cmd" 2>/dev/null)" -- "$cur"))
+      elif [ "$cmd $sub" = "model register" ] && [ $n -eq 2 ]; then
+        ids=1 # model register NAME CHECKPOINT
+      fi ;;
     resume) if [ $n -eq 0 ]; then ids=1; else files=1; fi ;;
-    activate | pause | kill | follow | delete | describe | trials | metrics | logs | checkpoints | plot)
+    activate | pause | kill | follow | delete | describe | trials | metrics | logs | checkpoints | plot | importance)
       [ $n -eq 0 ] && ids=1 ;;
   esac
   if [ $ids = 1 ]; then
     local prefix=
     [[ $cur == *.* ]] && prefix=${cur%%.*}.
     COMPREPLY=($(compgen -W "$("$prog" "${home[@]}" __complete ids $prefix 2>/dev/null)" -- "$cur"))
-  elif [ $files = 1 ]; then
-    COMPREPLY=($(compgen -f -- "$cur"))
+  fi
+  if [ $files = 1 ]; then
+    COMPREPLY+=($(compgen -f -- "$cur"))
   elif [ $dirs = 1 ]; then
     COMPREPLY=($(compgen -d -- "$cur"))
   fi

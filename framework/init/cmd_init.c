@@ -121,8 +121,11 @@ static int write_file(const char *dir, const char *name, const char *text)
     }
     FILE *f = fopen(path, "wx"); /* the directory is new: a file already there is not ours */
     size_t len = strlen(text);
-    if (!f || fwrite(text, 1, len, f) != len || fclose(f) != 0) {
-        fprintf(stderr, "t2exp init: cannot write %s: %s\n", path, strerror(errno));
+    int ok = f && fwrite(text, 1, len, f) == len;
+    int err = errno;
+    if (f && fclose(f) != 0 && ok) ok = 0, err = errno; /* closed whatever happened: no FILE leaks */
+    if (!ok) {
+        fprintf(stderr, "t2exp init: cannot write %s: %s\n", path, strerror(err));
         return -1;
     }
     return 0;
@@ -234,7 +237,9 @@ static int run(const char *home, int argc, char **argv)
         fprintf(stderr, "t2exp init: %s already exists; init writes only into a new directory\n", trimmed);
         return 2;
     }
-    if (write_project(trimmed, name)) return 1;
+    /* What fails here is writing (a missing parent, no permission, a full disk; or memory): I/O
+     * trouble, exit 3 as docs/cli.md's table says, not 1, which means a run that did not complete. */
+    if (write_project(trimmed, name)) return 3;
     printf("wrote %s/: trial.c const.yaml CMakeLists.txt README.md\n"
            "next:\n"
            "  cmake -S %s -B %s/build && cmake --build %s/build\n"

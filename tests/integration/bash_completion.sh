@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Bash completion as a user gets it: installed with t2exp, found by Debian's bash-completion on
 # first use, then offering the commands, each command's own options (the same the parser accepts:
-# each one offered is checked to be accepted), experiment ids, EXP.N trial addresses and files.
+# each one offered is checked to be accepted), sub-commands (model's too), experiment ids (importance
+# and evaluate's too), EXP.N trial addresses and files.
 source "$(dirname "$0")/common.bash"
 bc=/usr/share/bash-completion/bash_completion
 [ -r "$bc" ] || { echo "bash_completion: skipped (no bash-completion package)"; exit 77; }
@@ -61,4 +62,21 @@ grep -qx "2.0" <<<"$(complete_words t2exp logs 2.)" || fail "2.0 not offered"
 [ "$(complete_words t2exp plot "")" = "$(printf '1\n2')" ] || fail "plot's ids"
 [ "$(complete_words t2exp init s)" = sub ] || fail "init's directory"
 [ "$(complete_words t2exp pipeline "")" = "$(printf 'run\nstatus')" ] || fail "pipeline's sub-commands"
+# The model registry's sub-commands, from the program itself, and an EXP for register's CHECKPOINT.
+[ "$("$T2EXP" __complete subcommands model)" = "$(printf 'register\nlist\ndescribe\ndelete')" ] ||
+  fail "__complete subcommands model: $("$T2EXP" __complete subcommands model)"
+[ "$(complete_words t2exp model "")" = "$(printf 'delete\ndescribe\nlist\nregister')" ] ||
+  fail "model's sub-commands: $(complete_words t2exp model "")"
+[ "$(complete_words t2exp model d)" = "$(printf 'delete\ndescribe')" ] || fail "model d<TAB>: $(complete_words t2exp model d)"
+[ "$(complete_words t2exp model register best "")" = "$(printf '1\n2')" ] ||
+  fail "model register's CHECKPOINT: $(complete_words t2exp model register best "")"
+[ "$(complete_words t2exp model register --description x best "")" = "$(printf '1\n2')" ] ||
+  fail "model register's CHECKPOINT after --description: $(complete_words t2exp model register --description x best "")"
+[ "$(complete_words t2exp model list "")" = "" ] || fail "model list takes no operand: $(complete_words t2exp model list "")"
+# importance takes an EXP; evaluate's CHECKPOINT is an EXP, EXP.N or a file, then files.
+[ "$(complete_words t2exp importance "")" = "$(printf '1\n2')" ] || fail "importance's ids: $(complete_words t2exp importance "")"
+got=$(complete_words t2exp evaluate "")
+grep -qx 1 <<<"$got" && grep -qx 2 <<<"$got" && grep -qx const.yaml <<<"$got" || fail "evaluate's CHECKPOINT: $got"
+grep -qx "2.0" <<<"$(complete_words t2exp evaluate 2.)" || fail "evaluate's EXP.N: $(complete_words t2exp evaluate 2.)"
+[ "$(complete_words t2exp evaluate 1 tr)" = "trial.so" ] || fail "evaluate's TRIAL.so: $(complete_words t2exp evaluate 1 tr)"
 echo "bash_completion: ok"

@@ -50,6 +50,10 @@ int main(void)
     /* Values. */
     CHECK(run("metrics", &a, err, 2, "1", "--kind") == 2);
     CHECK(strstr(err, "--kind needs a value"));
+    /* A value given to an option that takes none is that, not a missing value. */
+    CHECK(run("list", &a, err, 1, "--json=1") == 2);
+    CHECK(strstr(err, "--json=1: --json takes no value") && !strstr(err, "needs a value"));
+    CHECK(run("delete", &a, err, 2, "3", "--yes=no") == 2 && strstr(err, "--yes takes no value"));
     CHECK(run("describe", &a, err, 3, "1", "--top", "12") == 0 && a.top == 12);
     CHECK(run("describe", &a, err, 3, "1", "--top", "12x") == 2 && strstr(err, "--top needs a count"));
     CHECK(run("describe", &a, err, 3, "1", "--top", "-1") == 2);

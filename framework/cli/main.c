@@ -364,6 +364,15 @@ static int cmd_evaluate(const args *a)
     size_t off;
     char *path = NULL;
     int parts = 0; /* the experiment's P, so the evaluation rounds as its training did */
+    /* The hyperparameters are the checkpoint's own (its trial's, in metadata.json): an override
+     * of them would be taken and do nothing, so it is refused, as resume refuses it. */
+    for (int i = 0; i < a->noverrides; i++)
+        if (!strncmp(a->overrides[i], "hyperparameters", 15) &&
+            (a->overrides[i][15] == '.' || a->overrides[i][15] == '=')) {
+            fprintf(stderr, "t2exp evaluate: --config %s: evaluate takes the hyperparameters from the checkpoint "
+                            "(those its trial trained with); they cannot be changed here\n", a->overrides[i]);
+            return EXIT_USAGE;
+        }
     /* metadata.json only: the runner reads the entries once the trial's model is built, bounded by
      * its size (a checkpoint that claims more than the model holds is never decoded). */
     int rc = resolve_checkpoint(a, a->pos[0], &path);

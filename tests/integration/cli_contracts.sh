@@ -52,4 +52,18 @@ expect_exit 2 "$T2EXP" model list --csv=yes
 expect_in "$OUT" "t2exp model: --csv=yes: --csv takes no value"
 expect_exit 2 "$T2EXP" describe 1 --top
 expect_in "$OUT" "--top needs a value"
+# evaluate takes the checkpoint's own hyperparameters: an override of them is refused, not taken
+# and ignored (a loss of 6.35 twice, with and without hyperparameters.y=-2); other keys still go.
+cat > "$WORK/q.yaml" <<Y
+name: q
+hyperparameters: {global_batch_size: 1, x: 3, y: 0.5, model: 1}
+searcher: {name: single, metric: loss, max_length: {batches: 2}}
+Y
+expect_exit 0 "$T2EXP" create "$WORK/q.yaml" "$T2EXP_BUILD/trials/quadratic.so" --quiet
+e=$(sqlite3 "$T2EXP_HOME/t2exp.db" "SELECT max(id) FROM experiments")
+expect_exit 2 "$T2EXP" evaluate "$e" "$T2EXP_BUILD/trials/quadratic.so" --config hyperparameters.y=-2
+expect_in "$OUT" "--config hyperparameters.y=-2: evaluate takes the hyperparameters from the checkpoint"
+expect_exit 2 "$T2EXP" evaluate "$e" "$T2EXP_BUILD/trials/quadratic.so" --config 'hyperparameters={x: 1}'
+expect_exit 0 "$T2EXP" evaluate "$e" "$T2EXP_BUILD/trials/quadratic.so" --config scheduling_unit=5
+expect_in "$OUT" "loss"
 echo "cli_contracts: ok"

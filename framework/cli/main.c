@@ -767,6 +767,10 @@ int main(int argc, char **argv)
             i++;
             continue;
         }
+        if (!strcmp(argv[i], "--")) { /* the end of the global options, as getopt has it */
+            i++;
+            break;
+        }
         return usage_error(NULL, "unknown option %s", argv[i]);
     }
     if (i >= argc) {

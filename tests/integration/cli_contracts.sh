@@ -44,6 +44,8 @@ other="$WORK/other-home"
 expect_exit 0 "$T2EXP" --home "$other" info
 expect_exit 0 "$T2EXP" "--home=$other" info --json
 expect_in "$OUT" "\"store\": \"$other\""
+expect_exit 0 "$T2EXP" --home "$fresh" -- list --json # "--" ends the global options
+[ "$OUT" = "[]" ] || fail "-- list --json: '$OUT'"
 
 # A value given to a flag: "takes no value" (it said "--json=1 needs a value").
 expect_exit 2 "$T2EXP" list --json=1

@@ -2,11 +2,13 @@
  * target, report training metrics every scheduling_unit batches, validate every
  * min_validation_period and at the op's end, and report. Any failure becomes one "error" message
  * naming the callback and the reason; the controller decides what happens to the trial. */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* sigaltstack, SA_ONSTACK */
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,13 +41,33 @@ static void on_term(int sig)
 }
 
 /* The reports a worker's runner holds (send_msg), for on_fatal: a trial that crashes must not take
- * its last reports with it (the batches it trained, a checkpoint it wrote). held_busy is set while
- * a report is being added, when the buffer may hold half a frame. */
+ * its last reports with it (the batches it trained, a checkpoint it wrote). held_lock is 1 while
+ * a report is added or the buffer is written out (it may hold half a frame, or be moved), and
+ * on_fatal writes only when it takes the lock itself; held_pid keeps a child the trial forked
+ * (fork copies the buffer) from sending the reports its parent will send. */
 static t2__chan_writer *volatile held;
 static volatile int held_fd = -1;
-static volatile sig_atomic_t held_busy;
+static volatile pid_t held_pid;
+static atomic_int held_lock;
 static const int FATAL[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 static struct sigaction fatal_before[sizeof FATAL / sizeof FATAL[0]];
+static void *alt_stack; /* on_fatal's stack: a stack overflow leaves none of its own */
+
+/* Only the runner's thread takes it; another holder is a crashing thread's on_fatal, which ends
+ * the process. */
+static void held_take(void)
+{
+    while (atomic_exchange(&held_lock, 1)) sched_yield();
+}
+
+static void held_give(void) { atomic_store(&held_lock, 0); }
+
+void t2__runner_held_clear(void)
+{
+    held_take();
+    held = NULL;
+    held_give();
+}
 
 /* A fatal signal: what is held goes out (write is async-signal-safe), then the signal gets the
  * action it had before ours (the default, or a sanitizer's), as if we had not been there. */
@@ -54,14 +76,14 @@ static void on_fatal(int sig, siginfo_t *si, void *uc)
     (void)uc;
     int saved = errno;
     t2__chan_writer *w = held;
-    if (w && !held_busy && held_fd >= 0) {
+    if (w && held_fd >= 0 && held_pid == getpid() && !atomic_exchange(&held_lock, 1)) {
         for (size_t off = 0; off < w->len;) {
             ssize_t n = write(held_fd, w->buf + off, w->len - off);
             if (n <= 0 && errno == EINTR) continue;
             if (n <= 0) break;
             off += (size_t)n;
         }
-        w->len = 0;
+        w->len = 0; /* the lock stays taken: the process is ending */
     }
     for (size_t i = 0; i < sizeof FATAL / sizeof FATAL[0]; i++)
         if (FATAL[i] == sig) sigaction(sig, &fatal_before[i], NULL);
@@ -81,10 +103,19 @@ static void install_handlers(void)
     sigaction(SIGUSR1, &sa, NULL); /* what mpirun forwards to every rank at once (see trial_mpi.c) */
     /* A file-size limit must fail the checkpoint write (reported, trial goes on), not kill us. */
     signal(SIGXFSZ, SIG_IGN);
+    /* An alternate stack unless one is set (a sanitizer's): on a stack overflow the kernel could
+     * not run on_fatal on the stack that overflowed. */
+    stack_t cur_stack;
+    if (!alt_stack && sigaltstack(NULL, &cur_stack) == 0 && (cur_stack.ss_flags & SS_DISABLE)) {
+        enum { ALT_STACK = 64 * 1024 };
+        stack_t ss = {.ss_sp = malloc(ALT_STACK), .ss_size = ALT_STACK, .ss_flags = 0};
+        if (ss.ss_sp && sigaltstack(&ss, NULL) == 0) alt_stack = ss.ss_sp;
+        else free(ss.ss_sp); /* without it a stack overflow loses the held reports, as before */
+    }
     struct sigaction fa;
     memset(&fa, 0, sizeof fa);
     fa.sa_sigaction = on_fatal;
-    fa.sa_flags = SA_SIGINFO;
+    fa.sa_flags = SA_SIGINFO | SA_ONSTACK;
     sigemptyset(&fa.sa_mask);
     for (size_t i = 0; i < sizeof FATAL / sizeof FATAL[0]; i++) {
         struct sigaction cur;
@@ -111,7 +142,8 @@ void t2__runner_signals_trial(int running)
         if (sigaction(SIGTERM, NULL, &cur) == 0 && cur.sa_handler != on_term) install_handlers();
     }
     worker_idle = !running;
-    if (!running) held = NULL; /* the worker's writer outlives the trial, but is no longer its */
+    if (running) held_pid = getpid();
+    else t2__runner_held_clear(); /* the worker's writer outlives the trial, but is no longer its */
 }
 
 /* How long a worker's runner may hold a report before it goes out though nothing waits. */
@@ -122,7 +154,11 @@ void t2__runner_signals_trial(int running)
  * the controller, and now as one). */
 static int flush_reports(const t2__runner_args *a)
 {
-    return a->wr && a->wr->len ? t2__chan_writer_flush(a->wr, a->fd) : T2_OK;
+    if (!a->wr || !a->wr->len) return T2_OK;
+    held_take();
+    int rc = t2__chan_writer_flush(a->wr, a->fd);
+    held_give();
+    return rc;
 }
 
 /* What has been held HOLD_S or longer goes out now, though nothing waits. */
@@ -137,11 +173,11 @@ static int send_msg(const t2__runner_args *a, const t2__comm *c, const t2__msg *
 {
     if (c->rank != 0) return T2_OK;
     if (!a->wr) return t2__msg_send(a->fd, m);
-    held_busy = 1;
+    held_take();
     held_fd = a->fd;
     held = a->wr;
     int rc = t2__msg_put(a->wr, m);
-    held_busy = 0;
+    held_give();
     if (rc) return rc;
     /* A checkpoint's report goes out at once: were the process killed (SIGKILL, the OOM killer)
      * before it went, the file would be there and the store would not know it, and a restart

@@ -46,6 +46,9 @@ typedef struct t2__runner_args {
  * before then). */
 void t2__runner_signals_install(void);
 void t2__runner_signals_trial(int running);
+/* The worker's writer is no longer the trial's: a fatal signal from here on sends nothing held
+ * (what the worker adds after a trial it writes at once). */
+void t2__runner_held_clear(void);
 
 /* Runs the trial until the controller sends exit or closes the channel. Returns 0 on success and
  * 1 when the trial failed (after telling the controller why). */

@@ -91,6 +91,7 @@ int t2__worker_serve(const t2__runner_args *base, int fd)
         t2__runner_signals_trial(1);
         int64_t log_end = -1;
         int st = run_one(base, fd, runs, &rd, &wr, &m, &log_end);
+        t2__runner_held_clear(); /* what follows is the worker's, flushed at once */
         t2__msg_free(&m);
         /* After what the trial still holds, in the same write. */
         t2__msg fin = {.kind = T2__MSG_FINISHED, .u.finished = {.status = st, .log_end = log_end}};

@@ -16,7 +16,16 @@ cat > "$WORK/fail.c" <<'C'
 #include <stdlib.h>
 #include <t2exp.h>
 #include "tiny_trial.h"
-/* At batch fail_at (counted before it trains): how = segv, error or nan. */
+static volatile int sink;
+/* Recurses until the stack is gone (no tail call: the frame is used after the call). */
+static int deep(int n)
+{
+    volatile char pad[256];
+    pad[0] = (char)n;
+    sink = pad[0];
+    return n ? deep(n + 1) + pad[0] : 0;
+}
+/* At batch fail_at (counted before it trains): how = segv, error, nan or overflow (the stack). */
 static int train_batch(t2_ctx *ctx, void *state, const t2_batch *b, t2_metrics *m)
 {
     (void)state, (void)b;
@@ -27,6 +36,7 @@ static int train_batch(t2_ctx *ctx, void *state, const t2_batch *b, t2_metrics *
         if (how[0] == 's') raise(SIGSEGV);
         if (how[0] == 'e') return t2_seterr(T2_EINVAL, "failing at batch %lld as asked", (long long)at);
         if (how[0] == 'n') return t2_metric(m, "loss", NAN);
+        if (how[0] == 'o') sink = deep(1);
     }
     return t2_metric(m, "loss", 1.0);
 }
@@ -38,7 +48,7 @@ C
   -I "$T2EXP_SOURCE/tests/integration" "$WORK/fail.c" -o "$WORK/fail.so" -lm
 cat > "$WORK/fail.yaml" <<Y
 name: fail_at_35
-hyperparameters: {global_batch_size: 1, fail_at: 35, how: {type: categorical, vals: [segv, error, nan]}}
+hyperparameters: {global_batch_size: 1, fail_at: 35, how: {type: categorical, vals: [segv, error, nan, overflow]}}
 searcher: {name: grid, metric: loss, max_length: {batches: 100}}
 resources: {isolation: process_per_trial}
 max_restarts: 1
@@ -68,6 +78,14 @@ expect_exit 1 "$T2EXP" create "$WORK/fail.yaml" "$WORK/fail.so" --plain --config
 [ "$(row 3 segv)" = "30|the trial process $crash; its last report was of batch 30" ] ||
   fail "a crash in a worker after the report at batch 30: $(row 3 segv)"
 [ "$(row 3 error)" = "35|train_batch: failing at batch 35 as asked" ] || fail "a returned error in a worker: $(row 3 error)"
+# A stack overflow: the handler runs on its own stack (there is none left), in a process of its own
+# and in a worker alike.
+for e in 1 3; do
+  case "$(row $e overflow)" in
+    "30|the trial process "*"; its last report was of batch 30") ;;
+    *) fail "a stack overflow after the report at batch 30 (experiment $e): $(row $e overflow)" ;;
+  esac
+done
 
 # A checkpoint every batch, a crash in the batch after the third: the third's checkpoint is the
 # latest in the store, and no file is left that the store does not know (experiment 4).

@@ -337,6 +337,18 @@ static int is_length_unit(const char *k)
     return !strcmp(k, "batches") || !strcmp(k, "records") || !strcmp(k, "epochs");
 }
 
+/* Whether path[0..n) names a key whose value is a length (t2__get_length's callers). */
+static int is_length_key(const char *path, size_t n)
+{
+    static const char *const keys[] = {"searcher.max_length",          "min_validation_period",
+                                       "min_checkpoint_period",        "searcher.length_per_round",
+                                       "searcher.pruner.min_resource", "searcher.pruner.max_resource",
+                                       "searcher.pruner.warmup",       NULL};
+    for (size_t k = 0; keys[k]; k++)
+        if (strlen(keys[k]) == n && !strncmp(path, keys[k], n)) return 1;
+    return 0;
+}
+
 /* A length holds exactly one unit, so "--config searcher.max_length.batches=60" on a stored
  * {epochs: 1} means "60 batches instead", as in Determined, not a second unit beside the first
  * (which the validator would refuse). When map is such a length: another unit replaces its entry
@@ -425,9 +437,10 @@ static int apply_override(t2__ynode *root, const char *ov, const char *src)
         t2__ynode *next = t2__ymap_get(at, seg, NULL);
         if (next && t2__ynull(next)) next = NULL; /* `searcher:` left empty: fill it */
         /* A length given as a bare int (`max_length: 250`, batches, as Determined reads it) takes
-         * a unit override as a length given as a map does: the unit's value replaces it. */
-        if (next && next->kind == T2__Y_SCALAR && next->plain && strcmp(key, "hyperparameters") != 0 &&
-            !strchr(dot + 1, '.') && is_length_unit(dot + 1))
+         * a unit override as a length given as a map does: the unit's value replaces it. Only at a
+         * key that is a length: elsewhere (data: is the trial's own) a scalar stays a scalar. */
+        if (next && next->kind == T2__Y_SCALAR && next->plain && !strchr(dot + 1, '.') && is_length_unit(dot + 1) &&
+            is_length_key(ov, (size_t)(dot - key)))
             next = NULL;
         if (!next) {
             if ((rc = t2__ymap_set(at, seg, m, t2__ymap_new(m)))) {

@@ -141,6 +141,10 @@ static void test_bare_length_override(void)
     expect_err_ov(__LINE__, bare, "searcher.max_length.weeks=1",
                   "--config searcher.max_length.weeks=1: 'searcher.max_length' is not a map in the config, so it has "
                   "no key 'weeks'");
+    /* data: is the trial's own: a scalar there is not a length (it became {epochs: 3}). */
+    expect_err_ov(__LINE__, HP "searcher: {name: single, metric: loss, max_length: 5}\ndata: {warmup: 5}\n",
+                  "data.warmup.epochs=3",
+                  "--config data.warmup.epochs=3: 'data.warmup' is not a map in the config, so it has no key 'epochs'");
     expect_err_ov(__LINE__, HP "  x: 3\nsearcher: {name: single, metric: loss, max_length: 5}\n",
                   "hyperparameters.x.batches=2",
                   "--config hyperparameters.x.batches=2: 'hyperparameters.x' is not a map in the config, so it has no "

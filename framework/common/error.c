@@ -11,6 +11,8 @@ const char *t2_errmsg(void) { return errbuf; }
 
 void t2_clearerr(void) { errbuf[0] = '\0'; }
 
+static int is_cont(char c) { return ((unsigned char)c & 0xC0) == 0x80; }
+
 /* The text's length once every word (a run without spaces) longer than limit keeps only its first
  * and last bytes around "...", limit bytes in all; with out, also writes it there. */
 static size_t shortened(const char *text, size_t n, size_t limit, char *out)
@@ -20,12 +22,18 @@ static size_t shortened(const char *text, size_t n, size_t limit, char *out)
         size_t j = i;
         while (j < n && text[j] != ' ') j++;
         size_t w = j - i, head = w, tail = 0;
-        if (w > limit) head = (limit - 3) / 2, tail = limit - 3 - head;
+        if (w > limit) {
+            head = (limit - 3) / 2, tail = limit - 3 - head;
+            /* Cuts between characters, never inside one: the text may go out as JSON, which must
+             * be UTF-8 (a continuation byte is 10xxxxxx). */
+            while (head > 0 && is_cont(text[i + head])) head--;
+            while (tail > 0 && is_cont(text[j - tail])) tail--;
+        }
         if (out) {
             memcpy(out + len, text + i, head);
-            if (tail) memcpy(out + len + head, "...", 3), memcpy(out + len + head + 3, text + j - tail, tail);
+            if (w > limit) memcpy(out + len + head, "...", 3), memcpy(out + len + head + 3, text + j - tail, tail);
         }
-        len += tail ? limit : w;
+        len += w > limit ? head + 3 + tail : w;
         if (j < n) {
             if (out) out[len] = ' ';
             len++;
@@ -64,9 +72,11 @@ static void fit(char *dst, size_t cap, const char *text, size_t n)
         static const char mark[] = " [...] ";
         size_t m = sizeof mark - 1, keep = cap > m + 1 ? cap - 1 - m : 0, head = keep / 2, tail = keep - head;
         if (keep == 0) head = cap - 1, tail = 0;
+        while (head > 0 && is_cont(text[head])) head--;
+        while (tail > 0 && is_cont(text[n - tail])) tail--;
         memmove(dst, text, head);
         if (keep) memcpy(dst + head, mark, m), memmove(dst + head + m, text + n - tail, tail);
-        dst[keep ? cap - 1 : head] = '\0';
+        dst[keep ? head + m + tail : head] = '\0';
     }
     free(tmp);
 }

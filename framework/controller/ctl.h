@@ -71,8 +71,8 @@ typedef struct t2__ctl {
     int reshare;            /* a trial ended: the running trials' threads are to be shared again */
     double best;
     int64_t best_trial;     /* store id of the trial with the best validation (0: none yet) */
-    int64_t ckpt_failed;    /* checkpoint writes the trials reported failed in this run */
     int64_t best_ordinal;   /* and its number in the experiment, as the summary names it */
+    int64_t ckpt_failed;    /* checkpoint writes the trials reported failed in this run */
     t2__progress prog;
     char ckpt_dir[PATH_MAX];
     char exp_dir[PATH_MAX - 64]; /* HOME/experiments/ID, made once (its trials' log paths); "": not yet */

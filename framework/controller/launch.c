@@ -101,7 +101,7 @@ static int complete(t2__ctl *c, size_t k, int fd)
                  : t2__msg_send(fd, &spec);
     if (rc) {
         char why[800];
-        t2__fmt_fit(why, sizeof why, "cannot send rank 0 its spec: %.600s", t2_errmsg());
+        t2__fmt_fit(why, sizeof why, "cannot send rank 0 its spec: %s", t2_errmsg());
         t2_clearerr();
         close(fd);
         kill(t->pid, SIGTERM);

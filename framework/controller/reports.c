@@ -92,7 +92,7 @@ static int note_error(t2__ctl_trial *t, const char *text)
 static int reject(t2__ctl *c, t2__ctl_trial *t, const char *what, const char *why)
 {
     char msg[1200];
-    t2__fmt_fit(msg, sizeof msg, "rejected %s: %.1100s", what, why);
+    t2__fmt_fit(msg, sizeof msg, "rejected %s: %s", what, why);
     t2__progress_event(&c->prog, "trial " T2__TRIAL_FMT ": %s; stopping it", T2__TRIAL_ARGS(c, t), msg);
     t->rejected = t->fatal = 1;
     if (t->pid > 0) kill(t->pid, SIGKILL);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include "check.h"
 #include "framework/common/internal.h"
+#include "configs/value.h"
 
 static int ends_with(const char *s, const char *end)
 {
@@ -52,6 +53,22 @@ int main(void)
     for (int i = 0; i < 599; i++) strcat(words, i ? " ab" : "ab");
     CHECK(t2__fmt_fit(buf, sizeof buf, "%s: why", words) == (int)strlen(words) + 5);
     CHECK(strlen(buf) == 199 && strncmp(buf, "ab ab", 5) == 0 && strstr(buf, " [...] ") && ends_with(buf, "ab: why"));
+
+    /* Cuts fall between characters: a long path of two-byte letters stays UTF-8 (the text may go
+     * out as JSON). */
+    char wide[3000] = "cannot open /";
+    for (int i = 0; i < 1400; i++) strcat(wide, "\xc3\xa9");
+    for (size_t cap = 60; cap < 80; cap++) {
+        char out[80];
+        t2__fmt_fit(out, cap, "%s: gone", wide);
+        CHECK(t2__utf8_invalid_at(out) == (size_t)-1 && ends_with(out, ": gone"));
+        char many[2000] = ""; /* short words only: the whole text's middle */
+        for (int i = 0; i < 600; i++) strcat(many, i ? " \xc3\xa9" : "\xc3\xa9");
+        t2__fmt_fit(out, cap, "%s", many);
+        CHECK(t2__utf8_invalid_at(out) == (size_t)-1);
+    }
+    CHECK_RC(t2_seterr(T2_EIO, "%s: gone", wide), T2_EIO);
+    CHECK(t2__utf8_invalid_at(t2_errmsg()) == (size_t)-1);
 
     char tiny[16]; /* no room for both ends and a mark: the head, as snprintf */
     CHECK(t2__fmt_fit(tiny, sizeof tiny, "%s", path) == (int)strlen(path));

@@ -90,7 +90,11 @@ static int complete(t2__ctl *c, size_t k, int fd)
                     .u.spec = {.config_yaml = c->cfg->yaml_text, .overrides = c->ovr, .noverrides = (size_t)c->novr,
                                .trial_object = object, .hparams = t->hparams, .trial_id = t->id,
                                .experiment_id = c->exp_id, .seed = t->seed, .threads = threads,
-                               .parts = threads < 64 ? threads : 64, /* a distributed trial keeps its count */
+                               /* The experiment's P (each rank splits its share of a batch into
+                                * it), as for local trials: the threads a rank gets come from the
+                                * pool at launch, which a resume on other slots or a host that left
+                                * changes; P, and so the numbers, do not. */
+                               .parts = c->parts,
                                .ckpt_dir = c->ckpt_dir, .restore_path = t->ckpt ? t->ckpt : c->warm,
                                .warm_start = !t->ckpt && c->warm}};
     /* Blocking from here on, like every trial's channel: the peer is our own rank 0 now, and the

@@ -27,4 +27,30 @@ for t in $(sql "SELECT id FROM trials WHERE experiment_id=2"); do
   grep -qx "localhost slots=2" "$T2EXP_HOME/experiments/2/trial-$t.log.hosts" || fail "trial $t should hold 2 slots"
 done
 [ "$(sql "SELECT count(*) FROM trials WHERE state='COMPLETED'")" = 4 ] || fail "all trials complete"
+# Every rank splits its batch into the experiment's recorded parts, whatever threads the pool gives
+# it: two 2-slot trials on 4 slots (1 thread a rank) run with P = 2, as recorded (they ran with 1);
+# and a resume of one on a 2-slot pool keeps P (it took the pool's thread count, 1, and so changed
+# the numbers: a continuation that was not bit-identical).
+[ "$(sql "SELECT parts FROM experiments WHERE id = 2")" = 2 ] || fail "experiment 2 should record P = 2"
+for t in $(sql "SELECT id FROM trials WHERE experiment_id=2"); do
+  grep -q "threads 1, parts 2" "$T2EXP_HOME/experiments/2/trial-$t.log" || fail "trial $t did not run with P = 2: $(grep parts "$T2EXP_HOME/experiments/2/trial-$t.log")"
+done
+echo "localhost slots=4" > "$WORK/hosts4"; echo "localhost slots=2" > "$WORK/hosts2"
+cat > "$WORK/one.yaml" <<Y
+name: keep_parts
+hyperparameters: {global_batch_size: 2, x: 1, y: -2, sleep_ms: 40, model: 1}
+searcher: {name: single, metric: loss, max_length: {batches: 60}}
+min_checkpoint_period: {batches: 5}
+resources: {slots_per_trial: 2, hostfile: $WORK/hosts4}
+max_restarts: 0
+Y
+expect_exit 0 "$T2EXP" create "$WORK/one.yaml" "$TRIALS/quadratic.so" --detach
+wait_for "SELECT count(*) FROM checkpoints c JOIN trials t ON t.id = c.trial_id WHERE t.experiment_id = 3" 1200
+expect_exit 0 "$T2EXP" pause 3
+expect_exit 0 "$T2EXP" resume 3 --plain --config resources.hostfile="$WORK/hosts2"
+t=$(sql "SELECT id FROM trials WHERE experiment_id = 3") p=$(sql "SELECT parts FROM experiments WHERE id = 3")
+log="$T2EXP_HOME/experiments/3/trial-$t.log"
+[ "$(grep -c "threads [0-9]*, parts" "$log")" -ge 2 ] || fail "the trial's log should show two runs: $(grep parts "$log")"
+[ "$(grep -o "parts [0-9]*" "$log" | sort -u)" = "parts $p" ] || fail "a run of the trial left P = $p: $(grep parts "$log")"
+grep -q "threads 1, parts $p" "$log" || fail "the resume on 2 slots should give each rank 1 thread: $(grep parts "$log")"
 echo "dist_hostfile: ok"

@@ -280,9 +280,11 @@ int t2__ctl_child_close_fds(const t2__ctl *c, int **fds, int *n);
 /* Reports the refused callers not yet reported one by one (the loop's end calls it). */
 void t2__ctl_report_refusals(t2__ctl *c);
 
-/* experiment_create.c: T2_EUNSUPPORTED naming the key when the config needs MPI (slots_per_trial > 1, a hostfile) and this
- * build has none: create and resume (a store made by another build, or a --config) both ask. */
-int t2__ctl_check_mpi(const t2__config *cfg);
+/* experiment_create.c: what the resources need that this machine and build must have, checked
+ * by create and resume before anything is recorded or started: MPI for slots_per_trial > 1 or a
+ * hostfile (T2_EUNSUPPORTED naming the key), and a controller_address that is one of this
+ * machine's (T2_EINVAL naming it). */
+int t2__ctl_check_resources(const t2__config *cfg);
 
 /* pool_use.c: the pool loaded (resources.hostfile, else the Slurm allocation unless
  * resources.slurm is off or this t2exp has no MPI) and named in the controller's log */

@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "ctl.h"
+#include "route.h"
 #include "dist/comm.h"
 #include "runner/ctx.h"
 #include "internal.h"
@@ -25,13 +26,14 @@ static void path_override(const char *key, const char *path, char *out)
     strcpy(w, "\"");
 }
 
-int t2__ctl_check_mpi(const t2__config *cfg)
+int t2__ctl_check_resources(const t2__config *cfg)
 {
     if ((cfg->resources.slots_per_trial > 1 || cfg->resources.hostfile) && !t2__comm_have_mpi())
         return t2_seterr(T2_EUNSUPPORTED, "%s: trials on other hosts and distributed trials need MPI, and this "
                          "t2exp was built with -DT2EXP_WITH_MPI=OFF",
                          cfg->resources.hostfile ? "resources.hostfile" : "resources.slots_per_trial");
-    return T2_OK;
+    const char *ca = cfg->resources.controller_address;
+    return ca && *ca ? t2__controller_address_check(ca, "resources.controller_address") : T2_OK;
 }
 
 int t2__experiment_create(const t2__create_opts *o, int64_t *exp_id)
@@ -47,7 +49,7 @@ int t2__experiment_create(const t2__create_opts *o, int64_t *exp_id)
     char home[PATH_MAX], object[PATH_MAX];
     if ((rc = t2__trial_so_open(o->trial_path, &c.so))) return rc;
     if (!realpath(c.so.path, object)) snprintf(object, sizeof object, "%s", c.so.path);
-    if ((rc = t2__ctl_check_mpi(cfg))) {
+    if ((rc = t2__ctl_check_resources(cfg))) {
         t2__trial_so_close(&c.so);
         return rc;
     }

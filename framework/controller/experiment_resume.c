@@ -253,7 +253,7 @@ int t2__experiment_resume(const t2__resume_opts *o)
     char name[64];
     snprintf(name, sizeof name, "experiment %lld config", (long long)c.exp_id);
     if ((rc = t2__config_load_string(row.config_yaml, name, ovr, novr, &cfg)) ||
-        (rc = check_overrides(&row, name, cfg, ovr, novr, o)) || (rc = t2__ctl_check_mpi(cfg)))
+        (rc = check_overrides(&row, name, cfg, ovr, novr, o)) || (rc = t2__ctl_check_resources(cfg)))
         goto out;
     c.cfg = cfg;
     c.tt.full_length = cfg->searcher.max_length.n;

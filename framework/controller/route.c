@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,22 +34,48 @@ int t2__route_source(const char *host, char *out, size_t len)
     return rc;
 }
 
-int t2__controller_bind_address(const char *configured, const char *const *hosts, int nhosts, char *out, size_t len)
+int t2__controller_address_check(const char *addr, const char *what)
 {
     struct in_addr a;
+    if (!addr || inet_pton(AF_INET, addr, &a) != 1)
+        return t2_seterr(T2_EINVAL, "%s: not an IPv4 address: %s", what, addr ? addr : "(null)");
+    uint32_t h = ntohl(a.s_addr);
+    /* The wildcard would open the port on every interface (and tell remote ranks to call back to
+     * themselves); broadcast and multicast are no address to listen on. */
+    if (h == INADDR_ANY || h == INADDR_BROADCAST || (h >> 28) == 0xE)
+        return t2_seterr(T2_EINVAL, "%s: %s is not an address of one interface of this machine (%s)", what, addr,
+                         h == INADDR_ANY ? "0.0.0.0 would listen on all of them" : h == INADDR_BROADCAST ? "broadcast" : "multicast");
+    /* One of this machine's: binding a socket to it says so, as the listen will need. */
+    int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (s < 0) return t2_seterr(T2_EIO, "%s: socket: %s", what, strerror(errno));
+    struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = 0, .sin_addr = a};
+    int ok = bind(s, (struct sockaddr *)&sin, sizeof sin) == 0, err = errno;
+    close(s);
+    if (!ok)
+        return t2_seterr(T2_EINVAL, "%s: %s is not an address of this machine (%s)", what, addr, strerror(err));
+    return T2_OK;
+}
+
+int t2__controller_bind_address(const char *configured, const char *const *hosts, int nhosts, char *out, size_t len)
+{
     const char *env = getenv("T2EXP_CONTROLLER_ADDR");
     const char *given = configured && *configured ? configured : env && *env ? env : NULL;
     if (given) {
-        if (inet_pton(AF_INET, given, &a) != 1)
-            return t2_seterr(T2_EINVAL, "%s: not an IPv4 address: %s",
-                             given == configured ? "resources.controller_address" : "T2EXP_CONTROLLER_ADDR", given);
+        int rc = t2__controller_address_check(given, given == configured ? "resources.controller_address"
+                                                                         : "T2EXP_CONTROLLER_ADDR");
+        if (rc) return rc;
         snprintf(out, len, "%s", given);
         return T2_OK;
     }
     for (int h = 0; h < nhosts; h++) {
         char src[INET_ADDRSTRLEN];
-        int rc = t2__route_source(hosts[h], src, sizeof src);
-        if (rc) return rc;
+        /* A host that does not resolve now (a name service hiccup, an IPv6-only name) cannot say
+         * the route: the next one can. Its own trial then fails to launch and the host leaves the
+         * pool, as any unreachable host does; the experiment goes on. */
+        if (t2__route_source(hosts[h], src, sizeof src) != T2_OK) {
+            t2_clearerr();
+            continue;
+        }
         /* A host reached over loopback is this machine: look further for a remote one. */
         if (strncmp(src, "127.", 4) != 0) {
             snprintf(out, len, "%s", src);

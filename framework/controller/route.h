@@ -15,4 +15,9 @@ int t2__route_source(const char *host, char *out, size_t len);
  * there is no hostfile). Never the wildcard 0.0.0.0: the port would be open on every interface. */
 int t2__controller_bind_address(const char *configured, const char *const *hosts, int nhosts, char *out, size_t len);
 
+/* T2_EINVAL naming `what` (the key) unless addr is an IPv4 address of one interface of this
+ * machine: not 0.0.0.0, broadcast or multicast, and a socket can be bound to it. Create and
+ * resume ask before anything is recorded or started. */
+int t2__controller_address_check(const char *addr, const char *what);
+
 #endif

@@ -53,4 +53,26 @@ log="$T2EXP_HOME/experiments/3/trial-$t.log"
 [ "$(grep -c "threads [0-9]*, parts" "$log")" -ge 2 ] || fail "the trial's log should show two runs: $(grep parts "$log")"
 [ "$(grep -o "parts [0-9]*" "$log" | sort -u)" = "parts $p" ] || fail "a run of the trial left P = $p: $(grep parts "$log")"
 grep -q "threads 1, parts $p" "$log" || fail "the resume on 2 slots should give each rank 1 thread: $(grep parts "$log")"
+# A host that does not resolve (a name service hiccup, a typo) costs the pool its slots, not the
+# experiment: the listening address comes from the hosts that do (it ended the experiment ERRORED,
+# every trial QUEUED, before any ran).
+printf 'localhost slots=1\nnosuchhost.invalid slots=1\n' > "$WORK/hbad"
+cat > "$WORK/bad.yaml" <<Y
+name: bad_host
+hyperparameters: {global_batch_size: 1, x: {type: categorical, vals: [0.5, 1.5, 2.5]}, y: -2}
+searcher: {name: grid, metric: loss, max_length: {batches: 4}}
+resources: {hostfile: $WORK/hbad}
+max_restarts: 2
+Y
+expect_exit 0 "$T2EXP" create "$WORK/bad.yaml" "$TRIALS/quadratic.so" --plain
+expect_in "$OUT" "nosuchhost.invalid"
+expect_in "$OUT" "3 trial(s) completed"
+# resources.controller_address must be one of this machine's interfaces: refused at create, nothing
+# recorded (0.0.0.0 listened on every interface; a foreign address ended the recorded experiment).
+n=$(sql "SELECT count(*) FROM experiments")
+for a in 0.0.0.0 255.255.255.255 224.0.0.1 192.0.2.1; do
+  expect_exit 2 "$T2EXP" create "$WORK/bad.yaml" "$TRIALS/quadratic.so" --config resources.controller_address=$a
+  expect_in "$OUT" "resources.controller_address: $a is not an address of"
+done
+[ "$(sql "SELECT count(*) FROM experiments")" = "$n" ] || fail "a refused controller_address recorded an experiment"
 echo "dist_hostfile: ok"

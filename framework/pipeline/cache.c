@@ -36,6 +36,7 @@ void t2__stage_check_free(t2__stage_check *c, size_t argc)
     t2__val_free(c->hparams);
     t2__stage_hash_free(&c->h);
     free(c->inputs_json);
+    t2__shell_cmd_free(&c->sh);
     memset(c, 0, sizeof *c);
 }
 
@@ -73,6 +74,16 @@ int t2__stage_check_run(const t2__flow *f, size_t i, t2__ref_lookup look, void *
     if (rc) {
         char msg[900];
         snprintf(msg, sizeof msg, "%s", t2_errmsg());
+        return t2_seterr(rc, "stage %s: %s", s->name, msg);
+    }
+    /* A shell command gets its values through the environment, never pasted into the text the
+     * shell parses (flow_shell.c). The hash still takes the pasted argv, so it depends on the
+     * values exactly as it did before this, and earlier runs' records stay valid. */
+    if (s->kind == T2__STAGE_COMMAND && s->shell && s->argc == 1 && s->nrefs &&
+        (rc = t2__shell_subst(f, s->argv[0], look, ud, &c->sh))) {
+        char msg[900];
+        snprintf(msg, sizeof msg, "%s", t2_errmsg());
+        t2__stage_check_free(c, s->argc);
         return t2_seterr(rc, "stage %s: %s", s->name, msg);
     }
     if ((rc = t2__stage_hash_compute(f, i, c->argv, c->hparams, &c->h)) ||

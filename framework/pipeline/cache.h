@@ -15,6 +15,9 @@ typedef struct t2__stage_check {
     t2__val *hparams; /* resolved hyperparameters, or NULL */
     t2__stage_hash h;
     char *inputs_json; /* h.inputs as JSON */
+    /* shell: true with references: the sh -c text to run and the values' environment (argv[0]
+     * then holds the text with the values pasted in, which only the hash uses). */
+    t2__shell_cmd sh;
 } t2__stage_check;
 
 /* Resolves stage i's references through look, hashes it and compares with last_ok (its last

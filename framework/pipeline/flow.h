@@ -126,11 +126,41 @@ int t2__ref_value(const t2__flow *f, const t2__ref *r, t2__ref_lookup look, void
 int t2__ref_subst(const t2__flow *f, const char *s, t2__ref_lookup look, void *ud, char **out);
 
 /* A stage's resolved values: argv with references substituted (*argv: argc strings, free with
- * t2__strv_free) and, for experiment stages, the hyperparameters (a map, NULL when none): a
+ * t2__strv_free; for a shell: true command this pasted text is only hashed, what runs is
+ * t2__shell_subst's) and, for experiment stages, the hyperparameters (a map, NULL when none): a
  * string that is exactly one reference becomes that value (a map for best.hparams — the whole
  * `hyperparameters:` may be one), other strings are substituted as text. */
 int t2__flow_resolve(const t2__flow *f, size_t stage, t2__ref_lookup look, void *ud, char ***argv,
                      t2__val **hparams);
 void t2__strv_free(char **v, size_t n);
+
+/* ---- references in a shell: true command (flow_shell.c) -------------------------------- */
+
+/* Where a reference stands in a shell command line, which decides how its variable is written. */
+typedef enum {
+    T2__SH_UNQUOTED, /* "${T2EXP_REF_n}" */
+    T2__SH_DQUOTE,   /* inside "...": ${T2EXP_REF_n} */
+    T2__SH_SQUOTE,   /* inside '...': '"${T2EXP_REF_n}"' */
+    T2__SH_HEREDOC,  /* in a here-document body with an unquoted delimiter: ${T2EXP_REF_n} */
+} t2__sh_place;
+
+/* A shell: true command with its references resolved: the sh -c text, in which the n-th distinct
+ * reference is an expansion of T2EXP_REF_n quoted for its place, and the environment entries
+ * that carry the values (env[k] = "T2EXP_REF_<k+1>=VALUE"; ref[k] = "${stage.field}"). */
+typedef struct t2__shell_cmd {
+    char *text;
+    char **env;
+    char **ref;
+    size_t n;
+} t2__shell_cmd;
+
+/* 0 when every reference in the shell command s can be passed exactly; else T2_EINVAL with a
+ * message naming the reference and why (inside `...`, $((...)), a shell ${...}, a here-document
+ * with a quoted delimiter, after a backslash, ...), or the error of a malformed reference. */
+int t2__shell_refs_check(const char *s);
+/* Resolves the references of the shell command s (see t2__shell_cmd); "$${" becomes "${". out is
+ * empty on error (a refused place, a reference without a value, T2_ENOMEM). */
+int t2__shell_subst(const t2__flow *f, const char *s, t2__ref_lookup look, void *ud, t2__shell_cmd *out);
+void t2__shell_cmd_free(t2__shell_cmd *c);
 
 #endif

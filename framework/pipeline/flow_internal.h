@@ -37,4 +37,8 @@ int t2__flow_build_graph(t2__flow_ctx *c);
  * malloc'd, NULL when out of memory. */
 char *t2__flow_abspath(const char *dir, const char *p);
 
+/* A reference's value as text (flow_refs.c): strings as they are, numbers in full precision
+ * (%.17g), maps and lists as JSON. *out malloc'd; T2_ENOMEM without a message. */
+int t2__ref_val_text(const t2__val *v, char **out);
+
 #endif

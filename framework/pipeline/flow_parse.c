@@ -489,7 +489,12 @@ static void stage(t2__flow_ctx *c, size_t si, const t2__ynode *n)
                     char q[T2__PATH_MAX];
                     if (s->shell) pathf(q, sizeof q, "%s", p);
                     else pathf(q, sizeof q, "%s[%zu]", p, i);
+                    size_t before = c->nerrors + c->more;
                     scan_refs(c, si, s->argv[i], &marks[i], q, 1);
+                    /* A reference the shell could not be handed exactly is refused now, before
+                     * anything runs (a malformed one was reported by scan_refs already). */
+                    if (s->shell && c->nerrors + c->more == before && t2__shell_refs_check(s->argv[i]))
+                        t2__flow_err(c, &marks[i], "%s: %s", q, t2_errmsg());
                 }
             }
             free(marks);

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "flow.h"
+#include "flow_internal.h"
 #include "t2exp/error.h"
 
 #define REF_MAX 256 /* longest "${...}" looked at: a name is at most 128 bytes */
@@ -90,7 +90,7 @@ int t2__ref_value(const t2__flow *f, const t2__ref *r, t2__ref_lookup look, void
 
 /* The text form of a value in an argv: strings as they are, numbers in full precision, maps as
  * JSON. */
-static int val_text(const t2__val *v, char **out)
+int t2__ref_val_text(const t2__val *v, char **out)
 {
     char num[64];
     switch (v->kind) {
@@ -130,7 +130,7 @@ int t2__ref_subst(const t2__flow *f, const char *s, t2__ref_lookup look, void *u
         t2__val *v = NULL;
         char *text = NULL;
         if ((rc = t2__ref_value(f, &r, look, ud, &v))) break;
-        rc = val_text(v, &text);
+        rc = t2__ref_val_text(v, &text);
         t2__val_free(v);
         if (rc) {
             rc = t2_seterr(rc, "flow: cannot write ${%s.%s} as text", r.stage, t2__ref_field_name(r.field));

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <openssl/evp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,20 @@
 #include "t2exp/error.h"
 
 #define READ_CHUNK (1 << 20)
+
+/* Set by `pipeline run` while its signal handlers are in place (t2__hash_stop_on): hashing a
+ * large input can take minutes, and a Ctrl-C or SIGTERM must not wait for it. Checked between
+ * chunks of READ_CHUNK bytes and between directory entries: milliseconds apart. */
+static const volatile sig_atomic_t *g_hash_stop;
+
+void t2__hash_stop_on(const volatile sig_atomic_t *flag) { g_hash_stop = flag; }
+
+static int stopping(const char *shown)
+{
+    if (g_hash_stop && *g_hash_stop)
+        return t2_seterr(T2_ESTOPPED, "input %s: hashing stopped (the pipeline run is stopping)", shown);
+    return 0;
+}
 
 static void to_hex(const unsigned char *md, char hex[65])
 {
@@ -61,11 +76,16 @@ static const char *kind_of(mode_t m)
          : S_ISBLK(m) ? "a block device" : "a special file";
 }
 
-/* The contents of the regular file fd (closed here). */
-static int feed_file(walk *w, int fd, const char *shown)
+/* The contents of the regular file fd (closed here), which fstat said has size bytes. A file
+ * that reads more or fewer bytes than its size is refused: a /proc or /sys file (size 0, contents
+ * made up as they are read, some without end, like /proc/self/pagemap) is no data file, and a
+ * file being written while it is hashed has no one content to hash. */
+static int feed_file(walk *w, int fd, const char *shown, off_t size)
 {
     int rc = 0;
+    unsigned long long total = 0;
     for (;;) {
+        if ((rc = stopping(shown))) break;
         ssize_t r = read(fd, w->buf, READ_CHUNK);
         if (r < 0 && errno == EINTR) continue;
         if (r < 0) {
@@ -73,8 +93,18 @@ static int feed_file(walk *w, int fd, const char *shown)
             break;
         }
         if (r == 0) break;
+        total += (unsigned long long)r;
+        if (total > (unsigned long long)size) {
+            rc = t2_seterr(T2_EINVAL, "input %s: reads more than its size of %lld bytes: a file whose contents "
+                           "are made up as it is read (/proc, /sys) or one being written; inputs are regular "
+                           "files and directories", shown, (long long)size);
+            break;
+        }
         if ((rc = feed(w, w->buf, (size_t)r))) break;
     }
+    if (!rc && total != (unsigned long long)size)
+        rc = t2_seterr(T2_EINVAL, "input %s: read %llu bytes, not its size of %lld: it changed while being hashed",
+                       shown, total, (long long)size);
     close(fd);
     return rc;
 }
@@ -89,13 +119,14 @@ static int feed_entry(walk *w, int dfd, const char *name, const char *shown, int
     struct stat st;
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", shown, name);
+    int rc = stopping(w->root); /* a tree of many small files takes long too */
+    if (rc) return rc;
     if (++w->entries > T2__HASH_MAX_ENTRIES)
         return t2_seterr(T2_EINVAL, "input %s: more than %d entries; an input directory this big is "
                          "likely a mistake", w->root, T2__HASH_MAX_ENTRIES);
     if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
         return t2_seterr(T2_EIO, "input %s: cannot stat: %s", path, strerror(errno));
     char head[64];
-    int rc;
     if (S_ISLNK(st.st_mode)) {
         char target[4096];
         ssize_t n = readlinkat(dfd, name, target, sizeof target);
@@ -129,7 +160,7 @@ static int feed_entry(walk *w, int dfd, const char *name, const char *shown, int
         close(fd);
         return rc;
     }
-    return feed_file(w, fd, path);
+    return feed_file(w, fd, path, st.st_size);
 }
 
 /* Every entry of the directory fd (closed here), sorted by name. */
@@ -168,7 +199,8 @@ static int feed_dir(walk *w, int fd, const char *shown, int depth)
         n++;
     }
     if (!rc && errno) rc = t2_seterr(T2_EIO, "input %s: cannot list: %s", shown, strerror(errno));
-    if (!rc) qsort(names, n, sizeof *names, by_name);
+    /* names is NULL for an empty directory, and qsort's pointer must not be NULL even for 0. */
+    if (!rc && n > 1) qsort(names, n, sizeof *names, by_name);
     for (size_t i = 0; !rc && i < n; i++) rc = feed_entry(w, dirfd(d), names[i], shown, depth);
     if (!rc) rc = feed(w, "E", 1); /* end of directory: a/ b differs from a/b */
     for (size_t i = 0; i < n; i++) free(names[i]);
@@ -207,7 +239,7 @@ int t2__hash_path(const char *path, char hex[65])
     } else if (S_ISREG(st.st_mode)) {
         rc = feed(&w, "F", 1);
         if (rc) close(fd);
-        else rc = feed_file(&w, fd, path);
+        else rc = feed_file(&w, fd, path, st.st_size);
     } else {
         close(fd);
         rc = t2_seterr(T2_EINVAL, "input %s: %s; inputs are files and directories", path, kind_of(st.st_mode));

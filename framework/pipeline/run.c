@@ -230,7 +230,28 @@ static void child_main(runner *r, size_t i, int logfd, int wfd, pid_t parent, in
     supervise(s->name);
     char **argv = r->rt[i].chk.argv;
     if (s->kind == T2__STAGE_COMMAND) {
-        const char *v[16 + T2__FLOW_MAX_LIST];
+        /* A shell command's reference values go in the environment, and its text names them
+         * (flow_shell.c); the log says which variable holds which reference. */
+        const t2__shell_cmd *sh = &r->rt[i].chk.sh;
+        if (sh->text) {
+            printf("t2exp pipeline: stage %s: /bin/sh -c %s\n", s->name, sh->text);
+            for (size_t k = 0; k < sh->n; k++) {
+                printf("t2exp pipeline: stage %s: T2EXP_REF_%zu = %s\n", s->name, k + 1, sh->ref[k]);
+                if (putenv(sh->env[k]) != 0) { /* the string stays ours: this process only execs */
+                    fprintf(stderr, "t2exp pipeline: stage %s: cannot set T2EXP_REF_%zu: %s\n", s->name, k + 1,
+                            strerror(errno));
+                    _exit(125);
+                }
+            }
+            fflush(stdout);
+        }
+        /* mpirun -x passes each variable on to ranks on other hosts too. */
+        size_t cap = 16 + s->argc + 2 * sh->n;
+        const char **v = malloc(cap * sizeof *v);
+        if (!v) {
+            fprintf(stderr, "t2exp pipeline: stage %s: out of memory\n", s->name);
+            _exit(125);
+        }
         char np[32];
         size_t n = 0;
         if (s->slots > 0) {
@@ -247,12 +268,24 @@ static void child_main(runner *r, size_t i, int logfd, int wfd, pid_t parent, in
                 v[n++] = "--oversubscribe";
             }
             if (geteuid() == 0) v[n++] = "--allow-run-as-root";
+            for (size_t k = 0; k < sh->n; k++) {
+                const char *eq = strchr(sh->env[k], '=');
+                char *name = eq ? strndup(sh->env[k], (size_t)(eq - sh->env[k])) : NULL;
+                if (!name) {
+                    fprintf(stderr, "t2exp pipeline: stage %s: out of memory\n", s->name);
+                    _exit(125);
+                }
+                v[n++] = "-x";
+                v[n++] = name; /* the name only: the value stays out of mpirun's argv */
+            }
         }
         if (s->shell) {
             v[n++] = "/bin/sh";
             v[n++] = "-c";
         }
-        for (size_t k = 0; k < s->argc; k++) v[n++] = argv[k];
+        if (sh->text) v[n++] = sh->text;
+        else
+            for (size_t k = 0; k < s->argc; k++) v[n++] = argv[k];
         v[n] = NULL;
         execvp(v[0], (char *const *)v);
         fprintf(stderr, "t2exp pipeline: stage %s: cannot run %s: %s\n", s->name, v[0], strerror(errno));
@@ -365,6 +398,12 @@ static int do_check(runner *r, size_t i)
     if (rc && rc != T2_ENOTFOUND) return rc;
     int have = rc == 0;
     rc = t2__stage_check_run(r->f, i, lookup, r, have ? &last : NULL, &rt->chk);
+    if (rc == T2_ESTOPPED && g_stop) {
+        /* Ctrl-C or SIGTERM while its inputs were hashed: not a failure of the stage. It stays
+         * being checked, which the loop's t2__plan_stop turns into CANCELED. */
+        if (have) t2__stage_run_row_free(&last);
+        return 0;
+    }
     if (rc) {
         char msg[1024];
         snprintf(msg, sizeof msg, "%s", t2_errmsg());
@@ -567,6 +606,9 @@ static int loop(runner *r)
         size_t nops = 0;
         t2__plan_next(r->plan, ops, &nops);
         for (size_t k = 0; !rc && k < nops; k++) {
+            /* A stop that came during an earlier check: checking (hashing) more is wasted time; the
+             * stage, left being checked, is CANCELED by the t2__plan_stop of the next iteration. */
+            if (ops[k].kind == T2__OP_CHECK && g_stop) continue;
             if (ops[k].kind == T2__OP_CHECK) rc = do_check(r, ops[k].stage);
             else if (ops[k].kind == T2__OP_START) rc = do_start(r, ops[k].stage);
             else rc = do_block(r, ops[k].stage, ops[k].cause);
@@ -654,11 +696,13 @@ static int setup_signals(struct sigaction old[5])
     struct sigaction ign = {.sa_handler = SIG_IGN};
     sigemptyset(&ign.sa_mask);
     sigaction(SIGPIPE, &ign, &old[3]);
+    t2__hash_stop_on(&g_stop); /* a stop must not wait for a large input's hash */
     return 0;
 }
 
 static void restore_signals(struct sigaction old[5])
 {
+    t2__hash_stop_on(NULL);
     sigaction(SIGINT, &old[0], NULL);
     sigaction(SIGTERM, &old[1], NULL);
     sigaction(SIGCHLD, &old[2], NULL);

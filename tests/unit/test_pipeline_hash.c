@@ -3,6 +3,7 @@
  * and its parts. */
 #define _XOPEN_SOURCE 700 /* mkdtemp, nftw, symlink */
 #include <fcntl.h>
+#include <signal.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,6 +133,55 @@ static void test_stage_hash(void)
     t2__flow_free(f);
 }
 
+/* What a hostile input list may hold: an empty directory (qsort of no names must not get NULL),
+ * a /proc file whose size (0) lies about what it reads, and a stop request while hashing. */
+static void test_hostile(void)
+{
+    char p[512], a[65], b[65], c[65];
+    snprintf(p, sizeof p, "%s/empty", dir);
+    CHECK(mkdir(p, 0700) == 0);
+    hash_of("empty", a);
+    CHECK(strlen(a) == 64);
+    snprintf(p, sizeof p, "%s/outer", dir);
+    CHECK(mkdir(p, 0700) == 0);
+    snprintf(p, sizeof p, "%s/outer/inner", dir);
+    CHECK(mkdir(p, 0700) == 0);
+    hash_of("outer", b);
+    CHECK(strcmp(a, b) != 0);
+    put("outer/inner/f", "");
+    hash_of("outer", c);
+    CHECK(strcmp(b, c) != 0); /* an empty file is an entry */
+
+    /* size 0, yet it reads a line: refused, naming it, rather than hashed (for
+     * /proc/self/pagemap that would take minutes) */
+    if (access("/proc/self/stat", R_OK) == 0) {
+        CHECK_RC(t2__hash_path("/proc/self/stat", c), T2_EINVAL);
+        CHECK(strstr(t2_errmsg(), "input /proc/self/stat: reads more than its size of 0 bytes") != NULL);
+    }
+
+    /* a stop request ends hashing with T2_ESTOPPED, for a file (checked between chunks) and a
+     * directory (between entries) */
+    snprintf(p, sizeof p, "%s/big", dir);
+    int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    CHECK(fd >= 0 && ftruncate(fd, 64 << 20) == 0);
+    if (fd >= 0) close(fd);
+    volatile sig_atomic_t stop = 1;
+    t2__hash_stop_on(&stop);
+    CHECK_RC(t2__hash_path(p, c), T2_ESTOPPED);
+    CHECK(strstr(t2_errmsg(), "/big: hashing stopped") != NULL);
+    snprintf(p, sizeof p, "%s/outer", dir);
+    char d[65];
+    CHECK_RC(t2__hash_path(p, d), T2_ESTOPPED);
+    CHECK(strstr(t2_errmsg(), "hashing stopped") != NULL);
+    /* once the flag is clear (or unset) hashing is as before */
+    stop = 0;
+    hash_of("outer", b);
+    CHECK_STR(b, c);
+    t2__hash_stop_on(NULL);
+    hash_of("outer", a);
+    CHECK_STR(a, c);
+}
+
 int main(void)
 {
     const char *tmp = getenv("TMPDIR");
@@ -142,6 +192,7 @@ int main(void)
     }
     test_paths();
     test_stage_hash();
+    test_hostile();
     nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
     return check_report("test_pipeline_hash");
 }

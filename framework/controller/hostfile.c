@@ -193,7 +193,7 @@ static int parse_line(parser *p, char *s, size_t len)
     if (s < e && *s == '=') return bad(p, "expected a host name first, found ", shown(name, nlen, buf, sizeof buf), "=");
     int rc = check_name(p, name, nlen);
     if (rc) return rc;
-    int slots = 0, max_slots = 0;
+    int slots = 0, max_slots = 0, seen = 0; /* seen: a bit per key kind given on this line */
     while (s < e) {
         while (s < e && is_space(*s)) s++;
         const char *k = s;
@@ -212,6 +212,9 @@ static int parse_line(parser *p, char *s, size_t len)
         int kind = key_kind(k, klen);
         if (kind == K_OTHER)
             return bad(p, key, "= is not supported (t2exp reads slots= and max_slots=)", NULL);
+        /* A second one would silently win over the first: say which the line means. */
+        if (seen & (1 << kind)) return bad(p, key, "= is given twice on this line", NULL);
+        seen |= 1 << kind;
         if ((rc = count(p, key, v, (size_t)(s - v), kind == K_SLOTS ? &slots : &max_slots))) return rc;
     }
     if (!slots) slots = 1;

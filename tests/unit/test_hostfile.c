@@ -105,6 +105,9 @@ static void test_slots(void)
     REFUSED("a slots=4 max_slots=2\n", "H:1: max_slots=2 is less than slots=4");
     REFUSED("a slots=2 username=root\n", "H:1: username= is not supported");
     REFUSED("a port=2222\n", "H:1: port= is not supported");
+    /* A key twice on a line: the last silently won. */
+    REFUSED("a slots=2 slots=8\n", "H:1: slots= is given twice on this line");
+    REFUSED("b\na max_slots=4 slots=1 max_slots=2\n", "H:2: max_slots= is given twice on this line");
 }
 
 static void test_empty(void)

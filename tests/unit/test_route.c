@@ -1,5 +1,6 @@
 /* test_route.c — the controller's listening address: configured, from the environment, or the
- * interface that routes to the hostfile's hosts; never the wildcard. */
+ * interface that routes to the hostfile's hosts (those that resolve); always one of this
+ * machine's, never the wildcard. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,21 +30,34 @@ int main(void)
     const char *local[] = {"localhost", "127.0.0.1"};
     CHECK(t2__controller_bind_address(NULL, local, 2, a, sizeof a) == T2_OK);
     CHECK_STR(a, "127.0.0.1");
-    /* The config wins, then the environment. */
-    CHECK(t2__controller_bind_address("10.1.2.3", local, 2, a, sizeof a) == T2_OK);
-    CHECK_STR(a, "10.1.2.3");
-    setenv("T2EXP_CONTROLLER_ADDR", "10.9.8.7", 1);
+    /* The config wins, then the environment; each must be an address of this machine (all of
+     * 127/8 is), never the wildcard, broadcast, multicast or another machine's. */
+    CHECK(t2__controller_bind_address("127.0.0.3", local, 2, a, sizeof a) == T2_OK);
+    CHECK_STR(a, "127.0.0.3");
+    setenv("T2EXP_CONTROLLER_ADDR", "127.0.0.2", 1);
     CHECK(t2__controller_bind_address(NULL, local, 2, a, sizeof a) == T2_OK);
-    CHECK_STR(a, "10.9.8.7");
-    CHECK(t2__controller_bind_address("10.1.2.3", NULL, 0, a, sizeof a) == T2_OK);
-    CHECK_STR(a, "10.1.2.3");
+    CHECK_STR(a, "127.0.0.2");
+    CHECK(t2__controller_bind_address("127.0.0.3", NULL, 0, a, sizeof a) == T2_OK);
+    CHECK_STR(a, "127.0.0.3");
     setenv("T2EXP_CONTROLLER_ADDR", "not-an-address", 1);
     CHECK(t2__controller_bind_address(NULL, NULL, 0, a, sizeof a) == T2_EINVAL);
     CHECK(strstr(t2_errmsg(), "T2EXP_CONTROLLER_ADDR") != NULL);
+    setenv("T2EXP_CONTROLLER_ADDR", "0.0.0.0", 1);
+    CHECK(t2__controller_bind_address(NULL, NULL, 0, a, sizeof a) == T2_EINVAL);
+    CHECK(strstr(t2_errmsg(), "T2EXP_CONTROLLER_ADDR: 0.0.0.0 is not an address of one interface") != NULL);
     unsetenv("T2EXP_CONTROLLER_ADDR");
-    /* A host that does not resolve is an error naming it, not a silent wildcard. */
+    static const char *const refused[] = {"0.0.0.0", "255.255.255.255", "224.0.0.1", "192.0.2.1", "10.1.2.3"};
+    for (size_t k = 0; k < sizeof refused / sizeof refused[0]; k++) {
+        CHECK(t2__controller_address_check(refused[k], "resources.controller_address") == T2_EINVAL);
+        CHECK(strstr(t2_errmsg(), "resources.controller_address: ") != NULL && strstr(t2_errmsg(), refused[k]) != NULL);
+        CHECK(t2__controller_bind_address(refused[k], NULL, 0, a, sizeof a) == T2_EINVAL);
+    }
+    CHECK(t2__controller_address_check("127.0.0.1", "resources.controller_address") == T2_OK);
+    /* A host that does not resolve (now) is passed over: its own launch fails later and the host
+     * leaves the pool; the address comes from the others. */
     const char *bad[] = {"no-such-host.invalid"};
-    CHECK(t2__controller_bind_address(NULL, bad, 1, a, sizeof a) == T2_ENOTFOUND);
+    CHECK(t2__controller_bind_address(NULL, bad, 1, a, sizeof a) == T2_OK);
+    CHECK_STR(a, "127.0.0.1");
 
     /* A remote host: the address of the interface on its route (a machine with a non-loopback
      * route only; the address must be one of ours, i.e. not the host's own). */

@@ -255,7 +255,7 @@ static int get_int(const t2__ckpt *ck, const t2__val *map, const char *ctx, cons
 {
     const t2__val *v = t2__val_map_get(map, key);
     if (!v) return bad(ck, "%s%s is missing", ctx, key);
-    if (v->kind != T2__VAL_INT) return bad(ck, "%s%s is a %s, not an integer", ctx, key, t2__val_kind_name(v->kind));
+    if (v->kind != T2__VAL_INT) return bad(ck, "%s%s is %s, not an integer", ctx, key, t2__val_kind_article(v->kind));
     if (v->i < lo || v->i > hi)
         return bad(ck, "%s%s = %lld is outside %lld..%lld", ctx, key, (long long)v->i, (long long)lo, (long long)hi);
     *out = v->i;
@@ -266,7 +266,7 @@ static int get_str(const t2__ckpt *ck, const t2__val *map, const char *ctx, cons
 {
     const t2__val *v = t2__val_map_get(map, key);
     if (!v) return bad(ck, "%s%s is missing", ctx, key);
-    if (v->kind != T2__VAL_STRING) return bad(ck, "%s%s is a %s, not a string", ctx, key, t2__val_kind_name(v->kind));
+    if (v->kind != T2__VAL_STRING) return bad(ck, "%s%s is %s, not a string", ctx, key, t2__val_kind_article(v->kind));
     *out = v->s;
     return T2_OK;
 }
@@ -282,7 +282,7 @@ static int get_dbl(const t2__ckpt *ck, const t2__val *map, const char *ctx, cons
         else return bad(ck, "%s%s = \"%.40s\" is not a number", ctx, key, v->s);
         return T2_OK;
     }
-    if (t2__val_as_double(v, out)) return bad(ck, "%s%s is a %s, not a number", ctx, key, t2__val_kind_name(v->kind));
+    if (t2__val_as_double(v, out)) return bad(ck, "%s%s is %s, not a number", ctx, key, t2__val_kind_article(v->kind));
     return T2_OK;
 }
 
@@ -295,7 +295,7 @@ static int get_opt_map(const t2__ckpt *ck, const t2__val *root, const char *key,
         *out = NULL;
         return T2_OK;
     }
-    if (v->kind != T2__VAL_MAP) return bad(ck, "%s is a %s, not a map or null", key, t2__val_kind_name(v->kind));
+    if (v->kind != T2__VAL_MAP) return bad(ck, "%s is %s, not a map or null", key, t2__val_kind_article(v->kind));
     *out = v;
     return T2_OK;
 }
@@ -319,7 +319,7 @@ static int parse_entries(t2__ckpt *ck, const t2__val *root)
 {
     const t2__val *en = t2__val_map_get(root, "entries");
     if (!en) return bad(ck, "entries is missing");
-    if (en->kind != T2__VAL_MAP) return bad(ck, "entries is a %s, not a map", t2__val_kind_name(en->kind));
+    if (en->kind != T2__VAL_MAP) return bad(ck, "entries is %s, not a map", t2__val_kind_article(en->kind));
     for (size_t i = 0; i < en->n; i++) {
         int k;
         for (k = E_PARAMS; k < E_COUNT; k++)
@@ -414,7 +414,7 @@ static int parse_tensors(t2__ckpt *ck, const t2__val *root)
 {
     const t2__val *tl = t2__val_map_get(root, "tensors");
     if (!tl) return bad(ck, "tensors is missing");
-    if (tl->kind != T2__VAL_LIST) return bad(ck, "tensors is a %s, not a list", t2__val_kind_name(tl->kind));
+    if (tl->kind != T2__VAL_LIST) return bad(ck, "tensors is %s, not a list", t2__val_kind_article(tl->kind));
     if (tl->n > MAX_TENSORS) return bad(ck, "tensors has %zu entries (at most %d)", tl->n, MAX_TENSORS);
     if (tl->n) {
         ck->tensors = calloc(tl->n, sizeof *ck->tensors);
@@ -472,7 +472,7 @@ static int parse_one_optimizer(t2__ckpt *ck, const t2__val *o, const char *prefi
     int64_t size = 0, floats = 0, steps = 0;
     int rc;
     if (o->kind != T2__VAL_MAP)
-        return bad(ck, "%.*s is a %s, not a map", (int)strlen(prefix) - 1, prefix, t2__val_kind_name(o->kind));
+        return bad(ck, "%.*s is %s, not a map", (int)strlen(prefix) - 1, prefix, t2__val_kind_article(o->kind));
     if ((rc = get_str(ck, o, prefix, "kind", &kind)) ||
         (rc = get_int(ck, o, prefix, "size", 0, (int64_t)T2__CKPT_MAX_ENTRY, &size)) ||
         (rc = get_int(ck, o, prefix, "state_floats", 0, (int64_t)T2__CKPT_MAX_ENTRY, &floats)) ||
@@ -497,7 +497,7 @@ static int parse_optimizer(t2__ckpt *ck, const t2__val *root)
     const t2__val *o = t2__val_map_get(root, "optimizer");
     if (!o) return bad(ck, "optimizer is missing");
     if (o->kind != T2__VAL_NULL && o->kind != T2__VAL_MAP && o->kind != T2__VAL_LIST)
-        return bad(ck, "optimizer is a %s, not a map, a list or null", t2__val_kind_name(o->kind));
+        return bad(ck, "optimizer is %s, not a map, a list or null", t2__val_kind_article(o->kind));
     ck->has_opt = o->kind != T2__VAL_NULL;
     if (ck->has_opt != ck->e[E_OPT].declared)
         return bad(ck, "optimizer is %s but entries %s optimizer.bin", ck->has_opt ? "set" : "null",
@@ -554,7 +554,7 @@ static int parse_rngs(t2__ckpt *ck, const t2__val *root)
 {
     const t2__val *r = t2__val_map_get(root, "rngs");
     if (!r) return bad(ck, "rngs is missing");
-    if (r->kind != T2__VAL_MAP) return bad(ck, "rngs is a %s, not a map", t2__val_kind_name(r->kind));
+    if (r->kind != T2__VAL_MAP) return bad(ck, "rngs is %s, not a map", t2__val_kind_article(r->kind));
     if (r->n > MAX_RNGS) return bad(ck, "rngs has %zu entries (at most %d)", r->n, MAX_RNGS);
     if (r->n && !(ck->rngs = calloc(r->n, sizeof *ck->rngs)))
         return t2_seterr(T2_ENOMEM, "checkpoint %s: out of memory", ck->path);
@@ -575,7 +575,7 @@ static int parse_strings(t2__ckpt *ck, const t2__val *root)
 {
     const t2__val *s = t2__val_map_get(root, "strings");
     if (!s) return bad(ck, "strings is missing");
-    if (s->kind != T2__VAL_MAP) return bad(ck, "strings is a %s, not a map", t2__val_kind_name(s->kind));
+    if (s->kind != T2__VAL_MAP) return bad(ck, "strings is %s, not a map", t2__val_kind_article(s->kind));
     if (!s->n) return T2_OK;
     ck->keys = calloc(s->n, sizeof *ck->keys);
     ck->values = calloc(s->n, sizeof *ck->values);
@@ -596,7 +596,7 @@ static int parse_root(t2__ckpt *ck, const t2__val *root)
     int rc;
     int64_t ver = 0;
     const char *s = "";
-    if (root->kind != T2__VAL_MAP) return bad(ck, "the document is a %s, not a map", t2__val_kind_name(root->kind));
+    if (root->kind != T2__VAL_MAP) return bad(ck, "the document is %s, not a map", t2__val_kind_article(root->kind));
     /* The version first: a later format may change everything else. */
     if ((rc = get_int(ck, root, "", "format_version", INT64_MIN, INT64_MAX, &ver))) return rc;
     if (ver < 1 || ver > T2__CKPT_FORMAT_VERSION)

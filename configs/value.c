@@ -295,6 +295,20 @@ int t2__val_as_double(const t2__val *v, double *out)
     return T2_EINVAL;
 }
 
+const char *t2__val_kind_article(t2__val_kind k)
+{
+    switch (k) {
+    case T2__VAL_NULL: return "null";
+    case T2__VAL_BOOL: return "a bool";
+    case T2__VAL_INT: return "an int";
+    case T2__VAL_DOUBLE: return "a double";
+    case T2__VAL_STRING: return "a string";
+    case T2__VAL_LIST: return "a list";
+    case T2__VAL_MAP: return "a map";
+    }
+    return "a value of no known kind";
+}
+
 const char *t2__val_kind_name(t2__val_kind k)
 {
     switch (k) {

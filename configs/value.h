@@ -95,6 +95,8 @@ int t2__val_as_double(const t2__val *v, double *out);
 
 /* "null", "bool", "int", "double", "string", "list", "map". */
 const char *t2__val_kind_name(t2__val_kind k);
+/* The kind with its article, for messages: "an int", "a map", "null". */
+const char *t2__val_kind_article(t2__val_kind k);
 
 /* Compact JSON with map keys in insertion order; doubles in the shortest form that reads back to
  * the same double (always with a '.' or exponent, so they read back as doubles), ints as ints.

@@ -136,6 +136,10 @@ const char *t2_strerror(int code)
     case T2_EUNSUPPORTED: return "T2_EUNSUPPORTED: not supported by this build";
     case T2_ESTOPPED: return "T2_ESTOPPED: stopped";
     case T2_EHPARAM: return "T2_EHPARAM: invalid hyperparameters";
-    default: return "unknown t2exp status";
+    default: {
+        static _Thread_local char unknown[64]; /* the value is what tells a user what went wrong */
+        snprintf(unknown, sizeof unknown, "unknown t2exp status %d (not a T2_E* code)", code);
+        return unknown;
+    }
     }
 }

@@ -92,8 +92,8 @@ static int lookup(const t2__val *root, const char *section, const char *key, con
         const t2__val *p = t2__val_lookup(root, prefix);
         if (!p) break;
         if (p->kind != T2__VAL_MAP)
-            return t2_seterr(T2_EINVAL, "%s '%s': '%s' is a %s, not a map", section, key, prefix,
-                             t2__val_kind_name(p->kind));
+            return t2_seterr(T2_EINVAL, "%s '%s': '%s' is %s, not a map", section, key, prefix,
+                             t2__val_kind_article(p->kind));
         parent = p;
         plen = n;
     }
@@ -107,7 +107,7 @@ static int get_int(const t2__val *root, const char *section, const char *key, in
     if (rc) return rc;
     if (v->kind == T2__VAL_INT) *out = v->i;
     else if (v->kind == T2__VAL_DOUBLE && v->d == floor(v->d) && fabs(v->d) < 9e15) *out = (int64_t)v->d;
-    else return t2_seterr(T2_EINVAL, "%s '%s' is a %s, not an integer", section, key, t2__val_kind_name(v->kind));
+    else return t2_seterr(T2_EINVAL, "%s '%s' is %s, not an integer", section, key, t2__val_kind_article(v->kind));
     return T2_OK;
 }
 
@@ -117,7 +117,7 @@ static int get_double(const t2__val *root, const char *section, const char *key,
     int rc = lookup(root, section, key, &v);
     if (rc) return rc;
     if (t2__val_as_double(v, out) != T2_OK)
-        return t2_seterr(T2_EINVAL, "%s '%s' is a %s, not a number", section, key, t2__val_kind_name(v->kind));
+        return t2_seterr(T2_EINVAL, "%s '%s' is %s, not a number", section, key, t2__val_kind_article(v->kind));
     return T2_OK;
 }
 
@@ -127,7 +127,7 @@ static int get_bool(const t2__val *root, const char *section, const char *key, i
     int rc = lookup(root, section, key, &v);
     if (rc) return rc;
     if (v->kind != T2__VAL_BOOL)
-        return t2_seterr(T2_EINVAL, "%s '%s' is a %s, not a boolean", section, key, t2__val_kind_name(v->kind));
+        return t2_seterr(T2_EINVAL, "%s '%s' is %s, not a boolean", section, key, t2__val_kind_article(v->kind));
     *out = v->b;
     return T2_OK;
 }

@@ -90,8 +90,9 @@ int t2_metric_reduce(t2_metrics *m, const char *name, double value, t2_reducer r
                      : t2_seterr(T2_EINVAL, "t2_metric %s: evaluate_batch reported it; evaluate_end adds metrics of new names",
                                  name);
     } else if (m->acc[i].reducer != reducer) {
-        return t2_seterr(T2_EINVAL, "t2_metric %s: reported with reducer %d after %d", name, (int)reducer,
-                         (int)m->acc[i].reducer);
+        static const char *const names[] = {"MEAN", "SUM", "MIN", "MAX"};
+        return t2_seterr(T2_EINVAL, "t2_metric %s: reported with reducer T2_REDUCE_%s after T2_REDUCE_%s (a metric "
+                         "keeps one reducer)", name, names[reducer], names[m->acc[i].reducer]);
     }
     t2__metric_acc *a = &m->acc[i];
     double w = reducer == T2_REDUCE_MEAN ? (m->batch_weight > 0 ? m->batch_weight : 1.0) : 1.0;

@@ -684,6 +684,10 @@ static int checkpoint(run *r)
     int rc = t2_loader_state_get(r->train, &ls);
     if (!rc && a->def->save_state && (rc = a->def->save_state(&r->ctx, r->state, &user, &user_len)))
         return fail(r, "save_state", rc);
+    /* No buffer and a length is a mistake, not "no state": load_state would never see it. */
+    if (!rc && !user && user_len)
+        return t2_seterr(T2_EINVAL, "save_state set a length of %zu bytes and no buffer (*buf NULL): give both, or "
+                         "*len 0 for no state", user_len), fail(r, "save_state", T2_EINVAL);
     char *hp = NULL, metric[64], uuid[T2__UUID_LEN + 1], path[4096];
     size_t hplen;
     if (!rc) rc = t2__val_to_json(a->hparams, &hp, &hplen);

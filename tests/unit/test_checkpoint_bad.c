@@ -260,7 +260,7 @@ static void metadata(void)
         const char *text;
     } cases[] = {
         {ed_version, T2_EUNSUPPORTED, "format version 3 is not supported"},
-        {ed_no_tensors, T2_EFORMAT, "metadata.json: tensors is a null, not a list"},
+        {ed_no_tensors, T2_EFORMAT, "metadata.json: tensors is null, not a list"},
         {ed_overlap, T2_EFORMAT, "tensor 0.dense.bias at offset 11 overlaps the one before"},
         {ed_gap, T2_EFORMAT, "tensor 0.dense.bias at offset 13 leaves a gap"},
         {ed_shape, T2_EFORMAT, "tensor 0.dense.weight: shape has 15 elements but size is 12"},
@@ -276,7 +276,7 @@ static void metadata(void)
         {ed_opt_list_ok, T2_OK, NULL},
         {ed_opt_list_short, T2_EFORMAT, "optimizer.size = 20 but params.bin holds 29 floats"},
         {ed_opt_list_empty, T2_EFORMAT, "optimizer lists 0 optimizers (1..16)"},
-        {ed_opt_list_item, T2_EFORMAT, "optimizer.1 is a int, not a map"},
+        {ed_opt_list_item, T2_EFORMAT, "optimizer.1 is an int, not a map"},
         {ed_opt_list_floats, T2_EFORMAT, "optimizer.1.state_floats = 4 does not suit sgd with 9 parameters"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {

@@ -49,7 +49,7 @@ int main(void)
     CHECK_RC(t2_hp_int(&ctx, "optimizer.beta", &i), T2_ENOTFOUND);
     CHECK(strcmp(t2_errmsg(), "hyperparameter 'optimizer.beta' is missing ('optimizer' has: lr, name)") == 0);
     CHECK_RC(t2_hp_int(&ctx, "layers.x", &i), T2_EINVAL);
-    CHECK(strcmp(t2_errmsg(), "hyperparameter 'layers.x': 'layers' is a int, not a map") == 0);
+    CHECK(strcmp(t2_errmsg(), "hyperparameter 'layers.x': 'layers' is an int, not a map") == 0);
     CHECK_RC(t2_hp_int(&ctx, "ratio", &i), T2_EINVAL);
     CHECK(strcmp(t2_errmsg(), "hyperparameter 'ratio' is a double, not an integer") == 0);
     CHECK_RC(t2_hp_str(&ctx, "flag", &s), T2_EINVAL);

@@ -70,6 +70,9 @@ int main(void)
     CHECK_RC(t2_seterr(T2_EIO, "%s: gone", wide), T2_EIO);
     CHECK(t2__utf8_invalid_at(t2_errmsg()) == (size_t)-1);
 
+    /* A status that is no T2_E* code says which value it was. */
+    CHECK(strcmp(t2_strerror(-999), "unknown t2exp status -999 (not a T2_E* code)") == 0);
+
     char tiny[16]; /* no room for both ends and a mark: the head, as snprintf */
     CHECK(t2__fmt_fit(tiny, sizeof tiny, "%s", path) == (int)strlen(path));
     CHECK(strlen(tiny) == 15 && strncmp(tiny, "/ddd", 4) == 0);

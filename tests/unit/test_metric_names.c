@@ -23,6 +23,9 @@ int main(void)
     CHECK(strstr(t2_errmsg(), "(byte 1, 0xed)") != NULL);
     CHECK_RC(t2_metric(&m, "\xc0\xaf", 0.5), T2_EINVAL);                  /* an overlong '/' */
     CHECK_RC(t2_metric(&m, "cut\xe7\xb2", 0.5), T2_EINVAL);               /* a sequence cut short */
+    /* A reducer change names both reducers (it said "reducer 1 after 0"). */
+    CHECK_RC(t2_metric_reduce(&m, "loss", 1.0, T2_REDUCE_SUM), T2_EINVAL);
+    CHECK(strstr(t2_errmsg(), "reported with reducer T2_REDUCE_SUM after T2_REDUCE_MEAN") != NULL);
     t2__metrics_free(&m);
     return check_report("test_metric_names");
 }

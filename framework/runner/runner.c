@@ -444,6 +444,15 @@ static int sync_buffers(run *r)
  * validated (checkpoint_policy best, searcher.pruner). */
 static int send_metrics(run *r, int validation, const t2_metrics *m, const t2__msg_timing *timing, int ask)
 {
+    /* Each value was finite (t2_metric refuses the others); a reduced one that is not overflowed
+     * on the way (a sum of huge values): named here, not "json: cannot write inf" later. */
+    for (int i = 0; i < m->n; i++) {
+        double v = m->acc[i].count ? t2__metrics_value(m, i) : 0.0;
+        if (!isfinite(v))
+            return t2_seterr(T2_ENUMERIC, "metric %s: its %s over the %s is %g: its values overflowed a double when "
+                             "combined (report it scaled down)", m->acc[i].name,
+                             m->acc[i].reducer == T2_REDUCE_SUM ? "sum" : "mean", validation ? "validation pass" : "window", v);
+    }
     t2__val *values = values_of(m);
     if (!values) return t2_seterr(T2_ENOMEM, "runner: out of memory");
     t2__msg msg = {.kind = T2__MSG_METRICS,

@@ -152,4 +152,24 @@ expect_exit 2 "$T2EXP" delete --yes " 1"
 expect_in "$OUT" "not an experiment id:  1"
 expect_exit 2 "$T2EXP" resume +1
 expect_in "$OUT" "not an experiment id: +1"
+# A metric whose values overflow a double when combined fails its trial naming it (it said
+# "report: json: cannot write inf").
+cat > "$WORK/ovf.c" <<'C'
+#include <t2exp.h>
+#include "tiny_trial.h"
+static int train_batch(t2_ctx *ctx, void *state, const t2_batch *b, t2_metrics *m)
+{
+    (void)ctx, (void)state, (void)b;
+    int rc = t2_metric_reduce(m, "huge", 1.5e308, T2_REDUCE_SUM);
+    return rc ? rc : t2_metric(m, "loss", 1.0);
+}
+T2_TRIAL(.name = "ovf", .build_model = tiny_net_state, .build_training_loader = build_training_loader,
+         .build_validation_loader = build_validation_loader, .train_batch = train_batch,
+         .evaluate_batch = tiny_validate_loss, .destroy = tiny_net_state_free);
+C
+cc -std=c11 -shared -fPIC -I "$T2EXP_SOURCE/framework/include" -I "$T2EXP_SOURCE/tests/integration" "$WORK/ovf.c" \
+  -o "$WORK/ovf.so" -lm
+qcfg "sleep_ms: 0" 0 loss
+expect_exit 1 "$T2EXP" create "$WORK/c.yaml" "$WORK/ovf.so" --plain --config max_restarts=0
+expect_in "$(last_trial_error)" "metric huge: its sum over the window is inf"
 echo "cli_errors: ok"

@@ -45,6 +45,14 @@ static void forward(t2__layer *l, const float *x, float *y, int n, t2_mode mode,
     int C = l->in_shape[0];
     size_t S = l->in_size / (size_t)C, cnt = (size_t)n * S;
     float *mean = l->scratch, *istd = mean + C, *rmean = l->buf, *rvar = l->buf + C;
+    /* One value a channel has no spread: the output would be the bias alone and the running
+     * variance pulled towards 0 (PyTorch refuses it too: "Expected more than 1 value per channel
+     * when training"). */
+    if (mode == T2_TRAIN && cnt <= 1) {
+        l->rc = t2_seterr(T2_EINVAL, "training on a batch of %d sample(s) with %zu value(s) a channel: batchnorm needs "
+                          "more than 1 value a channel (a last batch of 1? drop_last)", n, S);
+        return;
+    }
     for (int c = 0; c < C; c++) {
         float m, is;
         if (mode == T2_TRAIN) {

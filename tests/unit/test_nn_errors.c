@@ -88,6 +88,24 @@ int main(void)
     CHECK_RC(t2_net_init(net, &r), T2_EINVAL); /* no layers */
     t2_net_free(net);
 
+    /* Batchnorm refuses to train on one value a channel (its variance is 0: the running variance
+     * was pulled towards 0), as PyTorch does; two samples train, and one evaluates. */
+    CHECK_OK(t2_net_create(&net, 1, flat));
+    CHECK_OK(t2_net_dense(net, 3));
+    CHECK_OK(t2_net_batchnorm(net, 1e-5f, 0.1f));
+    CHECK_OK(t2_net_init(net, &r));
+    t2_tensor one, two;
+    CHECK_OK(t2_tensor_alloc(&one, 2, (int[]){1, 4}));
+    CHECK_OK(t2_tensor_alloc(&two, 2, (int[]){2, 4}));
+    two.data[0] = 1.0f;
+    CHECK_RC(t2_net_forward(net, &one, T2_TRAIN, &r, &y), T2_EINVAL);
+    expect_msg("batchnorm needs more than 1 value a channel");
+    CHECK_OK(t2_net_forward(net, &two, T2_TRAIN, &r, &y));
+    CHECK_OK(t2_net_forward(net, &one, T2_EVAL, NULL, &y));
+    t2_tensor_free(&one);
+    t2_tensor_free(&two);
+    t2_net_free(net);
+
     t2_tensor_free(&x);
     t2_tensor_free(&wrong);
     t2_tensor_free(&logits);

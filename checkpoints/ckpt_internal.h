@@ -60,6 +60,8 @@ struct t2_checkpoint {
         size_t size;           /* parameters the optimizer was created for */
         size_t floats;         /* state buffer length */
         int64_t steps;
+        int has_lr;            /* lr: the rate its last step used (absent in older checkpoints) */
+        double lr;
     } opt[T2__CKPT_MAX_OPTS];
     size_t opt_floats;         /* all optimizers' state floats: optimizer.bin */
     float *staged[2];          /* writer: params.bin, optimizer.bin gathered into one piece (malloc'd) */

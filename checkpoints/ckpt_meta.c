@@ -8,7 +8,7 @@
  *    "rngs": {"trial": ["<16 hex>", "<16 hex>", "<16 hex>", "<16 hex>"], …},
  *    "lr_schedule": {"kind": 5, "kind_name": "cosine", "step": 500, "lr": 0.01, "best": "inf",
  *                    "num_bad_epochs": 0, "cooldown_counter": 0} | null,
- *    "optimizer": {"kind": "sgd", "size": N, "state_floats": N, "step_count": 500} | [{…}, …] | null,
+ *    "optimizer": {"kind": "sgd", "size": N, "state_floats": N, "step_count": 500, "lr": 0.01} | [{…}, …] | null,
  *    "checksum": "crc32c",
  *    "tensors": [{"name": "0.conv2d.weight", "array": "params", "shape": [32, 1, 3, 3],
  *                 "offset": 0, "size": 288, "crc32c": 305419896}, …],
@@ -198,6 +198,7 @@ int t2__ckpt_meta_to_json(const t2__ckpt *ck, char **out, size_t *len)
             SET(o, "size", t2__val_int((int64_t)ck->opt[i].size));
             SET(o, "state_floats", t2__val_int((int64_t)ck->opt[i].floats));
             SET(o, "step_count", t2__val_int(ck->opt[i].steps));
+            if (ck->opt[i].has_lr) SET(o, "lr", t2__val_double(ck->opt[i].lr));
         }
     } else {
         SET(root, "optimizer", t2__val_null());
@@ -489,6 +490,11 @@ static int parse_one_optimizer(t2__ckpt *ck, const t2__val *o, const char *prefi
     out->size = (size_t)size;
     out->floats = (size_t)floats;
     out->steps = steps;
+    /* Optional (written since the restore sets it): the rate the optimizer's last step used. */
+    out->has_lr = t2__val_map_get(o, "lr") != NULL;
+    if (out->has_lr && (rc = get_dbl(ck, o, prefix, "lr", &out->lr))) return rc;
+    if (out->has_lr && !(isfinite(out->lr) && out->lr >= 0))
+        return bad(ck, "%slr = %g is not a finite rate >= 0", prefix, out->lr);
     return T2_OK;
 }
 

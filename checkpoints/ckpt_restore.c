@@ -173,7 +173,12 @@ static int restore_opts(const t2__ckpt *ck, const t2__ckpt_model *m)
             rc = t2__ckpt_bad(ck, NULL, "entry %s fails its CRC-32C check (stored %08x, computed %08x): the file is "
                               "corrupt", t2__ckpt_entry_name[E_OPT], (unsigned)ck->e[E_OPT].crc, (unsigned)whole);
     }
-    for (int i = 0; !rc && i < m->nopts; i++) rc = t2_optim_set_step_count(m->opts[i], ck->opt[i].steps);
+    /* The rate too: t2_optim_lr() before the next step returns what the last step used, as in a
+     * run that never stopped (it returned the rate the optimizer was created with). */
+    for (int i = 0; !rc && i < m->nopts; i++) {
+        rc = t2_optim_set_step_count(m->opts[i], ck->opt[i].steps);
+        if (!rc && ck->opt[i].has_lr) rc = t2_optim_set_lr(m->opts[i], ck->opt[i].lr);
+    }
     return rc;
 }
 

@@ -117,6 +117,8 @@ static int gather_opts(t2__ckpt *ck, t2_optim *const *opts, int nopts, size_t np
         o->kind = (int)t2_optim_get_kind(opts[i]);
         o->size = t2_optim_size(opts[i]);
         o->steps = t2_optim_step_count(opts[i]);
+        o->lr = t2_optim_lr(opts[i]);
+        o->has_lr = 1;
         if (o->kind < T2_OPTIM_SGD || o->kind > T2_OPTIM_ADAMW)
             return t2_seterr(T2_EINVAL, "checkpoint %s: unknown optimizer kind %d", ck->path, o->kind);
         covered += o->size;

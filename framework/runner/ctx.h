@@ -26,6 +26,8 @@ typedef struct t2__opt_bind {
     int seg[T2__MAX_RAW + 1];
 } t2__opt_bind;
 
+enum { T2__PHASE_NONE = 0, T2__PHASE_TRAIN, T2__PHASE_OTHER };
+
 struct t2_ctx {
     const t2__val *hparams; /* the trial's nested hparams map */
     const t2__val *data;    /* the config's data: map */
@@ -36,6 +38,10 @@ struct t2_ctx {
     t2_rng rng;
     int64_t batches_trained, epoch;
     int threads;
+    /* Where the runner is: T2__PHASE_TRAIN inside train_batch, T2__PHASE_OTHER in the other
+     * callbacks (t2_step_optimizer refuses there: it would change the model outside training);
+     * 0 in a context no runner drives (tests), where nothing is checked. */
+    int phase;
 
     t2_net *net;
     t2_optim *opt;          /* the first wrapped optimizer */

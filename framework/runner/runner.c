@@ -887,7 +887,10 @@ static int train_to(run *r, int64_t target)
         }
         r->tm.batch_weight = b->n;
         double c0 = r->ctx.comm.seconds;
-        if ((rc = d->train_batch(&r->ctx, r->state, b, &r->tm))) return fail(r, "train_batch", rc);
+        r->ctx.phase = T2__PHASE_TRAIN;
+        rc = d->train_batch(&r->ctx, r->state, b, &r->tm);
+        r->ctx.phase = T2__PHASE_OTHER;
+        if (rc) return fail(r, "train_batch", rc);
         if ((rc = sync_buffers(r))) return fail(r, "train_batch", rc);
         r->t_comm += r->ctx.comm.seconds - c0;
         if (r->tm.error[0]) return t2_seterr(T2_ENUMERIC, "%s", r->tm.error), fail(r, "train_batch", T2_ENUMERIC);
@@ -1060,6 +1063,7 @@ int t2__runner_run(const t2__runner_args *a)
     int64_t gb = 0, per = 0;
     int rc = t2__config_batch_sizes(a->cfg, a->hparams, &gb, &per);
     t2__ctx_init(&r.ctx, a->cfg, a->hparams, gb, per, a->trial_id, a->seed, a->threads);
+    r.ctx.phase = T2__PHASE_OTHER;
     if (a->comm) r.ctx.comm = *a->comm;
     r.ctx.epoch = 0;
     int status = 0;
@@ -1118,6 +1122,7 @@ int t2__runner_wraps_model(const t2__runner_args *a, int *wraps)
     *wraps = 0;
     int rc = t2__config_batch_sizes(a->cfg, a->hparams, &gb, &per);
     t2__ctx_init(&ctx, a->cfg, a->hparams, gb, per, a->trial_id, a->seed, a->threads);
+    ctx.phase = T2__PHASE_OTHER;
     if (!rc && !(rc = t2__set_num_parts(a->parts)) && !(rc = a->def->build_model(&ctx, &state)))
         *wraps = t2__ctx_has_model(&ctx);
     if (state && a->def->destroy) a->def->destroy(state);
@@ -1137,6 +1142,7 @@ int t2__runner_evaluate_metric(const t2__runner_args *a, FILE *out, const char *
     int64_t gb = 0, per = 0;
     int rc = t2__config_batch_sizes(a->cfg, a->hparams, &gb, &per);
     t2__ctx_init(&r.ctx, a->cfg, a->hparams, gb, per, a->trial_id, a->seed, a->threads);
+    r.ctx.phase = T2__PHASE_OTHER;
     const char *where = "hyperparameters";
     if (!rc && !(rc = t2__set_num_parts(a->parts)) && !(rc = t2_set_num_threads(a->threads > 0 ? a->threads : 1)) &&
         !(rc = a->def->build_model(&r.ctx, &r.state)) && (where = "build_validation_loader") &&

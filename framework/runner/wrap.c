@@ -238,6 +238,9 @@ t2__ckpt_model t2__ctx_ckpt_model(t2_ctx *ctx, int with_opts)
 int t2_step_optimizer(t2_ctx *ctx)
 {
     if (!ctx) return t2_seterr(T2_EINVAL, "t2_step_optimizer: NULL context");
+    if (ctx->phase == T2__PHASE_OTHER)
+        return t2_seterr(T2_ESTATE, "t2_step_optimizer belongs in train_batch: called from another callback "
+                         "(build_model, evaluate_batch, ...), it would change the model outside training");
     if (!t2__ctx_has_model(ctx) || !ctx->nbind)
         return t2_seterr(T2_ESTATE, "t2_step_optimizer: wrap the model (t2_wrap_model or t2_wrap_params) and the "
                          "optimizer (t2_wrap_optimizer) first, in build_model");

@@ -172,4 +172,47 @@ cc -std=c11 -shared -fPIC -I "$T2EXP_SOURCE/framework/include" -I "$T2EXP_SOURCE
 qcfg "sleep_ms: 0" 0 loss
 expect_exit 1 "$T2EXP" create "$WORK/c.yaml" "$WORK/ovf.so" --plain --config max_restarts=0
 expect_in "$(last_trial_error)" "metric huge: its sum over the window is inf"
+# t2_step_optimizer outside train_batch (here in evaluate_batch) is refused: validation changed
+# the model before, and --test then blamed the checkpoint.
+cat > "$WORK/evalstep.c" <<'C'
+#include <stdlib.h>
+#include <t2exp.h>
+#include "tiny_trial.h"
+typedef struct { float w[1], g[1]; t2_optim *opt; } st;
+static int build_model(t2_ctx *ctx, void **state)
+{
+    st *s = calloc(1, sizeof *s);
+    if (!s) return T2_ENOMEM;
+    *state = s;
+    t2_sgd_params sp = t2_sgd_default();
+    int rc = t2_wrap_params(ctx, "w", s->w, s->g, 1);
+    if (!rc) rc = t2_sgd_create(&s->opt, &sp, 1);
+    return rc ? rc : t2_wrap_optimizer(ctx, s->opt);
+}
+static int train_batch(t2_ctx *ctx, void *state, const t2_batch *b, t2_metrics *m)
+{
+    (void)state, (void)b;
+    int rc = t2_step_optimizer(ctx);
+    return rc ? rc : t2_metric(m, "loss", 1.0);
+}
+static int evaluate_batch(t2_ctx *ctx, void *state, const t2_batch *b, t2_metrics *m)
+{
+    (void)state, (void)b;
+    int rc = t2_step_optimizer(ctx);
+    return rc ? rc : t2_metric(m, "loss", 1.0);
+}
+static void destroy(void *state)
+{
+    st *s = state;
+    if (s) t2_optim_free(s->opt);
+    free(s);
+}
+T2_TRIAL(.name = "evalstep", .build_model = build_model, .build_training_loader = build_training_loader,
+         .build_validation_loader = build_validation_loader, .train_batch = train_batch,
+         .evaluate_batch = evaluate_batch, .destroy = destroy);
+C
+cc -std=c11 -shared -fPIC -I "$T2EXP_SOURCE/framework/include" -I "$T2EXP_SOURCE/tests/integration" "$WORK/evalstep.c" \
+  -o "$WORK/evalstep.so" -lm
+expect_exit 1 "$T2EXP" create "$WORK/c.yaml" "$WORK/evalstep.so" --plain --config max_restarts=0
+expect_in "$(last_trial_error)" "evaluate_batch: t2_step_optimizer belongs in train_batch"
 echo "cli_errors: ok"

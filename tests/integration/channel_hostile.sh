@@ -34,7 +34,10 @@ expect_exit 0 "$T2EXP" create "$WORK/g.yaml" "$TRIALS/quadratic.so" --plain --co
 all_completed 1
 
 # With it: the port comes from the controller's "distributed trials call back to" line.
-"$T2EXP" create "$WORK/g.yaml" "$TRIALS/quadratic.so" --plain > "$WORK/create2.log" 2>&1 &
+# The log exists before the loop reads it: the background shell may open it after the first read
+# (sed then failed, and set -e ended the test: seen once under ASan in CI).
+: > "$WORK/create2.log"
+"$T2EXP" create "$WORK/g.yaml" "$TRIALS/quadratic.so" --plain >> "$WORK/create2.log" 2>&1 &
 ctl=$!
 addr=
 for _ in $(seq 600); do

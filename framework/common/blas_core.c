@@ -255,34 +255,43 @@ int t2__blas_choose(const char *exe, const char *cache_path, char *core, size_t 
     }
 
     /* The current core measures in this process; each candidate in a child that loads it. */
-    double best = t2__blas_probe_gflops();
-    const char *best_core = NULL;
+    double cur = t2__blas_probe_gflops(), g[4] = {0};
     int failed = 0;
     size_t off = 0;
-    int w = snprintf(why, why_len, "OpenBLAS chose %s; 1-thread sgemm GFLOPS: %s %.0f", current, current, best);
+    int w = snprintf(why, why_len, "OpenBLAS chose %s; 1-thread sgemm GFLOPS: %s %.0f", current, current, cur);
     off = w > 0 ? (size_t)w : 0;
-    for (int i = 0; i < nc; i++) {
-        double g = probe_core(exe, cand[i], NULL);
-        failed += !(g > 0);
+    for (int i = 0; i < nc && i < 4; i++) {
+        g[i] = probe_core(exe, cand[i], NULL);
+        failed += !(g[i] > 0);
         if (off < why_len) {
-            w = g > 0 ? snprintf(why + off, why_len - off, ", %s %.0f", cand[i], g)
-                      : snprintf(why + off, why_len - off, ", %s (did not run)", cand[i]);
+            w = g[i] > 0 ? snprintf(why + off, why_len - off, ", %s %.0f", cand[i], g[i])
+                         : snprintf(why + off, why_len - off, ", %s (did not run)", cand[i]);
             if (w > 0) off += (size_t)w;
         }
-        /* A challenger must be 10% ahead: the cores that matter differ by 2-6x (Haswell or Prescott
-         * against AVX-512), while close ones (SkylakeX, Cooperlake) would otherwise flip with the
-         * noise of a busy machine, and a result is only bit-reproducible on the same core. */
-        if (g > best * 1.10) {
-            best = g;
-            best_core = cand[i];
-        }
     }
+    int pick = t2__blas_pick(cur, g, nc < 4 ? nc : 4);
+    const char *best_core = pick >= 0 ? cand[pick] : NULL;
     if (off < why_len)
         snprintf(why + off, why_len - off, best_core ? " -> %s" : " -> kept %s", best_core ? best_core : current);
     if (best_core) snprintf(core, core_len, "%s", best_core);
     /* A probe that could not run (no exec here, a core refused) is not a verdict worth keeping. */
     if (cache_path && !failed) cache_write(cache_path, key, core, why);
     return best_core != NULL;
+}
+
+int t2__blas_pick(double current_g, const double *g, int n)
+{
+    /* A challenger must be 10% ahead of the current core: the cores that matter differ by 2-6x
+     * (Haswell or Prescott against AVX-512). */
+    int first = -1, fastest = -1;
+    for (int i = 0; i < n; i++) {
+        if (!(g[i] > current_g * 1.10)) continue;
+        if (first < 0) first = i;
+        if (fastest < 0 || g[i] > g[fastest]) fastest = i;
+    }
+    /* Between challengers the list's order stands unless one is far ahead: close ones (SkylakeX,
+     * Cooperlake: 66 against 81, 100 against 101 here) flip with the noise of a busy machine. */
+    return first >= 0 && g[fastest] > g[first] * 1.5 ? fastest : first;
 }
 
 int t2__blas_probe_main(void)

@@ -24,6 +24,14 @@ int t2__blas_core_tier(const char *core);
  * returns how many (0: keep what OpenBLAS chose, e.g. for a core this table does not know). */
 int t2__blas_candidates(t2__vec_tier tier, const char *current, const char **out, int max);
 
+/* Which of n measured candidates (g[i] GFLOPS, strongest first as t2__blas_candidates lists them;
+ * 0 for one that did not run) replaces the current core measured at current_g: -1 for none. A
+ * candidate must beat the current core by 10%, and among those the first in the list is taken
+ * unless a later one is more than 1.5 times as fast: candidates of one tier (SkylakeX, Cooperlake)
+ * measure within noise of each other and flipped between fresh homes, and a result is only
+ * bit-reproducible on one core. Pure. */
+int t2__blas_pick(double current_g, const double *g, int n);
+
 /* GFLOPS of a single-threaded sgemm with the core this process loaded (best of a few short runs). */
 double t2__blas_probe_gflops(void);
 

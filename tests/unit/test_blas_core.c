@@ -68,6 +68,18 @@ int main(void)
     CHECK(t2__blas_core_tier("NONSENSE") == -1);
     CHECK(t2__blas_core_tier(NULL) == -1);
 
+    /* The pick: 10% over the current core; between challengers the list's order, unless one is
+     * more than 1.5x the first (this Xeon measured COOPERLAKE 66 / SKYLAKEX 81 and 100 / 101 from
+     * one fresh home to the next, and picked each in turn). */
+    CHECK(t2__blas_pick(13, (double[]){66, 81}, 2) == 0);
+    CHECK(t2__blas_pick(17, (double[]){100, 101}, 2) == 0);
+    CHECK(t2__blas_pick(15, (double[]){34, 40}, 2) == 0);
+    CHECK(t2__blas_pick(15, (double[]){40, 74}, 2) == 1);  /* far ahead */
+    CHECK(t2__blas_pick(15, (double[]){0, 41}, 2) == 1);   /* the first did not run */
+    CHECK(t2__blas_pick(60, (double[]){64, 65}, 2) == -1); /* not 10% over the current core */
+    CHECK(t2__blas_pick(60, (double[]){64, 70}, 2) == 1);
+    CHECK(t2__blas_pick(60, NULL, 0) == -1);
+
     /* Zen 4 on Debian's OpenBLAS: Haswell kernels on an AVX-512 + BF16 CPU -> both AVX-512 cores
      * are measured, the bf16 one first. */
     CHECK(count(T2__TIER_AVX512_BF16, "Haswell", c) == 2);

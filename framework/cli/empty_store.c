@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "commands.h"
+#include "internal.h"
 #include "lifecycle.h"
 #include "store/store.h"
 #include "t2exp/error.h"

@@ -29,10 +29,6 @@ void t2__detach_started(void *arg, int64_t exp_id);
  * still runs after wait_s. */
 int t2__signal_controller(t2__store *st, int64_t exp_id, int sig, double wait_s);
 
-/* Removes dir and everything in it, never following a symlink out of it (delete.c); a dir that is
- * not there is no error. T2_EIO naming the first path that could not be removed. */
-int t2__remove_tree(const char *dir);
-
 /* `kill EXP.N`: asks the live controller of the trial's experiment to kill trial trial_id (its store
  * id) and waits (at most wait_s seconds) until the trial's row says it ended or the controller is
  * gone; *state gets the trial's state then (CANCELED, or COMPLETED when it completed first, or

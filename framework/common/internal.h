@@ -30,6 +30,11 @@ void *t2__grow_array(void *v, size_t *cap, size_t n, size_t elem, size_t first);
  * that exists must be a directory. T2_EIO naming the directory, T2_EINVAL, T2_ENOMEM. */
 int t2__mkdirs(const char *path);
 
+/* Removes dir and everything in it, never following a symlink out of it (remove_tree.c); a dir
+ * that is not there is no error. T2_EIO naming the first path that could not be removed. One
+ * call at a time per process (nftw's callback keeps its error in a static). */
+int t2__remove_tree(const char *dir);
+
 /* n bytes from the kernel's random source (getrandom). T2_EIO if it fails. */
 int t2__random_bytes(void *buf, size_t n);
 /* When this process leads its process group (a rank: Open MPI makes it one), starts a guardian

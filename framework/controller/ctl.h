@@ -22,7 +22,15 @@
 #include "searchers/searcher.h"
 #include "slot_pool.h"
 #include "store/store.h"
+#include "host_probe.h"
 #include "trial_table.h"
+
+/* A probe of one host of a trial that failed on the pool (host_check.c). */
+typedef struct t2__probe {
+    size_t trial;           /* index in the trial table */
+    int host;               /* index in the pool */
+    t2__host_probe p;
+} t2__probe;
 
 /* A distributed trial being launched (launch.c): its mpirun runs, rank 0 has not called back. */
 typedef struct t2__launch {
@@ -84,6 +92,8 @@ typedef struct t2__ctl {
     int listen_fd;          /* where distributed trials' rank 0 calls back (-1: not yet) */
     t2__launch *launch;     /* the LAUNCHING trials */
     size_t nlaunch, caplaunch;
+    t2__probe *probe;       /* host probes running (host_check.c) */
+    size_t nprobe, capprobe;
     t2__caller *caller;     /* handshakes in progress, oldest first */
     size_t ncaller, capcaller;
     double refusals_since;  /* start of the minute whose refused callers are being counted */
@@ -272,6 +282,25 @@ int t2__ctl_launch_events(t2__ctl *c, const struct pollfd *pf, int n);
 int t2__ctl_launch_stop(t2__ctl *c);
 /* Closes every caller and forgets every launch (no store writes). */
 void t2__ctl_launch_free(t2__ctl *c);
+
+/* host_check.c: after a trial failed on the pool, whether its hosts still answer, as loop events */
+/* Starts probing each live host of t, whose processes ended as status (-1: never got going). With
+ * t->probing > 0 afterwards, t waits (LAUNCHING, its slots held) and host_check settles it once the
+ * probes are done; otherwise the caller settles it now. */
+int t2__ctl_check_hosts(t2__ctl *c, t2__ctl_trial *t, int status);
+/* Every round: looks at each probe without waiting; a host that did not answer leaves the pool and
+ * the trial's error says so; a trial whose probes are done is settled. An error if too few hosts
+ * are left for a trial. */
+int t2__ctl_probe_events(t2__ctl *c);
+/* Stops every probe and settles its trial with no verdict on its hosts (the controller stops). */
+int t2__ctl_probes_stop(t2__ctl *c);
+/* Ends every probe and forgets them (no store writes). */
+void t2__ctl_probes_free(t2__ctl *c);
+
+/* mpirun_end.c: before the controller ends a distributed trial's mpirun, what it started is noted;
+ * once it is reaped, what it left (those processes, its session directory) is cleared. */
+void t2__ctl_mpirun_note(t2__ctl_trial *t);
+void t2__ctl_mpirun_gone(t2__ctl_trial *t);
 /* Every channel the controller holds (running trials', workers') and its listening socket, and
  * its descriptors of the store's files, in a malloc'd array *fds of *n: a new child process
  * closes them all, since a child holding another trial's channel would keep it open after the
@@ -294,7 +323,6 @@ void t2__ctl_log_pool(t2__ctl *c);
 int t2__ctl_take_slots(t2__ctl *c, t2__ctl_trial *t, int slots, char *path, size_t len);
 void t2__ctl_release_slots(t2__ctl *c, t2__ctl_trial *t);
 int t2__ctl_record_hosts(t2__ctl *c, t2__ctl_trial *t);
-int t2__ctl_check_hosts(t2__ctl *c, t2__ctl_trial *t);
 
 /* workers.c */
 /* Hands trial t (its runner args a, its log t->log_path) to an idle worker, forking one if none

@@ -61,13 +61,20 @@ static int start_distributed(t2__ctl *c, t2__ctl_trial *t, const int *fds, int n
                         .connect_addr = c->connect_addr, .trial_id = t->id, .log_path = t->log_path,
                         .close_fds = fds, .nclose = n, .env = c->cfg->environment.vars,
                         .nenv = c->cfg->environment.nvars};
+    char session[PATH_MAX];
+    l.session_out = session;
+    l.session_cap = sizeof session;
     unsigned char key[T2__AUTH_KEY_BYTES];
     pid_t pid;
     rc = t2__trial_mpi_start(&l, &pid, key);
     if (rc) rc = name_trial_in_error(c, t, rc);
-    else if ((rc = t2__ctl_launch_begin(c, t, pid, key))) {
+    else if (!(t->session_dir = strdup(session)) || (rc = t2__ctl_launch_begin(c, t, pid, key))) {
+        if (!rc) rc = t2_seterr(T2_ENOMEM, "controller: out of memory");
         kill(pid, SIGTERM);
         t2__reap_group(pid, NULL, 0);
+        t2__mpi_session_remove(session);
+        free(t->session_dir);
+        t->session_dir = NULL;
     }
     memset(key, 0, sizeof key);
     if (rc) t2__ctl_release_slots(c, t);
@@ -304,6 +311,7 @@ static int reap_runner(t2__ctl *c, t2__ctl_trial *t)
     if (!t->error)
         t->error = strdup("its channel to the controller closed while its process still ran (did the trial close "
                           "a file descriptor it had not opened?); the process was ended");
+    t2__ctl_mpirun_note(t);
     if (dist) {
         kill(t->pid, SIGTERM);
         if (t2__wait_pid_for(t->pid, 10.0, &status) != 0) return status;
@@ -323,11 +331,14 @@ static int on_exit(t2__ctl *c, t2__ctl_trial *t)
     close(t->fd);
     t->fd = -1;
     status = reap_runner(c, t);
+    t2__ctl_mpirun_gone(t);
     int clean = WIFEXITED(status) && WEXITSTATUS(status) == 0 && t->exit_sent && !t->error;
-    if (!clean && t->host_slots && !t->killed && !t2__ctl_interrupted && !c->stopping) rc = t2__ctl_check_hosts(c, t);
+    if (!clean && t->host_slots && !t->killed && !t2__ctl_interrupted && !c->stopping) {
+        /* Its hosts are probed as events of the loop; the probes settle it (host_check.c). */
+        if ((rc = t2__ctl_check_hosts(c, t, status)) || t->probing) return rc;
+    }
     t2__ctl_release_slots(c, t);
-    int rc2 = t2__ctl_settle(c, t, status);
-    return rc ? rc : rc2;
+    return t2__ctl_settle(c, t, status);
 }
 
 /* A worker's trial ended (its runner returned code); the worker stays for the next trial. */
@@ -579,7 +590,8 @@ int t2__ctl_pump(t2__ctl *c)
     int rc = check_silent_exits(c);
     if (rc) return rc;
     /* Deadlines and mpirun's death are checked on every round, whether or not poll saw an event. */
-    return t2__ctl_launch_events(c, pf + nt, r > 0 ? n - nt : 0);
+    if ((rc = t2__ctl_launch_events(c, pf + nt, r > 0 ? n - nt : 0))) return rc;
+    return c->nprobe ? t2__ctl_probe_events(c) : T2_OK;
 }
 
 /* Asks running trial t to pause: a local runner by SIGTERM; rank 0 of a distributed one by a stop
@@ -612,14 +624,20 @@ void t2__ctl_stop_all(t2__ctl *c)
      * kills them, so no signal to it pauses. To kill, SIGTERM is mpirun's own teardown of every
      * rank (SIGKILL would leave them orphaned). */
     int dist = t2__ctl_via_mpi(c);
-    /* A launch has no rank to checkpoint yet: its mpirun is stopped now, the trial settled. */
+    /* A launch has no rank to checkpoint yet: its mpirun is stopped now, the trial settled; so is a
+     * trial whose hosts were being probed, with no verdict on them. */
     t2__ctl_launch_stop(c);
+    t2__ctl_probes_stop(c);
     c->stopping = 1;
     int killing = t2__ctl_interrupted == SIGUSR2;
     for (size_t k = 0; k < c->tt.nrun; k++) {
         t2__ctl_trial *t = &c->tt.t[c->tt.run[k]];
-        if (killing && t->pid > 0) kill(t->pid, t2__ctl_kill_signal(c));
-        else if (!killing) ask_pause(c, t, dist);
+        if (killing && t->pid > 0) {
+            t2__ctl_mpirun_note(t);
+            kill(t->pid, t2__ctl_kill_signal(c));
+        } else if (!killing) {
+            ask_pause(c, t, dist);
+        }
     }
     int asked = t2__ctl_stops_asked;
     if (!killing && c->tt.nrun > 0)
@@ -633,14 +651,19 @@ void t2__ctl_stop_all(t2__ctl *c)
             killing = 1;
             t2__progress_event(&c->prog, "stopping now: %zu running trial(s) killed without a checkpoint",
                                c->tt.nrun);
-            for (size_t k = 0; k < c->tt.nrun; k++)
-                if (c->tt.t[c->tt.run[k]].pid > 0) kill(c->tt.t[c->tt.run[k]].pid, t2__ctl_kill_signal(c));
+            for (size_t k = 0; k < c->tt.nrun; k++) {
+                t2__ctl_trial *t = &c->tt.t[c->tt.run[k]];
+                if (t->pid <= 0) continue;
+                t2__ctl_mpirun_note(t);
+                kill(t->pid, t2__ctl_kill_signal(c));
+            }
         }
         if (t2__ctl_pump(c) != T2_OK) break;
     }
     while (c->tt.nrun > 0) {
         t2__ctl_trial *t = &c->tt.t[c->tt.run[0]];
-        kill(t->pid, SIGKILL);
+        t2__ctl_mpirun_note(t);
+        if (t->pid > 0) kill(t->pid, SIGKILL); /* (a pid of 0 would be the controller's own group) */
         if (t->fd < 0) { /* cannot happen: a running trial has its channel; do not loop forever */
             t2__tt_set_state(&c->tt, t, T2__CTL_QUEUED);
             continue;
@@ -657,11 +680,13 @@ void t2__ctl_kill_all_quietly(t2__ctl *c)
 {
     for (size_t k = 0; k < c->tt.nrun; k++) {
         t2__ctl_trial *t = &c->tt.t[c->tt.run[k]];
+        t2__ctl_mpirun_note(t);
         if (t->pid > 0) kill(t->pid, t2__ctl_kill_signal(c));
     }
     for (size_t k = 0; k < c->tt.nrun; k++) {
         t2__ctl_trial *t = &c->tt.t[c->tt.run[k]];
         if (t->pid > 0) t2__reap_group(t->pid, NULL, 0);
+        t2__ctl_mpirun_gone(t);
         t2__ctl_worker_gone(c, t);
         t2__ctl_channel_closed(c, t->fd);
         if (t->fd >= 0) close(t->fd);
@@ -670,6 +695,7 @@ void t2__ctl_kill_all_quietly(t2__ctl *c)
     }
     c->tt.nrun = 0;
     t2__ctl_launch_free(c); /* their mpirun were among the killed above */
+    t2__ctl_probes_free(c);
 }
 
 int t2__ctl_run_loop(t2__ctl *c)

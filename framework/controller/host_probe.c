@@ -1,10 +1,12 @@
 /* host_probe.c — does a pool host still answer? Asked after a trial on it failed, so that a dead
- * host's slots leave the pool instead of failing every trial given to them. */
+ * host's slots leave the pool instead of failing every trial given to them (host_probe.h). */
 #define _POSIX_C_SOURCE 200809L
+#include "host_probe.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,15 +14,19 @@
 #include "slot_pool.h"
 #include "trial_proc.h"
 
-int t2__host_probe(const char *name, double timeout_s, char *why, size_t len)
+int t2__host_probe_start(t2__host_probe *p, const char *name, double timeout_s)
 {
     char host[T2__HOST_NAME_MAX + 8];
     snprintf(host, sizeof host, "%s:1", name);
     const char *argv[] = {"mpirun", "-np", "1", "--host", host, geteuid() == 0 ? "--allow-run-as-root" : "-q",
                           "true", NULL};
-    pid_t p = fork();
-    if (p < 0) return t2_seterr(T2_EIO, "controller: fork: %s", strerror(errno));
-    if (p == 0) {
+    memset(p, 0, sizeof *p);
+    int rc = t2__mpi_session_new(p->session, sizeof p->session);
+    if (rc) return rc;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) return t2_seterr(T2_EIO, "controller: fork: %s", strerror(errno));
+    if (pid == 0) {
         int null = open("/dev/null", O_RDWR);
         if (null >= 0) {
             dup2(null, STDIN_FILENO);
@@ -28,20 +34,58 @@ int t2__host_probe(const char *name, double timeout_s, char *why, size_t len)
             dup2(null, STDERR_FILENO);
         }
         setpgid(0, 0); /* so that a timeout ends mpirun and its launcher together */
+        /* A session directory of its own, which the controller can remove after a timeout. */
+        if (setenv("OMPI_MCA_orte_top_session_dir", p->session, 1) != 0) _exit(127);
         execvp("mpirun", (char *const *)argv);
         _exit(127);
     }
-    int status = 0, ended = t2__wait_pid_for(p, timeout_s, &status);
-    if (ended < 0) {
+    setpgid(pid, pid);
+    p->pid = pid;
+    p->deadline = t2__now() + timeout_s;
+    p->timeout_s = timeout_s;
+    return T2_OK;
+}
+
+/* After p's mpirun was reaped: its launcher processes (noted in tree) and session directory. */
+static void clear_after(t2__host_probe *p, t2__proc_tree *tree)
+{
+    p->pid = 0;
+    if (tree) t2__proc_tree_end(tree);
+    t2__mpi_session_remove(p->session);
+}
+
+void t2__host_probe_stop(t2__host_probe *p)
+{
+    if (p->pid <= 0) return;
+    t2__proc_tree *tree = malloc(sizeof *tree);
+    if (tree) t2__proc_tree_note(tree, p->pid);
+    kill(p->pid, SIGKILL);
+    t2__reap_group(p->pid, NULL, 0);
+    clear_after(p, tree);
+    free(tree);
+}
+
+int t2__host_probe_check(t2__host_probe *p, double now, char *why, size_t len)
+{
+    if (p->pid <= 0) {
+        snprintf(why, len, "the probe was stopped");
+        return 0;
+    }
+    int status = 0;
+    pid_t r = t2__reap_group(p->pid, &status, WNOHANG);
+    if (r == 0 && now <= p->deadline) return 2;
+    if (r == 0) {
+        t2__host_probe_stop(p);
+        snprintf(why, len, "no answer within %.0f s", p->timeout_s);
+        return 0;
+    }
+    if (r < 0) {
         snprintf(why, len, "cannot wait for the probe: %s", strerror(errno));
+        p->pid = 0; /* not ours to wait for any more */
+        t2__mpi_session_remove(p->session);
         return 0;
     }
-    if (!ended) {
-        kill(p, SIGKILL);
-        t2__reap_group(p, &status, 0);
-        snprintf(why, len, "no answer within %.0f s", timeout_s);
-        return 0;
-    }
+    clear_after(p, NULL);
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return 1;
     char st[96];
     snprintf(why, len, "mpirun on it %s", t2__wait_status_str(status, st, sizeof st));

@@ -67,13 +67,17 @@ static int fail_launch(t2__ctl *c, size_t k, const char *why)
 {
     t2__ctl_trial *t = &c->tt.t[c->launch[k].trial];
     drop_launch(c, k);
+    t2__ctl_mpirun_gone(t);
     free(t->error);
     t->error = strdup(why);
     t->pid = 0;
-    int rc = t->host_slots && !t->killed && !t2__ctl_interrupted && !c->stopping ? t2__ctl_check_hosts(c, t) : T2_OK;
+    if (t->host_slots && !t->killed && !t2__ctl_interrupted && !c->stopping) {
+        /* Its hosts are probed as events of the loop; the probes settle it (host_check.c). */
+        int rc = t2__ctl_check_hosts(c, t, -1);
+        if (rc || t->probing) return rc;
+    }
     t2__ctl_release_slots(c, t);
-    int rc2 = t2__ctl_settle(c, t, -1);
-    return rc ? rc : rc2;
+    return t2__ctl_settle(c, t, -1);
 }
 
 static void reap(pid_t p) { t2__reap_group(p, NULL, 0); }
@@ -108,6 +112,7 @@ static int complete(t2__ctl *c, size_t k, int fd)
         t2__fmt_fit(why, sizeof why, "cannot send rank 0 its spec: %s", t2_errmsg());
         t2_clearerr();
         close(fd);
+        t2__ctl_mpirun_note(t);
         kill(t->pid, SIGTERM);
         reap(t->pid);
         return fail_launch(c, k, why);
@@ -269,6 +274,7 @@ int t2__ctl_launch_events(t2__ctl *c, const struct pollfd *pf, int n)
             t2__fmt_fit(why, sizeof why, "mpirun %s before rank 0 called back (see %s)", t2__wait_status_str(status, st, sizeof st), t->log_path);
             rc = fail_launch(c, k, why);
         } else if (now > c->launch[k].deadline) {
+            t2__ctl_mpirun_note(t);
             kill(t->pid, SIGTERM);
             reap(t->pid);
             t2__fmt_fit(why, sizeof why, "rank 0 did not call back within 60 s (see %s)", t->log_path);
@@ -281,7 +287,11 @@ int t2__ctl_launch_events(t2__ctl *c, const struct pollfd *pf, int n)
 int t2__ctl_launch_stop(t2__ctl *c)
 {
     int rc = T2_OK;
-    for (size_t k = 0; k < c->nlaunch; k++) kill(c->tt.t[c->launch[k].trial].pid, SIGTERM);
+    for (size_t k = 0; k < c->nlaunch; k++) {
+        t2__ctl_trial *t = &c->tt.t[c->launch[k].trial];
+        t2__ctl_mpirun_note(t);
+        kill(t->pid, SIGTERM);
+    }
     while (c->nlaunch > 0) {
         size_t k = c->nlaunch - 1;
         t2__ctl_trial *t = &c->tt.t[c->launch[k].trial];

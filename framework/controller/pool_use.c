@@ -1,6 +1,6 @@
 /* pool_use.c — the slot pool loaded, and a trial's use of it: the slots it takes (as a hostfile of its
- * own), where it ran (recorded in the store), the slots it gives back, and, after it failed, which
- * of its hosts still answer (a dead one leaves the pool). */
+ * own), where it ran (recorded in the store), the slots it gives back (after it failed, host_check.c
+ * asks which of its hosts still answer). */
 #define _XOPEN_SOURCE 700
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,38 +67,3 @@ int t2__ctl_record_hosts(t2__ctl *c, t2__ctl_trial *t)
     free(s);
     return rc;
 }
-
-/* After a trial on the pool failed: any of its hosts that no longer answers leaves the pool, the
- * trial's error says so, and the pool is sized again (an error if no trial fits any more). */
-int t2__ctl_check_hosts(t2__ctl *c, t2__ctl_trial *t)
-{
-    int lost = 0;
-    for (int h = 0; h < c->pool.nhosts; h++) {
-        if (!t->host_slots[h] || c->pool.hosts[h].dead) continue;
-        char why[200] = "";
-        int alive = t2__host_probe(c->pool.hosts[h].name, 15.0, why, sizeof why);
-        if (alive < 0) return alive;
-        if (alive) continue;
-        lost = 1;
-        t2__pool_kill(&c->pool, h);
-        /* The invalid-hyperparameters mark stays first (reports.c's note_error): a resume reads it. */
-        const char *old = t->error ? t->error : "";
-        size_t mlen = sizeof T2__INVALID_HPARAMS - 1;
-        int mark = t->invalid_hparams && !strncmp(old, T2__INVALID_HPARAMS, mlen);
-        char msg[1700];
-        t2__fmt_fit(msg, sizeof msg, "%shost %s is unreachable (%s): its %d slot(s) left the pool%s%.1200s",
-                 mark ? T2__INVALID_HPARAMS : "", c->pool.hosts[h].name, why, c->pool.hosts[h].slots,
-                 *old ? "; " : "", old + (mark ? mlen : 0));
-        t2__progress_event(&c->prog, "trial " T2__TRIAL_FMT ": %s", T2__TRIAL_ARGS(c, t), msg);
-        char *e = strdup(msg);
-        if (!e) return t2_seterr(T2_ENOMEM, "controller: out of memory");
-        free(t->error);
-        t->error = e;
-    }
-    if (!lost || !(lost = t2__ctl_plan(c))) return T2_OK;
-    char why[600];
-    t2__fmt_fit(why, sizeof why, "%s", t2_errmsg());
-    return t2_seterr(lost, "%s: too few hosts left: %s",
-                     c->pool.origin[0] ? "the Slurm allocation" : "resources.hostfile", why);
-}
-

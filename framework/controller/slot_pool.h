@@ -32,11 +32,6 @@ void t2__pool_hold(t2__slot_pool *p, const int *take, int sign);
 /* Takes host h out of the pool for good (its slots no longer count, no trial gets them). */
 void t2__pool_kill(t2__slot_pool *p, int h);
 
-/* Whether host `name` answers: `mpirun -np 1 --host NAME true`, through the launcher Open MPI uses
- * (ssh, or the agent set by OMPI_MCA_plm_rsh_agent), within timeout_s seconds. 1 yes, 0 no (why
- * gets the reason), negative on the controller's own trouble (fork). */
-int t2__host_probe(const char *name, double timeout_s, char *why, size_t len);
-
 /* Writes the hosts of take[] as an Open MPI hostfile at path (0600). */
 int t2__pool_write_hostfile(const t2__slot_pool *p, const int *take, const char *path);
 

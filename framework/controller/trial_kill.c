@@ -96,8 +96,11 @@ static int kill_one(t2__ctl *c, int64_t id)
         int rc = t2__ctl_cancel_trial(c, t);
         return rc ? rc : t2__ctl_apply_and_save(c);
     }
-    /* RUNNING or LAUNCHING: its end is settled as any other (on_exit, or the launch's failure). */
-    if (t->pid > 0) kill(t->pid, t2__ctl_kill_signal(c));
+    /* RUNNING or LAUNCHING: its end is settled as any other (on_exit, the launch's failure, or its
+     * host probes: host_check.c stops them). */
+    if (t->pid <= 0) return T2_OK;
+    t2__ctl_mpirun_note(t);
+    kill(t->pid, t2__ctl_kill_signal(c));
     return T2_OK;
 }
 

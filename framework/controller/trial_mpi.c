@@ -46,7 +46,7 @@ int t2__listen_tcp(const char *addr, int *fd, int *port)
  * fails ("orte_session_dir failed ... File exists": about 1 start in 900 with three at once here),
  * which lost a trial of a search running distributed trials side by side. A directory of its own
  * is created and removed by that mpirun (and by its daemons on other hosts) alone. */
-static int session_dir_new(char *out, size_t cap)
+int t2__mpi_session_new(char *out, size_t cap)
 {
     uint64_t r;
     int rc = t2__random_bytes(&r, sizeof r);
@@ -56,6 +56,14 @@ static int session_dir_new(char *out, size_t cap)
     int n = snprintf(out, cap, "%s/ompi.t2exp.%016" PRIx64, tmp, r);
     if (n < 0 || (size_t)n >= cap) return t2_seterr(T2_EINVAL, "$TMPDIR is too long for a session directory: %s", tmp);
     return T2_OK;
+}
+
+void t2__mpi_session_remove(const char *path)
+{
+    /* Only a name t2__mpi_session_new makes: whatever else a caller holds is not ours to remove. */
+    const char *base = path ? strrchr(path, '/') : NULL;
+    if (!base || strncmp(base + 1, "ompi.t2exp.", 11) != 0 || strlen(base + 12) != 16) return;
+    if (t2__remove_tree(path)) t2_clearerr(); /* a leftover in $TMPDIR at worst, as before */
 }
 
 int t2__trial_mpi_start(const t2__mpi_launch *l, pid_t *pid, unsigned char key_out[T2__AUTH_KEY_BYTES])
@@ -93,7 +101,7 @@ int t2__trial_mpi_start(const t2__mpi_launch *l, pid_t *pid, unsigned char key_o
     char key_hex[2 * T2__AUTH_KEY_BYTES + 1];
     char session[PATH_MAX];
     int krc = t2__auth_key_new(key, key_hex);
-    if (!krc) krc = session_dir_new(session, sizeof session);
+    if (!krc) krc = t2__mpi_session_new(session, sizeof session);
     if (krc) {
         free(argv);
         free(names);
@@ -173,6 +181,7 @@ int t2__trial_mpi_start(const t2__mpi_launch *l, pid_t *pid, unsigned char key_o
     }
     setpgid(p, p); /* as the child does; fails harmlessly once it has exec'd */
     close(log);
+    if (l->session_out) snprintf(l->session_out, l->session_cap, "%s", session);
     memcpy(key_out, key, sizeof key);
     *pid = p;
     return T2_OK;

@@ -42,6 +42,30 @@ const char *t2__wait_status_str(int status, char *buf, size_t len);
  * child of this process, or already reaped). */
 int t2__wait_pid_for(pid_t pid, double s, int *status);
 
+/* The processes an mpirun started, noted while it runs (proc_tree.c): ending mpirun and its group
+ * left the ssh it starts for a remote host (a group of its own) running for good. */
+#define T2__PROC_TREE_MAX 64
+typedef struct {
+    pid_t pid;
+    unsigned long long start; /* its start time, so that a reused pid is never signalled */
+} t2__proc_id;
+typedef struct t2__proc_tree {
+    t2__proc_id v[T2__PROC_TREE_MAX];
+    size_t n;
+} t2__proc_tree;
+/* Notes root's descendants (up to T2__PROC_TREE_MAX; none if it is gone). */
+void t2__proc_tree_note(t2__proc_tree *t, pid_t root);
+/* SIGKILLs each noted process that is still the same process (and the group it leads); empties t.
+ * After root was reaped: those still there outlived it. */
+void t2__proc_tree_end(t2__proc_tree *t);
+
+/* An Open MPI session directory of its own for one mpirun: $TMPDIR/ompi.t2exp.<16 hex digits>
+ * (trial_mpi.c says why). The controller removes it once that mpirun is reaped
+ * (t2__mpi_session_remove): an mpirun that is killed cannot, and left 8 MB behind each time. */
+int t2__mpi_session_new(char *out, size_t cap);
+/* Removes session directory path and what is in it, if it is one of t2__mpi_session_new's names. */
+void t2__mpi_session_remove(const char *path);
+
 /* A distributed trial: mpirun -np slots [--hostfile F] runs `self_exe run-trial` on every slot;
  * rank 0 connects back to listen_fd (at connect_addr), where the controller's event loop takes the
  * call (launch.c). stdout/stderr of all ranks go to log_path. */
@@ -56,6 +80,8 @@ typedef struct t2__mpi_launch {
     int nclose;
     char *const *env; /* environment.environment_variables ("NAME=value"): set for mpirun, -x NAME to ranks */
     size_t nenv;
+    char *session_out; /* gets the launch's session directory (t2__mpi_session_new) */
+    size_t session_cap;
 } t2__mpi_launch;
 
 /* Forks mpirun with a fresh channel key for this launch (in its environment, never on a command

@@ -102,6 +102,8 @@ void t2__tt_free(t2__trial_table *tt)
         free(tt->t[i].pruned_why);
         free(tt->t[i].ckpt);
         free(tt->t[i].log_path);
+        free(tt->t[i].session_dir);
+        free(tt->t[i].tree);
         free(tt->t[i].report_at);
         free(tt->t[i].host_slots);
     }

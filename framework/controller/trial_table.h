@@ -54,6 +54,11 @@ typedef struct t2__ctl_trial {
     char *pruned_why;       /* searcher.pruner stopped it: why (T2__PRUNED_AT...), its row's error */
     char *ckpt;             /* path of the trial's latest checkpoint (NULL: none) */
     char *log_path;
+    char *session_dir;      /* its mpirun's Open MPI session directory (NULL: not a distributed trial) */
+    struct t2__proc_tree *tree; /* what its mpirun started, noted as the controller ended it (mpirun_end.c) */
+    int probing;            /* host probes still running after it failed on the pool (host_check.c) */
+    int probe_status;       /* how its processes ended, settled once the probes are done */
+    int probe_lost;         /* a probe found one of its hosts gone */
     int64_t *report_at;     /* steps its earlier runs reported training metrics at, for the next
                              * TRAIN op (t2__store_report_steps); NULL once sent */
     size_t nreport_at;

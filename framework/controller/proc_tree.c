@@ -1,0 +1,85 @@
+/* proc_tree.c — the processes an mpirun started, so that none outlives ending it.
+ *
+ * Why: Open MPI starts its remote daemons through ssh (or the configured agent) in a process group
+ * of their own. Ending mpirun and then its group left that ssh running, reparented to init, for
+ * as long as the remote host kept the connection: forever on a host that accepts TCP and says
+ * nothing (a launch's timeout, `t2exp kill`, a host probe). Once mpirun is gone its children can
+ * no longer be found (their parent is init), so the controller notes them while mpirun still
+ * runs, before it asks mpirun to end, and ends those still there after mpirun is reaped.
+ *
+ * A pid can be reused once its process is reaped: each is noted with its start time (field 22 of
+ * /proc/PID/stat) and only a process with the same pid and start time is signalled. */
+#define _XOPEN_SOURCE 700 /* getpgid */
+#include <dirent.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "trial_proc.h"
+
+/* The start time of pid in clock ticks since boot; 0 if it cannot be read (gone). */
+static unsigned long long start_time(pid_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "re");
+    if (!f) return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    /* The command name (field 2) may hold spaces and parentheses: fields count from the last ')'. */
+    char *p = strrchr(buf, ')');
+    if (!p) return 0;
+    p++;
+    unsigned long long v = 0;
+    for (int field = 2; field < 22 && p; field++) p = strchr(p + 1, ' ');
+    if (!p || sscanf(p, " %llu", &v) != 1) return 0;
+    return v;
+}
+
+/* Appends pid's children (every thread's list) to t, then theirs. */
+static void add_children(t2__proc_tree *t, pid_t pid, int depth)
+{
+    char dir[64];
+    snprintf(dir, sizeof dir, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(dir);
+    if (!d) return;
+    size_t from = t->n;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        char path[128];
+        snprintf(path, sizeof path, "%s/%.32s/children", dir, e->d_name);
+        FILE *f = fopen(path, "re");
+        if (!f) continue;
+        int child;
+        while (fscanf(f, "%d", &child) == 1 && t->n < T2__PROC_TREE_MAX) {
+            unsigned long long s = start_time(child);
+            if (s) t->v[t->n++] = (t2__proc_id){.pid = child, .start = s};
+        }
+        fclose(f);
+    }
+    closedir(d);
+    size_t to = t->n;
+    if (depth < 8)
+        for (size_t i = from; i < to; i++) add_children(t, t->v[i].pid, depth + 1);
+}
+
+void t2__proc_tree_note(t2__proc_tree *t, pid_t root)
+{
+    t->n = 0;
+    if (root > 0) add_children(t, root, 0);
+}
+
+void t2__proc_tree_end(t2__proc_tree *t)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        pid_t p = t->v[i].pid;
+        if (start_time(p) != t->v[i].start) continue; /* gone, or its pid is another process's now */
+        /* A launcher that leads a group of its own (ssh under Open MPI) takes that group along. */
+        if (getpgid(p) == p) kill(-p, SIGKILL);
+        kill(p, SIGKILL);
+    }
+    t->n = 0;
+}

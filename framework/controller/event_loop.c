@@ -278,6 +278,7 @@ static int feed(t2__ctl *c, t2__ctl_trial *t)
          * the runner exits either way, so an idle trial never holds a slot. A paused trial starts
          * again when it gets work. */
         t->exit_sent = 1;
+        t->left_at = t2__now();
         t->pausing = act == T2__FEED_EXIT_PAUSE;
     }
     /* Queued (a runner that is gone shows up as its end of stream): only out of memory fails. */
@@ -547,6 +548,32 @@ static int check_silent_exits(t2__ctl *c)
     return T2_OK;
 }
 
+/* A distributed trial that was told to leave, or said it stops, gets LEAVE_S for its ranks to end.
+ * A stopped mpirun, or a rank hung in MPI_Finalize, held the trial (and an experiment whose work
+ * was all done) for good (probe_G G7); finishing normally takes well under a second. mpirun then
+ * gets its teardown (SIGTERM, and SIGCONT should it be stopped), and KILL_AFTER_S later what it
+ * started is killed with it; rank 0's channel closes and the trial is settled as any other (a
+ * trial whose work was done stays completed). */
+#define LEAVE_S 30.0
+#define KILL_AFTER_S 10.0
+static void end_if_stuck(t2__ctl *c, t2__ctl_trial *t, double now)
+{
+    if (t->leave_stage == 0 && now - t->left_at > LEAVE_S) {
+        t2__progress_event(&c->prog, "trial " T2__TRIAL_FMT ": its ranks have not ended %.0f s after it left; mpirun is ended",
+                           T2__TRIAL_ARGS(c, t), LEAVE_S);
+        t2__ctl_mpirun_note(t);
+        kill(t->pid, SIGTERM);
+        kill(t->pid, SIGCONT);
+        t->leave_stage = 1;
+        t->left_at = now;
+    } else if (t->leave_stage == 1 && now - t->left_at > KILL_AFTER_S) {
+        t2__ctl_mpirun_note(t);
+        kill(t->pid, SIGKILL);
+        if (t->tree) t2__proc_tree_end(t->tree); /* its ranks: rank 0 holds the channel */
+        t->leave_stage = 2;
+    }
+}
+
 /* Waits up to 250 ms for reports, handles them, and reaps runners whose channel closed. */
 int t2__ctl_pump(t2__ctl *c)
 {
@@ -567,9 +594,15 @@ int t2__ctl_pump(t2__ctl *c)
     struct pollfd *pf = c->pf;
     size_t *idx = c->pf_trial;
     int n = 0, buffered = 0;
+    double now = 0;
     for (size_t k = 0; k < c->tt.nrun; k++) {
-        int fd = c->tt.t[c->tt.run[k]].fd;
+        t2__ctl_trial *t = &c->tt.t[c->tt.run[k]];
+        int fd = t->fd;
         if (fd < 0) continue;
+        if (t->left_at > 0 && t->session_dir && t->pid > 0) {
+            if (!now) now = t2__now();
+            end_if_stuck(c, t, now);
+        }
         pf[n] = (struct pollfd){.fd = fd, .events = POLLIN};
         idx[n++] = c->tt.run[k];
         buffered |= t2__ctl_reader_has_frame(c, fd);

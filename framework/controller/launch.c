@@ -50,7 +50,8 @@ int t2__ctl_launch_begin(t2__ctl *c, t2__ctl_trial *t, pid_t pid, const unsigned
     memcpy(l->key, key, sizeof l->key);
     t->pid = pid;
     t->fd = -1;
-    t->ready = t->exit_sent = t->pausing = 0;
+    t->ready = t->exit_sent = t->pausing = t->leave_stage = 0;
+    t->left_at = 0;
     t->sent = -1;
     return T2_OK;
 }

@@ -250,6 +250,7 @@ int t2__ctl_on_message(t2__ctl *c, t2__ctl_trial *t, const t2__msg *m)
         t->batches = m->u.stopped.batches;
         t->pausing = 1;
         t->exit_sent = 1;
+        if (!t->left_at) t->left_at = t2__now();
         if (t->sent >= 0 && t->pending < 0) t->pending = t->sent; /* the op continues on resume */
         t->sent = -1;
         break;
@@ -257,6 +258,7 @@ int t2__ctl_on_message(t2__ctl *c, t2__ctl_trial *t, const t2__msg *m)
         t->batches = m->u.error.batches;
         char buf[1400];
         t2__fmt_fit(buf, sizeof buf, "%s: %s", m->u.error.where, m->u.error.message);
+        if (!t->left_at) t->left_at = t2__now(); /* the runner leaves after an error */
         t->invalid_hparams = m->u.error.invalid_hparams;
         t->fatal = m->u.error.fatal;
         rc = note_error(t, buf); /* after the flag: it decides the mark */

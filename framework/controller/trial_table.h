@@ -59,6 +59,8 @@ typedef struct t2__ctl_trial {
     int probing;            /* host probes still running after it failed on the pool (host_check.c) */
     int probe_status;       /* how its processes ended, settled once the probes are done */
     int probe_lost;         /* a probe found one of its hosts gone */
+    double left_at;         /* when it was told to leave or said it stops (0: not since it started) */
+    int leave_stage;        /* a distributed trial's ranks that did not end after that (event_loop.c) */
     int64_t *report_at;     /* steps its earlier runs reported training metrics at, for the next
                              * TRAIN op (t2__store_report_steps); NULL once sent */
     size_t nreport_at;

@@ -14,7 +14,11 @@
 int t2__pool_load(t2__slot_pool *p, const char *path, int slurm)
 {
     memset(p, 0, sizeof *p);
-    if (path) return t2__hostfile_load(path, &p->hosts, &p->nhosts, &p->total);
+    if (path) {
+        int rc = t2__hostfile_load(path, &p->hosts, &p->nhosts, &p->total);
+        if (!rc && (rc = t2__pool_check_aliases(p->hosts, p->nhosts, path))) t2__pool_free(p);
+        return rc;
+    }
     if (slurm && getenv("SLURM_JOB_ID"))
         return t2__slurm_pool_env(&p->hosts, &p->nhosts, &p->total, p->origin, sizeof p->origin);
     return T2_OK;

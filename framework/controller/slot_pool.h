@@ -22,6 +22,10 @@ typedef struct t2__slot_pool {
  * here). Checked before anything runs, so a bad one is a usage error with its file:line (or the
  * Slurm variable), not a failed experiment. */
 int t2__pool_load(t2__slot_pool *p, const char *path, int slurm);
+/* T2_EINVAL naming both when two of the n hosts are one machine as Open MPI counts them (this
+ * machine under two names; two names of one address): host_alias.c. Names that do not resolve
+ * now are not compared. `path` names the hostfile in the message. */
+int t2__pool_check_aliases(const t2__host *h, int n, const char *path);
 void t2__pool_free(t2__slot_pool *p);
 
 /* Which slots a trial wanting `slots` gets: take[h] of host h, filling hosts in order. Pure: the

@@ -75,4 +75,11 @@ for a in 0.0.0.0 255.255.255.255 224.0.0.1 192.0.2.1; do
   expect_in "$OUT" "resources.controller_address: $a is not an address of"
 done
 [ "$(sql "SELECT count(*) FROM experiments")" = "$n" ] || fail "a refused controller_address recorded an experiment"
+# One machine under two names is one node to Open MPI, which refused the launch with an internal
+# error after create had accepted the file: refused at create now, naming both lines.
+printf 'localhost slots=1\n127.0.0.1 slots=1\n' > "$WORK/halias"
+expect_exit 2 "$T2EXP" create "$WORK/bad.yaml" "$TRIALS/quadratic.so" --config resources.hostfile="$WORK/halias"
+expect_in "$OUT" "localhost and 127.0.0.1 are one host (this machine)"
+expect_in "$OUT" "slots=2"
+[ "$(sql "SELECT count(*) FROM experiments")" = "$n" ] || fail "a hostfile naming one host twice recorded an experiment"
 echo "dist_hostfile: ok"

@@ -14,11 +14,13 @@ searcher: {name: single, metric: loss, max_length: {batches: 20}}
 resources: {slots_per_trial: 2}
 max_restarts: 0
 Y
-timeout 120 "$T2EXP" create "$WORK/leave.yaml" "$TRIALS/quadratic.so" --plain > "$WORK/out" 2>&1 &
+"$T2EXP" create "$WORK/leave.yaml" "$TRIALS/quadratic.so" --plain > "$WORK/out" 2>&1 &
 ctl=$!
+(sleep 120 && kill -TERM $ctl 2>/dev/null) & # a controller that waits for good fails the test
+watchdog=$!
 mpirun_pid=
 for _ in $(seq 300); do
-  mpirun_pid=$(pgrep -f "^mpirun .*run-trial --connect .* --trial 1\$" || true)
+  mpirun_pid=$(pgrep -P $ctl -x mpirun || true) # this controller's own (tests run side by side)
   [ -n "$mpirun_pid" ] && grep -q "trial 1.0 started" "$WORK/out" && break
   sleep 0.1
 done
@@ -27,6 +29,8 @@ sleep 0.5
 kill -STOP "$mpirun_pid"
 start=$(date +%s)
 wait $ctl || { rc=$?; kill -CONT "$mpirun_pid" 2>/dev/null || true; cat "$WORK/out"; fail "the experiment did not end (exit $rc)"; }
+pkill -P $watchdog 2>/dev/null || true # its sleep, then itself
+kill $watchdog 2>/dev/null || true
 echo "dist_leave_hang: the experiment ended $(( $(date +%s) - start )) s after mpirun was stopped"
 OUT=$(cat "$WORK/out")
 expect_in "$OUT" "its ranks have not ended 30 s after it left; mpirun is ended"

@@ -297,6 +297,14 @@ int t2__ctl_probes_stop(t2__ctl *c);
 /* Ends every probe and forgets them (no store writes). */
 void t2__ctl_probes_free(t2__ctl *c);
 
+/* prepare_data.c: runs the trial's prepare_data in a child process and waits for it. T2_OK, or
+ * prepare_data's own error, or how its process ended before it returned; *interrupted when a
+ * stop (Ctrl-C, SIGTERM) ended it. */
+int t2__ctl_prepare_data(t2__ctl *c, uint64_t seed, int *interrupted);
+/* Runs it for experiment c->exp_id (if the trial has one): on failure the experiment is ERRORED
+ * (PAUSED when stopped) with the reason, said on the progress output; returns nonzero then. */
+int t2__ctl_prepare_experiment(t2__ctl *c, uint64_t seed);
+
 /* mpirun_end.c: before the controller ends a distributed trial's mpirun, what it started is noted;
  * once it is reaped, what it left (those processes, its session directory) is cleared. */
 void t2__ctl_mpirun_note(t2__ctl_trial *t);

@@ -119,20 +119,7 @@ int t2__experiment_create(const t2__create_opts *o, int64_t *exp_id)
                       cfg->searcher.metric, cfg->searcher.smaller_is_better ? "smaller" : "larger",
                       (unsigned long long)seed);
     t2__ctl_log_pool(&c);
-    if (c.so.def->prepare_data) {
-        t2_ctx pctx;
-        /* prepare_data sees the data section only; hparams belong to trials. */
-        t2__ctx_init(&pctx, cfg, NULL, 0, 0, 0, seed, t2__ctl_cores());
-        if ((rc = c.so.def->prepare_data(&pctx))) {
-            char why[1200];
-            t2__fmt_fit(why, sizeof why, "prepare_data: %s", t2_errmsg());
-            t2__store_set_experiment_error(c.st, c.exp_id, why);
-            t2__store_set_experiment_state(c.st, c.exp_id, T2__EXP_ERRORED);
-            t2__progress_line(o->out, "experiment %lld errored: %s", (long long)c.exp_id, why);
-            rc = 1;
-            goto out;
-        }
-    }
+    if ((rc = t2__ctl_prepare_experiment(&c, seed))) goto out;
     rc = t2__ctl_run_experiment(&c, 0);
 out:
     rc = t2__ctl_end(&c, rc);

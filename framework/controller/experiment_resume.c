@@ -317,6 +317,9 @@ int t2__experiment_resume(const t2__resume_opts *o)
     t2__progress_line(o->out, "experiment %lld (%s): resuming %s search, %zu trial(s) known", (long long)c.exp_id,
                       cfg->name, t2__searcher_name(cfg->searcher.name), c.tt.nt);
     t2__ctl_log_pool(&c);
+    /* A search that never started (its prepare_data failed or was stopped, or its first commit
+     * never happened) starts as create starts it: prepare_data first. */
+    if (fresh && (rc = t2__ctl_prepare_experiment(&c, (uint64_t)row.seed))) goto out;
     rc = t2__ctl_run_experiment(&c, !fresh);
 out:
     rc = t2__ctl_end(&c, rc);

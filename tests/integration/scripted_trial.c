@@ -25,6 +25,10 @@
  *   own_state    1: the trial keeps state of its own (0.5 a batch trained) that its score adds,
  *                and leaves it out of its checkpoints, as a trial that forgets to save some of its
  *                model would; 2: the same, saved and loaded with save_state/load_state
+ * prepare_data, from the data section: `prepare` segv (it crashes) or exit (it calls exit(0));
+ * `fail_while` a path: it returns T2_EIO "scripted: no data here" while that file exists;
+ * `sleep_while` a path: it waits while that file exists (at most 60 s; a test stops it meanwhile);
+ * `prepared` a path it appends a line to each time it returns T2_OK.
  * (T2_ENOTFOUND and T2_EINVAL: the codes a missing or mistyped hyperparameter gives, which the
  * runner once refused to restart.)
  * build_model also counts its calls in a global and prints "scripted: build N in this process" to
@@ -200,6 +204,26 @@ static void destroy(void *state)
     free(s);
 }
 
-T2_TRIAL(.name = "scripted", .build_model = build_model, .build_training_loader = build_training_loader,
+static int prepare_data(t2_ctx *ctx)
+{
+    const char *mode = "", *path = NULL;
+    if (t2_data_str(ctx, "prepare", &mode) != T2_OK) mode = "";
+    if (!strcmp(mode, "segv")) raise(SIGSEGV);
+    if (!strcmp(mode, "exit")) exit(0);
+    if (t2_data_str(ctx, "fail_while", &path) == T2_OK && access(path, F_OK) == 0)
+        return t2_seterr(T2_EIO, "scripted: no data here");
+    if (t2_data_str(ctx, "sleep_while", &path) == T2_OK)
+        for (int i = 0; i < 1200 && access(path, F_OK) == 0; i++)
+            nanosleep(&(struct timespec){.tv_nsec = 50 * 1000 * 1000}, NULL);
+    if (t2_data_str(ctx, "prepared", &path) == T2_OK) {
+        FILE *f = fopen(path, "a");
+        if (!f) return t2_seterr(T2_EIO, "scripted: cannot open %s", path);
+        fprintf(f, "prepared\n");
+        fclose(f);
+    }
+    return T2_OK;
+}
+
+T2_TRIAL(.name = "scripted", .prepare_data = prepare_data, .build_model = build_model, .build_training_loader = build_training_loader,
          .build_validation_loader = build_validation_loader, .train_batch = train_batch,
          .evaluate_batch = evaluate_batch, .save_state = save_state, .load_state = load_state, .destroy = destroy);

@@ -1,0 +1,121 @@
+/* prepare_data.c — the trial's prepare_data, once per experiment, in a process of its own.
+ *
+ * Why: it ran inside the controller, the one user callback that did. A crash in it took `t2exp
+ * create` down with no word (exit 139) and an `exit()` in a library it called ended create with
+ * exit 0; either way the experiment stayed ACTIVE with no reason, and a resume then ran its trials
+ * without prepare_data ever having succeeded (probe_H H4). Now a child runs it and says how it
+ * went through a pipe; the controller waits (nothing else runs yet), and a stop asked meanwhile
+ * (Ctrl-C, SIGTERM) ends the child. */
+#define _GNU_SOURCE /* pipe2 */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "ctl.h"
+#include "internal.h"
+#include "runner/ctx.h"
+#include "trial_proc.h"
+
+/* The child: runs prepare_data and writes "<code> <message>" to fd before it exits. */
+static void child(t2__ctl *c, uint64_t seed, int fd)
+{
+    /* The controller's handlers only set its flags: the child ends on a stop as a process does. */
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    t2_ctx pctx;
+    /* prepare_data sees the data section only; hparams belong to trials. */
+    t2__ctx_init(&pctx, c->cfg, NULL, 0, 0, 0, seed, t2__ctl_cores());
+    int rc = c->so.def->prepare_data(&pctx);
+    char msg[1100];
+    int n = snprintf(msg, sizeof msg, "%d %s", rc, rc ? t2_errmsg() : "");
+    if (n > (int)sizeof msg - 1) n = (int)sizeof msg - 1;
+    ssize_t w = write(fd, msg, (size_t)n);
+    (void)w;
+    fflush(stdout);
+    fflush(stderr);
+    _exit(0); /* no atexit handlers: they belong to the controller (store) */
+}
+
+int t2__ctl_prepare_data(t2__ctl *c, uint64_t seed, int *interrupted)
+{
+    *interrupted = 0;
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0) return t2_seterr(T2_EIO, "prepare_data: pipe: %s", strerror(errno));
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        int e = errno;
+        close(p[0]);
+        close(p[1]);
+        return t2_seterr(T2_EIO, "prepare_data: fork: %s", strerror(e));
+    }
+    if (pid == 0) {
+        close(p[0]);
+        child(c, seed, p[1]);
+    }
+    close(p[1]);
+    char buf[1200];
+    size_t len = 0;
+    int stopped = 0;
+    for (;;) {
+        if (t2__ctl_interrupted && !stopped) {
+            /* Its stop, as a trial's: SIGTERM; what it wrote so far stays (files are its own). */
+            kill(pid, SIGTERM);
+            stopped = 1;
+        }
+        ssize_t r = read(p[0], buf + len, sizeof buf - 1 - len);
+        if (r > 0 && (len += (size_t)r) < sizeof buf - 1) continue;
+        if (r < 0 && errno == EINTR) continue;
+        break; /* the end (the child exited), full, or an error: its exit status says the rest */
+    }
+    close(p[0]);
+    buf[len] = '\0';
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        if (t2__ctl_interrupted && !stopped) {
+            kill(pid, SIGTERM);
+            stopped = 1;
+        }
+    }
+    if (stopped || (WIFSIGNALED(status) && (WTERMSIG(status) == SIGINT || WTERMSIG(status) == SIGTERM) &&
+                    t2__ctl_interrupted)) {
+        *interrupted = 1;
+        return t2_seterr(T2_ESTATE, "prepare_data was stopped before it returned");
+    }
+    int code = 0, off = 0;
+    if (len > 0 && sscanf(buf, "%d %n", &code, &off) >= 1 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return code ? t2_seterr(code, "%s", buf + off) : T2_OK;
+    char st[96];
+    t2__wait_status_str(status, st, sizeof st);
+    return t2_seterr(T2_EIO, "its process %s before prepare_data returned%s", st,
+                     WIFEXITED(status) ? " (an exit() in it or in a library it called?)" : "");
+}
+
+int t2__ctl_prepare_experiment(t2__ctl *c, uint64_t seed)
+{
+    if (!c->so.def->prepare_data) return T2_OK;
+    int interrupted = 0;
+    if (!t2__ctl_prepare_data(c, seed, &interrupted)) return T2_OK;
+    char why[1200];
+    long long id = (long long)c->exp_id;
+    if (interrupted) {
+        /* Nothing ran: a resume starts the search afresh, and runs prepare_data first. */
+        t2__fmt_fit(why, sizeof why, "paused during prepare_data; t2exp resume %lld runs it again", id);
+        t2__store_set_experiment_error(c->st, c->exp_id, why);
+        t2__store_set_experiment_state(c->st, c->exp_id, T2__EXP_PAUSED);
+        t2__progress_line(c->o->out, "experiment %lld %s", id, why);
+        return T2_OK + 1;
+    }
+    t2__fmt_fit(why, sizeof why, "prepare_data: %s", t2_errmsg());
+    t2__store_set_experiment_error(c->st, c->exp_id, why);
+    t2__store_set_experiment_state(c->st, c->exp_id, T2__EXP_ERRORED);
+    t2__progress_line(c->o->out, "experiment %lld errored: %s", id, why);
+    return 1;
+}

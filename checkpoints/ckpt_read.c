@@ -428,7 +428,7 @@ static int begin(t2__ckpt **out, const char *name, unsigned char *file, size_t f
     }
     if ((rc = read_meta(ck))) goto fail;
     if (what == ALL) rc = finish(ck, ~0u, -1, NULL, NULL);
-    else if (what == STREAM_PARAMS) rc = finish(ck, 0, E_PARAMS, sink, sctx);
+    else if (what == STREAM_PARAMS) rc = finish(ck, 1u << E_BUFFERS, E_PARAMS, sink, sctx);
     if (rc) goto fail;
     *out = ck;
     return T2_OK;
@@ -536,6 +536,14 @@ int t2__ckpt_open(t2__ckpt **out, const char *path) { return open_file(out, path
 int t2__ckpt_open_info(t2__ckpt **out, const char *path) { return open_file(out, path, 0, INFO); }
 
 int t2__ckpt_open_for_restore(t2__ckpt **out, const char *path) { return open_file(out, path, 1, INFO); }
+
+const float *t2__ckpt_buffers(const t2__ckpt *ck, size_t *n)
+{
+    *n = 0;
+    if (!ck || !ck->num_buffers || !ck->e[E_BUFFERS].data) return NULL;
+    *n = ck->num_buffers;
+    return (const float *)ck->e[E_BUFFERS].data;
+}
 
 int t2__ckpt_stream_params(t2__ckpt **out, const char *path, t2__ckpt_sink sink, void *ctx)
 {

@@ -85,8 +85,13 @@ static int live_build(const t2__ckpt *ck, const t2__ckpt_model *m, live *l)
     return T2_OK;
 }
 
-/* Every model tensor has a counterpart of the same kind and shape, and vice versa. */
-static int check_net(const t2__ckpt *ck, const live *l)
+/* Whether checkpoint tensor t is a raw buffer (t2_wrap_params) behind a net's parameters of np
+ * floats: a parameter tensor placed after them. */
+static int raw_after(const t2_param_info *t, size_t np) { return !t->is_buffer && t->offset >= np; }
+
+/* Every model tensor has a counterpart of the same kind and shape, and vice versa (net_alone: but
+ * the checkpoint may also hold raw buffers after the net's parameters). */
+static int check_net(const t2__ckpt *ck, const live *l, int net_alone)
 {
     for (int i = 0; i < l->n; i++) {
         const t2_param_info *m = &l->t[i];
@@ -113,12 +118,12 @@ static int check_net(const t2__ckpt *ck, const live *l)
         for (int i = 0; i < ck->ntensors; i++) {
             int found = 0;
             for (int j = 0; j < l->n && !found; j++) found = !strcmp(l->t[j].name, ck->tensors[i].info.name);
-            if (!found)
+            if (!found && !(net_alone && raw_after(&ck->tensors[i].info, l->np)))
                 return t2_seterr(T2_ESHAPE, "checkpoint %s: tensor %s is not in the model", ck->path,
                                  ck->tensors[i].info.name);
         }
     }
-    if (l->np != ck->num_params || l->nb != ck->num_buffers)
+    if ((net_alone ? ck->num_params < l->np : l->np != ck->num_params) || l->nb != ck->num_buffers)
         return t2_seterr(T2_ESHAPE, "checkpoint %s: %zu parameters and %zu buffer floats, the model has %zu and %zu",
                          ck->path, ck->num_params, ck->num_buffers, l->np, l->nb);
     return T2_OK;
@@ -193,7 +198,7 @@ static int restore(t2__ckpt *rd, const t2__ckpt *ck, const t2__ckpt_model *m, t2
     live l;
     int rc = live_build(ck, m, &l);
     if (rc) return rc;
-    if ((rc = check_net(ck, &l)) || (m->nopts && (rc = check_opts(ck, m)))) goto out;
+    if ((rc = check_net(ck, &l, m->net_alone && !m->nraw)) || (m->nopts && (rc = check_opts(ck, m)))) goto out;
     if (sched && !ck->has_lr) {
         rc = t2_seterr(T2_ENOTFOUND, "checkpoint %s: has no LR-schedule state", ck->path);
         goto out;
@@ -346,17 +351,17 @@ const char *t2_checkpoint_user_value(const t2_checkpoint *ck, const char *key) {
 int t2_checkpoint_restore_model(const t2_checkpoint *ck, t2_net *net)
 {
     if (!net) return t2_seterr(T2_EINVAL, "checkpoint restore: NULL checkpoint or net");
-    t2__ckpt_model m = {.net = net};
+    t2__ckpt_model m = {.net = net, .net_alone = 1};
     return restore(NULL, ck, &m, NULL);
 }
 
-/* The tensor named name, which must be a parameter tensor of exactly n floats. */
+/* The tensor named name, a parameter or a buffer tensor (a batchnorm's running statistics) of
+ * exactly n floats. */
 static int find_params(const t2_checkpoint *ck, const char *name, size_t n, const t2__ckpt_tensor **out)
 {
     if (!ck || !name) return t2_seterr(T2_EINVAL, "t2_checkpoint_restore_params: NULL argument");
     const t2__ckpt_tensor *t = find_tensor(ck, name);
-    if (!t || t->info.is_buffer)
-        return t2_seterr(T2_ENOTFOUND, "checkpoint %s: has no parameter tensor %s", ck->path, name);
+    if (!t) return t2_seterr(T2_ENOTFOUND, "checkpoint %s: has no tensor %s", ck->path, name);
     if (t->info.size != n)
         return t2_seterr(T2_ESHAPE, "checkpoint %s: tensor %s holds %zu floats but the destination %zu", ck->path,
                          name, t->info.size, n);
@@ -370,8 +375,9 @@ int t2_checkpoint_restore_params(const t2_checkpoint *ck, const char *name, floa
     int rc = find_params(ck, name, n, &t);
     if (rc) return rc;
     if (!dst) return t2_seterr(T2_EINVAL, "t2_checkpoint_restore_params: NULL destination");
-    if ((rc = t2__ckpt_have(ck, E_PARAMS))) return rc;
-    memcpy(dst, ck->e[E_PARAMS].data + t->info.offset * sizeof(float), n * sizeof(float));
+    int k = t->info.is_buffer ? E_BUFFERS : E_PARAMS;
+    if ((rc = t2__ckpt_have(ck, k))) return rc;
+    memcpy(dst, ck->e[k].data + t->info.offset * sizeof(float), n * sizeof(float));
     return T2_OK;
 }
 
@@ -383,7 +389,7 @@ int t2_checkpoint_load_params(const char *path, const char *name, float *dst, si
     /* The tensor table first: a checkpoint without the buffer costs nothing but its metadata. */
     int rc = t2__ckpt_open_info(&ck, path);
     if (!rc) rc = find_params(ck, name, n, &t);
-    if (!rc) rc = t2__ckpt_read_entries(ck, 1u << E_PARAMS);
+    if (!rc) rc = t2__ckpt_read_entries(ck, 1u << (t->info.is_buffer ? E_BUFFERS : E_PARAMS));
     if (!rc) rc = t2_checkpoint_restore_params(ck, name, dst, n);
     t2__ckpt_free(ck);
     return rc;
@@ -395,7 +401,8 @@ int t2_checkpoint_load_model(const char *path, t2_net *net)
     t2_checkpoint *ck = NULL;
     /* The entries are read once the tensor table matches net: bounded by the model's size. */
     int rc = t2__ckpt_open_info(&ck, path);
-    if (!rc) rc = t2__ckpt_restore(ck, net, NULL, NULL);
+    t2__ckpt_model m = {.net = net, .net_alone = 1};
+    if (!rc) rc = t2__ckpt_restore_model(ck, &m, NULL);
     t2__ckpt_free(ck);
     return rc;
 }

@@ -19,6 +19,16 @@ awk -v a="$acc" 'BEGIN { exit !(a > 0.3) }' || fail "holdout accuracy $acc after
 ck=$(sql "SELECT path FROM checkpoints WHERE state='ACTIVE' ORDER BY batches DESC LIMIT 1")
 [ -f "$ck" ] || fail "no checkpoint"
 
+# export writes the batchnorm statistics after the parameters, and lists them (it wrote params.bin
+# alone: the net evaluated as another model outside t2exp).
+expect_exit 0 "$T2EXP" export "$ck" "$WORK/rec.bin"
+cat <(tar -xOf "$ck" params.bin) <(tar -xOf "$ck" buffers.bin) | cmp -s - "$WORK/rec.bin" ||
+  fail "export is not params.bin then buffers.bin"
+np=$(( $(tar -xOf "$ck" params.bin | wc -c) / 4 ))
+grep -E '^1\.batchnorm\.running_mean,8,[0-9]+,8$' <<<"$OUT" | awk -F, -v np="$np" '$3 >= np { ok = 1 } END { exit !ok }' ||
+  fail "export does not list 1.batchnorm.running_mean after the $np parameters: $(head -5 <<<"$OUT")"
+expect_in "$OUT" "buffer floats"
+
 # The stored config validates on the 2000 held-out images; data.validation=test on the test set.
 expect_exit 0 "$T2EXP" evaluate "$ck" "$so"
 expect_in "$OUT" "samples 2000 "

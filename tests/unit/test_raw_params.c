@@ -214,10 +214,19 @@ static void test_checkpoint(const char *dir)
     CHECK_OK(rig_train(&a, 5));
     t2__ckpt_model m = t2__ctx_ckpt_model(a.c, 1);
     CHECK(m.nraw == 2 && m.nopts == 2);
+    /* Batchnorm statistics of their own (a forward pass in training would move them). */
+    size_t nbuf, npar;
+    float *abuf = t2_net_buffers(a.net, &nbuf);
+    CHECK(nbuf == 6);
+    fill(abuf, nbuf, 42);
     t2__ckpt_contents ct = {.net = m.net, .raw = m.raw, .nraw = m.nraw, .opts = m.opts, .nopts = m.nopts};
     CHECK_OK(t2__ckpt_write(path, &ct, T2__CKPT_COMPRESS_NONE, NULL));
-    float saved_b[6];
+    float saved_b[6], saved_buf[6], saved_par[64];
     memcpy(saved_b, a.b, sizeof saved_b);
+    memcpy(saved_buf, abuf, sizeof saved_buf);
+    float *apar = t2_net_params(a.net, &npar);
+    CHECK(npar <= 64);
+    memcpy(saved_par, apar, npar * sizeof(float));
 
     /* Restored into a model built from another seed: every float and step count comes back. */
     CHECK_OK(rig_new(&b, 99, 6));
@@ -262,6 +271,39 @@ static void test_checkpoint(const char *dir)
     CHECK_RC(t2_checkpoint_load_params(path, "w", wrong, 5), T2_ESHAPE);
     CHECK(says("w", "24", "5"));
     CHECK_RC(t2_checkpoint_load_params(path, "nope", w, 24), T2_ENOTFOUND);
+    /* ... and a net's buffers (probe_H H5: "has no parameter tensor 1.batchnorm.running_mean"). */
+    float rm[3], rv[3];
+    CHECK_OK(t2_checkpoint_load_params(path, "1.batchnorm.running_mean", rm, 3));
+    CHECK_OK(t2_checkpoint_load_params(path, "1.batchnorm.running_var", rv, 3));
+    /* The net alone loads for inference, the raw buffers after its parameters left out (it was
+     * refused: "tensor w is not in the model"); every parameter and buffer float comes back. */
+    t2_net *inf = NULL;
+    CHECK_OK(small_net(&inf, 77));
+    CHECK_OK(t2_checkpoint_load_model(path, inf));
+    size_t ni, nbi;
+    float *ip = t2_net_params(inf, &ni), *ib = t2_net_buffers(inf, &nbi);
+    CHECK(ni == npar && memcmp(ip, saved_par, npar * sizeof(float)) == 0);
+    CHECK(nbi == 6 && memcmp(ib, saved_buf, sizeof saved_buf) == 0);
+    t2_param_info ti;
+    for (int i = 0; i < t2_net_num_tensors(inf); i++) {
+        CHECK_OK(t2_net_tensor_info(inf, i, &ti));
+        if (!strcmp(ti.name, "1.batchnorm.running_mean")) CHECK(memcmp(rm, ib + ti.offset, sizeof rm) == 0);
+        if (!strcmp(ti.name, "1.batchnorm.running_var")) CHECK(memcmp(rv, ib + ti.offset, sizeof rv) == 0);
+    }
+    t2_net_free(inf);
+    /* Still refused: a net whose own tensors differ (a checkpoint tensor before the raw ones that
+     * the model lacks, here a wider first layer). */
+    t2_net *other = NULL;
+    int sh[1] = {4};
+    t2_rng rr;
+    t2_rng_seed(&rr, 5);
+    CHECK_OK(t2_net_create(&other, 1, sh));
+    CHECK_OK(t2_net_dense(other, 3));
+    CHECK_OK(t2_net_relu(other));
+    CHECK_OK(t2_net_dense(other, 2));
+    CHECK_OK(t2_net_init(other, &rr));
+    CHECK_RC(t2_checkpoint_load_model(path, other), T2_ESHAPE);
+    t2_net_free(other);
 
     /* A buffer that changed size between runs: refused before anything is copied. */
     CHECK_OK(rig_new(&z, 5, 5));

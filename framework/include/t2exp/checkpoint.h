@@ -73,7 +73,8 @@ const char *t2_checkpoint_user_value(const t2_checkpoint *ck, const char *key);
 /* Copies the checkpoint's parameters and batchnorm buffers into net, which must be initialised
  * (t2_net_init) with the same layers. Every tensor is matched by name and shape first; on a
  * mismatch nothing is copied and T2_ESHAPE names the tensor and both shapes (or the tensor that
- * one side lacks). T2_ESTATE for a net that is not initialised, T2_EINVAL for NULL arguments. */
+ * one side lacks). Raw buffers the trial also wrapped (t2_wrap_params: parameter tensors after the
+ * net's) are not the net's and are left out; read them with t2_checkpoint_restore_params. T2_ESTATE for a net that is not initialised, T2_EINVAL for NULL arguments. */
 int t2_checkpoint_restore_model(const t2_checkpoint *ck, t2_net *net);
 
 /* t2_checkpoint_open + t2_checkpoint_restore_model + t2_checkpoint_free: loads the weights of the
@@ -83,10 +84,10 @@ int t2_checkpoint_restore_model(const t2_checkpoint *ck, t2_net *net);
 int t2_checkpoint_load_model(const char *path, t2_net *net);
 
 /* Raw parameter buffers (t2_wrap_params) are tensor table entries of the params array named as
- * they were wrapped, shape [n]. Copies the parameter tensor called name into dst[0..n): it is
- * found by name and must hold exactly n floats. T2_ENOTFOUND naming the checkpoint and the name
- * if there is no such parameter tensor, T2_ESHAPE naming both sizes, T2_EINVAL for NULL
- * arguments. Works for a net's tensors too ("0.dense.weight"). */
+ * they were wrapped, shape [n]. Copies the tensor called name into dst[0..n): it is found by name
+ * and must hold exactly n floats. T2_ENOTFOUND naming the checkpoint and the name if there is no
+ * such tensor, T2_ESHAPE naming both sizes, T2_EINVAL for NULL arguments. Works for a net's
+ * tensors too: its parameters ("0.dense.weight") and its buffers ("1.batchnorm.running_mean"). */
 int t2_checkpoint_restore_params(const t2_checkpoint *ck, const char *name, float *dst, size_t n);
 
 /* t2_checkpoint_open + t2_checkpoint_restore_params + t2_checkpoint_free for one buffer; the

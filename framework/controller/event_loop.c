@@ -393,7 +393,11 @@ int t2__ctl_settle(t2__ctl *c, t2__ctl_trial *t, int status)
             else if (status != -1)
                 snprintf(last, sizeof last, "; it had reported no batch");
             t2__wait_status_str(status == -1 ? 0 : status, st, sizeof st);
-            t2__fmt_fit(why, sizeof why, "the trial process %s%s%s", st, f.exited_ok ? " before finishing its work" : "", last);
+            if (status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == T2__RUNNER_CHANNEL_CLOSED)
+                t2__fmt_fit(why, sizeof why, "its channel to the controller was closed under its runner (did the trial "
+                            "close a file descriptor it had not opened?)%s", last);
+            else
+                t2__fmt_fit(why, sizeof why, "the trial process %s%s%s", st, f.exited_ok ? " before finishing its work" : "", last);
         } else {
             t2__fmt_fit(why, sizeof why, "%s", t->error);
         }

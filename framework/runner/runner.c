@@ -4,6 +4,7 @@
  * naming the callback and the reason; the controller decides what happens to the trial. */
 #define _XOPEN_SOURCE 700 /* sigaltstack, SA_ONSTACK */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <poll.h>
 #include <sched.h>
@@ -359,7 +360,10 @@ static int deterministic(const char *where, int rc)
     return !strncmp(where, "evaluate_batch", 14) && rc == T2_ENOTFOUND;
 }
 
-/* Reports the failure (an error message) and returns 1, the runner's exit status for a failed trial. */
+int t2__runner_fd_closed(int fd) { return fd >= 0 && fcntl(fd, F_GETFD) == -1 && errno == EBADF; }
+
+/* Reports the failure (an error message) and returns 1, the runner's exit status for a failed
+ * trial; T2__RUNNER_CHANNEL_CLOSED when the channel failed because its descriptor was closed. */
 static int fail(run *r, const char *where, int rc)
 {
     char msg[1200];
@@ -370,6 +374,7 @@ static int fail(run *r, const char *where, int rc)
                  .u.error = {.where = where, .message = msg, .batches = r->ctx.batches_trained,
                              .invalid_hparams = rc == T2_EHPARAM, .fatal = deterministic(where, rc)}};
     /* The exit status says it failed whatever happens to this report; its stderr line says why. */
+    if (!strcmp(where, "channel") && t2__runner_fd_closed(r->a->fd)) return T2__RUNNER_CHANNEL_CLOSED;
     if (send_msg(r->a, &r->ctx.comm, &m)) t2_clearerr();
     return 1;
 }

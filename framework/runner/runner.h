@@ -51,8 +51,15 @@ void t2__runner_signals_trial(int running);
 void t2__runner_held_clear(void);
 
 /* Runs the trial until the controller sends exit or closes the channel. Returns 0 on success and
- * 1 when the trial failed (after telling the controller why). */
+ * 1 when the trial failed (after telling the controller why), or T2__RUNNER_CHANNEL_CLOSED. */
 int t2__runner_run(const t2__runner_args *a);
+
+/* The exit status of a runner (or worker) whose channel descriptor was closed under it: the trial
+ * closed a descriptor it had not opened (a loop closing every descriptor above 2) and went on, so
+ * no message can say so. The controller names that cause (settle, event_loop.c). */
+#define T2__RUNNER_CHANNEL_CLOSED 76
+/* 1 if descriptor fd is closed (EBADF): what a channel failure means then. */
+int t2__runner_fd_closed(int fd);
 
 /* `t2exp evaluate`: builds the trial in this process, loads the parameters of a->restore_path
  * (a warm start: no optimizer needed) and runs one validation pass, printing the metrics to out.

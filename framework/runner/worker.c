@@ -72,7 +72,7 @@ int t2__worker_serve(const t2__runner_args *base, int fd)
         while (!(rc = t2__msg_recv_buffered(&rd, fd, 1, &m, &got)) && !got) {
         }
         if (rc) {
-            status = 2;
+            status = t2__runner_fd_closed(fd) ? T2__RUNNER_CHANNEL_CLOSED : 2;
             break;
         }
         if (m.kind == T2__MSG_NONE) break;
@@ -96,7 +96,7 @@ int t2__worker_serve(const t2__runner_args *base, int fd)
         /* After what the trial still holds, in the same write. */
         t2__msg fin = {.kind = T2__MSG_FINISHED, .u.finished = {.status = st, .log_end = log_end}};
         if (t2__msg_put(&wr, &fin) || t2__chan_writer_flush(&wr, fd)) {
-            status = 2;
+            status = st == T2__RUNNER_CHANNEL_CLOSED || t2__runner_fd_closed(fd) ? T2__RUNNER_CHANNEL_CLOSED : 2;
             break;
         }
         /* Only now: a SIGTERM for this trial that comes late (it had ended) must not kill the

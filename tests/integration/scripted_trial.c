@@ -15,6 +15,7 @@
  *                ("": neither does anything)
  *   close_until  a path: at batch 3, train_batch closes every descriptor above stderr (its
  *                runner's channel too) and then waits for that file before it goes on
+ *   close_go     1: the same at batch 3, and then it trains on (its runner's next report fails)
  *   ignore_term  1: build_model sets SIGTERM to SIG_IGN (a library that installs its own)
  *   kill_marker, kill_at  a path and a batch count: save_state at that batch count SIGKILLs its
  *                own process while that file exists, removing it first (a trial that dies while
@@ -131,7 +132,7 @@ static void wait_file(const char *path)
     for (int i = 0; i < 6000 && access(path, F_OK) != 0; i++) nanosleep(&tick, NULL);
 }
 
-/* orphan_until and close_until, at batch 3. */
+/* orphan_until, close_until and close_go, at batch 3. */
 static void misbehave(t2_ctx *ctx)
 {
     const char *path = NULL;
@@ -148,6 +149,9 @@ static void misbehave(t2_ctx *ctx)
         for (int fd = 3; fd < 4096; fd++) close(fd);
         wait_file(path);
     }
+    int64_t go = 0;
+    if (t2_hp_int(ctx, "close_go", &go) == T2_OK && go == 1)
+        for (int fd = 3; fd < 4096; fd++) close(fd);
 }
 
 static int train_batch(t2_ctx *ctx, void *state, const t2_batch *b, t2_metrics *m)

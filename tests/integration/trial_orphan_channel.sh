@@ -11,15 +11,18 @@ trap 'touch "$WORK/free"; pkill -KILL -f "$WORK/" 2>/dev/null || true; rm -rf "$
 build_scripted
 
 cases="orphan_until:worker orphan_until:process_per_trial close_until:worker close_until:process_per_trial"
+cases+=" close_go:worker close_go:process_per_trial"
 if with_mpi; then cases+=" orphan_until:mpi close_until:mpi"; fi
 n=0
 for c in $cases; do
   how=${c%:*} mode=${c#*:}
   n=$((n + 1))
   if [ "$mode" = mpi ]; then res="{slots_per_trial: 2}" gbs=2; else res="{max_slots: 2, isolation: $mode}" gbs=1; fi
+  vals="[\"$WORK/free\", \"\"]"
+  [ "$how" != close_go ] || vals="[1, 0]" # (it closes them and trains on: nothing to wait for)
   cat > "$WORK/e$n.yaml" <<Y
 name: ${how}_$mode
-hyperparameters: {global_batch_size: $gbs, peak: 1, $how: {type: categorical, vals: ["$WORK/free", ""]}}
+hyperparameters: {global_batch_size: $gbs, peak: 1, $how: {type: categorical, vals: $vals}}
 searcher: {name: grid, metric: score, smaller_is_better: false, max_length: {batches: 20}}
 resources: $res
 max_restarts: 0
@@ -31,7 +34,7 @@ Y
   # The helper and the closed channel's trial wait a minute for $WORK/free, which nobody makes.
   [ "$took" -lt 40 ] || fail "$how, $mode: the experiment took $took s: its controller waited for the misbehaving trial"
   expect_in "$OUT" "1 trial(s) completed, 1 errored"
-  badn=$(sql "SELECT ordinal FROM trials WHERE experiment_id=$n AND hparams LIKE '%$WORK/free%'")
+  badn=$(sql "SELECT ordinal FROM trials WHERE experiment_id=$n AND (hparams LIKE '%$WORK/free%' OR hparams LIKE '%\"close_go\":1%')")
   bad=$n.$badn # as the controller's lines name a trial
   if [ "$how" = orphan_until ]; then
     if [ "$mode" = mpi ]; then
@@ -39,6 +42,9 @@ Y
     else
       expect_in "$OUT" "trial $bad errored: the trial process killed by signal 6 (Aborted)"
     fi
+  elif [ "$how" = close_go ]; then
+    # Its runner's next report failed on the closed descriptor: said so, not "exited with status 2".
+    expect_in "$OUT" "trial $bad errored: its channel to the controller was closed under its runner (did the trial close a file descriptor it had not opened?)"
   else
     expect_in "$OUT" "trial $bad errored: its channel to the controller closed while its process still ran"
     [ -z "$(own_pids "t2exp create .*e$n.yaml")" ] || fail "$how, $mode: the trial's process was left running"

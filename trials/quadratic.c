@@ -5,9 +5,10 @@
  * fail_at_batch (train_batch returns an error there), crash_at_batch (SIGSEGV there),
  * nan_at_batch (reports a NaN loss there), term_at_batch (SIGTERM to itself there, as a pause
  * would: the runner checkpoints after that batch and leaves), sleep_ms (per batch), invalid_above
- * (build_model says the hparams are invalid, T2_EHPARAM, when x is above it). With the optional hparam model: 1 it
- * also wraps a 1 -> 1 dense net (unused by the loss) so that the runner checkpoints it: searches
- * that start trials from checkpoints (pbt) need one. */
+ * (build_model says the hparams are invalid, T2_EHPARAM, when x is above it), rank_metric (1: also
+ * reports "rank_share", (rank + 1) x (batch + 1), a training metric that differs between ranks).
+ * With the optional hparam model: 1 it also wraps a 1 -> 1 dense net (unused by the loss) so that
+ * the runner checkpoints it: searches that start trials from checkpoints (pbt) need one. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <signal.h>
@@ -18,7 +19,7 @@
 
 typedef struct {
     double x, y, lr;
-    int64_t fail_at, crash_at, nan_at, term_at, sleep_ms;
+    int64_t fail_at, crash_at, nan_at, term_at, sleep_ms, rank_metric;
     float dummy[1];
     t2_net *net; /* hparam model: 1 only */
 } quad;
@@ -42,6 +43,7 @@ static int build_model(t2_ctx *ctx, void **state)
     q->nan_at = opt_int(ctx, "nan_at_batch");
     q->term_at = opt_int(ctx, "term_at_batch");
     q->sleep_ms = opt_int(ctx, "sleep_ms");
+    q->rank_metric = opt_int(ctx, "rank_metric");
     if (opt_int(ctx, "model") == 1 &&
         ((rc = t2_net_create(&q->net, 1, (int[]){1})) || (rc = t2_net_dense(q->net, 1)) ||
          (rc = t2_net_init(q->net, t2_ctx_rng(ctx))) || (rc = t2_wrap_model(ctx, q->net))))
@@ -63,6 +65,10 @@ static int train_batch(t2_ctx *ctx, void *state, const t2_batch *b, t2_metrics *
     if (at == q->fail_at) return t2_seterr(T2_ETRIAL, "quadratic: failing at batch %lld as asked", (long long)at);
     if (at == q->crash_at) raise(SIGSEGV);
     if (at == q->term_at) raise(SIGTERM);
+    if (q->rank_metric == 1) {
+        int rc = t2_metric(m, "rank_share", (double)(t2_ctx_rank(ctx) + 1) * (double)(at + 1));
+        if (rc) return rc;
+    }
     return t2_metric(m, "loss", at == q->nan_at ? NAN : loss_of(q));
 }
 

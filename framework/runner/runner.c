@@ -608,15 +608,15 @@ static int validate_pass(run *r, int judge)
     return 0;
 }
 
-/* The training-metrics accumulators as JSON: [batches, samples, [name, reducer, sum, weight, min,
- * max, count]...]. NULL when out of memory. */
-static char *window_json(const t2_metrics *m, int64_t batches, int64_t samples)
+/* The training-metrics accumulators acc[0..n) as JSON: [batches, samples, [name, reducer, sum,
+ * weight, min, max, count]...]. NULL when out of memory. */
+static char *window_json_of(const t2__metric_acc *acc, int n, int64_t batches, int64_t samples)
 {
     t2__val *v = t2__val_list();
     t2__val_list_append(v, t2__val_int(batches));
     t2__val_list_append(v, t2__val_int(samples));
-    for (int i = 0; v && i < m->n; i++) {
-        const t2__metric_acc *a = &m->acc[i];
+    for (int i = 0; v && i < n; i++) {
+        const t2__metric_acc *a = &acc[i];
         t2__val *e = t2__val_list();
         t2__val_list_append(e, t2__val_string(a->name));
         t2__val_list_append(e, t2__val_int(a->reducer));
@@ -633,6 +633,100 @@ static char *window_json(const t2_metrics *m, int64_t batches, int64_t samples)
     if (!v || t2__val_to_json(v, &json, &len) != T2_OK) json = NULL;
     t2__val_free(v);
     return json;
+}
+
+static char *window_json(const t2_metrics *m, int64_t batches, int64_t samples)
+{
+    return window_json_of(m->acc, m->n, batches, samples);
+}
+
+/* Words a rank's open window travels in to rank 0 at a checkpoint: per metric its name and
+ * reducer (hashed, to match it to rank 0's) and its sums' bits. */
+enum { WINDOW_WORDS = 6 };
+
+static uint64_t metric_key(const t2__metric_acc *a)
+{
+    uint64_t h = t2_hash64((uint64_t)a->reducer);
+    for (const char *p = a->name; *p; p++) h = t2_hash64(h ^ (unsigned char)*p);
+    return h;
+}
+
+static uint64_t bits_of(double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, sizeof u);
+    return u;
+}
+
+static double double_of(uint64_t u)
+{
+    double d;
+    memcpy(&d, &u, sizeof d);
+    return d;
+}
+
+/* Every rank's open training-metrics window, on rank 0 as JSON per rank ((*out)[k] for rank k >=
+ * 1, malloc'd; NULL where that rank's metrics are not rank 0's, name for name: it then restores
+ * rank 0's, as before). Each rank's own window is what it goes on summing into after a restore:
+ * rank 0's alone, restored on every rank, changed the window spanning a distributed pause (probe_H
+ * H1). Collective: every rank calls it. *out is NULL on the other ranks and with one rank. */
+static int gather_windows(run *r, char ***out)
+{
+    *out = NULL;
+    int nr = r->ctx.comm.size;
+    if (nr <= 1) return T2_OK;
+    uint64_t mine = (uint64_t)r->tm.n, *counts = malloc((size_t)nr * sizeof *counts);
+    if (!counts) return t2_seterr(T2_ENOMEM, "checkpoint: out of memory");
+    int rc = t2__comm_allgather_u64(&r->ctx.comm, &mine, 1, counts);
+    int same = 1;
+    for (int k = 0; !rc && k < nr; k++) same &= counts[k] == mine;
+    free(counts);
+    if (rc || !same || !mine) return rc; /* different metric sets: rank 0's window, as before */
+    size_t n = (size_t)r->tm.n, words = n * WINDOW_WORDS;
+    uint64_t *w = malloc(words * sizeof *w), *all = malloc((size_t)nr * words * sizeof *all);
+    if (!w || !all) {
+        free(w);
+        free(all);
+        return t2_seterr(T2_ENOMEM, "checkpoint: out of memory");
+    }
+    for (size_t i = 0; i < n; i++) {
+        const t2__metric_acc *a = &r->tm.acc[i];
+        uint64_t *e = w + i * WINDOW_WORDS;
+        e[0] = metric_key(a), e[1] = bits_of(a->sum), e[2] = bits_of(a->weight);
+        e[3] = bits_of(a->min), e[4] = bits_of(a->max), e[5] = (uint64_t)a->count;
+    }
+    rc = t2__comm_allgather_u64(&r->ctx.comm, w, words, all);
+    char **json = NULL;
+    t2__metric_acc *acc = NULL;
+    if (!rc && r->ctx.comm.rank == 0) {
+        json = calloc((size_t)nr, sizeof *json);
+        acc = malloc(n * sizeof *acc);
+        if (!json || !acc) rc = t2_seterr(T2_ENOMEM, "checkpoint: out of memory");
+        for (int k = 1; !rc && k < nr; k++) {
+            const uint64_t *e = all + (size_t)k * words;
+            int match = 1;
+            for (size_t i = 0; i < n && match; i++) match = e[i * WINDOW_WORDS] == w[i * WINDOW_WORDS];
+            if (!match) continue;
+            for (size_t i = 0; i < n; i++) {
+                const uint64_t *x = e + i * WINDOW_WORDS;
+                acc[i] = r->tm.acc[i];
+                acc[i].sum = double_of(x[1]), acc[i].weight = double_of(x[2]);
+                acc[i].min = double_of(x[3]), acc[i].max = double_of(x[4]), acc[i].count = (int64_t)x[5];
+            }
+            if (!(json[k] = window_json_of(acc, (int)n, r->window_batches, r->window_samples)))
+                rc = t2_seterr(T2_ENOMEM, "checkpoint: out of memory");
+        }
+    }
+    free(acc);
+    free(w);
+    free(all);
+    if (rc && json) {
+        for (int k = 0; k < nr; k++) free(json[k]);
+        free(json);
+        json = NULL;
+    }
+    *out = json;
+    return rc;
 }
 
 static int window_restore(run *r, const char *json)
@@ -673,6 +767,8 @@ out:
 /* Writes a checkpoint of everything the trial needs to continue exactly here and tells the
  * controller. A failed write is reported and the trial goes on: the previous checkpoint is intact
  * and stays the latest. */
+static int write_checkpoint(run *r, const uint64_t *streams, int nr, char *const *windows);
+
 static int checkpoint(run *r)
 {
     const t2__runner_args *a = r->a;
@@ -683,15 +779,24 @@ static int checkpoint(run *r)
     int nr = r->ctx.comm.size > 0 ? r->ctx.comm.size : 1;
     uint64_t *streams = malloc((size_t)nr * 4 * sizeof *streams);
     if (!streams) return t2_seterr(T2_ENOMEM, "checkpoint: out of memory"), fail(r, "checkpoint", T2_ENOMEM);
-    if ((src = t2__comm_allgather_u64(&r->ctx.comm, r->ctx.rng.s, 4, streams))) {
+    char **windows = NULL; /* every rank's open window, on rank 0 */
+    if ((src = t2__comm_allgather_u64(&r->ctx.comm, r->ctx.rng.s, 4, streams)) || (src = gather_windows(r, &windows))) {
         free(streams);
         return fail(r, "checkpoint", src);
     }
-    if (r->ctx.comm.rank != 0) { /* every rank holds the same parameters; rank 0 writes them */
-        free(streams);
-        r->last_checkpoint = r->ctx.batches_trained;
-        return 0;
-    }
+    int rc = 0;
+    if (r->ctx.comm.rank != 0) r->last_checkpoint = r->ctx.batches_trained; /* rank 0 writes the (same) parameters */
+    else rc = write_checkpoint(r, streams, nr, windows);
+    free(streams);
+    for (int k = 0; windows && k < nr; k++) free(windows[k]);
+    free(windows);
+    return rc;
+}
+
+/* Rank 0's part of checkpoint: the file, and the report. */
+static int write_checkpoint(run *r, const uint64_t *streams, int nr, char *const *windows)
+{
+    const t2__runner_args *a = r->a;
     t2_loader_state ls;
     void *user = NULL;
     size_t user_len = 0;
@@ -731,7 +836,6 @@ static int checkpoint(run *r)
     if (!rngs || !names) {
         free(rngs);
         free(names);
-        free(streams);
         free(user);
         free(hp);
         free(window);
@@ -742,17 +846,39 @@ static int checkpoint(run *r)
         rngs[k].name = names[k];
         memcpy(rngs[k].state.s, streams + 4 * (size_t)k, sizeof rngs[k].state.s);
     }
-    t2__ckpt_kv kv[2] = {{"train_window", window}, {"metric", metric}};
+    /* Rank 0's window as it always was; each other rank's under its own key (gather_windows). */
+    t2__ckpt_kv *kv = calloc((size_t)nr + 1, sizeof *kv);
+    char (*keys)[32] = calloc((size_t)nr, sizeof *keys);
+    int nkv = 0;
+    if (!kv || !keys) {
+        free(kv);
+        free(keys);
+        free(rngs);
+        free(names);
+        free(user);
+        free(hp);
+        free(window);
+        return t2_seterr(T2_ENOMEM, "checkpoint: out of memory"), fail(r, "checkpoint", T2_ENOMEM);
+    }
+    kv[nkv++] = (t2__ckpt_kv){"train_window", window};
+    if (!isnan(at_metric)) kv[nkv++] = (t2__ckpt_kv){"metric", metric};
+    for (int k = 1; windows && k < nr; k++)
+        if (windows[k]) {
+            snprintf(keys[k], sizeof keys[k], "train_window.rank%d", k);
+            kv[nkv++] = (t2__ckpt_kv){keys[k], windows[k]};
+        }
     t2__ckpt_model mod = t2__ctx_ckpt_model(&r->ctx, 1);
     t2__ckpt_contents c = {.net = mod.net, .raw = mod.raw, .nraw = mod.nraw, .opts = mod.opts, .nopts = mod.nopts,
                            .sched = r->ctx.sched, .loader = &ls,
                            .rngs = rngs, .n_rngs = nr, .user_state = user, .user_state_len = user_len,
                            .experiment_id = a->experiment_id, .trial_id = a->trial_id, .hparams_json = hp,
                            .batches_trained = r->ctx.batches_trained, .epoch = r->ctx.epoch, .strings = kv,
-                           .n_strings = isnan(at_metric) ? 1 : 2, .uuid = uuid};
+                           .n_strings = nkv, .uuid = uuid};
     t2__ckpt_result res;
     double t0 = t2__now();
     rc = t2__ckpt_write(path, &c, comp, &res);
+    free(kv);
+    free(keys);
     free(rngs);
     free(names);
     free(user);
@@ -778,7 +904,6 @@ static int checkpoint(run *r)
                                        .has_metric = !isnan(at_metric), .metric = at_metric}};
     }
     rc = send_msg(a, &r->ctx.comm, &m);
-    free(streams);
     return rc ? fail(r, "report", rc) : 0;
 }
 
@@ -824,7 +949,11 @@ static int restore(run *r)
     if (!rc) rc = t2__ckpt_get_rng(ck, "trial", &r->ctx.rng);
     if (!rc && info.has_user_state && r->a->def->load_state && !(rc = t2__ckpt_user_state(ck, &user, &ulen)))
         rc = r->a->def->load_state(&r->ctx, r->state, user, ulen);
-    const char *w = rc ? NULL : t2__ckpt_string(ck, "train_window");
+    /* Each rank its own open window (a checkpoint of one rank, or older, has rank 0's alone). */
+    char wkey[32];
+    snprintf(wkey, sizeof wkey, "train_window.rank%d", r->ctx.comm.rank);
+    const char *w = rc ? NULL : t2__ckpt_string(ck, wkey);
+    if (!rc && !w) w = t2__ckpt_string(ck, "train_window");
     if (w) rc = window_restore(r, w);
     /* The metric sums go on; the throughput counts only batches trained since this restore (the
      * window's earlier batches took their time in another process: the first report after a

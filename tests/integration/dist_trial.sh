@@ -59,5 +59,25 @@ expect_exit 0 "$T2EXP" resume 3 --config resources.slots_per_trial=1 --plain
 [ "$(sql "SELECT batches_trained FROM trials WHERE experiment_id=3")" = 1200 ] || fail "1200 batches after the elastic resume"
 id3=$(sql "SELECT id FROM trials WHERE experiment_id=3")
 grep -q "restored .* batch [1-9]" <(trial_log "$id3") || fail "the one-slot run did not restore"
+
+# A pause in the middle of a training-metrics window: each rank goes on summing into its own open
+# window, so the window's report is the uninterrupted run's. Every rank had rank 0's restored, and
+# a metric that differs between ranks (quadratic's rank_share) came out 7.2 where it is 8.25.
+cat > "$WORK/pw.yaml" <<Y
+name: pause_window
+hyperparameters: {global_batch_size: 2, x: 0.5, y: -2, model: 1, rank_metric: 1, term_at_batch: 5}
+searcher: {name: single, metric: loss, max_length: {batches: 20}}
+scheduling_unit: 10
+resources: {slots_per_trial: 2}
+max_restarts: 0
+Y
+expect_exit 0 "$T2EXP" create "$WORK/pw.yaml" "$TRIALS/quadratic.so" --plain
+paused=$(sql "SELECT max(id) FROM experiments")
+grep -q "restored .* batch 6" <(exp_logs "$paused") || fail "the trial did not pause mid-window and restore"
+expect_exit 0 "$T2EXP" create "$WORK/pw.yaml" "$TRIALS/quadratic.so" --plain --config hyperparameters.term_at_batch=-1
+window() { sql "SELECT batches || ' ' || value FROM metrics m JOIN trials t ON t.id = m.trial_id
+                WHERE t.experiment_id = $1 AND m.name = 'rank_share' ORDER BY batches"; }
+[ "$(window "$paused")" = "$(window $((paused + 1)))" ] && [ "$(window "$paused" | head -n 1)" = "10 8.25" ] ||
+  fail "the window across the distributed pause differs: $(window "$paused" | tr '\n' ' ') against $(window $((paused + 1)) | tr '\n' ' ')"
 store_ok
 echo "dist_trial: ok"

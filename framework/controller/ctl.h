@@ -94,6 +94,8 @@ typedef struct t2__ctl {
     size_t nlaunch, caplaunch;
     t2__probe *probe;       /* host probes running (host_check.c) */
     size_t nprobe, capprobe;
+    size_t *exiting;        /* trials whose channel closed and whose process is awaited (exit_wait.c) */
+    size_t nexiting, capexiting;
     t2__caller *caller;     /* handshakes in progress, oldest first */
     size_t ncaller, capcaller;
     double refusals_since;  /* start of the minute whose refused callers are being counted */
@@ -296,6 +298,20 @@ int t2__ctl_probe_events(t2__ctl *c);
 int t2__ctl_probes_stop(t2__ctl *c);
 /* Ends every probe and forgets them (no store writes). */
 void t2__ctl_probes_free(t2__ctl *c);
+
+/* exit_wait.c: a runner whose channel closed, awaited as loop events */
+/* Reaps t's process if it has ended and settles t (t2__ctl_exited); otherwise t waits, LAUNCHING
+ * with no channel, and the rounds below settle it once its process ends. */
+int t2__ctl_exit_begin(t2__ctl *c, t2__ctl_trial *t);
+/* Every round: reaps those whose process ended, ends those past their time. Never waits. */
+int t2__ctl_exit_events(t2__ctl *c);
+/* Ends every awaited process now (SIGKILL) and settles its trial (the stop paths). */
+int t2__ctl_exits_end(t2__ctl *c);
+/* Kills and reaps every awaited process and forgets them (no store writes). */
+void t2__ctl_exits_free(t2__ctl *c);
+/* A runner's process ended (status as waitpid's): what it left is cleared, its hosts are probed if
+ * it failed on the pool, and it is settled (event_loop.c). */
+int t2__ctl_exited(t2__ctl *c, t2__ctl_trial *t, int status);
 
 /* prepare_data.c: runs the trial's prepare_data in a child process and waits for it. T2_OK, or
  * prepare_data's own error, or how its process ended before it returned; *interrupted when a

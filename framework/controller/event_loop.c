@@ -293,45 +293,20 @@ static int feed(t2__ctl *c, t2__ctl_trial *t)
     return rc;
 }
 
-/* How the runner's process ended, its channel closed. A process closes its end as it exits, a
- * moment before it can be reaped (and mpirun takes a few seconds to end a job one of whose ranks
- * died), so it gets that long. One still running after that closed the channel itself (a trial
- * that closes descriptors it did not open) and can no longer be driven: it is ended, rather than
- * waited for as long as it chose to run, which held the loop, every other trial and Ctrl-C with
- * it. mpirun gets its teardown first (SIGKILL would orphan its ranks). */
-static int reap_runner(t2__ctl *c, t2__ctl_trial *t)
-{
-    int status = 0;
-    if (t->reaped) {
-        t->reaped = 0;
-        return t->reaped_status;
-    }
-    int dist = t2__ctl_via_mpi(c);
-    /* Not ours to wait for (-1): as the blocking waitpid before, the trial counts as exited. */
-    if (t2__wait_pid_for(t->pid, dist ? 10.0 : 5.0, &status) != 0) return status;
-    if (!t->error)
-        t->error = strdup("its channel to the controller closed while its process still ran (did the trial close "
-                          "a file descriptor it had not opened?); the process was ended");
-    t2__ctl_mpirun_note(t);
-    if (dist) {
-        kill(t->pid, SIGTERM);
-        if (t2__wait_pid_for(t->pid, 10.0, &status) != 0) return status;
-    }
-    kill(t->pid, SIGKILL);
-    t2__reap_group(t->pid, &status, 0);
-    return status;
-}
-
-/* The runner's channel closed (or its process was found ended): reap the process and decide the
- * trial's fate. */
+/* The runner's channel closed (or its process was found ended): its process is reaped, now or as
+ * an event of the loop (exit_wait.c), and then the trial's fate decided (t2__ctl_exited). */
 static int on_exit(t2__ctl *c, t2__ctl_trial *t)
 {
-    int status = 0, rc = T2_OK;
     t2__ctl_worker_gone(c, t);
     t2__ctl_channel_closed(c, t->fd);
     close(t->fd);
     t->fd = -1;
-    status = reap_runner(c, t);
+    return t2__ctl_exit_begin(c, t);
+}
+
+int t2__ctl_exited(t2__ctl *c, t2__ctl_trial *t, int status)
+{
+    int rc = T2_OK;
     t2__ctl_mpirun_gone(t);
     int clean = WIFEXITED(status) && WEXITSTATUS(status) == 0 && t->exit_sent && !t->error;
     if (!clean && t->host_slots && !t->killed && !t2__ctl_interrupted && !c->stopping) {
@@ -628,6 +603,7 @@ int t2__ctl_pump(t2__ctl *c)
     if (rc) return rc;
     /* Deadlines and mpirun's death are checked on every round, whether or not poll saw an event. */
     if ((rc = t2__ctl_launch_events(c, pf + nt, r > 0 ? n - nt : 0))) return rc;
+    if (c->nexiting && (rc = t2__ctl_exit_events(c))) return rc;
     return c->nprobe ? t2__ctl_probe_events(c) : T2_OK;
 }
 
@@ -697,6 +673,8 @@ void t2__ctl_stop_all(t2__ctl *c)
         }
         if (t2__ctl_pump(c) != T2_OK) break;
     }
+    /* Those whose channel closed and whose process is still awaited: ended now, and settled. */
+    t2__ctl_exits_end(c);
     while (c->tt.nrun > 0) {
         t2__ctl_trial *t = &c->tt.t[c->tt.run[0]];
         t2__ctl_mpirun_note(t);
@@ -733,6 +711,9 @@ void t2__ctl_kill_all_quietly(t2__ctl *c)
     c->tt.nrun = 0;
     t2__ctl_launch_free(c); /* their mpirun were among the killed above */
     t2__ctl_probes_free(c);
+    free(c->exiting); /* reaped above, as running trials */
+    c->exiting = NULL;
+    c->nexiting = c->capexiting = 0;
 }
 
 int t2__ctl_run_loop(t2__ctl *c)

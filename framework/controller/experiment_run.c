@@ -408,6 +408,7 @@ void t2__ctl_cleanup(t2__ctl *c)
     t2__trial_so_close(&c->so);
     t2__ctl_launch_free(c);
     t2__ctl_probes_free(c);
+    t2__ctl_exits_free(c);
     if (c->listen_fd >= 0) close(c->listen_fd);
     t2__ctl_workers_end(c);
     t2__ctl_readers_free(c);

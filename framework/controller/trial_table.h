@@ -60,6 +60,8 @@ typedef struct t2__ctl_trial {
     int probe_status;       /* how its processes ended, settled once the probes are done */
     int probe_lost;         /* a probe found one of its hosts gone */
     double left_at;         /* when it was told to leave or said it stops (0: not since it started) */
+    double exit_since;      /* its channel closed and its process is awaited since then (exit_wait.c) */
+    int exit_stage;         /* 0: waited for; 1: mpirun asked to tear down */
     int leave_stage;        /* a distributed trial's ranks that did not end after that (event_loop.c) */
     int64_t *report_at;     /* steps its earlier runs reported training metrics at, for the next
                              * TRAIN op (t2__store_report_steps); NULL once sent */

@@ -16,6 +16,7 @@
  *   close_until  a path: at batch 3, train_batch closes every descriptor above stderr (its
  *                runner's channel too) and then waits for that file before it goes on
  *   close_go     1: the same at batch 3, and then it trains on (its runner's next report fails)
+ *   slow_ms      train_batch sleeps that many milliseconds (a trial that takes its time)
  *   ignore_term  1: build_model sets SIGTERM to SIG_IGN (a library that installs its own)
  *   kill_marker, kill_at  a path and a batch count: save_state at that batch count SIGKILLs its
  *                own process while that file exists, removing it first (a trial that dies while
@@ -160,6 +161,9 @@ static int train_batch(t2_ctx *ctx, void *state, const t2_batch *b, t2_metrics *
     scripted *s = state;
     int rc = wait_for(ctx);
     if (rc) return rc;
+    int64_t slow = 0;
+    if (t2_hp_int(ctx, "slow_ms", &slow) == T2_OK && slow > 0)
+        nanosleep(&(struct timespec){slow / 1000, (long)(slow % 1000) * 1000000L}, NULL);
     misbehave(ctx);
     size_t n = 0;
     float *p = t2_net_params(s->net, &n);

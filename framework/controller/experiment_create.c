@@ -61,8 +61,9 @@ int t2__experiment_create(const t2__create_opts *o, int64_t *exp_id)
         (rc = t2__ctl_load_pool(&c)))
         goto out;
     uint64_t seed = cfg->experiment_seed_set ? cfg->experiment_seed : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
-    /* Before anything is recorded: a custom searcher's library that does not load makes nothing. */
-    if ((rc = t2__searcher_create(cfg, seed, &c.s))) goto out;
+    /* Before anything is recorded: a custom searcher's library that does not load makes nothing,
+     * and neither do trials that cannot fit the slots. */
+    if ((rc = t2__searcher_create(cfg, seed, &c.s)) || (rc = t2__ctl_plan(&c))) goto out;
     /* The store keeps the config as run: the file as given, and the command line's overrides as
      * data (a JSON array in their own column, which `t2exp resume` applies again exactly, whatever
      * characters they hold). */

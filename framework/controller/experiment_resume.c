@@ -213,6 +213,16 @@ static int check_overrides(t2__experiment_row *row, const char *name, const t2__
     t2__config *old = NULL;
     int rc = t2__config_load_string(row->config_yaml, name, ovr, novr - o->noverrides, &old);
     if (!rc) rc = t2__ctl_check_resume_overrides(old, cfg, o->overrides, o->noverrides);
+    /* What the overrides newly make the config warn about is said, as create says it (a
+     * slots_per_trial that no longer divides the batch: each slot trains on fewer records). */
+    size_t nw = 0, nold = 0;
+    const char *const *w = rc ? NULL : t2__config_warnings(cfg, &nw);
+    const char *const *wold = rc ? NULL : t2__config_warnings(old, &nold);
+    for (size_t i = 0; i < nw; i++) {
+        int known = 0;
+        for (size_t j = 0; j < nold && !known; j++) known = !strcmp(w[i], wold[j]);
+        if (!known) t2__progress_line(o->out, "warning: %s", w[i]);
+    }
     t2__config_free(old);
     return rc;
 }
@@ -299,6 +309,10 @@ int t2__experiment_resume(const t2__resume_opts *o)
         rc = t2_seterr(T2_ENOTFOUND, "experiment %lld has no saved searcher state to resume from", (long long)c.exp_id);
         goto out;
     }
+    /* Whether the trials fit the slots (an override of slots_per_trial, a smaller pool), before
+     * anything is stored: a resume that cannot run changes nothing. It left the experiment ERRORED
+     * with the override kept, so that every later resume failed the same way. */
+    if ((rc = t2__ctl_plan(&c))) goto out;
     t2__progress_init(&c.prog, o->progress, o->out, cfg->searcher.metric);
     if ((rc = restore_trials(&c, saved)) || (rc = sweep_orphans(&c))) goto out;
     /* In the commit that marks it ACTIVE: a run that never started keeps the overrides it had. */

@@ -3,8 +3,9 @@
 # every controller error does, never ACTIVE with no controller: checkpoint_storage.host_path
 # /dev/null cannot hold the checkpoint directory (mkdir: Not a directory), which is I/O trouble:
 # exit 3. Its resume refuses clearly (before, it computed another checkpoint directory and ran). A slot
-# pool too small for slots_per_trial, found once the run is recorded, ends it ERRORED too (exit 1,
-# as a run that ended ERRORED).
+# pool too small for slots_per_trial is refused before anything is recorded (exit 2), at create and
+# at resume, where it left a paused experiment ERRORED with the override kept, so that every later
+# resume failed the same way.
 source "$(dirname "$0")/common.bash"
 state() { sql "SELECT state FROM experiments WHERE id = $1"; }
 err() { sql "SELECT error FROM experiments WHERE id = $1"; }
@@ -26,11 +27,29 @@ expect_exit 3 "$T2EXP" create "$EXAMPLES/quadratic_random.yaml" "$TRIALS/quadrat
 [ "$(state 2)" = ERRORED ] || fail "the failed detached create left experiment 2 $(state 2)"
 
 if have_mpi && command -v taskset >/dev/null; then
-  # One core, two slots a trial: the plan fails once the run is recorded (before, it was left ACTIVE).
-  expect_exit 1 taskset -c 0 "$T2EXP" create "$EXAMPLES/quadratic_random.yaml" "$TRIALS/quadratic.so" --plain \
+  # One core, two slots a trial: refused before the experiment is recorded.
+  expect_exit 2 taskset -c 0 "$T2EXP" create "$EXAMPLES/quadratic_random.yaml" "$TRIALS/quadratic.so" --plain \
     --config resources.slots_per_trial=2 --config hyperparameters.global_batch_size=2
-  expect_in "$OUT" "experiment 3 ERRORED before it ran: resources.slots_per_trial = 2, but the slot pool has 1 slot(s)"
-  [ "$(state 3)" = ERRORED ] || fail "a failed plan left experiment 3 $(state 3)"
+  expect_in "$OUT" "resources.slots_per_trial = 2, but the slot pool has 1 slot(s)"
+  [ "$(sql "SELECT count(*) FROM experiments")" = 2 ] || fail "the refused create recorded an experiment"
+  # A paused two-slot experiment resumed on one core: refused, and it stays PAUSED and resumable.
+  cat > "$WORK/two.yaml" <<Y
+name: two_slots
+hyperparameters: {global_batch_size: 2, x: 0.5, y: -2, model: 1, sleep_ms: 30}
+searcher: {name: single, metric: loss, max_length: {batches: 100}}
+resources: {slots_per_trial: 2}
+Y
+  taskset -c 0,1 "$T2EXP" create "$WORK/two.yaml" "$TRIALS/quadratic.so" --plain > "$WORK/two.out" 2>&1 &
+  ctl=$!
+  wait_for "SELECT batches_trained >= 10 FROM trials WHERE experiment_id = 3"
+  kill -INT $ctl
+  wait $ctl || true
+  [ "$(state 3)" = PAUSED ] || fail "Ctrl-C left experiment 3 $(state 3)"
+  expect_exit 2 taskset -c 0 "$T2EXP" resume 3 --plain
+  expect_in "$OUT" "resources.slots_per_trial = 2, but the slot pool has 1 slot(s)"
+  [ "$(state 3)" = PAUSED ] && [ -z "$(err 3)" ] || fail "the refused resume left experiment 3 $(state 3): $(err 3)"
+  expect_exit 0 taskset -c 0,1 "$T2EXP" resume 3 --plain
+  [ "$(state 3)" = COMPLETED ] || fail "experiment 3 did not complete after the refused resume: $(state 3)"
 else
   echo "create_setup_fails: the slot-pool case skipped (no MPI or taskset)"
 fi

@@ -115,8 +115,12 @@ static void convert(csv_state *s, int col, const char *f, size_t len, long line)
         return;
     }
     char *end = NULL;
-    float v = c ? strtof(c, &end) : 0.0f;
-    if (!c || end == c || *end) {
+    /* Decimal only, as data.h says: strtof also reads hexadecimal ("0x10" as 16, "0x1p4"), which
+     * a data file means as text (an id, a hash), not as a number. */
+    const char *digits = c ? c + (*c == '+' || *c == '-') : NULL;
+    int hex = digits && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X');
+    float v = c && !hex ? strtof(c, &end) : 0.0f;
+    if (!c || hex || end == c || *end) {
         s->rc = t2_seterr(T2_EFORMAT, "%s: '%s' is not a number", where(s, line, col, loc, sizeof loc),
                           excerpt(f, len, ex, sizeof ex));
         return;

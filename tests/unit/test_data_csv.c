@@ -137,6 +137,9 @@ static void bad_files(void)
     } while (0)
     BAD("1,2,3,0\n1,abc,3,0\n", T2_EFORMAT, ":3:2 (column 'b'): 'abc' is not a number");
     BAD("1,2,3,0\n1,2.5x,3,0\n", T2_EFORMAT, ":3:2 (column 'b'): '2.5x' is not a number");
+    /* Hexadecimal is no decimal number (strtof read "0x10" as 16). */
+    BAD("1,0x10,3,0\n", T2_EFORMAT, ":2:2 (column 'b'): '0x10' is not a number");
+    BAD("1,-0X1p4,3,0\n", T2_EFORMAT, ":2:2 (column 'b'): '-0X1p4' is not a number");
     BAD("1,,3,0\n", T2_EFORMAT, ":2:2 (column 'b'): empty cell");
     BAD("1,\"\",3,0\n", T2_EFORMAT, ":2:2 (column 'b'): empty cell");
     BAD("1,2,3,0\n1,2,3,\n", T2_EFORMAT, ":3:4 (column 'cls'): empty cell");

@@ -11,6 +11,7 @@
 #include <string.h>
 #include "ctl.h"
 #include "internal.h"
+#include "trial_proc.h"
 
 #define PROBE_S 15.0
 
@@ -24,7 +25,8 @@ int t2__ctl_check_hosts(t2__ctl *c, t2__ctl_trial *t, int status)
         if (!p) return t2_seterr(T2_ENOMEM, "controller: out of memory");
         c->probe = p;
         p = &c->probe[c->nprobe];
-        int rc = t2__host_probe_start(&p->p, c->pool.hosts[h].name, PROBE_S);
+        int rc = t2__host_probe_start(&p->p, c->pool.hosts[h].name, PROBE_S, c->cfg->environment.vars,
+                                      c->cfg->environment.nvars);
         if (rc) return rc;
         p->trial = (size_t)(t - c->tt.t);
         p->host = h;
@@ -43,10 +45,17 @@ static int host_lost(t2__ctl *c, t2__ctl_trial *t, int h, const char *why)
         t2__pool_kill(&c->pool, h);
         t->probe_lost = 1;
     }
-    /* The invalid-hyperparameters mark stays first (reports.c's note_error): a resume reads it. */
-    const char *old = t->error ? t->error : "";
+    /* The invalid-hyperparameters mark stays first (reports.c's note_error): a resume reads it.
+     * A trial that died without a word keeps how its processes ended beside the host's verdict
+     * (a crash read as the host's death otherwise). */
+    char ended[128] = "";
+    if (!t->error && t->probe_status != -1) {
+        char st[96];
+        snprintf(ended, sizeof ended, "the trial process %s", t2__wait_status_str(t->probe_status, st, sizeof st));
+    }
+    const char *old = t->error ? t->error : ended;
     size_t mlen = sizeof T2__INVALID_HPARAMS - 1;
-    int mark = t->invalid_hparams && !strncmp(old, T2__INVALID_HPARAMS, mlen);
+    int mark = t->error && t->invalid_hparams && !strncmp(t->error, T2__INVALID_HPARAMS, mlen);
     char msg[1700];
     t2__fmt_fit(msg, sizeof msg, "%shost %s is unreachable (%s): its %d slot(s) left the pool%s%.1200s",
                 mark ? T2__INVALID_HPARAMS : "", c->pool.hosts[h].name, why, c->pool.hosts[h].slots,

@@ -8,13 +8,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "internal.h"
 #include "slot_pool.h"
 #include "trial_proc.h"
 
-int t2__host_probe_start(t2__host_probe *p, const char *name, double timeout_s)
+int t2__host_probe_start(t2__host_probe *p, const char *name, double timeout_s, char *const *env, size_t nenv)
 {
     char host[T2__HOST_NAME_MAX + 8];
     snprintf(host, sizeof host, "%s:1", name);
@@ -24,6 +25,7 @@ int t2__host_probe_start(t2__host_probe *p, const char *name, double timeout_s)
     int rc = t2__mpi_session_new(p->session, sizeof p->session);
     if (rc) return rc;
     fflush(NULL);
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) return t2_seterr(T2_EIO, "controller: fork: %s", strerror(errno));
     if (pid == 0) {
@@ -34,12 +36,26 @@ int t2__host_probe_start(t2__host_probe *p, const char *name, double timeout_s)
             dup2(null, STDERR_FILENO);
         }
         setpgid(0, 0); /* so that a timeout ends mpirun and its launcher together */
+        /* It ends with the controller, by mpirun's own teardown, as a trial's mpirun does (it
+         * outlived a SIGKILLed controller for good on a host that hangs). */
+        if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != parent) _exit(127);
         /* A session directory of its own, which the controller can remove after a timeout. */
         if (setenv("OMPI_MCA_orte_top_session_dir", p->session, 1) != 0) _exit(127);
+        /* The trials' launch environment: an OMPI_MCA_plm_rsh_agent set there is how they reach the
+         * host (without it the probe went through ssh and found every such host dead). */
+        for (size_t k = 0; k < nenv; k++) {
+            const char *eq = strchr(env[k], '=');
+            char name_[256];
+            if (!eq || (size_t)(eq - env[k]) >= sizeof name_) continue;
+            memcpy(name_, env[k], (size_t)(eq - env[k]));
+            name_[eq - env[k]] = '\0';
+            if (setenv(name_, eq + 1, 1) != 0) _exit(127);
+        }
         execvp("mpirun", (char *const *)argv);
         _exit(127);
     }
     setpgid(pid, pid);
+    t2__trial_guard_note(t2__trial_guard_fd(), pid, 1); /* the guardian ends its group with the controller */
     p->pid = pid;
     p->deadline = t2__now() + timeout_s;
     p->timeout_s = timeout_s;

@@ -15,8 +15,10 @@ typedef struct t2__host_probe {
     char session[PATH_MAX]; /* its mpirun's own session directory (trial_proc.h) */
 } t2__host_probe;
 
-/* Starts probing host `name`, to answer within timeout_s seconds. T2_EIO if fork fails. */
-int t2__host_probe_start(t2__host_probe *p, const char *name, double timeout_s);
+/* Starts probing host `name`, to answer within timeout_s seconds, with env[0..nenv) ("NAME=value",
+ * environment.environment_variables) in mpirun's environment as a trial's launch has them: the
+ * launcher they name is the one the trials reached the host through. T2_EIO if fork fails. */
+int t2__host_probe_start(t2__host_probe *p, const char *name, double timeout_s, char *const *env, size_t nenv);
 /* Never waits: 2 while the probe runs and has time left, 1 when the host answered, 0 when it did
  * not (why gets the reason; a probe past its deadline is ended here). */
 int t2__host_probe_check(t2__host_probe *p, double now, char *why, size_t len);

@@ -4,8 +4,8 @@
  * create` down with no word (exit 139) and an `exit()` in a library it called ended create with
  * exit 0; either way the experiment stayed ACTIVE with no reason, and a resume then ran its trials
  * without prepare_data ever having succeeded (probe_H H4). Now a child runs it and says how it
- * went through a pipe; the controller waits (nothing else runs yet), and a stop asked meanwhile
- * (Ctrl-C, SIGTERM) ends the child. */
+ * went through a pipe; the controller waits for it to exit (nothing else runs yet), and a stop asked
+ * meanwhile (Ctrl-C, SIGTERM, `t2exp kill`) ends it and what it started. */
 #define _GNU_SOURCE /* pipe2 */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,7 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "ctl.h"
 #include "internal.h"
@@ -44,12 +47,24 @@ static void child(t2__ctl *c, uint64_t seed, int fd)
     _exit(0); /* no atexit handlers: they belong to the controller (store) */
 }
 
+/* Reads what is in fd without waiting; 1 at its end (every writer closed it). */
+static int drain(int fd, char *buf, size_t cap, size_t *len)
+{
+    for (;;) {
+        ssize_t r = read(fd, buf + *len, cap - 1 - *len);
+        if (r > 0 && (*len += (size_t)r) < cap - 1) continue;
+        if (r < 0 && errno == EINTR) continue;
+        return r == 0 || *len >= cap - 1;
+    }
+}
+
 int t2__ctl_prepare_data(t2__ctl *c, uint64_t seed, int *interrupted)
 {
     *interrupted = 0;
     int p[2];
     if (pipe2(p, O_CLOEXEC) != 0) return t2_seterr(T2_EIO, "prepare_data: pipe: %s", strerror(errno));
     fflush(NULL);
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         int e = errno;
@@ -59,34 +74,44 @@ int t2__ctl_prepare_data(t2__ctl *c, uint64_t seed, int *interrupted)
     }
     if (pid == 0) {
         close(p[0]);
+        /* A group of its own, as a trial's: what it starts and leaves running is ended with it. It
+         * dies with the controller (a resume would otherwise run a second one beside it). */
+        if (setpgid(0, 0) != 0 || prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(3);
         child(c, seed, p[1]);
     }
+    setpgid(pid, pid);
     close(p[1]);
+    int fl = fcntl(p[0], F_GETFL);
+    if (fl >= 0) fcntl(p[0], F_SETFL, fl | O_NONBLOCK);
+    /* Its end is the process's exit, not the pipe's: a helper it forked (without exec) holds the
+     * pipe for as long as it lives, and the controller waited for that helper, Ctrl-C and kill
+     * included. A stop asks it with SIGTERM, and a second stop, or 10 s, ends it. */
     char buf[1200];
     size_t len = 0;
-    int stopped = 0;
+    int status = 0, at_end = 0, stage = 0, asked = 0;
+    double termed = 0;
     for (;;) {
-        if (t2__ctl_interrupted && !stopped) {
-            /* Its stop, as a trial's: SIGTERM; what it wrote so far stays (files are its own). */
-            kill(pid, SIGTERM);
-            stopped = 1;
+        if (!at_end) at_end = drain(p[0], buf, sizeof buf, &len);
+        pid_t w = t2__reap_group(pid, &status, WNOHANG); /* ends what is left of its group too */
+        if (w == pid || (w < 0 && errno != EINTR)) break;
+        double now = t2__now();
+        if (t2__ctl_interrupted && stage == 0) {
+            kill(-pid, SIGTERM);
+            stage = 1;
+            termed = now;
+            asked = t2__ctl_stops_asked;
+        } else if (stage == 1 && (now - termed > 10.0 || t2__ctl_stops_asked != asked)) {
+            kill(-pid, SIGKILL);
+            stage = 2;
         }
-        ssize_t r = read(p[0], buf + len, sizeof buf - 1 - len);
-        if (r > 0 && (len += (size_t)r) < sizeof buf - 1) continue;
-        if (r < 0 && errno == EINTR) continue;
-        break; /* the end (the child exited), full, or an error: its exit status says the rest */
+        struct pollfd pf = {.fd = p[0], .events = POLLIN};
+        if (at_end) nanosleep(&(struct timespec){.tv_nsec = 10 * 1000 * 1000}, NULL);
+        else poll(&pf, 1, 100); /* data, or a signal (a stop, the child's exit), wakes it */
     }
+    if (!at_end) drain(p[0], buf, sizeof buf, &len);
     close(p[0]);
     buf[len] = '\0';
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-        if (t2__ctl_interrupted && !stopped) {
-            kill(pid, SIGTERM);
-            stopped = 1;
-        }
-    }
-    if (stopped || (WIFSIGNALED(status) && (WTERMSIG(status) == SIGINT || WTERMSIG(status) == SIGTERM) &&
-                    t2__ctl_interrupted)) {
+    if (stage > 0) {
         *interrupted = 1;
         return t2_seterr(T2_ESTATE, "prepare_data was stopped before it returned");
     }
@@ -106,13 +131,21 @@ int t2__ctl_prepare_experiment(t2__ctl *c, uint64_t seed)
     if (!t2__ctl_prepare_data(c, seed, &interrupted)) return T2_OK;
     char why[1200];
     long long id = (long long)c->exp_id;
+    if (interrupted && t2__ctl_interrupted == SIGUSR2) {
+        /* `t2exp kill EXP` ends an experiment CANCELED, whatever it was doing. */
+        t2__fmt_fit(why, sizeof why, "killed during prepare_data");
+        t2__store_set_experiment_error(c->st, c->exp_id, why);
+        t2__store_set_experiment_state(c->st, c->exp_id, T2__EXP_CANCELED);
+        t2__progress_line(c->o->out, "experiment %lld CANCELED: %s", id, why);
+        return 1;
+    }
     if (interrupted) {
         /* Nothing ran: a resume starts the search afresh, and runs prepare_data first. */
         t2__fmt_fit(why, sizeof why, "paused during prepare_data; t2exp resume %lld runs it again", id);
         t2__store_set_experiment_error(c->st, c->exp_id, why);
         t2__store_set_experiment_state(c->st, c->exp_id, T2__EXP_PAUSED);
         t2__progress_line(c->o->out, "experiment %lld %s", id, why);
-        return T2_OK + 1;
+        return 1;
     }
     t2__fmt_fit(why, sizeof why, "prepare_data: %s", t2_errmsg());
     t2__store_set_experiment_error(c->st, c->exp_id, why);

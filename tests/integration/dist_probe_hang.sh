@@ -3,7 +3,8 @@
 # experiment outlives it). The pool is this machine plus 192.0.2.7, reached through an Open MPI
 # launcher agent that plays a broken host: the first connection fails at once (the trial's launch
 # fails), every later one hangs the way ssh does on a host that accepts TCP and says nothing (the
-# host probe that follows gets no answer). Checks that:
+# host probe that follows gets no answer; the agent is set in the config's environment_variables,
+# which the probe must use as the trials' launches do). Checks that:
 #  - while the probe waits its 15 s, the trial on this machine goes on being recorded (the probe
 #    ran inside the loop and held every report, and Ctrl-C, for its whole time);
 #  - the host leaves the pool with that reason, its trial restarts here, the experiment completes;
@@ -34,10 +35,12 @@ hyperparameters: {global_batch_size: 2, x: {type: categorical, vals: [0.5, 1.5]}
 searcher: {name: grid, metric: loss, max_length: {batches: 150}}
 scheduling_unit: 5
 resources: {hostfile: $WORK/hosts, controller_address: 127.0.0.1}
+# The launcher as the config sets it: the probe must go through it too (it went through ssh, and a
+# healthy host reached only through the agent left the pool after any trial failure).
+environment: {environment_variables: ["OMPI_MCA_plm_rsh_agent=$WORK/agent"]}
 max_restarts: 1
 Y
-OMPI_MCA_plm_rsh_agent="$WORK/agent" "$T2EXP" create "$WORK/hang.yaml" "$TRIALS/quadratic.so" --plain \
-  > "$WORK/out" 2>&1 &
+"$T2EXP" create "$WORK/hang.yaml" "$TRIALS/quadratic.so" --plain > "$WORK/out" 2>&1 &
 ctl=$!
 for _ in $(seq 600); do [ -e "$WORK/probe-started" ] && break; sleep 0.1; done
 [ -e "$WORK/probe-started" ] || { kill $ctl; cat "$WORK/out"; fail "the host probe did not start"; }

@@ -48,4 +48,36 @@ rm "$WORK/slow"
 expect_exit 0 "$T2EXP" resume 4 --plain
 expect_in "$OUT" "1 trial(s) completed, 0 errored"
 [ "$(wc -l < "$WORK/prepared")" = 2 ] || fail "the resume after Ctrl-C did not run prepare_data: $(cat "$WORK/prepared")"
+
+# A process prepare_data leaves running (it forks without exec, so it holds the result's pipe)
+# neither holds the controller (it waited the helper's whole 60 s, Ctrl-C and kill included) nor
+# outlives prepare_data.
+start=$(date +%s)
+expect_exit 0 timeout 50 "$T2EXP" create "$WORK/p.yaml" "$WORK/scripted.so" --plain --config data.prepare=helper
+took=$(( $(date +%s) - start ))
+[ "$took" -lt 20 ] || fail "the experiment waited $took s for the helper prepare_data left"
+expect_in "$OUT" "1 trial(s) completed, 0 errored"
+[ -z "$(own_pids "t2exp create $WORK/p.yaml")" ] || fail "the helper prepare_data forked outlived it"
+
+# A prepare_data that ignores SIGTERM: a second Ctrl-C ends it; `t2exp kill EXP` cancels.
+touch "$WORK/slow"
+"$T2EXP" create "$WORK/p.yaml" "$WORK/scripted.so" --plain --config data.prepare=ignore_term > "$WORK/out6" 2>&1 &
+ctl=$!
+wait_for "SELECT count(*) FROM experiments WHERE id = 6"
+sleep 0.5
+kill -INT $ctl
+sleep 0.5
+kill -INT $ctl
+for _ in $(seq 50); do kill -0 $ctl 2>/dev/null || break; sleep 0.1; done
+! kill -0 $ctl 2>/dev/null || { kill -KILL $ctl; fail "a second Ctrl-C did not end a prepare_data that ignores SIGTERM"; }
+state 6 | grep -q "^PAUSED" || fail "experiment 6: $(state 6)"
+"$T2EXP" create "$WORK/p.yaml" "$WORK/scripted.so" --plain > "$WORK/out7" 2>&1 &
+ctl=$!
+wait_for "SELECT count(*) FROM experiments WHERE id = 7"
+sleep 0.5
+expect_exit 0 timeout 20 "$T2EXP" kill 7
+wait $ctl || true
+state 7 | grep -q "^CANCELED killed during prepare_data" || fail "t2exp kill during prepare_data left experiment 7 $(state 7)"
+rm "$WORK/slow"
+[ -z "$(own_pids "t2exp create $WORK/p.yaml")" ] || fail "a prepare_data process was left running"
 echo "prepare_data_crash: ok"

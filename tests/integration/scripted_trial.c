@@ -27,7 +27,9 @@
  *   own_state    1: the trial keeps state of its own (0.5 a batch trained) that its score adds,
  *                and leaves it out of its checkpoints, as a trial that forgets to save some of its
  *                model would; 2: the same, saved and loaded with save_state/load_state
- * prepare_data, from the data section: `prepare` segv (it crashes) or exit (it calls exit(0));
+ * prepare_data, from the data section: `prepare` segv (it crashes), exit (it calls exit(0)), helper
+ * (it forks a process, no exec, that sleeps 60 s: a data server it leaves running) or ignore_term
+ * (it ignores SIGTERM, as a library that installs its own handler may);
  * `fail_while` a path: it returns T2_EIO "scripted: no data here" while that file exists;
  * `sleep_while` a path: it waits while that file exists (at most 60 s; a test stops it meanwhile);
  * `prepared` a path it appends a line to each time it returns T2_OK.
@@ -218,6 +220,11 @@ static int prepare_data(t2_ctx *ctx)
     if (t2_data_str(ctx, "prepare", &mode) != T2_OK) mode = "";
     if (!strcmp(mode, "segv")) raise(SIGSEGV);
     if (!strcmp(mode, "exit")) exit(0);
+    if (!strcmp(mode, "ignore_term")) signal(SIGTERM, SIG_IGN);
+    if (!strcmp(mode, "helper") && fork() == 0) {
+        nanosleep(&(struct timespec){.tv_sec = 60}, NULL);
+        _exit(0);
+    }
     if (t2_data_str(ctx, "fail_while", &path) == T2_OK && access(path, F_OK) == 0)
         return t2_seterr(T2_EIO, "scripted: no data here");
     if (t2_data_str(ctx, "sleep_while", &path) == T2_OK)

@@ -28,7 +28,7 @@ static void child(t2__ctl *c, uint64_t seed, int fd)
 {
     /* The controller's handlers only set its flags: the child ends on a stop as a process does,
      * and on a crash too (a sanitizer's handler would make a crash exit 1, read as an exit()). */
-    static const int defaults[] = {SIGINT, SIGTERM, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+    static const int defaults[] = {SIGINT, SIGTERM, SIGTSTP, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
     for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++) signal(defaults[i], SIG_DFL);
     sigset_t none;
     sigemptyset(&none);
@@ -94,6 +94,13 @@ int t2__ctl_prepare_data(t2__ctl *c, uint64_t seed, int *interrupted)
         if (!at_end) at_end = drain(p[0], buf, sizeof buf, &len);
         pid_t w = t2__reap_group(pid, &status, WNOHANG); /* ends what is left of its group too */
         if (w == pid || (w < 0 && errno != EINTR)) break;
+        if (t2__ctl_suspend_asked) {
+            /* Ctrl-Z, as job_control.c passes it on to trials: its group stops with the controller. */
+            t2__ctl_suspend_asked = 0;
+            kill(-pid, SIGSTOP);
+            t2__stop_self();
+            kill(-pid, SIGCONT);
+        }
         double now = t2__now();
         if (t2__ctl_interrupted && stage == 0) {
             kill(-pid, SIGTERM);

@@ -159,18 +159,13 @@ int t2__ckpt_open_for_restore(t2__ckpt **out, const char *path);
  * set) stops reading. */
 typedef int (*t2__ckpt_sink)(void *ctx, const void *data, size_t len);
 
-/* Streams params.bin to sink without holding the archive or the parameters in memory (the file is
- * read in blocks; memory stays at a few MiB whatever the checkpoint's size), checking every
- * entry's checksum on the way. buffers.bin (a net's batchnorm statistics: two floats a channel,
- * bounded by the tensor table) is kept: t2__ckpt_buffers. The caller must treat what the sink got as unchecked until this
+/* Streams params.bin and then buffers.bin (a net's batchnorm statistics) to sink without holding
+ * the archive or any entry in memory (the file is read in blocks; memory stays at a few MiB
+ * whatever the checkpoint's size), checking every entry's checksum on the way. The caller must treat what the sink got as unchecked until this
  * returns T2_OK. *out gets the checkpoint's metadata (as t2__ckpt_open_info; free it with
  * t2__ckpt_free), NULL on failure. Errors as t2__ckpt_open, or the sink's. A NULL sink only verifies:
  * every checksum is checked and nothing is kept. */
 int t2__ckpt_stream_params(t2__ckpt **out, const char *path, t2__ckpt_sink sink, void *ctx);
-
-/* The buffer floats of a checkpoint whose buffers.bin was read (*n of them; NULL with *n 0 when it
- * has none or they were not read). */
-const float *t2__ckpt_buffers(const t2__ckpt *ck, size_t *n);
 
 /* The same from bytes in memory (copied); name stands for the path in messages. */
 int t2__ckpt_open_memory(t2__ckpt **out, const char *name, const void *data, size_t len);

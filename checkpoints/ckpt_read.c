@@ -345,10 +345,10 @@ static int read_meta(t2__ckpt *ck)
     return rc ? rc : check_budget(ck, size);
 }
 
-/* The entries after metadata.json: kept (bit set in keep), streamed to sink (stream_k) or
+/* The entries after metadata.json: kept (bit set in keep), streamed to sink (bit set in stream) or
  * checksummed and dropped; then the kept ones' checksums (a lazy checkpoint leaves the float
  * arrays to restore, which checks them as it copies them). */
-static int read_rest(t2__ckpt *ck, unsigned keep, int stream_k, t2__ckpt_sink sink, void *sctx)
+static int read_rest(t2__ckpt *ck, unsigned keep, unsigned stream, t2__ckpt_sink sink, void *sctx)
 {
     int rc = T2_OK;
     for (;;) {
@@ -356,7 +356,11 @@ static int read_rest(t2__ckpt *ck, unsigned keep, int stream_k, t2__ckpt_sink si
         uint64_t size = 0;
         if ((rc = next_entry(ck, &k, &size))) return rc;
         if (k < 0) break;
-        int how = keep >> k & 1 ? KEEP : k == stream_k ? STREAM : SKIP;
+        int how = keep >> k & 1 ? KEEP : stream >> k & 1 ? STREAM : SKIP;
+        /* The streamed entries reach the sink in the writer's order, params.bin first (export's
+         * offsets say so): an archive that has them the other way round is refused. */
+        if (how == STREAM && k == E_BUFFERS && (stream >> E_PARAMS & 1) && !(ck->seen >> E_PARAMS & 1))
+            return bad(ck, "entry buffers.bin comes before params.bin");
         if ((rc = read_entry(ck, k, size, how, sink, sctx))) return rc;
         ck->seen |= 1u << k;
         ck->last = k;
@@ -367,9 +371,9 @@ static int read_rest(t2__ckpt *ck, unsigned keep, int stream_k, t2__ckpt_sink si
     return t2__ckpt_verify(ck, keep & ~(1u << E_META) & (ck->lazy ? ~floats : ~0u));
 }
 
-static int finish(t2__ckpt *ck, unsigned keep, int stream_k, t2__ckpt_sink sink, void *sctx)
+static int finish(t2__ckpt *ck, unsigned keep, unsigned stream, t2__ckpt_sink sink, void *sctx)
 {
-    int rc = read_rest(ck, keep, stream_k, sink, sctx);
+    int rc = read_rest(ck, keep, stream, sink, sctx);
     close_archive(ck);
     if (rc) {
         ck->failed = 1;
@@ -384,7 +388,7 @@ static int finish(t2__ckpt *ck, unsigned keep, int stream_k, t2__ckpt_sink sink,
 int t2__ckpt_read_entries(t2__ckpt *ck, unsigned keep)
 {
     if (ck->failed) return t2_seterr(T2_ESTATE, "checkpoint %s: reading its entries failed before", ck->path);
-    return ck->ar ? finish(ck, keep, -1, NULL, NULL) : T2_OK;
+    return ck->ar ? finish(ck, keep, 0, NULL, NULL) : T2_OK;
 }
 
 enum { ALL, INFO, STREAM_PARAMS }; /* what an open reads */
@@ -427,8 +431,8 @@ static int begin(t2__ckpt **out, const char *name, unsigned char *file, size_t f
         goto fail;
     }
     if ((rc = read_meta(ck))) goto fail;
-    if (what == ALL) rc = finish(ck, ~0u, -1, NULL, NULL);
-    else if (what == STREAM_PARAMS) rc = finish(ck, 1u << E_BUFFERS, E_PARAMS, sink, sctx);
+    if (what == ALL) rc = finish(ck, ~0u, 0, NULL, NULL);
+    else if (what == STREAM_PARAMS) rc = finish(ck, 0, 1u << E_PARAMS | 1u << E_BUFFERS, sink, sctx);
     if (rc) goto fail;
     *out = ck;
     return T2_OK;
@@ -536,14 +540,6 @@ int t2__ckpt_open(t2__ckpt **out, const char *path) { return open_file(out, path
 int t2__ckpt_open_info(t2__ckpt **out, const char *path) { return open_file(out, path, 0, INFO); }
 
 int t2__ckpt_open_for_restore(t2__ckpt **out, const char *path) { return open_file(out, path, 1, INFO); }
-
-const float *t2__ckpt_buffers(const t2__ckpt *ck, size_t *n)
-{
-    *n = 0;
-    if (!ck || !ck->num_buffers || !ck->e[E_BUFFERS].data) return NULL;
-    *n = ck->num_buffers;
-    return (const float *)ck->e[E_BUFFERS].data;
-}
 
 int t2__ckpt_stream_params(t2__ckpt **out, const char *path, t2__ckpt_sink sink, void *ctx)
 {

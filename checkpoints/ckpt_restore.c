@@ -87,7 +87,15 @@ static int live_build(const t2__ckpt *ck, const t2__ckpt_model *m, live *l)
 
 /* Whether checkpoint tensor t is a raw buffer (t2_wrap_params) behind a net's parameters of np
  * floats: a parameter tensor placed after them. */
-static int raw_after(const t2_param_info *t, size_t np) { return !t->is_buffer && t->offset >= np; }
+static int raw_after(const t2_param_info *t, size_t np)
+{
+    /* A layer's tensor is "<index>.<kind>.<name>": one of those the model lacks is another
+     * architecture (a net with more layers), never a raw buffer, and stays a mismatch. */
+    const char *p = t->name;
+    while (*p >= '0' && *p <= '9') p++;
+    int layer_like = p != t->name && *p == '.';
+    return !t->is_buffer && t->offset >= np && !layer_like;
+}
 
 /* Every model tensor has a counterpart of the same kind and shape, and vice versa (net_alone: but
  * the checkpoint may also hold raw buffers after the net's parameters). */

@@ -420,10 +420,9 @@ static int cmd_export(const args *a)
      * batchnorm evaluated as another model (probe_H H5: RMSE 0.51 where evaluate said 0.25). */
     size_t nbuf = 0;
     if (!rc) {
-        rc = t2__ckpt_stream_params(&ck, path, export_sink, &out);
+        rc = t2__ckpt_stream_params(&ck, path, export_sink, &out); /* params.bin, then buffers.bin */
         if (!rc) rc = t2__ckpt_get_info(ck, &info);
-        const float *buf = rc ? NULL : t2__ckpt_buffers(ck, &nbuf);
-        if (!rc && nbuf) rc = t2__outfile_write(&out, buf, nbuf * sizeof(float));
+        if (!rc) nbuf = info.num_buffers;
         rc = rc ? (t2__outfile_abort(&out), rc) : t2__outfile_commit(&out);
     }
     if (!rc) {

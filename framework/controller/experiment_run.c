@@ -397,6 +397,9 @@ void t2__ctl_cleanup(t2__ctl *c)
     free(c->warm);
     free(c->saved_snapshot);
     free(c->lazy);
+    /* Before the trial table: they name its trials (a process still awaited is ended here). */
+    t2__ctl_probes_free(c);
+    t2__ctl_exits_free(c);
     t2__tt_free(&c->tt);
     free(c->pf);
     free(c->pf_trial);
@@ -407,8 +410,6 @@ void t2__ctl_cleanup(t2__ctl *c)
     t2__store_close(c->st);
     t2__trial_so_close(&c->so);
     t2__ctl_launch_free(c);
-    t2__ctl_probes_free(c);
-    t2__ctl_exits_free(c);
     if (c->listen_fd >= 0) close(c->listen_fd);
     t2__ctl_workers_end(c);
     t2__ctl_readers_free(c);

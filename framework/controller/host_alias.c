@@ -7,8 +7,9 @@
  * is a loopback one or an address of this machine; other names are one host when they share an
  * IPv4 address. A name that does not resolve now is left out: it leaves the pool at its first
  * launch, as an unreachable host does. */
-#define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* getifaddrs */
 #include <arpa/inet.h>
+#include <ifaddrs.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -27,18 +28,19 @@ typedef struct {
     uint32_t addr[MAX_ADDRS]; /* host byte order */
 } host_addrs;
 
-static int is_local(uint32_t a)
+/* An address of one of this machine's interfaces (getifaddrs: a bind test said yes to every
+ * address where net.ipv4.ip_nonlocal_bind is set), or loopback. */
+static int is_local(uint32_t a, const struct ifaddrs *ifs)
 {
     if ((a >> 24) == 127) return 1;
-    int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (s < 0) return 0;
-    struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = 0, .sin_addr = {htonl(a)}};
-    int ok = bind(s, (struct sockaddr *)&sin, sizeof sin) == 0;
-    close(s);
-    return ok;
+    for (const struct ifaddrs *i = ifs; i; i = i->ifa_next)
+        if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET &&
+            ntohl(((const struct sockaddr_in *)(const void *)i->ifa_addr)->sin_addr.s_addr) == a)
+            return 1;
+    return 0;
 }
 
-static void resolve(const char *name, host_addrs *out)
+static void resolve(const char *name, host_addrs *out, const struct ifaddrs *ifs)
 {
     memset(out, 0, sizeof *out);
     struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *ai = NULL;
@@ -46,7 +48,7 @@ static void resolve(const char *name, host_addrs *out)
     for (struct addrinfo *p = ai; p && out->n < MAX_ADDRS; p = p->ai_next) {
         uint32_t a = ntohl(((struct sockaddr_in *)p->ai_addr)->sin_addr.s_addr);
         out->addr[out->n++] = a;
-        out->local |= is_local(a);
+        out->local |= is_local(a, ifs);
     }
     freeaddrinfo(ai);
 }
@@ -64,7 +66,10 @@ int t2__pool_check_aliases(const t2__host *h, int n, const char *path)
 {
     host_addrs *v = calloc(n > 0 ? (size_t)n : 1, sizeof *v);
     if (!v) return t2_seterr(T2_ENOMEM, "resources.hostfile: out of memory");
-    for (int i = 0; i < n; i++) resolve(h[i].name, &v[i]);
+    struct ifaddrs *ifs = NULL;
+    if (getifaddrs(&ifs) != 0) ifs = NULL; /* then loopback alone is this machine */
+    for (int i = 0; i < n; i++) resolve(h[i].name, &v[i], ifs);
+    if (ifs) freeifaddrs(ifs);
     int rc = T2_OK;
     /* Quadratic in the hosts: a pool is tens of hosts, and this runs once a create or resume. */
     for (int i = 0; i < n && !rc; i++)

@@ -19,22 +19,27 @@ int t2__ctl_check_hosts(t2__ctl *c, t2__ctl_trial *t, int status)
 {
     t->probing = t->probe_lost = 0;
     t->probe_status = status;
+    t->pid = 0; /* reaped by the callers: its pid may be another process's already */
     for (int h = 0; h < c->pool.nhosts; h++) {
         if (!t->host_slots[h] || c->pool.hosts[h].dead) continue;
         t2__probe *p = t2__grow_array(c->probe, &c->capprobe, c->nprobe, sizeof *c->probe, 4);
         if (!p) return t2_seterr(T2_ENOMEM, "controller: out of memory");
         c->probe = p;
         p = &c->probe[c->nprobe];
-        int rc = t2__host_probe_start(&p->p, c->pool.hosts[h].name, PROBE_S, c->cfg->environment.vars,
-                                      c->cfg->environment.nvars);
-        if (rc) return rc;
+        /* A probe that cannot start (fork fails) gives no verdict: the host stays, the trial goes on
+         * to be settled (an error here left it in the run list, unsettled). */
+        if (t2__host_probe_start(&p->p, c->pool.hosts[h].name, PROBE_S, c->cfg->environment.vars,
+                                 c->cfg->environment.nvars)) {
+            t2__progress_event(&c->prog, "warning: cannot probe host %s: %s", c->pool.hosts[h].name, t2_errmsg());
+            t2_clearerr();
+            continue;
+        }
         p->trial = (size_t)(t - c->tt.t);
         p->host = h;
         c->nprobe++;
         t->probing++;
     }
     if (!t->probing) return T2_OK;
-    t->pid = 0;
     return t2__tt_set_state(&c->tt, t, T2__CTL_LAUNCHING);
 }
 

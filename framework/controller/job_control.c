@@ -48,6 +48,16 @@ void t2__ctl_suspend_if_asked(t2__ctl *c)
     if (!t2__ctl_suspend_asked) return;
     t2__ctl_suspend_asked = 0;
     signal_runners(c, SIGSTOP);
+    double t0 = t2__now();
     t2__stop_self(); /* every thread, the store's writer too, until continued */
     signal_runners(c, SIGCONT);
+    /* The time stopped is no trial's: the graces counted from a trial's leaving or its channel's
+     * end (event_loop.c, exit_wait.c) start again where they were (a Ctrl-Z and fg just after a
+     * trial left ended its healthy mpirun). */
+    double stopped = t2__now() - t0;
+    for (size_t k = 0; k < c->tt.nrun; k++) {
+        t2__ctl_trial *t = &c->tt.t[c->tt.run[k]];
+        if (t->left_at > 0) t->left_at += stopped;
+        if (t->exit_since > 0) t->exit_since += stopped;
+    }
 }

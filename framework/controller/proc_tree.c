@@ -28,12 +28,13 @@ static unsigned long long start_time(pid_t pid)
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);
     buf[n] = '\0';
-    /* The command name (field 2) may hold spaces and parentheses: fields count from the last ')'. */
+    /* The command name (field 2) may hold spaces and parentheses: fields count from the last ')'.
+     * Past it p is at the space before field 3; each step moves to the space before the next. */
     char *p = strrchr(buf, ')');
     if (!p) return 0;
     p++;
     unsigned long long v = 0;
-    for (int field = 2; field < 22 && p; field++) p = strchr(p + 1, ' ');
+    for (int field = 3; field < 22 && p; field++) p = strchr(p + 1, ' ');
     if (!p || sscanf(p, " %llu", &v) != 1) return 0;
     return v;
 }

@@ -178,11 +178,12 @@ static void real_ones(void)
             CHECK_MSG(t2__ckpt_restore(ck, b, ob, NULL), T2_ESTATE, "entry optimizer.bin is not in memory");
             t2__ckpt_free(ck);
         }
-        /* Streamed: exactly params.bin, in pieces, with the metadata alongside. */
-        sink_buf s = {malloc(np * 4), 0, np * 4, 0, 0};
+        /* Streamed: exactly params.bin and then buffers.bin, in pieces, with the metadata alongside. */
+        sink_buf s = {malloc((np + nb) * 4), 0, (np + nb) * 4, 0, 0};
         t2__ckpt *ck = NULL;
         CHECK_OK(t2__ckpt_stream_params(&ck, path, to_buf, &s));
-        CHECK(ck && s.len == np * 4 && same((const float *)(void *)s.p, pa, np));
+        CHECK(ck && s.len == (np + nb) * 4 && same((const float *)(void *)s.p, pa, np) &&
+              same((const float *)(void *)s.p + np, ba, nb));
         t2_checkpoint_info info;
         CHECK_OK(t2__ckpt_get_info(ck, &info));
         CHECK(info.num_params == np && info.has_user_state);
@@ -206,7 +207,9 @@ static void real_ones(void)
     if (f) f[off[3] + 5] ^= 1;
     CHECK(f && write_all(bad, f, len) == 0);
     free(f);
-    sink_buf s = {malloc(np * 4), 0, np * 4, 0, 0};
+    size_t nbuf;
+    t2_net_buffers(a, &nbuf);
+    sink_buf s = {malloc((np + nbuf) * 4), 0, (np + nbuf) * 4, 0, 0};
     t2__ckpt *ck = NULL;
     CHECK_MSG(t2__ckpt_stream_params(&ck, bad, to_buf, &s), T2_EFORMAT, "entry optimizer.bin fails its CRC-32C check");
     free(s.p);

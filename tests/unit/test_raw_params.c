@@ -304,6 +304,15 @@ static void test_checkpoint(const char *dir)
     CHECK_OK(t2_net_init(other, &rr));
     CHECK_RC(t2_checkpoint_load_model(path, other), T2_ESHAPE);
     t2_net_free(other);
+    /* ... and a net that is a prefix of the saved one (its layers after it are no raw buffers). */
+    t2_net *prefix = NULL;
+    CHECK_OK(t2_net_create(&prefix, 1, sh));
+    CHECK_OK(t2_net_dense(prefix, 3));
+    CHECK_OK(t2_net_batchnorm(prefix, 1e-5f, 0.1f));
+    CHECK_OK(t2_net_init(prefix, &rr));
+    CHECK_RC(t2_checkpoint_load_model(path, prefix), T2_ESHAPE);
+    CHECK(says("3.dense", "not in the model", NULL));
+    t2_net_free(prefix);
 
     /* A buffer that changed size between runs: refused before anything is copied. */
     CHECK_OK(rig_new(&z, 5, 5));

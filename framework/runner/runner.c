@@ -833,7 +833,12 @@ static int write_checkpoint(run *r, const uint64_t *streams, int nr, char *const
     /* "trial" is rank 0's stream (what every restore reads), "trial.rankK" the others'. */
     t2__ckpt_rng *rngs = calloc((size_t)nr, sizeof *rngs);
     char (*names)[24] = calloc((size_t)nr, sizeof *names);
-    if (!rngs || !names) {
+    /* Rank 0's window as it always was; each other rank's under its own key (gather_windows). */
+    t2__ckpt_kv *kv = calloc((size_t)nr + 1, sizeof *kv);
+    char (*keys)[32] = calloc((size_t)nr, sizeof *keys);
+    if (!rngs || !names || !kv || !keys) {
+        free(kv);
+        free(keys);
         free(rngs);
         free(names);
         free(user);
@@ -846,20 +851,7 @@ static int write_checkpoint(run *r, const uint64_t *streams, int nr, char *const
         rngs[k].name = names[k];
         memcpy(rngs[k].state.s, streams + 4 * (size_t)k, sizeof rngs[k].state.s);
     }
-    /* Rank 0's window as it always was; each other rank's under its own key (gather_windows). */
-    t2__ckpt_kv *kv = calloc((size_t)nr + 1, sizeof *kv);
-    char (*keys)[32] = calloc((size_t)nr, sizeof *keys);
     int nkv = 0;
-    if (!kv || !keys) {
-        free(kv);
-        free(keys);
-        free(rngs);
-        free(names);
-        free(user);
-        free(hp);
-        free(window);
-        return t2_seterr(T2_ENOMEM, "checkpoint: out of memory"), fail(r, "checkpoint", T2_ENOMEM);
-    }
     kv[nkv++] = (t2__ckpt_kv){"train_window", window};
     if (!isnan(at_metric)) kv[nkv++] = (t2__ckpt_kv){"metric", metric};
     for (int k = 1; windows && k < nr; k++)

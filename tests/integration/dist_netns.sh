@@ -70,14 +70,21 @@ expect_in "$OUT" "rank 1 on h2"
 across "$tests/test_dist_mpi_comm"
 expect_in "$OUT" "test_dist_mpi_comm: all checks passed"
 
-before=$(tx)
-across "$tests/test_dist_mpi_equiv"
-expect_in "$OUT" "test_dist_mpi_equiv: all checks passed"
-echo "$OUT" | grep -E "max_abs_param_diff|validation"
-sent=$(( $(tx) - before ))
-# 20 gradient allreduces of 4.8 MB: a 2-rank ring sends about 4.8 MB per rank per allreduce.
-[ "$sent" -gt 90000000 ] || fail "only $sent bytes left host 1 over the veth link"
-echo "dist_netns: two namespaces: ok ($((sent / 1000000)) MB sent from h1 to h2)"
+# The equivalence across the link: in the sanitized build only on localhost (test_dist_mpi_equiv_np2
+# runs the same code sanitized; here the instrumented convolutions took 56 of the test's 95 s and
+# the link adds nothing a sanitizer sees).
+if grep -q "T2EXP_SANITIZE:BOOL=ON" "$T2EXP_BUILD/CMakeCache.txt"; then
+  echo "dist_netns: two namespaces: ok (the equivalence across the link runs in the plain build)"
+else
+  before=$(tx)
+  across "$tests/test_dist_mpi_equiv"
+  expect_in "$OUT" "test_dist_mpi_equiv: all checks passed"
+  echo "$OUT" | grep -E "max_abs_param_diff|validation"
+  sent=$(( $(tx) - before ))
+  # 20 gradient allreduces of 4.8 MB: a 2-rank ring sends about 4.8 MB per rank per allreduce.
+  [ "$sent" -gt 90000000 ] || fail "only $sent bytes left host 1 over the veth link"
+  echo "dist_netns: two namespaces: ok ($((sent / 1000000)) MB sent from h1 to h2)"
+fi
 
 # 3. A search of single-slot trials spreads over the hostfile's pool: the controller in host 1's
 # namespace, a random search of eight trials two at a time on the two hosts' one slot each, every

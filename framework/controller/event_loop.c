@@ -340,6 +340,7 @@ int t2__ctl_settle(t2__ctl *c, t2__ctl_trial *t, int status)
     int rc = T2_OK;
     c->reshare = 1; /* its cores go to the trials still running (unless a new one takes them) */
     t2__exit_facts f = {.exited_ok = status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                        .ended_after_leaving = t->leave_stage > 0,
                         .interrupted = t2__ctl_interrupted != 0 || c->stopping, .max_restarts = c->cfg->max_restarts};
     t2__exit_verdict v = t2__sched_exit(t, &f);
     char why[1600] = "", st[96];

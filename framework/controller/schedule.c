@@ -85,7 +85,9 @@ t2__exit_verdict t2__sched_exit(const t2__ctl_trial *t, const t2__exit_facts *f)
     /* A trial that left after a last op's done (auto_exit) left as if asked: closed, it is
      * complete; not (yet) closed, or given more work meanwhile, it is paused like one at a rung. */
     int left = t->exit_sent || (t->auto_exit && t->sent < 0);
-    int ok = f->exited_ok && left && !t->error;
+    /* Ranks that the controller ended because they hung after the trial left (end_if_stuck) lose
+     * nothing either: its work was reported and checkpointed before it left. */
+    int ok = (f->exited_ok || f->ended_after_leaving) && left && !t->error;
     /* A kill that came as the trial completed loses nothing: it stays completed. Anything else
      * (a pause at a rung, a restart, the experiment's own stop) gives way to the user's kill. */
     if (ok && !((t->pausing || !t->exit_sent) && !t->closing)) return T2__EXIT_COMPLETED;

@@ -62,6 +62,7 @@ t2__feed_action t2__sched_feed(const t2__ctl_trial *t);
 
 typedef struct t2__exit_facts {
     int exited_ok;     /* exit status 0 */
+    int ended_after_leaving; /* ended by the controller after it left (its ranks hung in MPI_Finalize) */
     int interrupted;   /* the experiment is being paused or killed */
     int64_t max_restarts;
 } t2__exit_facts;

@@ -178,6 +178,19 @@ static void feed_and_exit(void)
     /* Exit 0 without being told to exit is a failure. */
     t.exit_sent = 0;
     CHECK(t2__sched_exit(&t, &f) == T2__EXIT_RESTART);
+    /* Ranks that hung after the trial left at a rung, ended by the controller: paused, not
+     * restarted (an ASHA member lost to a slow MPI_Finalize); hung before it left, restarted. */
+    f.exited_ok = 0;
+    f.ended_after_leaving = 1;
+    CHECK(t2__sched_exit(&t, &f) == T2__EXIT_RESTART);
+    t.exit_sent = 1;
+    t.closing = 0;
+    CHECK(t2__sched_exit(&t, &f) == T2__EXIT_PAUSED);
+    t.closing = 1;
+    CHECK(t2__sched_exit(&t, &f) == T2__EXIT_COMPLETED);
+    f.exited_ok = 1;
+    f.ended_after_leaving = 0;
+    t.exit_sent = 0;
     /* So is a trial that reported an error, whatever its status. */
     t.exit_sent = 1;
     char err[] = "train_batch: boom";

@@ -34,6 +34,13 @@
 #define EXIT_FAILED 1
 #define EXIT_USAGE 2
 #define EXIT_STORE 3
+#define EXIT_STOPPED 130 /* a signal stopped it before anything was recorded (pipeline.c's too) */
+
+/* The exit code of a create or resume that failed before its experiment ran. */
+static int setup_exit(int rc)
+{
+    return rc == T2_EIO ? EXIT_STORE : rc == T2_ESTOPPED ? EXIT_STOPPED : EXIT_USAGE;
+}
 
 static const char *usage_text =
     "usage: t2exp [--home DIR] COMMAND [ARGS]\n"
@@ -255,7 +262,7 @@ static int cmd_create(const args *a)
     int rc = t2__experiment_create(&o, &id);
     if (rc < 0) {
         fprintf(stderr, "t2exp create: %s\n", t2_errmsg());
-        ex = id ? EXIT_FAILED : (rc == T2_EIO ? EXIT_STORE : EXIT_USAGE);
+        ex = id ? EXIT_FAILED : setup_exit(rc);
     } else {
         ex = rc ? EXIT_FAILED : 0;
     }
@@ -288,7 +295,7 @@ static int cmd_create_test(const args *a, const t2__config *user_cfg)
     rc = t2__experiment_create(&o, &id);
     if (rc < 0 && !id) {
         fprintf(stderr, "t2exp create --test: %s\n", t2_errmsg());
-        ex = rc == T2_EIO ? EXIT_STORE : EXIT_USAGE;
+        ex = setup_exit(rc);
     } else if (open_store(a, 0, &st)) {
         ex = EXIT_STORE;
     } else {
@@ -313,7 +320,7 @@ static int cmd_resume(const args *a)
     int rc = t2__experiment_resume(&o);
     if (rc < 0) {
         fprintf(stderr, "t2exp resume: %s\n", t2_errmsg());
-        return rc == T2_EIO ? EXIT_STORE : EXIT_USAGE;
+        return setup_exit(rc);
     }
     return rc ? EXIT_FAILED : 0;
 }

@@ -41,7 +41,9 @@ static int start_distributed(t2__ctl *c, t2__ctl_trial *t, const int *fds, int n
         int nh = c->pool.nhosts;
         const char **names = nh > 0 ? malloc((size_t)nh * sizeof *names) : NULL;
         if (nh > 0 && !names) return t2_seterr(T2_ENOMEM, "controller: out of memory");
-        for (int h = 0; h < nh; h++) names[h] = c->pool.hosts[h].name;
+        /* Their addresses as the pool was loaded: a name looked up here would hold the loop (10 s
+         * a name with a resolver that does not answer). */
+        for (int h = 0; h < nh; h++) names[h] = c->pool.hosts[h].ipv4[0] ? c->pool.hosts[h].ipv4 : NULL;
         char addr[64];
         rc = t2__controller_bind_address(c->cfg->resources.controller_address, names, nh, addr, sizeof addr);
         free(names);

@@ -12,10 +12,13 @@
 #include <ifaddrs.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 #include "slot_pool.h"
 #include "t2exp/error.h"
@@ -40,17 +43,124 @@ static int is_local(uint32_t a, const struct ifaddrs *ifs)
     return 0;
 }
 
-static void resolve(const char *name, host_addrs *out, const struct ifaddrs *ifs)
+/* One lookup per name, each on a thread of its own: the controller waits for them together, at
+ * most LOOKUP_S, and gives up on the first Ctrl-C (lookups one after another took 10 s a name with
+ * a resolver that does not answer, Ctrl-C only set a flag meanwhile, and create then recorded the
+ * experiment it was told to drop; review R7). A name still unresolved then is left out, as one that
+ * does not resolve. A thread outlives an abandoned wait: the batch is freed by whoever leaves it
+ * last. */
+#define LOOKUP_S 5.0
+
+typedef struct batch {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int refs;  /* the caller and each running thread */
+    int ndone; /* lookups ended */
+    int n;
+    struct lookup {
+        struct batch *b;
+        const char *name; /* a copy, in the batch's own memory */
+        int done, naddr;
+        uint32_t addr[MAX_ADDRS];
+    } *l;
+} batch;
+
+static void batch_leave(batch *b)
 {
-    memset(out, 0, sizeof *out);
+    pthread_mutex_lock(&b->mu);
+    int last = --b->refs == 0;
+    pthread_mutex_unlock(&b->mu);
+    if (!last) return;
+    pthread_mutex_destroy(&b->mu);
+    pthread_cond_destroy(&b->cv);
+    free(b); /* names and lookups live in the same block */
+}
+
+static void *lookup_run(void *arg)
+{
+    struct lookup *l = arg;
+    batch *b = l->b;
+    uint32_t addr[MAX_ADDRS];
+    int n = 0;
     struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *ai = NULL;
-    if (getaddrinfo(name, NULL, &hints, &ai) != 0) return;
-    for (struct addrinfo *p = ai; p && out->n < MAX_ADDRS; p = p->ai_next) {
-        uint32_t a = ntohl(((struct sockaddr_in *)p->ai_addr)->sin_addr.s_addr);
-        out->addr[out->n++] = a;
-        out->local |= is_local(a, ifs);
+    if (getaddrinfo(l->name, NULL, &hints, &ai) == 0) {
+        for (struct addrinfo *p = ai; p && n < MAX_ADDRS; p = p->ai_next)
+            addr[n++] = ntohl(((struct sockaddr_in *)(void *)p->ai_addr)->sin_addr.s_addr);
+        freeaddrinfo(ai);
     }
-    freeaddrinfo(ai);
+    pthread_mutex_lock(&b->mu);
+    memcpy(l->addr, addr, sizeof addr);
+    l->naddr = n;
+    l->done = 1;
+    b->ndone++;
+    pthread_cond_signal(&b->cv);
+    pthread_mutex_unlock(&b->mu);
+    batch_leave(b);
+    return NULL;
+}
+
+/* Resolves the hosts' names into v (what is unresolved at the end stays empty); T2_ESTOPPED when
+ * *stop became set meanwhile. */
+static int resolve_all(const t2__host *h, int n, host_addrs *v, const volatile sig_atomic_t *stop)
+{
+    size_t names = 0;
+    for (int i = 0; i < n; i++) names += strlen(h[i].name) + 1;
+    batch *b = malloc(sizeof *b + (size_t)n * sizeof *b->l + names);
+    if (!b) return t2_seterr(T2_ENOMEM, "resources.hostfile: out of memory");
+    b->l = (struct lookup *)(void *)(b + 1);
+    char *text = (char *)(b->l + n);
+    pthread_mutex_init(&b->mu, NULL);
+    pthread_cond_init(&b->cv, NULL);
+    b->refs = 1;
+    b->ndone = 0;
+    b->n = n;
+    pthread_attr_t attr;
+    int attr_ok = pthread_attr_init(&attr) == 0 && pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0;
+    for (int i = 0; i < n; i++) {
+        struct lookup *l = &b->l[i];
+        *l = (struct lookup){.b = b, .name = text};
+        text += strlen(strcpy(text, h[i].name)) + 1;
+        pthread_t th;
+        pthread_mutex_lock(&b->mu);
+        b->refs++;
+        pthread_mutex_unlock(&b->mu);
+        if (!attr_ok || pthread_create(&th, &attr, lookup_run, l) != 0) {
+            /* No thread: the name is left out, as one that does not resolve. */
+            pthread_mutex_lock(&b->mu);
+            b->refs--;
+            l->done = 1;
+            b->ndone++;
+            pthread_mutex_unlock(&b->mu);
+        }
+    }
+    if (attr_ok) pthread_attr_destroy(&attr);
+    struct timespec end;
+    clock_gettime(CLOCK_REALTIME, &end);
+    double deadline = (double)end.tv_sec + end.tv_nsec / 1e9 + LOOKUP_S;
+    int rc = T2_OK;
+    pthread_mutex_lock(&b->mu);
+    while (b->ndone < n) {
+        if (stop && *stop) {
+            rc = t2_seterr(T2_ESTOPPED, "stopped while looking up the hostfile's hosts: nothing was recorded");
+            break;
+        }
+        struct timespec now;
+        clock_gettime(CLOCK_REALTIME, &now);
+        double t = (double)now.tv_sec + now.tv_nsec / 1e9;
+        if (t >= deadline) break;
+        t += 0.1; /* a signal does not wake the condition: look at *stop ten times a second */
+        if (t > deadline) t = deadline;
+        struct timespec wake = {.tv_sec = (time_t)t, .tv_nsec = (long)((t - (double)(time_t)t) * 1e9)};
+        pthread_cond_timedwait(&b->cv, &b->mu, &wake);
+    }
+    for (int i = 0; i < n && !rc; i++)
+        if (b->l[i].done) {
+            v[i].n = b->l[i].naddr;
+            memcpy(v[i].addr, b->l[i].addr, sizeof v[i].addr);
+        }
+    pthread_mutex_unlock(&b->mu);
+    batch_leave(b);
+    return rc;
 }
 
 static int same(const host_addrs *a, const host_addrs *b)
@@ -62,15 +172,24 @@ static int same(const host_addrs *a, const host_addrs *b)
     return 0;
 }
 
-int t2__pool_check_aliases(const t2__host *h, int n, const char *path)
+int t2__pool_check_aliases(t2__host *h, int n, const char *what, const volatile sig_atomic_t *stop)
 {
     host_addrs *v = calloc(n > 0 ? (size_t)n : 1, sizeof *v);
     if (!v) return t2_seterr(T2_ENOMEM, "resources.hostfile: out of memory");
+    int rc = resolve_all(h, n, v, stop);
+    if (rc) {
+        free(v);
+        return rc;
+    }
     struct ifaddrs *ifs = NULL;
     if (getifaddrs(&ifs) != 0) ifs = NULL; /* then loopback alone is this machine */
-    for (int i = 0; i < n; i++) resolve(h[i].name, &v[i], ifs);
+    for (int i = 0; i < n; i++) {
+        for (int k = 0; k < v[i].n; k++) v[i].local |= is_local(v[i].addr[k], ifs);
+        /* Kept for the controller's listening address (route.h), which then looks nothing up. */
+        struct in_addr a = {htonl(v[i].addr[0])};
+        if (!v[i].n || !inet_ntop(AF_INET, &a, h[i].ipv4, sizeof h[i].ipv4)) h[i].ipv4[0] = '\0';
+    }
     if (ifs) freeifaddrs(ifs);
-    int rc = T2_OK;
     /* Quadratic in the hosts: a pool is tens of hosts, and this runs once a create or resume. */
     for (int i = 0; i < n && !rc; i++)
         for (int j = i + 1; j < n && !rc && v[i].n; j++)
@@ -79,10 +198,10 @@ int t2__pool_check_aliases(const t2__host *h, int n, const char *path)
                 struct in_addr a = {htonl(v[j].addr[0])};
                 inet_ntop(AF_INET, &a, addr, sizeof addr);
                 rc = t2_seterr(T2_EINVAL,
-                               "resources.hostfile %s: %s and %s are one host (%s), which Open MPI takes as one node "
+                               "%s: %s and %s are one host (%s), which Open MPI takes as one node "
                                "with two slot counts and refuses at launch: list it once, with its slots added up "
                                "(slots=%lld)",
-                               path, h[i].name, h[j].name, v[i].local ? "this machine" : addr,
+                               what, h[i].name, h[j].name, v[i].local ? "this machine" : addr,
                                (long long)h[i].slots + h[j].slots);
             }
     free(v);

@@ -13,7 +13,8 @@ int t2__ctl_load_pool(t2__ctl *c)
 {
     /* Without MPI no trial could start on the allocation's hosts: the allocation is then left
      * alone and trials run here, as they would outside Slurm. */
-    return t2__pool_load(&c->pool, c->cfg->resources.hostfile, !c->cfg->resources.slurm_off && t2__comm_have_mpi());
+    return t2__pool_load(&c->pool, c->cfg->resources.hostfile, !c->cfg->resources.slurm_off && t2__comm_have_mpi(),
+                         &t2__ctl_interrupted);
 }
 
 /* Says where the pool came from when no hostfile named it, so a run inside a Slurm job shows

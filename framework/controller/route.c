@@ -69,6 +69,7 @@ int t2__controller_bind_address(const char *configured, const char *const *hosts
     }
     for (int h = 0; h < nhosts; h++) {
         char src[INET_ADDRSTRLEN];
+        if (!hosts[h]) continue; /* no address known */
         /* A host that does not resolve now (a name service hiccup, an IPv6-only name) cannot say
          * the route: the next one can. Its own trial then fails to launch and the host leaves the
          * pool, as any unreachable host does; the experiment goes on. */

@@ -12,7 +12,8 @@ int t2__route_source(const char *host, char *out, size_t len);
 /* The address to listen on for a trial's ranks: `configured` (resources.controller_address) if
  * set, else $T2EXP_CONTROLLER_ADDR if set, else the address that routes to the first of the
  * hostfile's hosts that is not this machine's loopback, else 127.0.0.1 (every host is local, or
- * there is no hostfile). Never the wildcard 0.0.0.0: the port would be open on every interface. */
+ * there is no hostfile). Never the wildcard 0.0.0.0: the port would be open on every interface.
+ * hosts[h] NULL: no address known for that host, left out. */
 int t2__controller_bind_address(const char *configured, const char *const *hosts, int nhosts, char *out, size_t len);
 
 /* T2_EINVAL naming `what` (the key) unless addr is an IPv4 address of one interface of this

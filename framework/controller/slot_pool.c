@@ -4,6 +4,7 @@
 #include "slot_pool.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,17 +12,23 @@
 #include "internal.h"
 #include "slurm_alloc.h"
 
-int t2__pool_load(t2__slot_pool *p, const char *path, int slurm)
+int t2__pool_load(t2__slot_pool *p, const char *path, int slurm, const volatile sig_atomic_t *stop)
 {
     memset(p, 0, sizeof *p);
+    int rc = T2_OK;
+    char what[PATH_MAX + 32];
     if (path) {
-        int rc = t2__hostfile_load(path, &p->hosts, &p->nhosts, &p->total);
-        if (!rc && (rc = t2__pool_check_aliases(p->hosts, p->nhosts, path))) t2__pool_free(p);
-        return rc;
+        rc = t2__hostfile_load(path, &p->hosts, &p->nhosts, &p->total);
+        snprintf(what, sizeof what, "resources.hostfile %s", path);
+    } else if (slurm && getenv("SLURM_JOB_ID")) {
+        rc = t2__slurm_pool_env(&p->hosts, &p->nhosts, &p->total, p->origin, sizeof p->origin);
+        snprintf(what, sizeof what, "the allocation of %s", p->origin);
+    } else {
+        return T2_OK;
     }
-    if (slurm && getenv("SLURM_JOB_ID"))
-        return t2__slurm_pool_env(&p->hosts, &p->nhosts, &p->total, p->origin, sizeof p->origin);
-    return T2_OK;
+    /* The hosts are looked up here, before anything is recorded, and never in the event loop. */
+    if (!rc && (rc = t2__pool_check_aliases(p->hosts, p->nhosts, what, stop))) t2__pool_free(p);
+    return rc;
 }
 
 void t2__pool_free(t2__slot_pool *p)

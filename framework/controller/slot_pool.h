@@ -6,6 +6,7 @@
 #ifndef T2_CONTROLLER_SLOT_POOL_H
 #define T2_CONTROLLER_SLOT_POOL_H
 
+#include <signal.h>
 #include <stddef.h>
 #include "hostfile.h"
 
@@ -20,12 +21,15 @@ typedef struct t2__slot_pool {
 /* Reads resources.hostfile; without one (path NULL), and with `slurm` set inside a Slurm job
  * (SLURM_JOB_ID in the environment), the job's allocation; else an empty pool (trials run
  * here). Checked before anything runs, so a bad one is a usage error with its file:line (or the
- * Slurm variable), not a failed experiment. */
-int t2__pool_load(t2__slot_pool *p, const char *path, int slurm);
+ * Slurm variable), not a failed experiment. T2_ESTOPPED when *stop (may be NULL) became set while
+ * the hostfile's names were looked up. */
+int t2__pool_load(t2__slot_pool *p, const char *path, int slurm, const volatile sig_atomic_t *stop);
 /* T2_EINVAL naming both when two of the n hosts are one machine as Open MPI counts them (this
  * machine under two names; two names of one address): host_alias.c. Names that do not resolve
- * now are not compared. `path` names the hostfile in the message. */
-int t2__pool_check_aliases(const t2__host *h, int n, const char *path);
+ * now (or within 5 s, looked up side by side) are not compared. Each host's ipv4 gets its first
+ * address. `what` names the pool in the message ("resources.hostfile PATH"); T2_ESTOPPED, nothing
+ * checked, when *stop (may be NULL) became set meanwhile. */
+int t2__pool_check_aliases(t2__host *h, int n, const char *what, const volatile sig_atomic_t *stop);
 void t2__pool_free(t2__slot_pool *p);
 
 /* Which slots a trial wanting `slots` gets: take[h] of host h, filling hosts in order. Pure: the

@@ -120,15 +120,15 @@ static void test_env(void)
     t2__slot_pool p;
     clear_env();
     /* Outside a job, or with the allocation turned off, the pool is empty (trials run here). */
-    CHECK_OK(t2__pool_load(&p, NULL, 1));
+    CHECK_OK(t2__pool_load(&p, NULL, 1, NULL));
     CHECK(p.nhosts == 0 && p.hosts == NULL && p.origin[0] == '\0');
     setenv("SLURM_JOB_ID", "42", 1);
     setenv("SLURM_JOB_NODELIST", "n[1-3]", 1);
     setenv("SLURM_TASKS_PER_NODE", "2(x2),1", 1);
     setenv("SLURM_JOB_CPUS_PER_NODE", "8(x3)", 1);
-    CHECK_OK(t2__pool_load(&p, NULL, 0));
+    CHECK_OK(t2__pool_load(&p, NULL, 0, NULL));
     CHECK(p.nhosts == 0);
-    CHECK_OK(t2__pool_load(&p, NULL, 1));
+    CHECK_OK(t2__pool_load(&p, NULL, 1, NULL));
     CHECK(p.nhosts == 3 && p.total == 5);
     if (p.nhosts == 3)
         CHECK(!strcmp(p.hosts[2].name, "n3") && p.hosts[0].slots == 2 && p.hosts[2].slots == 1);
@@ -138,22 +138,22 @@ static void test_env(void)
     unsetenv("SLURM_TASKS_PER_NODE");
     unsetenv("SLURM_JOB_NODELIST");
     setenv("SLURM_NODELIST", "n[1-3]", 1);
-    CHECK_OK(t2__pool_load(&p, NULL, 1));
+    CHECK_OK(t2__pool_load(&p, NULL, 1, NULL));
     CHECK(p.nhosts == 3 && p.total == 24);
     CHECK_STR(p.origin, "Slurm job 42: SLURM_NODELIST=n[1-3], SLURM_JOB_CPUS_PER_NODE=8(x3)");
     t2__pool_free(&p);
     /* A malformed or missing variable stops the run, naming it and the way out. */
     setenv("SLURM_JOB_CPUS_PER_NODE", "8(x2)", 1);
-    REFUSED(t2__pool_load(&p, NULL, 1), "Slurm job 42: SLURM_JOB_CPUS_PER_NODE: \"8(x2)\" gives counts for 2");
+    REFUSED(t2__pool_load(&p, NULL, 1, NULL), "Slurm job 42: SLURM_JOB_CPUS_PER_NODE: \"8(x2)\" gives counts for 2");
     CHECK(strstr(t2_errmsg(), "resources.slurm: off") != NULL);
     CHECK(p.hosts == NULL && p.nhosts == 0);
     unsetenv("SLURM_JOB_CPUS_PER_NODE");
-    REFUSED(t2__pool_load(&p, NULL, 1), "SLURM_TASKS_PER_NODE (or SLURM_JOB_CPUS_PER_NODE) is not set");
+    REFUSED(t2__pool_load(&p, NULL, 1, NULL), "SLURM_TASKS_PER_NODE (or SLURM_JOB_CPUS_PER_NODE) is not set");
     setenv("SLURM_TASKS_PER_NODE", "1", 1);
     unsetenv("SLURM_NODELIST");
-    REFUSED(t2__pool_load(&p, NULL, 1), "SLURM_JOB_NODELIST (or SLURM_NODELIST) is not set");
+    REFUSED(t2__pool_load(&p, NULL, 1, NULL), "SLURM_JOB_NODELIST (or SLURM_NODELIST) is not set");
     setenv("SLURM_JOB_NODELIST", "n[1", 1);
-    REFUSED(t2__pool_load(&p, NULL, 1), "Slurm job 42: SLURM_JOB_NODELIST: \"n[1\" at column 2");
+    REFUSED(t2__pool_load(&p, NULL, 1, NULL), "Slurm job 42: SLURM_JOB_NODELIST: \"n[1\" at column 2");
     clear_env();
 }
 

@@ -73,7 +73,7 @@ static void clear_after(t2__host_probe *p, t2__proc_tree *tree)
 void t2__host_probe_stop(t2__host_probe *p)
 {
     if (p->pid <= 0) return;
-    t2__proc_tree *tree = malloc(sizeof *tree);
+    t2__proc_tree *tree = calloc(1, sizeof *tree);
     if (tree) t2__proc_tree_note(tree, p->pid);
     kill(p->pid, SIGKILL);
     t2__reap_group(p->pid, NULL, 0);

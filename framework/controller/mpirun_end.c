@@ -9,7 +9,7 @@
 void t2__ctl_mpirun_note(t2__ctl_trial *t)
 {
     if (!t->session_dir || t->pid <= 0) return; /* not an mpirun (a local trial's process, a worker) */
-    if (!t->tree && !(t->tree = malloc(sizeof *t->tree))) return; /* out of memory: as before, nothing noted */
+    if (!t->tree && !(t->tree = calloc(1, sizeof *t->tree))) return; /* out of memory: as before, nothing noted */
     t2__proc_tree_note(t->tree, t->pid);
 }
 

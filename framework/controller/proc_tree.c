@@ -39,14 +39,32 @@ static unsigned long long start_time(pid_t pid)
     return v;
 }
 
-/* Appends pid's children (every thread's list) to t, then theirs. */
-static void add_children(t2__proc_tree *t, pid_t pid, int depth)
+/* The parent of pid from /proc/PID/stat (field 4); 0 if it cannot be read. */
+static pid_t parent_of(pid_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "re");
+    if (!f) return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    char *p = strrchr(buf, ')');
+    int ppid = 0;
+    if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1) return 0;
+    return (pid_t)ppid;
+}
+
+/* Up to max children of pid into out, from every thread's children list; where the kernel has no
+ * such lists (built without CONFIG_PROC_CHILDREN), from every process's parent. */
+static size_t children_of(pid_t pid, pid_t *out, size_t max)
 {
     char dir[64];
     snprintf(dir, sizeof dir, "/proc/%d/task", (int)pid);
     DIR *d = opendir(dir);
-    if (!d) return;
-    size_t from = t->n;
+    if (!d) return 0;
+    size_t n = 0;
+    int lists = 0;
     struct dirent *e;
     while ((e = readdir(d))) {
         if (e->d_name[0] == '.') continue;
@@ -54,22 +72,50 @@ static void add_children(t2__proc_tree *t, pid_t pid, int depth)
         snprintf(path, sizeof path, "%s/%.32s/children", dir, e->d_name);
         FILE *f = fopen(path, "re");
         if (!f) continue;
+        lists = 1;
         int child;
-        while (fscanf(f, "%d", &child) == 1 && t->n < T2__PROC_TREE_MAX) {
-            unsigned long long s = start_time(child);
-            if (s) t->v[t->n++] = (t2__proc_id){.pid = child, .start = s};
-        }
+        while (n < max && fscanf(f, "%d", &child) == 1) out[n++] = child;
         fclose(f);
     }
     closedir(d);
-    size_t to = t->n;
-    if (depth < 8)
-        for (size_t i = from; i < to; i++) add_children(t, t->v[i].pid, depth + 1);
+    if (lists || !(d = opendir("/proc"))) return n;
+    while (n < max && (e = readdir(d))) {
+        char *end;
+        long p = strtol(e->d_name, &end, 10);
+        if (*end || p <= 0) continue;
+        if (parent_of((pid_t)p) == pid) out[n++] = (pid_t)p;
+    }
+    closedir(d);
+    return n;
 }
 
+static int noted(const t2__proc_tree *t, pid_t pid, unsigned long long start)
+{
+    for (size_t i = 0; i < t->n; i++)
+        if (t->v[i].pid == pid && t->v[i].start == start) return 1;
+    return 0;
+}
+
+/* Adds pid's children to t (those not noted yet), then theirs. */
+static void add_children(t2__proc_tree *t, pid_t pid, int depth)
+{
+    pid_t kids[T2__PROC_TREE_MAX];
+    size_t n = children_of(pid, kids, T2__PROC_TREE_MAX);
+    for (size_t i = 0; i < n; i++) {
+        unsigned long long s = start_time(kids[i]);
+        if (!s) continue; /* gone already */
+        if (!noted(t, kids[i], s)) {
+            if (t->n == T2__PROC_TREE_MAX) return;
+            t->v[t->n++] = (t2__proc_id){.pid = kids[i], .start = s};
+        }
+        if (depth < 8) add_children(t, kids[i], depth + 1);
+    }
+}
+
+/* Merged into what was noted before: noted again once mpirun is a zombie (its children list then
+ * empty), the launchers found earlier stay noted (review R10: a reset lost them). */
 void t2__proc_tree_note(t2__proc_tree *t, pid_t root)
 {
-    t->n = 0;
     if (root > 0) add_children(t, root, 0);
 }
 

@@ -53,7 +53,8 @@ typedef struct t2__proc_tree {
     t2__proc_id v[T2__PROC_TREE_MAX];
     size_t n;
 } t2__proc_tree;
-/* Notes root's descendants (up to T2__PROC_TREE_MAX; none if it is gone). */
+/* Adds root's descendants to those t noted before (t starts zeroed; up to T2__PROC_TREE_MAX in all;
+ * none if root is gone). */
 void t2__proc_tree_note(t2__proc_tree *t, pid_t root);
 /* SIGKILLs each noted process that is still the same process (and the group it leads); empties t.
  * After root was reaped: those still there outlived it. */

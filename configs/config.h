@@ -105,6 +105,7 @@ typedef struct t2__searcher_config {
     int64_t *bracket_rungs;        /* adaptive_asha; optional list of positive ints (NULL, 0 if absent) */
     size_t nbracket_rungs;
     char *source_checkpoint;       /* warm start: a checkpoint path/uuid (source_checkpoint_uuid too), or NULL */
+    int source_checkpoint_uuid;    /* it was given as source_checkpoint_uuid (errors name that key) */
     int64_t source_trial_id;       /* warm start from a trial's latest checkpoint; 0 = none */
     int source_checkpoint_optimizer; /* the warm start also takes the optimizer state; default 0 */
     t2__val *points;               /* points_to_evaluate: a LIST of hparams maps (partial), the first
@@ -213,6 +214,9 @@ void t2__config_set_lenient(int on);
  * T2__CONFIG_MAX_ERRORS lines of the form t2_errmsg has); *more gets how many were not kept (may be
  * NULL). Valid until the next load on this thread; empty after a load that succeeded. */
 const char *const *t2__config_errors(size_t *n, size_t *more);
+/* The warnings of the last load that failed on this thread (its "accepted but ignored" notes),
+ * shown with its errors. */
+const char *const *t2__config_error_warnings(size_t *n);
 
 /* Reads and validates the YAML file at path. overrides[0..noverrides) are "dotted.key=value"
  * strings (the CLI's --config); each value is parsed as a YAML scalar or flow collection

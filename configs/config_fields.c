@@ -99,6 +99,11 @@ int t2__cfg_unknown(t2__config *cfg, const t2__ymark *kmark, const char *path, c
      * file of 20,000 unknown keys took 3 s for messages nobody sees (0.5 s before suggestions). */
     if (!cfg->lenient && cfg->nerrors >= T2__CONFIG_MAX_ERRORS) return t2__cfg_collect(cfg, T2_EINVAL);
     char near[T2__PATH_MAX + 32];
+    const char *former = t2__cfg_former_key(path);
+    if (former) {
+        if (cfg->lenient) return t2__cfg_warn(cfg, kmark, "unknown key '%s' (ignored: %s)", path, former);
+        return t2__cfg_collect(cfg, t2__cfg_err(kmark, path, "unknown key: %s", former));
+    }
     if (t2__cfg_suggest(path, known, near, sizeof near)) {
         if (cfg->lenient) return t2__cfg_warn(cfg, kmark, "unknown key '%s' (ignored; did you mean %s?)", path, near);
         return t2__cfg_collect(cfg, t2__cfg_err(kmark, path, "unknown key (did you mean %s?)", near));

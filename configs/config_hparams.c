@@ -400,8 +400,9 @@ static int check_batch(t2__config *cfg, const t2__ynode *hp, const t2__ymark *km
     char sub[T2__PATH_MAX], idx[32];
     if (!h || !at)
         return t2__cfg_err(kmark, path,
-                           "missing required key (Determined's Core API leaves the batch size to the training "
-                           "script; t2exp builds the batches and needs it)");
+                           "missing required key, in the file or as --config hyperparameters.global_batch_size=N "
+                           "(Determined's Core API leaves the batch size to the training script; t2exp builds the "
+                           "batches and needs it)");
     switch (h->kind) {
     case T2__HP_CONST: {
         const t2__ynode *vn = at->kind == T2__Y_MAP ? t2__ymap_get(at, "val", NULL) : at;

@@ -72,6 +72,9 @@ extern const char *const t2__cfg_environment_keys[];     /* config_environment.c
  * 'min_validation_period' at the top level; 0 (buf "") when nothing fits. Sections are looked through
  * only for a key of a section (not inside hyperparameters, which are the user's names). */
 int t2__cfg_suggest(const char *path, const char *const *known, char *buf, size_t size);
+/* What to write instead of a Determined key t2exp takes under another name or form (pre-0.13
+ * steps, pbt's functions, a custom searcher's unit), or NULL. */
+const char *t2__cfg_former_key(const char *path);
 
 /* Lets the load go on after a schema problem so that one run reports every one: for rc T2_EINVAL
  * the message t2_errmsg() holds is kept in cfg->errors (past T2__CONFIG_MAX_ERRORS only counted)

@@ -8,6 +8,7 @@
 #include <string.h>
 #include "config_internal.h"
 #include "internal.h"
+#include "searchers/asha.h"
 #include "t2exp/error.h"
 
 #define KEY_IS(s) (strcmp(key, (s)) == 0)
@@ -133,7 +134,10 @@ static int searcher_name(t2__config *cfg, const t2__ynode *n, const t2__ymark *k
     return rc;
 }
 
-static int int_list(const t2__ynode *v, const char *path, int64_t **out, size_t *n)
+/* searcher.bracket_rungs: a list of at most max_items rung counts, each 1 to max_value (the ASHA
+ * searcher's own bounds, checked here where the file's line and column are known). */
+static int int_list(const t2__ynode *v, const char *path, size_t max_items, int64_t max_value, int64_t **out,
+                    size_t *n)
 {
     char sub[T2__PATH_MAX], idx[24];
     if (t2__ynull(v)) return T2_OK;
@@ -142,6 +146,7 @@ static int int_list(const t2__ynode *v, const char *path, int64_t **out, size_t 
         return t2__cfg_err(&v->mark, path, "expected a list of positive integers, got %s",
                            t2__ydesc(v, buf, sizeof buf));
     }
+    if (v->n > max_items) return t2__cfg_err(&v->mark, path, "at most %zu brackets, got %zu", max_items, v->n);
     int64_t *a = calloc(v->n ? v->n : 1, sizeof *a);
     if (!a) return t2_seterr(T2_ENOMEM, "config: out of memory");
     for (size_t k = 0; k < v->n; k++) {
@@ -150,6 +155,9 @@ static int int_list(const t2__ynode *v, const char *path, int64_t **out, size_t 
         a[k] = 0;
         int rc = t2__ynull(v->items[k]) ? t2__cfg_err(&v->items[k]->mark, sub, "expected a positive integer, got null")
                                          : t2__get_int(v->items[k], sub, 1, &a[k]);
+        if (!rc && a[k] > max_value)
+            rc = t2__cfg_err(&v->items[k]->mark, sub, "expected 1 to %lld rungs, got %lld", (long long)max_value,
+                             (long long)a[k]);
         if (rc) {
             free(a);
             return rc;
@@ -350,7 +358,7 @@ int t2__cfg_searcher(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark
         } else if (KEY_IS("stop_once")) {
             rc = t2__get_bool(v, path, &s->stop_once);
         } else if (KEY_IS("bracket_rungs")) {
-            rc = int_list(v, path, &s->bracket_rungs, &s->nbracket_rungs);
+            rc = int_list(v, path, T2__ASHA_MAX_BRACKETS, 62, &s->bracket_rungs, &s->nbracket_rungs);
         } else if (KEY_IS("n_startup_trials") || KEY_IS("n_ei_candidates")) {
             rc = tpe_count(v, path, KEY_IS("n_startup_trials") ? &s->tpe.n_startup_trials : &s->tpe.n_ei_candidates);
         } else if (KEY_IS("gamma") || KEY_IS("prior_weight")) {
@@ -384,6 +392,7 @@ int t2__cfg_searcher(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark
             else s->pbt.resample_probability = d;
         } else if (KEY_IS("source_checkpoint") || KEY_IS("source_checkpoint_uuid")) {
             rc = t2__get_string(v, path, &s->source_checkpoint);
+            s->source_checkpoint_uuid = KEY_IS("source_checkpoint_uuid");
         } else if (KEY_IS("points_to_evaluate")) {
             rc = T2_OK; /* checked against the hyperparameters once they are read (config_points.c) */
         } else if (KEY_IS("library")) {
@@ -418,7 +427,8 @@ int t2__cfg_searcher(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark
             return rc;
     } else if (!have_length) {
         rc = t2__cfg_missing_in(n, kmark, "searcher", "max_length",
-                                ", e.g. max_length: {batches: 1000} or time_metric: batches with max_time: 1000"
+                                ", e.g. max_length: {batches: 1000} or time_metric: batches with max_time: 1000, "
+                                "in the file or as --config searcher.max_length.batches=1000"
                                 CORE_API_NOTE("the training length"));
         if ((rc = t2__cfg_collect(cfg, rc))) return rc;
     }

@@ -106,3 +106,34 @@ int t2__cfg_suggest(const char *path, const char *const *known, char *buf, size_
     else if (near) snprintf(buf, size, "'%s'", near);
     return buf[0] != '\0';
 }
+
+/* Determined keys t2exp takes under another name or form, with what to write instead: a typo's
+ * suggestion said nothing useful for them ("searcher.max_steps: did you mean
+ * 'resources.max_slots'?" on every pre-0.13 config, probe_K D2; a bare "unknown key" for pbt's
+ * functions, D4). */
+static const struct {
+    const char *path, *hint;
+} FORMER[] = {
+    {"searcher.max_steps", "Determined 0.12's length in steps; t2exp counts batches: searcher.max_length: {batches: N}, "
+                           "N = max_steps x batches_per_step (100 by default)"},
+    {"batches_per_step", "Determined 0.12's step; t2exp's lengths are in batches, records or epochs: write "
+                         "searcher.max_length, min_validation_period and min_checkpoint_period as {batches: N}"},
+    {"searcher.steps_per_round", "Determined 0.12's pbt round in steps; t2exp's is searcher.length_per_round: "
+                                 "{batches: N}"},
+    {"searcher.target_trial_steps", "Determined 0.12's adaptive length in steps; t2exp's adaptive_asha takes "
+                                    "searcher.max_length: {batches: N}"},
+    {"searcher.step_budget", "Determined 0.12's adaptive budget; t2exp's adaptive_asha is sized by searcher.max_trials"},
+    {"searcher.replace_function", "Determined's pbt replace_function {truncate_fraction: F} is t2exp's "
+                                  "searcher.quantile_fraction: F"},
+    {"searcher.explore_function", "Determined's pbt explore_function {resample_probability: P, perturb_factor: F} is "
+                                  "t2exp's searcher.resample_probability: P and searcher.perturb_factors: [1 - F, 1 + F]"},
+    {"searcher.unit", "Determined's custom searcher unit; t2exp takes the length with its unit: searcher.max_length: "
+                      "{batches: N} (or records, epochs)"},
+};
+
+const char *t2__cfg_former_key(const char *path)
+{
+    for (size_t k = 0; path && k < sizeof FORMER / sizeof FORMER[0]; k++)
+        if (strcmp(path, FORMER[k].path) == 0) return FORMER[k].hint;
+    return NULL;
+}

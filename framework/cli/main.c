@@ -199,8 +199,9 @@ static int load_config(const char *cmd, const args *a, t2__config **cfg)
     int rc = t2__config_load(a->pos[0], a->overrides, a->noverrides, cfg);
     if (rc) {
         /* Every problem in the file, one a line, then how many. */
-        size_t ne = 0, more = 0;
-        const char *const *e = t2__config_errors(&ne, &more);
+        size_t ne = 0, more = 0, nw = 0;
+        const char *const *e = t2__config_errors(&ne, &more), *const *w = t2__config_error_warnings(&nw);
+        for (size_t i = 0; i < nw; i++) fprintf(stderr, "warning: %s\n", w[i]);
         if (ne < 2) fprintf(stderr, "t2exp %s: %s\n", cmd, t2_errmsg());
         for (size_t i = 0; ne >= 2 && i < ne; i++) fprintf(stderr, "t2exp %s: %s\n", cmd, e[i]);
         if (ne >= 2) fprintf(stderr, "t2exp %s: %zu errors in %s%s\n", cmd, ne + more, a->pos[0], more ? " (the first shown)" : "");

@@ -355,7 +355,9 @@ int t2__ctl_resolve_warm(t2__ctl *c)
 {
     const t2__config *cfg = c->cfg;
     const char *src = c->o->from_checkpoint ? c->o->from_checkpoint : cfg->searcher.source_checkpoint;
-    const char *what = c->o->from_checkpoint ? "--from-checkpoint" : "searcher.source_checkpoint";
+    const char *what = c->o->from_checkpoint               ? "--from-checkpoint"
+                       : cfg->searcher.source_checkpoint_uuid ? "searcher.source_checkpoint_uuid"
+                                                              : "searcher.source_checkpoint";
     t2__checkpoint_row row;
     memset(&row, 0, sizeof row);
     int rc = T2_OK;
@@ -369,10 +371,16 @@ int t2__ctl_resolve_warm(t2__ctl *c)
         src = row.path;
     } else if (!src && cfg->searcher.source_trial_id > 0) {
         what = "searcher.source_trial_id";
-        if ((rc = t2__store_latest_checkpoint(c->st, cfg->searcher.source_trial_id, &row)))
-            return rc != T2_ENOTFOUND ? rc
-                                      : t2_seterr(T2_EINVAL, "searcher.source_trial_id: trial %lld has no checkpoint",
-                                                  (long long)cfg->searcher.source_trial_id);
+        if ((rc = t2__store_latest_checkpoint(c->st, cfg->searcher.source_trial_id, &row))) {
+            if (rc != T2_ENOTFOUND) return rc;
+            t2__trial_row tr;
+            int found = t2__store_get_trial(c->st, cfg->searcher.source_trial_id, &tr) == T2_OK;
+            if (found) t2__trial_row_free(&tr);
+            t2_clearerr();
+            return t2_seterr(T2_EINVAL, "searcher.source_trial_id: %s %lld%s",
+                             found ? "trial" : "this store has no trial", (long long)cfg->searcher.source_trial_id,
+                             found ? " has no checkpoint" : " (t2exp trials EXP lists the ids)");
+        }
         src = row.path;
     }
     if (src) {

@@ -7,9 +7,18 @@ int t2__sched_plan(const t2__sched_limits *l, t2__sched_capacity *out)
     /* With a hostfile its slots are the pool, for every trial; without one, the cores here. */
     int pool = l->pool_slots < 0 ? 0 : l->pool_slots > 0 ? l->pool_slots : (l->cores > 0 ? l->cores : 1);
     int slots = l->max_slots > 0 && l->max_slots < pool ? (int)l->max_slots : pool;
+    /* What to do about it, too: a real config asking 8 slots was refused with no way out named
+     * (probe_K D8; a quarter of Determined's accepted examples ask more than 2). */
     if (slots < l->slots_per_trial)
-        return t2_seterr(T2_EINVAL, "resources.slots_per_trial = %lld, but the slot pool has %d slot(s)",
-                         (long long)l->slots_per_trial, slots);
+        return t2_seterr(T2_EINVAL,
+                         "resources.slots_per_trial = %lld, but the slot pool has %d slot(s) (%s): give "
+                         "--config resources.slots_per_trial=%d (or fewer), or a pool with more slots "
+                         "(resources.hostfile, or run inside a Slurm allocation)",
+                         (long long)l->slots_per_trial, slots,
+                         l->max_slots > 0 && l->max_slots < pool ? "resources.max_slots"
+                         : l->pool_slots > 0                      ? "the pool's hosts"
+                                                                  : "this machine's cores",
+                         slots);
     int capacity = slots / (int)l->slots_per_trial;
     if (l->max_concurrent_trials > 0 && l->max_concurrent_trials < capacity) capacity = (int)l->max_concurrent_trials;
     if (capacity < 1) capacity = 1;

@@ -85,8 +85,9 @@ static int load_config(const t2__exp_stage_spec *s, char **ovr, int novr, t2__co
 {
     int rc = t2__config_load(s->config_path, (const char *const *)ovr, novr, cfg);
     if (rc) {
-        size_t ne = 0, more = 0;
-        const char *const *e = t2__config_errors(&ne, &more);
+        size_t ne = 0, more = 0, nw = 0;
+        const char *const *e = t2__config_errors(&ne, &more), *const *w = t2__config_error_warnings(&nw);
+        for (size_t i = 0; i < nw; i++) fprintf(s->log, "warning: %s\n", w[i]);
         for (size_t i = 0; ne >= 2 && i < ne; i++) fprintf(s->log, "%s\n", e[i]);
         if (more) fprintf(s->log, "(%zu more problems)\n", more);
         return rc;

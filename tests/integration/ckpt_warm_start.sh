@@ -42,7 +42,9 @@ cmp -s "$WORK/2.bin" "$WORK/5.bin" && fail "restoring the momentum changed nothi
 create 2 --config searcher.source_checkpoint=00000000-0000-4000-8000-000000000000
 expect_in "$OUT" "searcher.source_checkpoint: checkpoint 00000000-0000-4000-8000-000000000000: not a file, EXPERIMENT, EXPERIMENT.N, nor the uuid of an active checkpoint"
 create 2 --config searcher.source_trial_id=99
-expect_in "$OUT" "searcher.source_trial_id: trial 99 has no checkpoint"
+expect_in "$OUT" "searcher.source_trial_id: this store has no trial 99 (t2exp trials EXP lists the ids)"
+create 2 --config searcher.source_checkpoint_uuid=00000000-0000-4000-8000-000000000000
+expect_in "$OUT" "searcher.source_checkpoint_uuid: checkpoint 00000000-0000-4000-8000-000000000000: not a file"
 create 2 --from-checkpoint "$WORK/src.yaml"
 expect_in "$OUT" "--from-checkpoint: checkpoint $WORK/src.yaml:"
 [ "$(sql "SELECT count(*) FROM trials")" = 5 ] || fail "a bad warm start ran a trial"

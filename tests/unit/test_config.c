@@ -426,7 +426,7 @@ static void test_schema_errors(void)
     EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\nsearcher:\n  name: single\n  metric: loss\n",
                T2_EINVAL,
                "const.yaml:3:1: searcher.max_length: missing required key, e.g. max_length: {batches: 1000} or "
-               "time_metric: batches with max_time: 1000 (Determined's Core API leaves the training length to the "
+               "time_metric: batches with max_time: 1000, in the file or as --config searcher.max_length.batches=1000 (Determined's Core API leaves the training length to the "
                "training script; t2exp runs the training loop and needs it)");
     EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\nsearcher:\n  name: single\n  max_length: {batches: 1}\n",
                T2_EINVAL, "const.yaml:3:1: searcher.metric: missing required key");
@@ -514,7 +514,7 @@ static void test_hparam_errors(void)
 {
 #define SEARCH_SINGLE "searcher:\n  name: single\n  metric: loss\n  max_length: {batches: 1}\n"
 #define SEARCH_GRID "searcher:\n  name: grid\n  metric: loss\n  max_length: {batches: 1}\n"
-#define GBS_NOTE " (Determined's Core API leaves the batch size to the training script; t2exp builds the batches and needs it)"
+#define GBS_NOTE ", in the file or as --config hyperparameters.global_batch_size=N (Determined's Core API leaves the batch size to the training script; t2exp builds the batches and needs it)"
     EXPECT_ERR(SEARCH_SINGLE, T2_EINVAL, "const.yaml:1:1: hyperparameters.global_batch_size: missing required key" GBS_NOTE);
     EXPECT_ERR(SEARCH_SINGLE "hyperparameters:\n  lr: 0.1\n", T2_EINVAL,
                "const.yaml:5:1: hyperparameters.global_batch_size: missing required key" GBS_NOTE);
@@ -815,7 +815,7 @@ static void test_files(void)
 
     CHECK_RC(t2__config_load(fixture_path(path, sizeof path, "config/missing_batch.yaml"), NULL, 0, &cfg), T2_EINVAL);
     snprintf(want, sizeof want,
-             "%s:1:1: hyperparameters.global_batch_size: missing required key (Determined's Core API leaves the batch "
+             "%s:1:1: hyperparameters.global_batch_size: missing required key, in the file or as --config hyperparameters.global_batch_size=N (Determined's Core API leaves the batch "
              "size to the training script; t2exp builds the batches and needs it)",
              path);
     CHECK_STR(t2_errmsg(), want);

@@ -72,10 +72,10 @@ static void test_lengths(void)
                "const.yaml:3:52: searcher.max_length: expected a positive integer, got 0");
     expect_err(__LINE__, HP "searcher: {name: single, metric: loss}\n",
                "const.yaml:3:1: searcher.max_length: missing required key, e.g. max_length: {batches: 1000} or "
-               "time_metric: batches with max_time: 1000 (Determined's Core API leaves the training length to the "
+               "time_metric: batches with max_time: 1000, in the file or as --config searcher.max_length.batches=1000 (Determined's Core API leaves the training length to the "
                "training script; t2exp runs the training loop and needs it)");
     expect_err(__LINE__, "searcher: {name: single, metric: loss, max_length: 5}\n",
-               "const.yaml:1:1: hyperparameters.global_batch_size: missing required key (Determined's Core API leaves "
+               "const.yaml:1:1: hyperparameters.global_batch_size: missing required key, in the file or as --config hyperparameters.global_batch_size=N (Determined's Core API leaves "
                "the batch size to the training script; t2exp builds the batches and needs it)");
 }
 
@@ -102,11 +102,11 @@ static void test_null_length(void)
     }
     expect_err(__LINE__, HP "searcher:\n  name: single\n  metric: loss\n  max_length:\n",
                "const.yaml:6:14: searcher.max_length: missing required key (null counts as absent), e.g. max_length: "
-               "{batches: 1000} or time_metric: batches with max_time: 1000 (Determined's Core API leaves the "
+               "{batches: 1000} or time_metric: batches with max_time: 1000, in the file or as --config searcher.max_length.batches=1000 (Determined's Core API leaves the "
                "training length to the training script; t2exp runs the training loop and needs it)");
     expect_err_ov(__LINE__, HP "searcher:\n  name: single\n  metric: loss\n  max_length: 4\n", "searcher.max_length=~",
                   "--config searcher.max_length=~: searcher.max_length: missing required key (null counts as absent), "
-                  "e.g. max_length: {batches: 1000} or time_metric: batches with max_time: 1000 (Determined's Core "
+                  "e.g. max_length: {batches: 1000} or time_metric: batches with max_time: 1000, in the file or as --config searcher.max_length.batches=1000 (Determined's Core "
                   "API leaves the training length to the training script; t2exp runs the training loop and needs it)");
     /* Both given: placed at time_metric, or at max_length when an override set it. */
     expect_err_ov(__LINE__, both, "searcher.max_length.batches=7",
@@ -233,6 +233,43 @@ static void test_environment(void)
                "'environment_variables'?)");
 }
 
+/* Determined keys t2exp takes under another name or form say what to write (probe_K: pre-0.13's
+ * max_steps got "did you mean 'resources.max_slots'?", pbt's functions a bare "unknown key"); a file
+ * refused for an error still shows its accepted-but-ignored notes; bracket_rungs past the ASHA
+ * searcher's 62 rungs is refused where it is written. */
+static void test_former_keys(void)
+{
+#define SEARCH_OLD "searcher:\n  name: single\n  metric: loss\n  max_length: {batches: 5}\n"
+    expect_err(__LINE__, HP SEARCH_OLD "  max_steps: 10\n",
+               "const.yaml:7:3: searcher.max_steps: unknown key: Determined 0.12's length in steps; t2exp counts "
+               "batches: searcher.max_length: {batches: N}, N = max_steps x batches_per_step (100 by default)");
+    expect_err(__LINE__, HP SEARCH_OLD "batches_per_step: 5\n",
+               "const.yaml:7:1: batches_per_step: unknown key: Determined 0.12's step; t2exp's lengths are in "
+               "batches, records or epochs: write searcher.max_length, min_validation_period and "
+               "min_checkpoint_period as {batches: N}");
+    expect_err(__LINE__,
+               HP "  x: 1\nsearcher:\n  name: pbt\n  metric: loss\n  population_size: 4\n  num_rounds: 2\n"
+                  "  length_per_round: {batches: 10}\n  replace_function: {truncate_fraction: 0.2}\n",
+               "const.yaml:10:3: searcher.replace_function: unknown key: Determined's pbt replace_function "
+               "{truncate_fraction: F} is t2exp's searcher.quantile_fraction: F");
+    expect_err(__LINE__,
+               HP "searcher:\n  name: adaptive_asha\n  metric: loss\n  max_trials: 4\n"
+                  "  max_length: {batches: 100}\n  bracket_rungs: [4, 63]\n",
+               "const.yaml:8:22: searcher.bracket_rungs.1: expected 1 to 62 rungs, got 63");
+    /* The error's file keeps its warnings, to be shown with it. */
+    t2__config *cfg = NULL;
+    CHECK(t2__config_load_string(HP SEARCH_OLD "entrypoint: model_def:MyTrial\nmax_restart: 1\n", "const.yaml", NULL, 0,
+                                 &cfg) == T2_EINVAL);
+    size_t nw = 0;
+    const char *const *w = t2__config_error_warnings(&nw);
+    CHECK(nw == 1 && strstr(w[0], "const.yaml:7:1: key 'entrypoint' is accepted but ignored") == w[0]);
+    CHECK(strstr(t2_errmsg(), "max_restart: unknown key (did you mean 'max_restarts'?)") != NULL);
+    CHECK(t2__config_load_string(HP SEARCH_OLD, "const.yaml", NULL, 0, &cfg) == T2_OK);
+    t2__config_free(cfg);
+    CHECK(t2__config_error_warnings(&nw) == NULL && nw == 0);
+#undef SEARCH_OLD
+}
+
 int main(void)
 {
     test_lengths();
@@ -241,5 +278,6 @@ int main(void)
     test_slots_and_batches();
     test_dotted_group();
     test_environment();
+    test_former_keys();
     return check_report("test_config_determined");
 }

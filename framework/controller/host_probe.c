@@ -4,6 +4,7 @@
 #include "host_probe.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,8 @@
 #include "slot_pool.h"
 #include "trial_proc.h"
 
+extern char **environ;
+
 int t2__host_probe_start(t2__host_probe *p, const char *name, double timeout_s, char *const *env, size_t nenv)
 {
     char host[T2__HOST_NAME_MAX + 8];
@@ -24,10 +27,25 @@ int t2__host_probe_start(t2__host_probe *p, const char *name, double timeout_s, 
     memset(p, 0, sizeof *p);
     int rc = t2__mpi_session_new(p->session, sizeof p->session);
     if (rc) return rc;
+    /* A session directory of its own, which the controller can remove after a timeout; and the
+     * trials' launch environment: an OMPI_MCA_plm_rsh_agent set there is how they reach the host
+     * (without it the probe went through ssh and found every such host dead). */
+    char session_var[PATH_MAX + 40];
+    snprintf(session_var, sizeof session_var, "OMPI_MCA_orte_top_session_dir=%s", p->session);
+    const char **set = malloc((nenv + 1) * sizeof *set);
+    char **envp = NULL;
+    if (!set) return t2_seterr(T2_ENOMEM, "controller: out of memory");
+    set[0] = session_var;
+    for (size_t k = 0; k < nenv; k++) set[k + 1] = env[k];
+    rc = t2__launch_env(set, nenv + 1, &envp);
+    free(set);
+    if (rc) return rc;
     fflush(NULL);
     pid_t parent = getpid();
     pid_t pid = fork();
-    if (pid < 0) return t2_seterr(T2_EIO, "controller: fork: %s", strerror(errno));
+    int fork_errno = errno;
+    if (pid != 0) t2__launch_env_free(envp); /* the child's copy is its own */
+    if (pid < 0) return t2_seterr(T2_EIO, "controller: fork: %s", strerror(fork_errno));
     if (pid == 0) {
         int null = open("/dev/null", O_RDWR);
         if (null >= 0) {
@@ -39,18 +57,7 @@ int t2__host_probe_start(t2__host_probe *p, const char *name, double timeout_s, 
         /* It ends with the controller, by mpirun's own teardown, as a trial's mpirun does (it
          * outlived a SIGKILLed controller for good on a host that hangs). */
         if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != parent) _exit(127);
-        /* A session directory of its own, which the controller can remove after a timeout. */
-        if (setenv("OMPI_MCA_orte_top_session_dir", p->session, 1) != 0) _exit(127);
-        /* The trials' launch environment: an OMPI_MCA_plm_rsh_agent set there is how they reach the
-         * host (without it the probe went through ssh and found every such host dead). */
-        for (size_t k = 0; k < nenv; k++) {
-            const char *eq = strchr(env[k], '=');
-            char name_[256];
-            if (!eq || (size_t)(eq - env[k]) >= sizeof name_) continue;
-            memcpy(name_, env[k], (size_t)(eq - env[k]));
-            name_[eq - env[k]] = '\0';
-            if (setenv(name_, eq + 1, 1) != 0) _exit(127);
-        }
+        environ = envp;
         execvp("mpirun", (char *const *)argv);
         _exit(127);
     }

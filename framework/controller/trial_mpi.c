@@ -18,6 +18,8 @@
 #include "runner/channel_auth.h"
 #include "trial_proc.h"
 
+extern char **environ;
+
 int t2__listen_tcp(const char *addr, int *fd, int *port)
 {
     /* Non-blocking: the event loop accepts until EAGAIN and never waits in accept. */
@@ -136,6 +138,27 @@ int t2__trial_mpi_start(const t2__mpi_launch *l, pid_t *pid, unsigned char key_o
     argv[n++] = "--trial";
     argv[n++] = trial;
     argv[n] = NULL;
+    /* mpirun's environment: the key, the session directory and environment_variables set. */
+    char key_var[sizeof T2__AUTH_KEY_ENV + 2 * T2__AUTH_KEY_BYTES + 2], session_var[PATH_MAX + 40];
+    snprintf(key_var, sizeof key_var, "%s=%s", T2__AUTH_KEY_ENV, key_hex);
+    snprintf(session_var, sizeof session_var, "OMPI_MCA_orte_top_session_dir=%s", session);
+    const char **set = malloc((l->nenv + 2) * sizeof *set);
+    char **envp = NULL;
+    int erc = set ? T2_OK : t2_seterr(T2_ENOMEM, "controller: out of memory");
+    if (set) {
+        set[0] = key_var;
+        set[1] = session_var;
+        for (size_t k = 0; k < l->nenv; k++) set[k + 2] = l->env[k];
+        erc = t2__launch_env(set, l->nenv + 2, &envp);
+        free(set);
+    }
+    if (erc) {
+        for (size_t k = 0; k < l->nenv; k++) free(names[k]);
+        free(names);
+        free(argv);
+        t2__mpi_session_remove(session);
+        return erc;
+    }
     int log = open(l->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
     int oe = errno;
     pid_t p = -1, parent = 0;
@@ -149,6 +172,7 @@ int t2__trial_mpi_start(const t2__mpi_launch *l, pid_t *pid, unsigned char key_o
         for (size_t k = 0; k < l->nenv; k++) free(names[k]);
         free(names);
         free(argv);
+        t2__launch_env_free(envp);
     }
     if (log < 0) return t2_seterr(T2_EIO, "cannot open the trial's log %s: %s", l->log_path, strerror(oe));
     if (p < 0) {
@@ -171,10 +195,7 @@ int t2__trial_mpi_start(const t2__mpi_launch *l, pid_t *pid, unsigned char key_o
         for (int i = 0; i < l->nclose; i++)
             if (l->close_fds[i] >= 0) close(l->close_fds[i]);
         if (dup2(log, STDOUT_FILENO) < 0 || dup2(log, STDERR_FILENO) < 0) _exit(3);
-        if (setenv(T2__AUTH_KEY_ENV, key_hex, 1) != 0) _exit(3);
-        if (setenv("OMPI_MCA_orte_top_session_dir", session, 1) != 0) _exit(3);
-        for (size_t k = 0; k < l->nenv; k++)
-            if (setenv(names[k], strchr(l->env[k], '=') + 1, 1) != 0) _exit(3);
+        environ = envp;
         execvp("mpirun", (char *const *)argv);
         fprintf(stderr, "t2exp: cannot run mpirun: %s\n", strerror(errno));
         _exit(127);

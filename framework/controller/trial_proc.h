@@ -64,6 +64,11 @@ void t2__proc_tree_end(t2__proc_tree *t);
  * (trial_mpi.c says why). The controller removes it once that mpirun is reaped
  * (t2__mpi_session_remove): an mpirun that is killed cannot, and left 8 MB behind each time. */
 int t2__mpi_session_new(char *out, size_t cap);
+/* *out: this process's environment with set[0..nset) ("NAME=value") set, the last of a name winning,
+ * for a child to exec with (environ = *out; execvp): built before fork (launch_env.c). Freed with
+ * t2__launch_env_free. */
+int t2__launch_env(const char *const *set, size_t nset, char ***out);
+void t2__launch_env_free(char **env);
 /* Removes session directory path and what is in it, if it is one of t2__mpi_session_new's names. */
 void t2__mpi_session_remove(const char *path);
 

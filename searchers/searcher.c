@@ -72,44 +72,44 @@ int t2__ops_close(t2__ops *ops, int64_t request_id)
 
 /* ---------- id sets ---------- */
 
+static int bit_at(const t2__idset *set, int64_t id)
+{
+    uint64_t off = (uint64_t)(id - set->base);
+    return off / 64 < set->nwords && (set->bits[off / 64] >> (off % 64) & 1);
+}
+
 int t2__idset_has(const t2__idset *set, int64_t id)
 {
-    if (id < set->low) return 1;
-    size_t lo = 0, hi = set->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (set->v[mid] < id) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo < set->n && set->v[lo] == id;
+    return id < set->low || bit_at(set, id);
 }
 
 int t2__idset_add(t2__idset *set, int64_t id)
 {
     if (t2__idset_has(set, id)) return 0;
-    if (id == set->low) {
-        set->low++;
-        size_t k = 0; /* the watermark may now swallow a run of listed ids */
-        while (k < set->n && set->v[k] == set->low) {
-            set->low++;
-            k++;
-        }
-        if (k) memmove(set->v, set->v + k, (set->n - k) * sizeof *set->v);
-        set->n -= k;
-        return 1;
+    uint64_t off = (uint64_t)(id - set->base);
+    if (off / 64 >= set->nwords) {
+        size_t need = (size_t)(off / 64) + 1, cap = set->nwords ? set->nwords * 2 : 4;
+        if (cap < need) cap = need;
+        uint64_t *b = cap > SIZE_MAX / sizeof *b ? NULL : realloc(set->bits, cap * sizeof *b);
+        if (!b) return t2_seterr(T2_ENOMEM, "searcher: out of memory");
+        memset(b + set->nwords, 0, (cap - set->nwords) * sizeof *b);
+        set->bits = b;
+        set->nwords = cap;
     }
-    if (set->n == set->cap) {
-        size_t cap = set->cap ? set->cap * 2 : 8;
-        int64_t *v = realloc(set->v, cap * sizeof *v);
-        if (!v) return t2_seterr(T2_ENOMEM, "searcher: out of memory");
-        set->v = v;
-        set->cap = cap;
-    }
-    size_t at = set->n;
-    while (at > 0 && set->v[at - 1] > id) at--;
-    memmove(set->v + at + 1, set->v + at, (set->n - at) * sizeof *set->v);
-    set->v[at] = id;
+    set->bits[off / 64] |= (uint64_t)1 << (off % 64);
     set->n++;
+    /* The watermark swallows the run of ids from it; the window drops the words below it once they
+     * are half of it (so each word is moved a bounded number of times). */
+    while (bit_at(set, set->low)) {
+        set->low++;
+        set->n--;
+    }
+    size_t below = (size_t)((set->low - set->base) / 64);
+    if (below >= 16 && below * 2 >= set->nwords) {
+        memmove(set->bits, set->bits + below, (set->nwords - below) * sizeof *set->bits);
+        memset(set->bits + set->nwords - below, 0, below * sizeof *set->bits);
+        set->base += (int64_t)below * 64;
+    }
     return 1;
 }
 
@@ -121,7 +121,7 @@ int64_t t2__idset_count(const t2__idset *set)
 void t2__idset_free(t2__idset *set)
 {
     if (!set) return;
-    free(set->v);
+    free(set->bits);
     *set = (t2__idset){0};
 }
 
@@ -129,7 +129,8 @@ int t2__idset_to_val(const t2__idset *set, t2__val **out)
 {
     t2__val *m = t2__val_map(), *ids = t2__val_list();
     int rc = m && ids ? T2_OK : T2_ENOMEM;
-    for (size_t k = 0; !rc && k < set->n; k++) rc = t2__val_list_append(ids, t2__val_int(set->v[k]));
+    for (int64_t id = set->low + 1, end = set->base + 64 * (int64_t)set->nwords; !rc && id < end; id++)
+        if (bit_at(set, id)) rc = t2__val_list_append(ids, t2__val_int(id));
     if (!rc && !(rc = t2__val_map_set(m, "low", t2__val_int(set->low)))) {
         rc = t2__val_map_set(m, "ids", ids);
         ids = NULL;
@@ -151,9 +152,10 @@ int t2__idset_from_val(const t2__val *v, int64_t limit, const char *what, t2__id
     int rc;
     if ((rc = t2__state_int(v, "low", 0, limit, what, &low)) || (rc = t2__state_list(v, "ids", what, &ids))) return rc;
     set.low = low;
+    set.base = low - low % 64;
     for (size_t k = 0; k < ids->n; k++) {
         const t2__val *e = ids->items[k];
-        if (e->kind != T2__VAL_INT || e->i <= low || e->i >= limit || (k && e->i <= set.v[set.n - 1])) {
+        if (e->kind != T2__VAL_INT || e->i <= low || e->i >= limit || (k && e->i <= ids->items[k - 1]->i)) {
             t2__idset_free(&set);
             return t2_seterr(T2_EFORMAT, "searcher state: %s.ids must be increasing request ids in (%" PRId64
                                          ", %" PRId64 ")", what, low, limit);

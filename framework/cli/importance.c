@@ -214,12 +214,15 @@ static int print(const t2__importance_result *r, int64_t exp_id, t2__store_forma
             table_name(out, r->names[k], w);
             fprintf(out, "  %.4f\n", r->values[k]);
         }
+        char metric[512]; /* the config's text: no escape sequence to the terminal */
+        snprintf(metric, sizeof metric, "%s", r->metric);
+        t2__store_printable(metric, strlen(metric));
         if (r->used < r->eligible)
             fprintf(out, "(fANOVA: a random forest of 64 trees fit to %zu of %zu completed trials, drawn at random, "
-                         "and their best %s)\n", r->used, r->eligible, r->metric);
+                         "and their best %s)\n", r->used, r->eligible, metric);
         else
             fprintf(out, "(fANOVA: a random forest of 64 trees fit to %zu completed trials' best %s%s)\n", r->used,
-                    r->metric, r->others ? "; the other trials left out" : "");
+                    metric, r->others ? "; the other trials left out" : "");
     }
     return ferror(out) ? t2_seterr(T2_EIO, "importance: write error") : T2_OK;
 }

@@ -424,6 +424,9 @@ static int db_connect(t2__store *st, int readonly)
         return t2__store_err(st, rc, "open");
     }
     sqlite3_extended_result_codes(st->db, 1);
+    if ((rc = sqlite3_create_function(st->db, "t2_real", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL,
+                                      t2__store_sql_real, NULL, NULL)) != SQLITE_OK)
+        return t2__store_err(st, rc, "register t2_real");
     if ((rc = sqlite3_busy_timeout(st->db, BUSY_TIMEOUT_MS)) != SQLITE_OK)
         return t2__store_err(st, rc, "busy_timeout");
     if (readonly) return 0;

@@ -283,6 +283,8 @@ int t2__store_json_sql(t2__store *st, const char *base, const t2__store_colspec 
 t2__col_kind t2__store_col_kind(const t2__store_colspec *cols, const char *name);
 /* Appends column col of the current row as a table shows it. */
 void t2__store_cell(t2__sbuf *b, sqlite3_stmt *s, int col, t2__col_kind kind);
+/* The SQL function t2_real(x) (store_print.c): a real as its shortest round-trip text. */
+void t2__store_sql_real(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 
 /* Print the remaining rows of a prepared, bound statement. */
 int t2__store_print_table_stmt(t2__store *st, sqlite3_stmt *s, const t2__store_colspec *cols,

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include "configs/value.h"
 #include "store_internal.h"
 #include "t2exp/error.h"
 
@@ -110,8 +111,38 @@ static void put_quoted(t2__sbuf *b, const char *s, char q)
     t2__sbuf_put(b, &q, 1);
 }
 
+/* t2_real(x): a real's shortest text that reads back to exactly it (t2__json_double_text), any
+ * other value as it is. SQLite writes reals with 15 significant digits, in JSON and as text, so
+ * an exported metric was not the stored double (586 of 10,000 were, probe_J). Registered on each
+ * connection (store.c). Infinities stay SQLite's (JSON has no word for them; it writes 9e999). */
+/* A finite real's text: the shortest that reads back to it, with ".0" after an integral one as
+ * SQLite writes it (so JSON readers keep it a float). Returns its length. */
+static size_t real_text(double d, char *out, size_t cap)
+{
+    size_t n = t2__json_double_text(d, out, cap);
+    if (!strpbrk(out, ".eE") && n + 3 <= cap) {
+        memcpy(out + n, ".0", 3);
+        n += 2;
+    }
+    return n;
+}
+
+void t2__store_sql_real(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    double d = sqlite3_value_double(argv[0]);
+    char text[40];
+    if (sqlite3_value_type(argv[0]) != SQLITE_FLOAT || !isfinite(d)) {
+        sqlite3_result_value(ctx, argv[0]);
+        return;
+    }
+    size_t n = real_text(d, text, sizeof text);
+    sqlite3_result_text(ctx, text, (int)n, SQLITE_TRANSIENT);
+}
+
 /* The column names come from preparing the base query (no row is read). JSON-kind columns go
- * through json() so they nest as JSON values instead of strings holding JSON. */
+ * through json() so they nest as JSON values instead of strings holding JSON; reals through
+ * t2_real so they read back to the stored doubles. */
 int t2__store_json_sql(t2__store *st, const char *base, const t2__store_colspec *cols, int array,
                        char **out)
 {
@@ -131,10 +162,19 @@ int t2__store_json_sql(t2__store *st, const char *base, const t2__store_colspec 
         if (i) t2__sbuf_puts(&b, ", ");
         put_quoted(&b, name, '\'');
         t2__sbuf_puts(&b, ", ");
-        int js = t2__store_col_kind(cols, name) == T2__COL_JSON;
-        if (js) t2__sbuf_puts(&b, "json(");
-        put_quoted(&b, name, '"');
-        if (js) t2__sbuf_puts(&b, ")");
+        if (t2__store_col_kind(cols, name) == T2__COL_JSON) {
+            t2__sbuf_puts(&b, "json(");
+            put_quoted(&b, name, '"');
+            t2__sbuf_puts(&b, ")");
+        } else {
+            t2__sbuf_puts(&b, "CASE WHEN typeof(");
+            put_quoted(&b, name, '"');
+            t2__sbuf_puts(&b, ") = 'real' THEN json(t2_real(");
+            put_quoted(&b, name, '"');
+            t2__sbuf_puts(&b, ")) ELSE ");
+            put_quoted(&b, name, '"');
+            t2__sbuf_puts(&b, " END");
+        }
     }
     t2__sbuf_puts(&b, array ? ")) FROM (" : ") FROM (");
     t2__sbuf_puts(&b, base);
@@ -358,9 +398,15 @@ int t2__store_print_csv_stmt(t2__store *st, sqlite3_stmt *s, FILE *out)
     while ((src = sqlite3_step(s)) == SQLITE_ROW) {
         for (int c = 0; c < ncol; c++) {
             if (c) fputc(',', out);
-            /* SQLite's own text for numbers: reals round-trip to 15 significant digits and read
-             * the same as in --json. */
-            t2__store_csv_field(out, (const char *)sqlite3_column_text(s, c));
+            /* Reals as in --json: the shortest text that reads back to the stored double. */
+            double d = sqlite3_column_double(s, c);
+            char text[40];
+            if (sqlite3_column_type(s, c) == SQLITE_FLOAT && isfinite(d)) {
+                real_text(d, text, sizeof text);
+                t2__store_csv_field(out, text);
+            } else {
+                t2__store_csv_field(out, (const char *)sqlite3_column_text(s, c));
+            }
         }
         fputc('\n', out);
     }

@@ -165,11 +165,19 @@ static int describe_table(t2__store *st, const t2__store_param *p, size_t np, co
         fprintf(out, "    %.*s\n", (int)b.n, b.p ? b.p : "");
         l += len + (e != NULL);
     }
+    /* The metric's name is the config's text too: an escape sequence in it reached the terminal. */
+    b.n = 0;
+    t2__sbuf_put(&b, metric ? metric : "", metric ? strlen(metric) : 0);
+    if (b.oom) {
+        rc = t2_seterr(T2_ENOMEM, "store: out of memory describing");
+        goto done;
+    }
+    t2__store_printable(b.p, b.n);
     if (limit > 0 && limit < ntrials)
-        fprintf(out, "\ntrials ranked by %s (%s is better), top %ld of %" PRId64 ":\n", metric,
+        fprintf(out, "\ntrials ranked by %.*s (%s is better), top %ld of %" PRId64 ":\n", (int)b.n, b.p ? b.p : "",
                 smaller ? "smaller" : "larger", limit, ntrials);
     else
-        fprintf(out, "\ntrials ranked by %s (%s is better), all %" PRId64 ":\n", metric,
+        fprintf(out, "\ntrials ranked by %.*s (%s is better), all %" PRId64 ":\n", (int)b.n, b.p ? b.p : "",
                 smaller ? "smaller" : "larger", ntrials);
     sqlite3_finalize(s);
     s = NULL;

@@ -60,6 +60,12 @@ expect_exit 0 "$T2EXP" importance "$e"
 expect_in "$OUT" "esc [31mred"
 expect_exit 0 "$T2EXP" importance "$e" --csv
 expect_in "$OUT" '"a,b""c",'
+# The searcher's metric is the config's text too: describe's ranking heading printed it raw (probe_J).
+printf 'hyperparameters: {global_batch_size: 1, x: 1, y: -2}\nsearcher: {name: single, metric: "esc\\e[31mred", max_length: {batches: 1}}\n' > "$WORK/esc.yaml"
+expect_exit 1 "$T2EXP" create "$WORK/esc.yaml" "$TRIALS/quadratic.so" --quiet # (quadratic reports no such metric)
+expect_exit 0 "$T2EXP" describe "$(sql "SELECT max(id) FROM experiments")"
+! grep -q $'\e' <<<"$OUT" || fail "an escape character reached describe: $(cat -v <<<"$OUT" | grep ranked)"
+expect_in "$OUT" "trials ranked by esc [31mred"
 
 # Refused: an unknown experiment (exit 2), one with nothing searched, one with one trial.
 expect_exit 2 "$T2EXP" importance 9

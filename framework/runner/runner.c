@@ -1032,7 +1032,13 @@ static int train_to(run *r, int64_t target)
         if (r->vperiod > 0 && r->ctx.batches_trained % r->vperiod == 0 && r->ctx.batches_trained < target &&
             (rc = validate(r, 1)))
             return rc;
-        if (r->pruned) break; /* the op ends here: checkpoint and done below */
+        if (r->pruned) {
+            /* The op ends here: checkpoint and done below. The training window since the last
+             * report goes first, as a completed op's last one does (a pruned trial's curve had no
+             * training loss at all when it stopped before scheduling_unit, probe_J). */
+            if (r->window_batches > 0 && (rc = report_training(r))) return fail(r, "report", rc);
+            break;
+        }
         if (r->cperiod > 0 && r->ctx.batches_trained % r->cperiod == 0 && r->ctx.batches_trained < target &&
             (rc = checkpoint(r)))
             return rc;

@@ -79,6 +79,11 @@ expect_exit 0 "$T2EXP" describe "1.$k"
 expect_in "$OUT" "pruned at batch 2"
 [ "$(sql "SELECT max(c.batches) FROM checkpoints c JOIN trials t ON t.id = c.trial_id
           WHERE t.experiment_id = 1 AND t.ordinal = $k")" = 2 ] || fail "pruned trial 1.$k has no checkpoint at batch 2"
+# ... and its training metrics up to there are reported, as a completed trial's last window is
+# (a trial pruned before its scheduling_unit had no training row at all, probe_J).
+[ "$(sql "SELECT count(*) FROM metrics m JOIN trials t ON t.id = m.trial_id WHERE t.experiment_id = 1
+          AND t.ordinal = $k AND m.kind = 'training' AND m.batches = 2 AND m.name = 'loss'")" = 1 ] ||
+  fail "pruned trial 1.$k has no training loss at batch 2: $("$T2EXP" metrics "1.$k")"
 echo "random, median: $n of 12 pruned as the rule says"
 
 # The 25th percentile of a bigger-is-better metric (q = 75), no pruning before batch 4.

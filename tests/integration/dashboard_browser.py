@@ -200,7 +200,19 @@ try:
     if axes != "3":
         fail("experiment 3: %r parallel axes, want 3 (x, opt.lr, loss)" % axes)
     check_clean(b, "experiment 3")
-    print("experiment 3: hparam columns %s, %s parallel axes" % (cols, axes))
+    # Its trials report training once each (8 batches, scheduling_unit 100): each series is one point,
+    # which a line chart drew as nothing (probe_J). Pixels of the series' colours must be on the canvas.
+    drawn = b.evaluate('(function () { var box = document.querySelector("#curves [data-metric=\\"training/loss\\"]");'
+                       ' var c = box && box.querySelector("canvas"); if (!c) return -1;'
+                       ' var d = c.getContext("2d").getImageData(0, 0, c.width, c.height).data, n = 0;'
+                       ' var want = T2.palette.map(function (h) { return [parseInt(h.substr(1, 2), 16),'
+                       ' parseInt(h.substr(3, 2), 16), parseInt(h.substr(5, 2), 16)]; });'
+                       ' for (var i = 0; i < d.length; i += 4) for (var k = 0; k < want.length; k++)'
+                       ' if (d[i] === want[k][0] && d[i + 1] === want[k][1] && d[i + 2] === want[k][2] && d[i + 3] === 255) { n++; break; }'
+                       ' return n; })()')
+    if not drawn or drawn < 4:
+        fail("experiment 3: the one-point training-loss series drew %s pixels of their colours" % drawn)
+    print("experiment 3: hparam columns %s, %s parallel axes; one-point curves drew %d pixels" % (cols, axes, drawn))
 
     # ---- the running experiment: the page redraws by itself as metrics arrive ----
     route = "/experiment/%d" % RUNNING

@@ -65,13 +65,17 @@ T2.lineChart = function (box, opts) {
            {label: opts.yLabel, stroke: "#444", size: 64, values: function (u, ticks) { return ticks.map(T2.num); }}],
     legend: {live: true},
     series: [{label: opts.xLabel}].concat(series.map(function (s, i) {
+      // A line through one x is nothing: such a series is drawn as its point (a trial that
+      // reported training once, shorter than scheduling_unit, had an empty chart; probe_J).
+      var lone = !opts.points && s.xs.length > 0 && s.xs.every(function (x) { return x === s.xs[0]; });
       return {
         label: s.label,
         stroke: s.color || T2.color(i),
         width: 1.5,
         spanGaps: true,
         paths: opts.points ? function () { return null; } : (opts.step ? uPlot.paths.stepped({align: 1}) : undefined),
-        points: {show: opts.points ? true : undefined, size: opts.points ? 5 : undefined, fill: s.color || T2.color(i)},
+        points: {show: opts.points || lone ? true : undefined, size: opts.points || lone ? 5 : undefined,
+                 fill: s.color || T2.color(i)},
         value: function (u, v) { return v === null || v === undefined ? "–" : T2.num(v); },
       };
     })),

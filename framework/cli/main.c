@@ -542,7 +542,11 @@ static int cmd_follow(const args *a)
     if (parse_id(a->pos[0], &id)) return usage_error("follow", "not an experiment id: %s", a->pos[0]);
     if (open_store(a, 1, &st)) return EXIT_STORE;
     int rc = t2__follow(st, id, stdout, &state);
-    if (!rc) fprintf(stderr, "experiment %lld is %s\n", (long long)id, t2__exp_state_name(state));
+    long pid = 0;
+    if (!rc && state == T2__EXP_ACTIVE && t2__store_controller(st, id, &pid) == 0)
+        fprintf(stderr, "experiment %lld is ACTIVE, but no controller runs it: it was killed or crashed before it "
+                        "recorded an end; `t2exp resume %lld` continues it\n", (long long)id, (long long)id);
+    else if (!rc) fprintf(stderr, "experiment %lld is %s\n", (long long)id, t2__exp_state_name(state));
     else fprintf(stderr, "t2exp follow: %s\n", t2_errmsg());
     t2__store_close(st);
     if (rc) return rc == T2_ENOTFOUND ? EXIT_USAGE : EXIT_STORE;

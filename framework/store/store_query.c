@@ -150,6 +150,19 @@ static int describe_table(t2__store *st, const t2__store_param *p, size_t np, co
     }
     const char *config = NULL;
     if ((rc = key_values(s, "config", &config, &b, out))) goto done;
+    /* ACTIVE with no live controller: it was killed or crashed before it could record its end, and
+     * every view went on saying ACTIVE (probe_J). Said here; the state stays what the store holds. */
+    long pid = 0;
+    t2__experiment_row row;
+    int active = 0;
+    if (t2__store_get_experiment(st, p[0].i, &row) == T2_OK) {
+        active = row.state == T2__EXP_ACTIVE;
+        t2__experiment_row_free(&row);
+    }
+    if (active && t2__store_controller(st, p[0].i, &pid) == 0)
+        fprintf(out, "no controller runs it: it was killed or crashed before it recorded an end; "
+                     "`t2exp resume %lld` continues it\n", (long long)p[0].i);
+    t2_clearerr();
     fputs("config:\n", out);
     /* Indented so the YAML reads as a block under its heading. */
     for (const char *l = config ? config : ""; *l;) {

@@ -44,6 +44,11 @@ Y
     sleep 0.1
   done
   [ -z "$left" ] || fail "$mode: 15 s after the controller was killed its trial's processes (or their helpers) still run: $(ps -o pid,stat,args -p "$(echo $left | tr " " ,)")"
+  # The views say that no controller runs it (they said ACTIVE as if it ran; probe_J).
+  expect_exit 0 "$T2EXP" describe "$n"
+  expect_in "$OUT" "no controller runs it: it was killed or crashed before it recorded an end; \`t2exp resume $n\` continues it"
+  expect_exit 1 "$T2EXP" follow "$n"
+  expect_in "$OUT" "experiment $n is ACTIVE, but no controller runs it"
   touch "$gate"
   expect_exit 0 timeout 120 "$T2EXP" resume "$n" --plain
   expect_in "$OUT" "1 trial(s) completed, 0 errored"

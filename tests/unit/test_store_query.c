@@ -139,6 +139,8 @@ static const char WANT3[] =
     "started            2023-11-14T22:13:20Z\n"
     "duration           1h01m17s\n"
     "overrides          []\n"
+    /* ACTIVE, and no controller recorded: said so (probe_J). */
+    "no controller runs it: it was killed or crashed before it recorded an end; `t2exp resume 1` continues it\n"
     "config:\n"
     "    name: fmnist\n"
     "    searcher:\n"

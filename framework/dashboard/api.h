@@ -30,5 +30,7 @@ typedef const char *(*t2__dash_arg_fn)(void *ctx, const char *name);
  * TID is a trial id or EXP.N. Unknown things are 404, bad arguments 400, with {"error": why}.
  * Returns T2_OK with r filled (free r->body), or a negative code for the store's own trouble. */
 int t2__dash_api(t2__store *st, const char *path, t2__dash_arg_fn arg, void *arg_ctx, t2__dash_reply *r);
+/* Frees the answers t2__dash_api keeps (importance's, while the store is unchanged). */
+void t2__dash_api_cache_free(void);
 
 #endif

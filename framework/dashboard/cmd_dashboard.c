@@ -217,6 +217,7 @@ static int run(const char *home, int argc, char **argv)
     fflush(stdout);
     while (!stop) pause();
     MHD_stop_daemon(d);
+    t2__dash_api_cache_free();
     t2__store_close(st);
     printf("t2exp dashboard: stopped\n");
     return 0;

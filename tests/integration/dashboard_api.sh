@@ -147,6 +147,14 @@ wait $running || fail "the running experiment failed during the storm: $(cat "$W
 [ "$(code "$base/api/experiments/2/importance")" = 409 ] || fail "importance of experiment 2 not 409"
 expect_in "$(get /api/experiments/2/importance)" "searched no hyperparameter"
 [ "$(code "$base/api/experiments/99/importance")" = 404 ] || fail "importance of an unknown experiment not 404"
+# Importance answers are kept while the store is unchanged (a forest fit is seconds on a large
+# experiment, probe_J), and only then: asked twice, the same; after a store change, answered anew.
+[ "$(get /api/experiments/1/importance)" = "$(get /api/experiments/1/importance)" ] || fail "importance changed with the store unchanged"
+expect_exit 0 "$T2EXP" create "$WORK/asha.yaml" "$TRIALS/quadratic.so" --quiet
+e=$(sql "SELECT max(id) FROM experiments")
+[ "$(code "$base/api/experiments/$e/importance")" = 200 ] || fail "importance of new experiment $e not 200"
+expect_exit 0 "$T2EXP" delete "$e" --yes
+[ "$(code "$base/api/experiments/$e/importance")" = 404 ] || fail "importance of deleted experiment $e was still answered"
 
 # Live: the data version moved while the experiment wrote.
 v=$(get /api/version)

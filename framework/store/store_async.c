@@ -38,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include "common/fork_gate.h"
 #include "store_internal.h"
 #include "t2exp/error.h"
 
@@ -278,7 +279,9 @@ static void *writer_main(void *arg)
         pthread_mutex_unlock(&a->mu);
         int rc = 0;
         char msg[sizeof a->err_msg] = "";
+        t2__fork_gate_enter(); /* (sanitized builds: a fork waits for the batch; fork_gate.h) */
         if (!skip && (rc = run_batch(st, &batch, &rows))) snprintf(msg, sizeof msg, "%s", t2_errmsg());
+        t2__fork_gate_leave();
         batch.n = batch.tlen = 0;
         pthread_mutex_lock(&a->mu);
         if (rc && !atomic_load(&a->failed)) {

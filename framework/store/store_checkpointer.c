@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
+#include "common/fork_gate.h"
 #include "store_internal.h"
 #include "t2exp/error.h"
 
@@ -61,7 +62,9 @@ static void *ckpt_main(void *arg)
         c->due = 0;
         pthread_mutex_unlock(&c->mu);
         int log = -1, done = -1;
+        t2__fork_gate_enter();
         int rc = sqlite3_wal_checkpoint_v2(c->db, "main", SQLITE_CHECKPOINT_PASSIVE, &log, &done);
+        t2__fork_gate_leave();
         pthread_mutex_lock(&c->mu);
         c->caught_up = rc == SQLITE_OK && log > 0 && done == log;
     }

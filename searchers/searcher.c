@@ -10,6 +10,7 @@
 #include "t2exp/rng.h"
 
 #define STATE_VERSION 1
+#define IDSET_SPREAD_MAX (1 << 26) /* ids above a snapshot's watermark: 8 MiB of window at most */
 
 /* Trials that call their hyperparameters invalid are replaced by new draws (Determined's
  * InvalidHP), which do not count against max_trials. When nothing in the space passes the trial's
@@ -129,8 +130,12 @@ int t2__idset_to_val(const t2__idset *set, t2__val **out)
 {
     t2__val *m = t2__val_map(), *ids = t2__val_list();
     int rc = m && ids ? T2_OK : T2_ENOMEM;
-    for (int64_t id = set->low + 1, end = set->base + 64 * (int64_t)set->nwords; !rc && id < end; id++)
-        if (bit_at(set, id)) rc = t2__val_list_append(ids, t2__val_int(id));
+    /* Word by word, from the set bits: an id near INT64_MAX is no end of a loop to overflow. */
+    for (size_t w = 0; !rc && w < set->nwords; w++)
+        for (uint64_t b = set->bits[w]; !rc && b; b &= b - 1) {
+            int64_t id = set->base + (int64_t)(64 * w) + __builtin_ctzll(b);
+            if (id > set->low) rc = t2__val_list_append(ids, t2__val_int(id));
+        }
     if (!rc && !(rc = t2__val_map_set(m, "low", t2__val_int(set->low)))) {
         rc = t2__val_map_set(m, "ids", ids);
         ids = NULL;
@@ -155,10 +160,14 @@ int t2__idset_from_val(const t2__val *v, int64_t limit, const char *what, t2__id
     set.base = low - low % 64;
     for (size_t k = 0; k < ids->n; k++) {
         const t2__val *e = ids->items[k];
-        if (e->kind != T2__VAL_INT || e->i <= low || e->i >= limit || (k && e->i <= ids->items[k - 1]->i)) {
+        /* The window's memory follows the ids' spread above the watermark: a snapshot's one id of
+         * 2^33 took 1 GiB (review). A search leaves at most its max_trials (and their invalid
+         * draws' replacements) open above it, far fewer than IDSET_SPREAD_MAX. */
+        if (e->kind != T2__VAL_INT || e->i <= low || e->i >= limit || e->i - low > IDSET_SPREAD_MAX ||
+            (k && e->i <= ids->items[k - 1]->i)) {
             t2__idset_free(&set);
             return t2_seterr(T2_EFORMAT, "searcher state: %s.ids must be increasing request ids in (%" PRId64
-                                         ", %" PRId64 ")", what, low, limit);
+                                         ", %" PRId64 "), at most %d above the first", what, low, limit, IDSET_SPREAD_MAX);
         }
         if ((rc = t2__idset_add(&set, e->i)) < 0) {
             t2__idset_free(&set);

@@ -2,6 +2,7 @@
  * every id is in, and a window of bits above it. Ids added far out of order (ASHA's rungs) stay
  * O(1) each (a sorted list made previewing 300,000 ASHA trials take 44 s); membership, the count,
  * and a snapshot's round trip hold across the window's moves, checked against a plain array. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "check.h"
@@ -50,6 +51,29 @@ int main(void)
     CHECK(wrong == 0 && t2__idset_count(&back) == added);
     t2__val_free(v);
     t2__idset_free(&back);
+    /* Hostile snapshots: one id far above the watermark is refused, not given gigabytes of window
+     * (2^33 took 1 GiB); ids near INT64_MAX survive the round trip (the window's end overflowed). */
+    {
+        t2__val *h = NULL;
+        size_t off = 0;
+        t2__idset hs = {0};
+        const char far[] = "{\"low\": 0, \"ids\": [8589934592]}";
+        CHECK(t2__val_from_json(far, strlen(far), &h, &off) == T2_OK);
+        CHECK(h && t2__idset_from_val(h, INT64_MAX, "ended", &hs) == T2_EFORMAT);
+        t2__val_free(h);
+        const char top[] = "{\"low\": 9223372036854775700, \"ids\": [9223372036854775801]}";
+        CHECK(t2__val_from_json(top, strlen(top), &h, &off) == T2_OK);
+        CHECK(h && t2__idset_from_val(h, INT64_MAX, "ended", &hs) == T2_OK);
+        CHECK(t2__idset_has(&hs, INT64_C(9223372036854775801)) && !t2__idset_has(&hs, INT64_C(9223372036854775802)));
+        t2__val *again = NULL;
+        CHECK(t2__idset_to_val(&hs, &again) == T2_OK);
+        const t2__val *ids = again ? t2__val_map_get(again, "ids") : NULL;
+        CHECK(ids && ids->n == 1 && ids->items[0]->i == INT64_C(9223372036854775801));
+        t2__val_free(again);
+        t2__val_free(h);
+        t2__idset_free(&hs);
+        t2_clearerr();
+    }
     /* The stragglers: then every id is in, below the watermark. */
     for (int64_t id = 17; id < N; id += 5000) CHECK(t2__idset_add(&set, id) == 1);
     CHECK(t2__idset_count(&set) == N && set.low == N && set.n == 0);

@@ -52,6 +52,18 @@ static int start_distributed(t2__ctl *c, t2__ctl_trial *t, const int *fds, int n
         if ((rc = t2__listen_tcp(addr, &c->listen_fd, &port))) return rc;
         snprintf(c->connect_addr, sizeof c->connect_addr, "%s:%d", addr, port);
         t2__progress_event(&c->prog, "distributed trials call back to %s", c->connect_addr);
+        /* Loopback because the pool's other names did not resolve when it was loaded: their ranks
+         * could not call back, and nothing said why (review). */
+        char unresolved[512] = "";
+        for (int h = 0; h < nh && strncmp(addr, "127.", 4) == 0; h++)
+            if (!c->pool.hosts[h].ipv4[0] && strlen(unresolved) + strlen(c->pool.hosts[h].name) + 3 < sizeof unresolved)
+                snprintf(unresolved + strlen(unresolved), sizeof unresolved - strlen(unresolved), "%s%s",
+                         unresolved[0] ? ", " : "", c->pool.hosts[h].name);
+        if (unresolved[0])
+            t2__progress_event(&c->prog, "warning: %s did not resolve when the pool was loaded, so the controller "
+                                         "listens on %s alone, which ranks there cannot reach: set "
+                                         "resources.controller_address to this machine's address they reach",
+                               unresolved, addr);
         ssize_t k = readlink("/proc/self/exe", c->self_exe, sizeof c->self_exe - 1);
         if (k <= 0) return t2_seterr(T2_EIO, "controller: cannot find its own program: %s", strerror(errno));
         c->self_exe[k] = '\0';

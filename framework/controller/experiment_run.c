@@ -374,8 +374,9 @@ int t2__ctl_resolve_warm(t2__ctl *c)
         if ((rc = t2__store_latest_checkpoint(c->st, cfg->searcher.source_trial_id, &row))) {
             if (rc != T2_ENOTFOUND) return rc;
             t2__trial_row tr;
-            int found = t2__store_get_trial(c->st, cfg->searcher.source_trial_id, &tr) == T2_OK;
+            int grc = t2__store_get_trial(c->st, cfg->searcher.source_trial_id, &tr), found = grc == T2_OK;
             if (found) t2__trial_row_free(&tr);
+            else if (grc != T2_ENOTFOUND) return grc; /* the store's trouble, said as it is (review) */
             t2_clearerr();
             return t2_seterr(T2_EINVAL, "searcher.source_trial_id: %s %lld%s",
                              found ? "trial" : "this store has no trial", (long long)cfg->searcher.source_trial_id,

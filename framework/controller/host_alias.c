@@ -49,7 +49,7 @@ static int is_local(uint32_t a, const struct ifaddrs *ifs)
  * experiment it was told to drop; review R7). A name still unresolved then is left out, as one that
  * does not resolve. A thread outlives an abandoned wait: the batch is freed by whoever leaves it
  * last. */
-#define LOOKUP_S 5.0
+#define LOOKUP_S 12.0 /* past one resolver timeout (5 s) and a second nameserver's answer (review) */
 
 typedef struct batch {
     pthread_mutex_t mu;
@@ -110,12 +110,21 @@ static int resolve_all(const t2__host *h, int n, host_addrs *v, const volatile s
     b->l = (struct lookup *)(void *)(b + 1);
     char *text = (char *)(b->l + n);
     pthread_mutex_init(&b->mu, NULL);
-    pthread_cond_init(&b->cv, NULL);
+    /* Its deadline on the monotonic clock: a clock step (or a Ctrl-Z) must not stretch or cut it. */
+    pthread_condattr_t ca;
+    int mono = pthread_condattr_init(&ca) == 0 && pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) == 0;
+    pthread_cond_init(&b->cv, mono ? &ca : NULL);
+    if (mono) pthread_condattr_destroy(&ca);
     b->refs = 1;
     b->ndone = 0;
     b->n = n;
     pthread_attr_t attr;
     int attr_ok = pthread_attr_init(&attr) == 0 && pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0;
+    /* The threads take no signal (they inherit this mask): a child's SIGCHLD or a Ctrl-C landing
+     * on a lookup thread did not wake the controller's loop. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
     for (int i = 0; i < n; i++) {
         struct lookup *l = &b->l[i];
         *l = (struct lookup){.b = b, .name = text};
@@ -133,9 +142,11 @@ static int resolve_all(const t2__host *h, int n, host_addrs *v, const volatile s
             pthread_mutex_unlock(&b->mu);
         }
     }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (attr_ok) pthread_attr_destroy(&attr);
+    clockid_t clock = mono ? CLOCK_MONOTONIC : CLOCK_REALTIME;
     struct timespec end;
-    clock_gettime(CLOCK_REALTIME, &end);
+    clock_gettime(clock, &end);
     double deadline = (double)end.tv_sec + end.tv_nsec / 1e9 + LOOKUP_S;
     int rc = T2_OK;
     pthread_mutex_lock(&b->mu);
@@ -145,7 +156,7 @@ static int resolve_all(const t2__host *h, int n, host_addrs *v, const volatile s
             break;
         }
         struct timespec now;
-        clock_gettime(CLOCK_REALTIME, &now);
+        clock_gettime(clock, &now);
         double t = (double)now.tv_sec + now.tv_nsec / 1e9;
         if (t >= deadline) break;
         t += 0.1; /* a signal does not wake the condition: look at *stop ten times a second */

@@ -34,18 +34,26 @@ int t2__host_probe_start(t2__host_probe *p, const char *name, double timeout_s, 
     snprintf(session_var, sizeof session_var, "OMPI_MCA_orte_top_session_dir=%s", p->session);
     const char **set = malloc((nenv + 1) * sizeof *set);
     char **envp = NULL;
-    if (!set) return t2_seterr(T2_ENOMEM, "controller: out of memory");
-    set[0] = session_var;
-    for (size_t k = 0; k < nenv; k++) set[k + 1] = env[k];
-    rc = t2__launch_env(set, nenv + 1, &envp);
-    free(set);
-    if (rc) return rc;
+    rc = set ? T2_OK : t2_seterr(T2_ENOMEM, "controller: out of memory");
+    if (set) {
+        set[0] = session_var;
+        for (size_t k = 0; k < nenv; k++) set[k + 1] = env[k];
+        rc = t2__launch_env(set, nenv + 1, &envp);
+        free(set);
+    }
+    if (rc) {
+        t2__mpi_session_remove(p->session); /* nothing started: its directory goes (review) */
+        return rc;
+    }
     fflush(NULL);
     pid_t parent = getpid();
     pid_t pid = fork();
     int fork_errno = errno;
     if (pid != 0) t2__launch_env_free(envp); /* the child's copy is its own */
-    if (pid < 0) return t2_seterr(T2_EIO, "controller: fork: %s", strerror(fork_errno));
+    if (pid < 0) {
+        t2__mpi_session_remove(p->session);
+        return t2_seterr(T2_EIO, "controller: fork: %s", strerror(fork_errno));
+    }
     if (pid == 0) {
         int null = open("/dev/null", O_RDWR);
         if (null >= 0) {

@@ -9,6 +9,10 @@ int t2__sched_plan(const t2__sched_limits *l, t2__sched_capacity *out)
     int slots = l->max_slots > 0 && l->max_slots < pool ? (int)l->max_slots : pool;
     /* What to do about it, too: a real config asking 8 slots was refused with no way out named
      * (probe_K D8; a quarter of Determined's accepted examples ask more than 2). */
+    if (slots < l->slots_per_trial && l->pool_slots < 0)
+        return t2_seterr(T2_EINVAL, "resources.slots_per_trial = %lld, but every host of the pool has left it (each "
+                                    "failed its probe): bring them back, or give another pool",
+                         (long long)l->slots_per_trial);
     if (slots < l->slots_per_trial)
         return t2_seterr(T2_EINVAL,
                          "resources.slots_per_trial = %lld, but the slot pool has %d slot(s) (%s): give "

@@ -104,6 +104,17 @@ int t2__store_controller(t2__store *st, int64_t id, long *pid)
     return 1;
 }
 
+void t2__store_sql_controller_alive(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    long pid = (long)sqlite3_value_int64(argv[0]);
+    const unsigned char *want = sqlite3_value_text(argv[1]);
+    char have[128];
+    int alive = pid > 0 && want && t2__proc_token(pid, have, sizeof have) == T2_OK && strcmp(have, (const char *)want) == 0;
+    t2_clearerr();
+    sqlite3_result_int(ctx, alive);
+}
+
 int t2__store_delete_experiment(t2__store *st, int64_t id)
 {
     sqlite3_stmt *s;

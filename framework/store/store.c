@@ -427,6 +427,10 @@ static int db_connect(t2__store *st, int readonly)
     if ((rc = sqlite3_create_function(st->db, "t2_real", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL,
                                       t2__store_sql_real, NULL, NULL)) != SQLITE_OK)
         return t2__store_err(st, rc, "register t2_real");
+    /* Not deterministic: whether a process runs changes from one statement to the next. */
+    if ((rc = sqlite3_create_function(st->db, "t2_controller_alive", 2, SQLITE_UTF8 | SQLITE_DIRECTONLY, NULL,
+                                      t2__store_sql_controller_alive, NULL, NULL)) != SQLITE_OK)
+        return t2__store_err(st, rc, "register t2_controller_alive");
     if ((rc = sqlite3_busy_timeout(st->db, BUSY_TIMEOUT_MS)) != SQLITE_OK)
         return t2__store_err(st, rc, "busy_timeout");
     if (readonly) return 0;

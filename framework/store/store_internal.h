@@ -285,6 +285,9 @@ t2__col_kind t2__store_col_kind(const t2__store_colspec *cols, const char *name)
 void t2__store_cell(t2__sbuf *b, sqlite3_stmt *s, int col, t2__col_kind kind);
 /* The SQL function t2_real(x) (store_print.c): a real as its shortest round-trip text. */
 void t2__store_sql_real(sqlite3_context *ctx, int argc, sqlite3_value **argv);
+/* The SQL function t2_controller_alive(pid, token) (liveness.c): 1 when that process runs with
+ * that token, as t2__store_controller decides. */
+void t2__store_sql_controller_alive(sqlite3_context *ctx, int argc, sqlite3_value **argv);
 
 /* Print the remaining rows of a prepared, bound statement. */
 int t2__store_print_table_stmt(t2__store *st, sqlite3_stmt *s, const t2__store_colspec *cols,

@@ -49,6 +49,10 @@ Y
   expect_in "$OUT" "no controller runs it: it was killed or crashed before it recorded an end; \`t2exp resume $n\` continues it"
   expect_exit 1 "$T2EXP" follow "$n"
   expect_in "$OUT" "experiment $n is ACTIVE, but no controller runs it"
+  expect_exit 0 "$T2EXP" list
+  grep -qE "^ *$n .*ACTIVE \(no controller\)" <<<"$OUT" || fail "$mode: list does not say no controller runs $n: $OUT"
+  expect_exit 0 "$T2EXP" list --json
+  ! grep -q "no controller" <<<"$OUT" || fail "$mode: list --json changed the stored state"
   touch "$gate"
   expect_exit 0 timeout 120 "$T2EXP" resume "$n" --plain
   expect_in "$OUT" "1 trial(s) completed, 0 errored"

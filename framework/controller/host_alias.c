@@ -201,8 +201,10 @@ int t2__pool_check_aliases(t2__host *h, int n, const char *what, const volatile 
         if (!v[i].n || !inet_ntop(AF_INET, &a, h[i].ipv4, sizeof h[i].ipv4)) h[i].ipv4[0] = '\0';
     }
     if (ifs) freeifaddrs(ifs);
-    /* Quadratic in the hosts: a pool is tens of hosts, and this runs once a create or resume. */
-    for (int i = 0; i < n && !rc; i++)
+    /* Quadratic in the hosts: a pool is tens of hosts, and this runs once a create or resume. A
+     * Slurm allocation (what NULL) names distinct nodes by construction: its names are looked up
+     * for their addresses only (a search domain's wildcard would have made them "one host"). */
+    for (int i = 0; what && i < n && !rc; i++)
         for (int j = i + 1; j < n && !rc && v[i].n; j++)
             if (v[j].n && same(&v[i], &v[j])) {
                 char addr[INET_ADDRSTRLEN] = "";

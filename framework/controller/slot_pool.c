@@ -22,12 +22,12 @@ int t2__pool_load(t2__slot_pool *p, const char *path, int slurm, const volatile 
         snprintf(what, sizeof what, "resources.hostfile %s", path);
     } else if (slurm && getenv("SLURM_JOB_ID")) {
         rc = t2__slurm_pool_env(&p->hosts, &p->nhosts, &p->total, p->origin, sizeof p->origin);
-        snprintf(what, sizeof what, "the allocation of %s", p->origin);
+        what[0] = '\0'; /* its addresses only (host_alias.c) */
     } else {
         return T2_OK;
     }
     /* The hosts are looked up here, before anything is recorded, and never in the event loop. */
-    if (!rc && (rc = t2__pool_check_aliases(p->hosts, p->nhosts, what, stop))) t2__pool_free(p);
+    if (!rc && (rc = t2__pool_check_aliases(p->hosts, p->nhosts, what[0] ? what : NULL, stop))) t2__pool_free(p);
     return rc;
 }
 

@@ -197,7 +197,10 @@ int t2__trial_mpi_start(const t2__mpi_launch *l, pid_t *pid, unsigned char key_o
         if (dup2(log, STDOUT_FILENO) < 0 || dup2(log, STDERR_FILENO) < 0) _exit(3);
         environ = envp;
         execvp("mpirun", (char *const *)argv);
-        fprintf(stderr, "t2exp: cannot run mpirun: %s\n", strerror(errno));
+        /* write, not fprintf: a fork of a threaded process may only make async-signal-safe calls
+         * (stdio's lock could be held by a thread that is gone; review). The log is its stderr. */
+        static const char no_mpirun[] = "t2exp: cannot run mpirun (not found on PATH, or not executable)\n";
+        if (write(STDERR_FILENO, no_mpirun, sizeof no_mpirun - 1) < 0) _exit(127);
         _exit(127);
     }
     setpgid(p, p); /* as the child does; fails harmlessly once it has exec'd */

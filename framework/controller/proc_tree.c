@@ -18,8 +18,8 @@
 #include <unistd.h>
 #include "trial_proc.h"
 
-/* The start time of pid in clock ticks since boot; 0 if it cannot be read (gone). */
-static unsigned long long start_time(pid_t pid)
+/* Field `field` (>= 4, numeric) of /proc/PID/stat; 0 if it cannot be read (gone). */
+static unsigned long long stat_field(pid_t pid, int field)
 {
     char path[64], buf[1024];
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
@@ -34,26 +34,16 @@ static unsigned long long start_time(pid_t pid)
     if (!p) return 0;
     p++;
     unsigned long long v = 0;
-    for (int field = 3; field < 22 && p; field++) p = strchr(p + 1, ' ');
+    for (int k = 3; k < field && p; k++) p = strchr(p + 1, ' ');
     if (!p || sscanf(p, " %llu", &v) != 1) return 0;
     return v;
 }
 
-/* The parent of pid from /proc/PID/stat (field 4); 0 if it cannot be read. */
-static pid_t parent_of(pid_t pid)
-{
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(path, "re");
-    if (!f) return 0;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    char *p = strrchr(buf, ')');
-    int ppid = 0;
-    if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1) return 0;
-    return (pid_t)ppid;
-}
+/* The start time of pid in clock ticks since boot (field 22); 0 if gone. */
+static unsigned long long start_time(pid_t pid) { return stat_field(pid, 22); }
+
+/* The parent of pid (field 4); 0 if gone. */
+static pid_t parent_of(pid_t pid) { return (pid_t)stat_field(pid, 4); }
 
 /* Up to max children of pid into out, from every thread's children list; where the kernel has no
  * such lists (built without CONFIG_PROC_CHILDREN), from every process's parent. */

@@ -58,6 +58,7 @@ void t2__config_free(t2__config *cfg)
     free(cfg->searcher.library);
     t2__val_free(cfg->searcher.options);
     free(cfg->resources.hostfile);
+    free(cfg->resources.slots_per_trial_at);
     free(cfg->resources.controller_address);
     free(cfg->checkpoint_storage.host_path);
     free(cfg->checkpoint_storage.storage_path);
@@ -273,6 +274,51 @@ static int length_caps(t2__config *cfg, const t2__ynode *root)
                                            t2__ypath(root, "min_checkpoint_period.epochs"), ""));
 }
 
+/* Keys that only Determined's other config files have: a master's (master.yaml), an agent's
+ * (agent.yaml), the Helm chart's values.yaml, a notebook's or command's task config, a config
+ * policy. A user who passed one of those got a list of unknown keys and then "searcher: missing
+ * required key" (probe_K), never what the file is. */
+static const struct {
+    const char *kind;
+    const char *const keys[16];
+} OTHER_FILES[] = {
+    {"master configuration (master.yaml)",
+     {"port", "db", "resource_manager", "resource_pools", "task_container_defaults", "scheduler", "telemetry",
+      "observability", "webhooks", "cache", "root", "feature_switches", "enable_cors", "cluster_name",
+      "notebook_timeout", "log_retention_days"}},
+    {"agent configuration (agent.yaml)",
+     {"master_host", "master_port", "agent_id", "container_master_host", "container_master_port", "resource_pool",
+      "slot_type", "visible_gpus", "artificial_slots", "fluent", "container_runtime", "hooks"}},
+    {"Helm chart's values (values.yaml)",
+     {"masterPort", "detVersion", "useNodePortForMaster", "imageRegistry", "enterpriseEdition", "checkpointStorage",
+      "maxSlotsPerPod", "resourcePools", "createNonNamespacedObjects", "defaultPassword", "masterCpuRequest"}},
+    {"task configuration (a notebook, command or shell)", {"idle_timeout", "notebook_idle_type", "work_dir"}},
+    {"config policy", {"invariant_config", "constraints"}},
+};
+
+/* "t2exp runs experiments" for a file with no searcher or hyperparameters whose keys name one of
+ * OTHER_FILES; T2_OK when it may be an experiment config (its own errors then say what is wrong). */
+static int other_file(const t2__ynode *root, const t2__ymark *origin)
+{
+    if (t2__ymap_get(root, "searcher", NULL) || t2__ymap_get(root, "hyperparameters", NULL)) return T2_OK;
+    for (size_t f = 0; f < sizeof OTHER_FILES / sizeof OTHER_FILES[0]; f++) {
+        char seen[200] = "";
+        size_t len = 0;
+        int n = 0;
+        for (size_t k = 0; k < root->n; k++)
+            for (size_t i = 0; i < 16 && OTHER_FILES[f].keys[i]; i++)
+                if (!strcmp(root->keys[k], OTHER_FILES[f].keys[i]) && n++ < 4 && len < sizeof seen)
+                    len += (size_t)snprintf(seen + len, sizeof seen - len, "%s%s", n > 1 ? ", " : "", root->keys[k]);
+        if (n)
+            return t2__cfg_err(origin, "",
+                               "this looks like Determined's %s, with keys %s%s, not an experiment config: t2exp "
+                               "takes an experiment's config (hyperparameters, searcher; docs/config-reference.md) "
+                               "and has no master or agent to configure",
+                               OTHER_FILES[f].kind, seen, n > 4 ? ", ..." : "");
+    }
+    return T2_OK;
+}
+
 static int top_level(t2__config *cfg, const t2__ynode *root)
 {
     static const t2__ymark origin_template = {NULL, 1, 1};
@@ -288,6 +334,7 @@ static int top_level(t2__config *cfg, const t2__ynode *root)
         return t2__cfg_err(&root->mark, "", "expected a map of config keys at the top level, got %s",
                            t2__ydesc(root, buf, sizeof buf));
     }
+    if ((rc = other_file(root, &origin))) return rc;
     for (size_t k = 0; k < root->n; k++) {
         const char *key = root->keys[k];
         const t2__ynode *v = root->items[k];

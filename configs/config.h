@@ -157,6 +157,7 @@ typedef struct t2__config {
 
     struct {
         int64_t slots_per_trial; /* default 1 */
+        char *slots_per_trial_at; /* where it was set ("FILE:LINE:COL", or the --config); NULL: default */
         int64_t max_slots;       /* 0: every core of this machine (plus the hostfile's) */
         int64_t max_threads_per_trial; /* 0: no cap (a trial may get every slot of the pool) */
         char *hostfile;          /* NULL: this machine only */

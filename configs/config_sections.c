@@ -38,6 +38,12 @@ int t2__cfg_resources(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmar
                 rc = t2__cfg_warn(cfg, &v->mark, "%s: 0 (Determined's CPU-only value) runs each trial on 1 slot", path);
             }
             cfg->resources.slots_per_trial = slots;
+            /* Kept for the slot check after the load (create's, preview's), which has no tree. */
+            char where[T2__PATH_MAX + 32];
+            t2__ymark_format(&v->mark, where, sizeof where);
+            free(cfg->resources.slots_per_trial_at);
+            if (!rc && !(cfg->resources.slots_per_trial_at = strdup(where)))
+                rc = t2_seterr(T2_ENOMEM, "config: out of memory");
         } else if (KEY_IS("max_slots")) rc = t2__get_int(v, path, 1, &cfg->resources.max_slots);
         else if (KEY_IS("max_threads_per_trial")) {
             rc = t2__get_int(v, path, 1, &cfg->resources.max_threads_per_trial);

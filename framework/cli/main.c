@@ -480,6 +480,12 @@ static int cmd_preview(const args *a)
         fprintf(stderr, "t2exp preview: %s\n", t2_errmsg());
         ex = rc == T2_EIO ? EXIT_STORE : EXIT_USAGE; /* a full disk is I/O trouble, not a bad config */
     }
+    /* After the plan, which still says what the search would run elsewhere: create would refuse
+     * the config on this pool, so preview does not pass it. */
+    if (!ex && t2__ctl_check_slots(cfg) != T2_OK) {
+        fprintf(stderr, "t2exp preview: create would refuse this config here: %s\n", t2_errmsg());
+        ex = EXIT_USAGE;
+    }
     t2__val_free(p);
     t2__config_free(cfg);
     return ex;

@@ -70,6 +70,11 @@ typedef struct t2__resume_opts {
  * (liveness.c), T2_ENOTFOUND for an unknown id. */
 int t2__experiment_resume(const t2__resume_opts *o);
 
+/* T2_EINVAL, saying what to change, when create would refuse cfg for slots on the pool it names
+ * (the hostfile's or the Slurm allocation's, read but not looked up; else this machine's cores):
+ * preview's check. A hostfile that cannot be read is its error. */
+int t2__ctl_check_slots(const t2__config *cfg);
+
 /* The overrides an experiment was created with, then extra: from the overrides column (a JSON
  * array of strings; *doc keeps them alive, free it with t2__val_free), or, for an experiment made
  * before the store had that column, from the "#   --config " comment lines at the end of its

@@ -239,6 +239,10 @@ int t2__ctl_prune_restore(t2__ctl *c);
 int t2__ctl_checkpoint_dir(t2__ctl *c, const char *home, const char *recorded, int legacy);
 int t2__ctl_resolve_warm(t2__ctl *c);
 int t2__ctl_run_experiment(t2__ctl *c, int resumed);
+struct t2__sched_capacity;
+/* t2__sched_plan for cfg on a pool of pool_slots (t2__sched_limits' meaning), a refusal said
+ * where resources.slots_per_trial was set. */
+int t2__ctl_fit(const t2__config *cfg, int pool_slots, int64_t expected_trials, struct t2__sched_capacity *cap);
 /* Sizes the run from the pool: slots, trials at once, threads each (t2__sched_plan). */
 int t2__ctl_plan(t2__ctl *c);
 

@@ -172,15 +172,9 @@ int t2__ctl_plan(t2__ctl *c)
     const t2__config *cfg = c->cfg;
     /* With a hostfile, every trial runs on its slots (those of hosts still alive); without one,
      * here. */
-    t2__sched_limits lim = {.cores = t2__ctl_cores(),
-                            .pool_slots = c->pool.nhosts > 0 && c->pool.total <= 0 ? -1 : c->pool.total,
-                            .slots_per_trial = cfg->resources.slots_per_trial,
-                            .max_slots = cfg->resources.max_slots,
-                            .max_concurrent_trials = cfg->searcher.max_concurrent_trials,
-                            .expected_trials = t2__searcher_total_trials(c->s),
-                            .max_threads_per_trial = cfg->resources.max_threads_per_trial};
     t2__sched_capacity cap;
-    int rc = t2__sched_plan(&lim, &cap);
+    int rc = t2__ctl_fit(cfg, c->pool.nhosts > 0 && c->pool.total <= 0 ? -1 : c->pool.total,
+                         t2__searcher_total_trials(c->s), &cap);
     if (rc) return rc;
     c->slots = cap.slots;
     c->capacity = cap.capacity;

@@ -8,6 +8,7 @@
 #include "ctl.h"
 #include "dist/comm.h"
 #include "internal.h"
+#include "schedule.h"
 
 int t2__ctl_load_pool(t2__ctl *c)
 {
@@ -15,6 +16,40 @@ int t2__ctl_load_pool(t2__ctl *c)
      * alone and trials run here, as they would outside Slurm. */
     return t2__pool_load(&c->pool, c->cfg->resources.hostfile, !c->cfg->resources.slurm_off && t2__comm_have_mpi(),
                          &t2__ctl_interrupted);
+}
+
+/* t2__sched_plan for cfg on a pool of pool_slots (as t2__sched_limits has it), with a refusal
+ * said where slots_per_trial was set: "FILE:LINE:COL: resources.slots_per_trial = 8, but ...". */
+int t2__ctl_fit(const t2__config *cfg, int pool_slots, int64_t expected_trials, struct t2__sched_capacity *cap)
+{
+    t2__sched_limits lim = {.cores = t2__ctl_cores(),
+                            .pool_slots = pool_slots,
+                            .slots_per_trial = cfg->resources.slots_per_trial,
+                            .max_slots = cfg->resources.max_slots,
+                            .max_concurrent_trials = cfg->searcher.max_concurrent_trials,
+                            .expected_trials = expected_trials,
+                            .max_threads_per_trial = cfg->resources.max_threads_per_trial};
+    int rc = t2__sched_plan(&lim, cap);
+    if (rc == T2_EINVAL && cfg->resources.slots_per_trial_at) {
+        char why[1024];
+        t2__fmt_fit(why, sizeof why, "%s", t2_errmsg());
+        rc = t2_seterr(T2_EINVAL, "%s: %s", cfg->resources.slots_per_trial_at, why);
+    }
+    return rc;
+}
+
+/* create's slot check on the pool cfg names, its hosts not looked up: preview passed a quarter of
+ * Determined's example configs that create then refused on a laptop (slots_per_trial 8 on 2
+ * cores; probe_K D8). */
+int t2__ctl_check_slots(const t2__config *cfg)
+{
+    t2__slot_pool pool;
+    int rc = t2__pool_read(&pool, cfg->resources.hostfile, !cfg->resources.slurm_off && t2__comm_have_mpi());
+    if (rc) return rc;
+    t2__sched_capacity cap;
+    rc = t2__ctl_fit(cfg, pool.total, 0, &cap);
+    t2__pool_free(&pool);
+    return rc;
 }
 
 /* Says where the pool came from when no hostfile named it, so a run inside a Slurm job shows

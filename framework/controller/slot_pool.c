@@ -12,22 +12,33 @@
 #include "internal.h"
 #include "slurm_alloc.h"
 
-int t2__pool_load(t2__slot_pool *p, const char *path, int slurm, const volatile sig_atomic_t *stop)
+/* Which pool the config names, read without looking any host up. what gets how to name it in a
+ * lookup's message ("" for an allocation's, whose names are looked up for addresses only). */
+static int pool_read(t2__slot_pool *p, const char *path, int slurm, char *what, size_t len)
 {
     memset(p, 0, sizeof *p);
-    int rc = T2_OK;
-    char what[PATH_MAX + 32];
+    what[0] = '\0';
     if (path) {
-        rc = t2__hostfile_load(path, &p->hosts, &p->nhosts, &p->total);
-        snprintf(what, sizeof what, "resources.hostfile %s", path);
-    } else if (slurm && getenv("SLURM_JOB_ID")) {
-        rc = t2__slurm_pool_env(&p->hosts, &p->nhosts, &p->total, p->origin, sizeof p->origin);
-        what[0] = '\0'; /* its addresses only (host_alias.c) */
-    } else {
-        return T2_OK;
+        snprintf(what, len, "resources.hostfile %s", path);
+        return t2__hostfile_load(path, &p->hosts, &p->nhosts, &p->total);
     }
+    if (slurm && getenv("SLURM_JOB_ID")) return t2__slurm_pool_env(&p->hosts, &p->nhosts, &p->total, p->origin, sizeof p->origin);
+    return T2_OK;
+}
+
+int t2__pool_read(t2__slot_pool *p, const char *path, int slurm)
+{
+    char what[PATH_MAX + 32];
+    return pool_read(p, path, slurm, what, sizeof what);
+}
+
+int t2__pool_load(t2__slot_pool *p, const char *path, int slurm, const volatile sig_atomic_t *stop)
+{
+    char what[PATH_MAX + 32];
+    int rc = pool_read(p, path, slurm, what, sizeof what);
     /* The hosts are looked up here, before anything is recorded, and never in the event loop. */
-    if (!rc && (rc = t2__pool_check_aliases(p->hosts, p->nhosts, what[0] ? what : NULL, stop))) t2__pool_free(p);
+    if (!rc && p->nhosts && (rc = t2__pool_check_aliases(p->hosts, p->nhosts, what[0] ? what : NULL, stop)))
+        t2__pool_free(p);
     return rc;
 }
 

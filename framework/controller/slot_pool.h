@@ -24,6 +24,8 @@ typedef struct t2__slot_pool {
  * Slurm variable), not a failed experiment. T2_ESTOPPED when *stop (may be NULL) became set while
  * the hostfile's names were looked up. */
 int t2__pool_load(t2__slot_pool *p, const char *path, int slurm, const volatile sig_atomic_t *stop);
+/* The same pool without looking its hosts up (preview's slot check): slots and names only. */
+int t2__pool_read(t2__slot_pool *p, const char *path, int slurm);
 /* T2_EINVAL naming both when two of the n hosts are one machine as Open MPI counts them (this
  * machine under two names; two names of one address): host_alias.c. Names that do not resolve
  * now (or within 12 s, looked up side by side) are not compared. Each host's ipv4 gets its first

@@ -61,8 +61,11 @@ expect_in "$OUT" "key 'environment.image' is accepted but ignored"
 expect_in "$OUT" "key 'environment.environment_variables.cuda' is accepted but ignored: trials run on CPUs; the cpu list is used"
 expect_in "$OUT" '"zero_optimization.stage":2'
 expect_in "$OUT" "20"
+# Three slots a trial: a pool with four (a hostfile; preview reads it, looks no host up).
+printf 'localhost slots=4\n' > "$WORK/four.hosts"
 expect_exit 0 "$T2EXP" preview "$WORK/det.yaml" --config searcher.max_length=30 --config searcher.time_metric=~ \
-  --config searcher.max_time=~ --config resources.slots_per_trial=3 --config hyperparameters.global_batch_size=100
+  --config searcher.max_time=~ --config resources.slots_per_trial=3 --config hyperparameters.global_batch_size=100 \
+  --config resources.hostfile="$WORK/four.hosts"
 expect_in "$OUT" "100 is not divisible by resources.slots_per_trial (3): each slot trains on 33 records a step, 99 in all"
 expect_exit 2 "$T2EXP" preview "$WORK/det.yaml" --config searcher.time_metric=validation_loss
 expect_in "$OUT" "searcher.time_metric: t2exp measures training in batches, records or epochs, got \"validation_loss\""
@@ -102,6 +105,39 @@ expect_in "$OUT" "--config hyperparameters.x.minval=10: hyperparameters.x.minval
 # A null max_length is absent: time_metric + max_time give the length.
 expect_exit 0 "$T2EXP" preview "$WORK/where.yaml" --config searcher.max_length=null --config searcher.time_metric=batches --config searcher.max_time=7
 expect_in "$OUT" "1 trial, 1 trained to 7"
+
+# More slots a trial than the pool has: preview prints the plan and refuses as create does (exit 2),
+# naming where slots_per_trial was set and what to change; a pool that has them (a hostfile) passes.
+cat > "$WORK/eight.yaml" <<Y
+name: eight
+hyperparameters: {global_batch_size: 8}
+searcher: {name: single, metric: loss, max_length: 2}
+resources:
+  slots_per_trial: 8
+Y
+printf 'localhost slots=8\n' > "$WORK/eight.hosts"
+expect_exit 2 "$T2EXP" preview "$WORK/eight.yaml" --config resources.max_slots=1
+expect_in "$OUT" "1 trial, 1 trained to 2"
+expect_in "$OUT" "create would refuse this config here: $WORK/eight.yaml:5:20: resources.slots_per_trial = 8, but the slot pool has 1 slot(s)"
+expect_in "$OUT" "give --config resources.slots_per_trial=1 (or fewer)"
+expect_exit 2 "$T2EXP" create "$WORK/eight.yaml" "$TRIALS/quadratic.so" --plain --config resources.max_slots=1
+expect_in "$OUT" "$WORK/eight.yaml:5:20: resources.slots_per_trial = 8, but the slot pool has 1 slot(s)"
+expect_exit 0 "$T2EXP" preview "$WORK/eight.yaml" --config resources.hostfile="$WORK/eight.hosts"
+expect_exit 2 "$T2EXP" preview "$WORK/eight.yaml" --config resources.hostfile="$WORK/none.hosts"
+expect_in "$OUT" "resources.hostfile $WORK/none.hosts"
+
+# Determined's other config files are named for what they are, not listed key by key.
+printf 'port: 8080\ndb: {user: postgres, host: db}\ncheckpoint_storage: {type: shared_fs, host_path: /tmp}\n' > "$WORK/master.yaml"
+expect_exit 2 "$T2EXP" preview "$WORK/master.yaml"
+expect_in "$OUT" "$WORK/master.yaml:1:1: this looks like Determined's master configuration (master.yaml), with keys port, db, not an experiment config"
+[ "$(grep -c "unknown key" <<<"$OUT")" = 0 ] || fail "a master.yaml got unknown-key errors: $OUT"
+printf 'master_host: 10.0.0.1\nmaster_port: 8080\nresource_pool: default\n' > "$WORK/agent.yaml"
+expect_exit 2 "$T2EXP" create "$WORK/agent.yaml" "$TRIALS/quadratic.so" --plain
+expect_in "$OUT" "agent configuration (agent.yaml), with keys master_host, master_port, resource_pool"
+# An experiment config with one such key keeps its usual error at that key.
+printf 'hyperparameters: {global_batch_size: 1}\nsearcher: {name: single, metric: loss, max_length: 1}\nport: 1\n' > "$WORK/port.yaml"
+expect_exit 2 "$T2EXP" preview "$WORK/port.yaml"
+expect_in "$OUT" "port.yaml:3:1: port: unknown key"
 
 # environment_variables reach the trial's process: the hostile trial forges its report only when
 # both variables are set, and neither is in this shell's environment.

@@ -165,13 +165,20 @@ int t2__experiment_importance(t2__store *st, int64_t exp_id, t2__importance_resu
 
 static void raw(t2__json_out *j, const char *s) { t2__json_raw(j, s, strlen(s)); }
 
-/* A name for the terminal: control characters (an escape sequence in a config key) as spaces. */
+/* A name for the terminal: control characters (an escape sequence in a config key) as spaces,
+ * padded to width columns (a wide glyph takes two). */
+static size_t shown(const char *s, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%s", s);
+    t2__store_printable(buf, strlen(buf));
+    return t2__text_width(buf);
+}
+
 static void table_name(FILE *out, const char *s, size_t width)
 {
     char buf[512];
-    snprintf(buf, sizeof buf, "%s", s);
-    t2__store_printable(buf, strlen(buf));
-    fprintf(out, "%-*s", (int)width, buf);
+    size_t w = shown(s, buf, sizeof buf);
+    fprintf(out, "%s%*s", buf, w < width ? (int)(width - w) : 0, "");
 }
 
 static int print(const t2__importance_result *r, int64_t exp_id, t2__store_format fmt, FILE *out)
@@ -208,7 +215,11 @@ static int print(const t2__importance_result *r, int64_t exp_id, t2__store_forma
         free(j.p);
     } else {
         size_t w = strlen("hyperparameter");
-        for (size_t k = 0; k < r->d; k++) w = strlen(r->names[k]) > w ? strlen(r->names[k]) : w;
+        char buf[512];
+        for (size_t k = 0; k < r->d; k++) {
+            size_t n = shown(r->names[k], buf, sizeof buf);
+            if (n > w) w = n;
+        }
         fprintf(out, "%-*s  importance\n", (int)w, "hyperparameter");
         for (size_t k = 0; k < r->d; k++) {
             table_name(out, r->names[k], w);

@@ -15,6 +15,10 @@ int t2__seterr_text(int code, const char *text);
  * snprintf's count. */
 int t2__fmt_fit(char *dst, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* The terminal columns UTF-8 text s takes (a wide CJK glyph or emoji 2, a combining mark 0; a
+ * byte that is no UTF-8 1): what the aligned tables pad by (text_width.c). */
+size_t t2__text_width(const char *s);
+
 /* 64-byte aligned allocation (cache lines, AVX-512); zeroed. NULL on failure or overflow. */
 void *t2__alloc_aligned(size_t count, size_t size);
 void t2__free_aligned(void *p);

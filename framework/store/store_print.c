@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "configs/value.h"
+#include "internal.h"
 #include "store_internal.h"
 #include "t2exp/error.h"
 
@@ -207,6 +208,12 @@ static void put_duration(t2__sbuf *b, double sec)
     else t2__sbuf_printf(b, "%lldh%02lldm%02llds", s / 3600, s / 60 % 60, s % 60);
 }
 
+static int is_bidi3(unsigned char b1, unsigned char b2)
+{
+    return (b1 == 0x80 && (b2 == 0x8E || b2 == 0x8F || (b2 >= 0xAA && b2 <= 0xAE))) ||
+           (b1 == 0x81 && b2 >= 0xA6 && b2 <= 0xA9);
+}
+
 void t2__store_printable(char *s, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -216,6 +223,16 @@ void t2__store_printable(char *s, size_t n)
          * terminals obey like ESC [. */
         else if (c == 0xC2 && i + 1 < n && (unsigned char)s[i + 1] >= 0x80 &&
                  (unsigned char)s[i + 1] <= 0x9F)
+            s[i] = s[i + 1] = ' ';
+        /* Bidirectional controls reorder what follows them on the line in a terminal that
+         * follows Unicode's bidi rules: a U+202E in a name showed the rest of its row reversed
+         * (probe_J). They become U+FFFD, which is as long in UTF-8: U+200E..U+200F, U+202A..U+202E,
+         * U+2066..U+2069 (0xE2 0x80 0x8E..0x8F / 0xAA..0xAE, 0xE2 0x81 0xA6..0xA9); U+061C
+         * (0xD8 0x9C) becomes two spaces. */
+        else if (c == 0xE2 && i + 2 < n && is_bidi3((unsigned char)s[i + 1], (unsigned char)s[i + 2])) {
+            s[i] = (char)0xEF, s[i + 1] = (char)0xBF, s[i + 2] = (char)0xBD;
+            i += 2;
+        } else if (c == 0xD8 && i + 1 < n && (unsigned char)s[i + 1] == 0x9C)
             s[i] = s[i + 1] = ' ';
     }
 }
@@ -248,14 +265,6 @@ void t2__store_cell(t2__sbuf *b, sqlite3_stmt *s, int col, t2__col_kind kind)
         return;
     }
     }
-}
-
-/* Terminal columns, counted as UTF-8 code points (wide CJK glyphs are rare in run names). */
-static size_t width(const char *s)
-{
-    size_t w = 0;
-    for (; *s; s++) w += ((unsigned char)*s & 0xC0) != 0x80;
-    return w;
 }
 
 int t2__store_check_output(t2__store *st, FILE *out)
@@ -293,7 +302,7 @@ int t2__store_print_table_stmt(t2__store *st, sqlite3_stmt *s, const t2__store_c
     }
     for (int c = 0; c < ncol; c++) {
         const char *name = sqlite3_column_name(s, c);
-        w[c] = width(name ? name : "");
+        w[c] = t2__text_width(name ? name : "");
         kind[c] = t2__store_col_kind(cols, name);
         numeric[c] = -1; /* unknown until a non-NULL cell is seen */
     }
@@ -318,7 +327,7 @@ int t2__store_print_table_stmt(t2__store *st, sqlite3_stmt *s, const t2__store_c
             t2__store_cell(&cells, s, c, kind[c]);
             t2__sbuf_put(&cells, "", 1); /* keep the NUL as a separator */
             if (cells.oom) break;
-            size_t cw = width(cells.p + off[noff - 1]);
+            size_t cw = t2__text_width(cells.p + off[noff - 1]);
             if (cw > w[c]) w[c] = cw;
         }
         if (cells.oom) {
@@ -345,7 +354,7 @@ int t2__store_print_table_stmt(t2__store *st, sqlite3_stmt *s, const t2__store_c
                 for (size_t i = 0; i < w[c]; i++) t2__sbuf_puts(&line, "-");
                 continue;
             }
-            size_t vw = width(v);
+            size_t vw = t2__text_width(v);
             if (numeric[c] == 1) pad(&line, w[c] - vw);
             t2__sbuf_puts(&line, v);
             if (numeric[c] != 1) pad(&line, w[c] - vw);

@@ -284,6 +284,38 @@ static void test_errors(void)
     CHECK_OK(t2__store_close(st));
 }
 
+static int wide_table(t2__store *st, void *ud, FILE *out)
+{
+    (void)ud;
+    return t2__store_print_query(st,
+                                 "SELECT '\xe6\x8d\x9f\xe5\xa4\xb1 \xce\xbb \xf0\x9f\x9a\x80' AS name, 1.5 AS value"
+                                 " UNION ALL SELECT 'ab', 2"
+                                 " UNION ALL SELECT 'x' || char(0x202E) || 'rev' || char(0x2066), 3"
+                                 " UNION ALL SELECT 'e' || char(0x301) || char(0x61C), 4",
+                                 NULL, 0, NULL, T2__FMT_TABLE, out);
+}
+
+/* Columns are padded by what a terminal shows (probe_J: by code points, a row with CJK or an emoji
+ * ran 3 columns long): the CJK glyphs and the emoji take 2, the combining accent none; the bidi
+ * controls that reversed the rest of a row are U+FFFD (1 column), U+061C two spaces. */
+static void test_wide(void)
+{
+    t2__store *st = NULL;
+    CHECK_OK(t2__store_open(home, 1, &st));
+    if (!st) return;
+    int rc;
+    char *got = capture(st, wide_table, NULL, &rc);
+    CHECK_OK(rc);
+    CHECK_TEXT(got, "name       value\n"
+                    "---------  -----\n"
+                    "\xe6\x8d\x9f\xe5\xa4\xb1 \xce\xbb \xf0\x9f\x9a\x80    1.5\n"
+                    "ab             2\n"
+                    "x\xef\xbf\xbdrev\xef\xbf\xbd         3\n"
+                    "e\xcc\x81              4\n");
+    free(got);
+    CHECK_OK(t2__store_close(st));
+}
+
 /* An empty store: a header (and rule) for tables and CSV, [] for JSON. */
 static void test_empty(void)
 {
@@ -307,6 +339,7 @@ int main(void)
     fixture_store();
     test_outputs();
     test_errors();
+    test_wide();
     test_empty();
     rm_rf(dir);
     return check_report("test_store_query");

@@ -43,22 +43,25 @@ static int is_local(uint32_t a, const struct ifaddrs *ifs)
     return 0;
 }
 
-/* One lookup per name, each on a thread of its own: the controller waits for them together, at
- * most LOOKUP_S, and gives up on the first Ctrl-C (lookups one after another took 10 s a name with
- * a resolver that does not answer, Ctrl-C only set a flag meanwhile, and create then recorded the
- * experiment it was told to drop; review R7). A name still unresolved then is left out, as one that
- * does not resolve. A thread outlives an abandoned wait: the batch is freed by whoever leaves it
- * last. */
+/* The names are looked up side by side, on up to LOOKUP_THREADS threads that each take the next
+ * name: the controller waits for them together, at most LOOKUP_S, and gives up on the first Ctrl-C
+ * (lookups one after another took 10 s a name with a resolver that does not answer, Ctrl-C only set
+ * a flag meanwhile, and create then recorded the experiment it was told to drop; review R7). A name
+ * still unresolved then is left out, as one that does not resolve. A thread outlives an abandoned
+ * wait (and then takes no new name): the batch is freed by whoever leaves it last. A pool of
+ * hundreds of hosts started a thread per host before (review of session 27). */
 #define LOOKUP_S 12.0 /* past one resolver timeout (5 s) and a second nameserver's answer (review) */
+#define LOOKUP_THREADS 32
 
 typedef struct batch {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     int refs;  /* the caller and each running thread */
     int ndone; /* lookups ended */
+    int next;  /* the next name to look up */
+    int abandoned; /* the caller stopped waiting: no new lookup */
     int n;
     struct lookup {
-        struct batch *b;
         const char *name; /* a copy, in the batch's own memory */
         int done, naddr;
         uint32_t addr[MAX_ADDRS];
@@ -78,23 +81,29 @@ static void batch_leave(batch *b)
 
 static void *lookup_run(void *arg)
 {
-    struct lookup *l = arg;
-    batch *b = l->b;
-    uint32_t addr[MAX_ADDRS];
-    int n = 0;
-    struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *ai = NULL;
-    if (getaddrinfo(l->name, NULL, &hints, &ai) == 0) {
-        for (struct addrinfo *p = ai; p && n < MAX_ADDRS; p = p->ai_next)
-            addr[n++] = ntohl(((struct sockaddr_in *)(void *)p->ai_addr)->sin_addr.s_addr);
-        freeaddrinfo(ai);
+    batch *b = arg;
+    for (;;) {
+        pthread_mutex_lock(&b->mu);
+        int i = b->next < b->n && !b->abandoned ? b->next++ : -1;
+        pthread_mutex_unlock(&b->mu);
+        if (i < 0) break;
+        struct lookup *l = &b->l[i];
+        uint32_t addr[MAX_ADDRS];
+        int n = 0;
+        struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *ai = NULL;
+        if (getaddrinfo(l->name, NULL, &hints, &ai) == 0) {
+            for (struct addrinfo *p = ai; p && n < MAX_ADDRS; p = p->ai_next)
+                addr[n++] = ntohl(((struct sockaddr_in *)(void *)p->ai_addr)->sin_addr.s_addr);
+            freeaddrinfo(ai);
+        }
+        pthread_mutex_lock(&b->mu);
+        memcpy(l->addr, addr, sizeof addr);
+        l->naddr = n;
+        l->done = 1;
+        b->ndone++;
+        pthread_cond_signal(&b->cv);
+        pthread_mutex_unlock(&b->mu);
     }
-    pthread_mutex_lock(&b->mu);
-    memcpy(l->addr, addr, sizeof addr);
-    l->naddr = n;
-    l->done = 1;
-    b->ndone++;
-    pthread_cond_signal(&b->cv);
-    pthread_mutex_unlock(&b->mu);
     batch_leave(b);
     return NULL;
 }
@@ -116,7 +125,7 @@ static int resolve_all(const t2__host *h, int n, host_addrs *v, const volatile s
     pthread_cond_init(&b->cv, mono ? &ca : NULL);
     if (mono) pthread_condattr_destroy(&ca);
     b->refs = 1;
-    b->ndone = 0;
+    b->ndone = b->next = b->abandoned = 0;
     b->n = n;
     pthread_attr_t attr;
     int attr_ok = pthread_attr_init(&attr) == 0 && pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0;
@@ -126,21 +135,30 @@ static int resolve_all(const t2__host *h, int n, host_addrs *v, const volatile s
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &old);
     for (int i = 0; i < n; i++) {
-        struct lookup *l = &b->l[i];
-        *l = (struct lookup){.b = b, .name = text};
+        b->l[i] = (struct lookup){.name = text};
         text += strlen(strcpy(text, h[i].name)) + 1;
+    }
+    int started = 0;
+    for (int k = 0; k < n && k < LOOKUP_THREADS; k++) {
         pthread_t th;
         pthread_mutex_lock(&b->mu);
         b->refs++;
         pthread_mutex_unlock(&b->mu);
-        if (!attr_ok || pthread_create(&th, &attr, lookup_run, l) != 0) {
-            /* No thread: the name is left out, as one that does not resolve. */
-            pthread_mutex_lock(&b->mu);
-            b->refs--;
-            l->done = 1;
-            b->ndone++;
-            pthread_mutex_unlock(&b->mu);
+        if (attr_ok && pthread_create(&th, &attr, lookup_run, b) == 0) {
+            started++;
+            continue;
         }
+        pthread_mutex_lock(&b->mu);
+        b->refs--;
+        pthread_mutex_unlock(&b->mu);
+        break;
+    }
+    if (!started) {
+        /* No thread at all: every name is left out, as one that does not resolve. */
+        pthread_mutex_lock(&b->mu);
+        for (int i = 0; i < n; i++) b->l[i].done = 1;
+        b->ndone = b->next = n;
+        pthread_mutex_unlock(&b->mu);
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (attr_ok) pthread_attr_destroy(&attr);
@@ -169,6 +187,7 @@ static int resolve_all(const t2__host *h, int n, host_addrs *v, const volatile s
             v[i].n = b->l[i].naddr;
             memcpy(v[i].addr, b->l[i].addr, sizeof v[i].addr);
         }
+    b->abandoned = 1;
     pthread_mutex_unlock(&b->mu);
     batch_leave(b);
     return rc;

@@ -35,28 +35,9 @@ int t2__asha_new_trial(t2__searcher *s, size_t bracket, t2__ops *ops)
     return T2_OK;
 }
 
-/* Inserts into a sorted rung. after_equal: a new metric goes after equal ones (promotion ASHA's
- * "first index with metric > new"), else before them (stopping ASHA's "first index >= new").
- * Returns the index, or -1 when out of memory. */
 static ptrdiff_t rung_insert(t2__asha_rung *r, int64_t rid, double metric, int after_equal, int promoted)
 {
-    if (r->n == r->cap) {
-        size_t cap = r->cap ? r->cap * 2 : 16;
-        t2__asha_entry *v = realloc(r->v, cap * sizeof *v);
-        if (!v) return -1;
-        r->v = v;
-        r->cap = cap;
-    }
-    size_t lo = 0, hi = r->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (after_equal ? r->v[mid].metric <= metric : r->v[mid].metric < metric) lo = mid + 1;
-        else hi = mid;
-    }
-    memmove(r->v + lo + 1, r->v + lo, (r->n - lo) * sizeof *r->v);
-    r->v[lo] = (t2__asha_entry){.request_id = rid, .metric = metric, .promoted = promoted};
-    r->n++;
-    return (ptrdiff_t)lo;
+    return t2__asha_rung_insert(r, rid, metric, after_equal, promoted);
 }
 
 static int64_t trunc_div(size_t n, double divisor)
@@ -73,38 +54,38 @@ static int64_t promotion(t2__asha_rung *r, int64_t rid, double metric, double di
 {
     int64_t old_num = trunc_div(r->n, divisor), num = trunc_div(r->n + 1, divisor);
     /* The index first, to know whether it is promoted before inserting. */
-    size_t lo = 0, hi = r->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (r->v[mid].metric <= metric) lo = mid + 1;
-        else hi = mid;
-    }
-    int now = (int64_t)lo < num;
+    int now = (int64_t)t2__asha_rung_rank(r, metric, 1) < num;
     if (rung_insert(r, rid, metric, 1, now) < 0) return T2_ENOMEM;
     if (now) return rid;
-    if (num != old_num && !r->v[old_num].promoted) {
-        r->v[old_num].promoted = 1;
-        return r->v[old_num].request_id;
+    if (num != old_num && !t2__asha_rung_at(r, (size_t)old_num)->promoted) {
+        t2__asha_rung_promote(r, (size_t)old_num);
+        return t2__asha_rung_at(r, (size_t)old_num)->request_id;
     }
     return -1;
 }
 
 /* asha.go closeOutRungs: once every trial of the bracket has reported at rung 0, a rung whose
  * lower rungs and itself have nothing outstanding can promote no one else, so its unpromoted
- * trials are closed. */
+ * trials are closed. It runs after every result from then on: a rung unchanged since it was last
+ * gone through is skipped (what it closed then stays closed, and a trial's flags only ever add
+ * reasons to skip it), which made the last third of a large search quadratic before. */
 static int close_out(t2__searcher *s, t2__asha_bracket *b, t2__ops *ops)
 {
     t2__asha *a = A(s);
     for (int64_t r = 0; r < b->nrungs; r++) {
         t2__asha_rung *rung = &b->rungs[r];
         if (rung->outstanding > 0) break;
+        if (rung->closed_gen == rung->gen) continue;
+        const t2__asha_entry *v = t2__asha_rung_flat(rung);
+        if (!v && rung->n) return t2_seterr(T2_ENOMEM, "searcher: out of memory");
         for (size_t k = 0; k < rung->n; k++) {
-            t2__asha_trial *t = &a->trials[rung->v[k].request_id];
-            if (rung->v[k].promoted || (t->flags & (T2__AT_CLOSE_SENT | T2__AT_ENDED | T2__AT_EARLY_EXIT))) continue;
-            int rc = t2__ops_close(ops, rung->v[k].request_id);
+            t2__asha_trial *t = &a->trials[v[k].request_id];
+            if (v[k].promoted || (t->flags & (T2__AT_CLOSE_SENT | T2__AT_ENDED | T2__AT_EARLY_EXIT))) continue;
+            int rc = t2__ops_close(ops, v[k].request_id);
             if (rc) return rc;
             t->flags |= T2__AT_CLOSE_SENT;
         }
+        rung->closed_gen = rung->gen;
     }
     return T2_OK;
 }
@@ -178,7 +159,7 @@ static int stop_or_continue(t2__searcher *s, int64_t rid, double metric, int64_t
         int64_t go_on = trunc_div(rung->n, a->divisor);
         if (go_on < 1) go_on = 1;
         if (t->rung == b->nrungs - 1 || at >= go_on) break;
-        rung->v[at].promoted = 1;
+        t2__asha_rung_promote(rung, (size_t)at);
         t->rung++;
         if (length < b->rungs[t->rung].length) {
             if ((rc = t2__ops_train(ops, rid, b->rungs[t->rung].length))) return rc;
@@ -242,17 +223,11 @@ int t2__asha_exited(t2__searcher *s, int64_t rid, t2__ops *ops)
     return rc;
 }
 
-static void remove_from_rungs(t2__asha_bracket *b, int64_t rid, int64_t top)
+static int remove_from_rungs(t2__asha_bracket *b, int64_t rid, int64_t top)
 {
-    for (int64_t r = 0; r <= top && r < b->nrungs; r++) {
-        t2__asha_rung *rung = &b->rungs[r];
-        for (size_t k = 0; k < rung->n; k++)
-            if (rung->v[k].request_id == rid) {
-                memmove(rung->v + k, rung->v + k + 1, (rung->n - k - 1) * sizeof *rung->v);
-                rung->n--;
-                break;
-            }
-    }
+    int rc = T2_OK;
+    for (int64_t r = 0; r <= top && r < b->nrungs && !rc; r++) rc = t2__asha_rung_remove(&b->rungs[r], rid);
+    return rc;
 }
 
 int t2__asha_failed(t2__searcher *s, int64_t rid, int invalid_hparams, t2__ops *ops)
@@ -273,6 +248,6 @@ int t2__asha_failed(t2__searcher *s, int64_t rid, int invalid_hparams, t2__ops *
     if (t->flags & T2__AT_PENDING) b->rungs[t->rung].outstanding--;
     t->flags = (t->flags & ~(uint32_t)T2__AT_PENDING) | T2__AT_INVALID | T2__AT_EARLY_EXIT | T2__AT_ENDED;
     b->invalid++;
-    remove_from_rungs(b, rid, t->rung);
-    return t2__asha_new_trial(s, bracket, ops);
+    int rc = remove_from_rungs(b, rid, t->rung);
+    return rc ? rc : t2__asha_new_trial(s, bracket, ops);
 }

@@ -49,12 +49,44 @@ typedef struct t2__asha_entry {
     int promoted;
 } t2__asha_entry;
 
+/* A rung's results sorted by metric, best first, equal metrics in the order their inserts asked
+ * (asha_rung.c): a tree by position (a treap, with subtree sizes), so an insert and its rank cost
+ * O(log n). A sorted array's memmove per insert made a 300,000-trial preview take 12-45 s, three
+ * quarters of it in memmove (probe_K; perf). */
+typedef struct t2__asha_node {
+    t2__asha_entry e;
+    uint32_t left, right, size, prio; /* node indexes, 0: none */
+} t2__asha_node;
+
 typedef struct t2__asha_rung {
     int64_t length;
-    int64_t outstanding; /* trials training towards this rung */
-    t2__asha_entry *v;   /* sorted by metric, best first (except the top rung: arrival order) */
-    size_t n, cap;
+    int64_t outstanding;   /* trials training towards this rung */
+    size_t n;              /* entries: nodes 1..n */
+    t2__asha_node *node;   /* node[0] unused */
+    size_t cap;            /* nodes allocated, node[0] included */
+    uint32_t root;
+    uint64_t gen;          /* bumped by every change: an insert, a removal, a promoted flag */
+    uint64_t flat_gen;     /* the gen flat was made at (0: never) */
+    t2__asha_entry *flat;  /* the entries in order, made on demand (t2__asha_rung_flat) */
+    uint64_t closed_gen;   /* the gen close_out last went through this rung at */
 } t2__asha_rung;
+
+/* asha_rung.c. Inserts at the place of its metric: after equal ones (after_equal) or before
+ * them. Returns the entry's index, or -1 when out of memory. */
+ptrdiff_t t2__asha_rung_insert(t2__asha_rung *r, int64_t rid, double metric, int after_equal, int promoted);
+/* The index an insert of metric would get, inserting nothing. */
+size_t t2__asha_rung_rank(const t2__asha_rung *r, double metric, int after_equal);
+/* Appends an entry after all others, whatever its metric (a restored rung, in its saved order).
+ * T2_ENOMEM. */
+int t2__asha_rung_append(t2__asha_rung *r, t2__asha_entry e);
+/* Entry k (< n), and setting its promoted flag. */
+const t2__asha_entry *t2__asha_rung_at(const t2__asha_rung *r, size_t k);
+void t2__asha_rung_promote(t2__asha_rung *r, size_t k);
+/* Removes request rid's entry, if there is one (O(n): invalid hparams only). T2_ENOMEM. */
+int t2__asha_rung_remove(t2__asha_rung *r, int64_t rid);
+/* All n entries in order, valid until the rung changes; NULL when out of memory (n > 0). */
+const t2__asha_entry *t2__asha_rung_flat(t2__asha_rung *r);
+void t2__asha_rung_free(t2__asha_rung *r); /* back to empty; length and outstanding stay */
 
 typedef struct t2__asha_bracket {
     int64_t nrungs, max_trials, initial;

@@ -13,9 +13,7 @@ void t2__asha_clear(t2__asha *a)
     for (size_t i = 0; a->b && i < a->nbrackets; i++) {
         t2__asha_bracket *b = &a->b[i];
         for (int64_t r = 0; b->rungs && r < b->nrungs; r++) {
-            free(b->rungs[r].v);
-            b->rungs[r].v = NULL;
-            b->rungs[r].n = b->rungs[r].cap = 0;
+            t2__asha_rung_free(&b->rungs[r]);
             b->rungs[r].outstanding = 0;
         }
         b->ntrials = b->invalid = b->completed = 0;
@@ -39,17 +37,17 @@ static t2__val *triple(int64_t x, t2__val *y, int64_t z)
     return l;
 }
 
-static t2__val *bracket_val(const t2__asha_bracket *b)
+static t2__val *bracket_val(t2__asha_bracket *b)
 {
     t2__val *m = t2__val_map(), *rungs = t2__val_list();
     int rc = m && rungs ? T2_OK : T2_ENOMEM;
     for (int64_t r = 0; !rc && r < b->nrungs; r++) {
-        const t2__asha_rung *rung = &b->rungs[r];
+        t2__asha_rung *rung = &b->rungs[r];
         t2__val *rm = t2__val_map(), *metrics = t2__val_list();
-        rc = rm && metrics ? T2_OK : T2_ENOMEM;
+        const t2__asha_entry *v = t2__asha_rung_flat(rung);
+        rc = rm && metrics && (v || !rung->n) ? T2_OK : T2_ENOMEM;
         for (size_t k = 0; !rc && k < rung->n; k++)
-            rc = t2__val_list_append(metrics, triple(rung->v[k].request_id, t2__val_double(rung->v[k].metric),
-                                                     rung->v[k].promoted));
+            rc = t2__val_list_append(metrics, triple(v[k].request_id, t2__val_double(v[k].metric), v[k].promoted));
         if (!rc) rc = t2__val_map_set(rm, "outstanding", t2__val_int(rung->outstanding));
         if (!rc) {
             rc = t2__val_map_set(rm, "metrics", metrics);
@@ -185,11 +183,6 @@ int t2__asha_restore(t2__searcher *s, const t2__val *state)
             if ((rc = t2__state_int(rv, "outstanding", 0, s->next_request, "state.brackets.rungs", &rung->outstanding)) ||
                 (rc = t2__state_list(rv, "metrics", "state.brackets.rungs", &metrics)))
                 goto fail;
-            if (!(rung->v = calloc(metrics->n ? metrics->n : 1, sizeof *rung->v))) {
-                rc = t2_seterr(T2_ENOMEM, "searcher: out of memory");
-                goto fail;
-            }
-            rung->cap = metrics->n ? metrics->n : 1;
             for (size_t k = 0; k < metrics->n; k++) {
                 int64_t rid = 0, promoted = 0;
                 double m = 0;
@@ -199,7 +192,8 @@ int t2__asha_restore(t2__searcher *s, const t2__val *state)
                     rc = fail_format("state.brackets.rungs.metrics");
                     goto fail;
                 }
-                rung->v[rung->n++] = (t2__asha_entry){.request_id = rid, .metric = m, .promoted = (int)promoted};
+                if ((rc = t2__asha_rung_append(rung, (t2__asha_entry){.request_id = rid, .metric = m, .promoted = (int)promoted})))
+                    goto fail;
             }
         }
     }
@@ -212,7 +206,7 @@ int t2__asha_restore(t2__searcher *s, const t2__val *state)
     return T2_OK;
 fail:
     for (size_t i = 0; tmp.b && i < nb; i++) {
-        for (int64_t r = 0; tmp.b[i].rungs && r < tmp.b[i].nrungs; r++) free(tmp.b[i].rungs[r].v);
+        for (int64_t r = 0; tmp.b[i].rungs && r < tmp.b[i].nrungs; r++) t2__asha_rung_free(&tmp.b[i].rungs[r]);
         free(tmp.b[i].rungs);
     }
     free(tmp.b);

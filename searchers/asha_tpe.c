@@ -81,11 +81,12 @@ static size_t collect(const t2__asha *a, int64_t len, t2__tpe_obs *obs, unsigned
         for (int64_t r = 0; r < a->b[i].nrungs; r++) {
             const t2__asha_rung *rung = &a->b[i].rungs[r];
             if (rung->length != len) continue;
+            const t2__asha_entry *v = rung->flat; /* made by flatten_rungs */
             for (size_t k = 0; k < rung->n; k++) {
-                int64_t rid = rung->v[k].request_id;
-                if (rung->v[k].metric >= DBL_MAX || seen[rid]) continue;
+                int64_t rid = v[k].request_id;
+                if (v[k].metric >= DBL_MAX || seen[rid]) continue;
                 seen[rid] = 1;
-                obs[n++] = (t2__tpe_obs){.id = rid, .loss = rung->v[k].metric, .x = a->tpe->x + (size_t)rid * np};
+                obs[n++] = (t2__tpe_obs){.id = rid, .loss = v[k].metric, .x = a->tpe->x + (size_t)rid * np};
             }
         }
     return n;
@@ -102,9 +103,10 @@ static size_t add_stopped(const t2__asha *a, int64_t len, t2__tpe_obs *obs, size
         for (int64_t r = 0; r < a->b[i].nrungs; r++) {
             const t2__asha_rung *rung = &a->b[i].rungs[r];
             if (rung->length >= len) continue;
+            const t2__asha_entry *v = rung->flat; /* made by flatten_rungs */
             for (size_t k = 0; k < rung->n; k++) {
-                int64_t rid = rung->v[k].request_id;
-                if (rung->v[k].metric >= DBL_MAX || seen[rid]) continue;
+                int64_t rid = v[k].request_id;
+                if (v[k].metric >= DBL_MAX || seen[rid]) continue;
                 seen[rid] = 1;
                 obs[n++] = (t2__tpe_obs){.id = rid, .loss = INFINITY, .x = a->tpe->x + (size_t)rid * np, .running = 1};
             }
@@ -148,12 +150,23 @@ static size_t observations(const t2__asha *a, int64_t need, t2__tpe_obs *obs, un
     }
 }
 
+/* Every rung's entries in order (asha_rung.c), for collect and add_stopped. T2_ENOMEM. */
+static int flatten_rungs(t2__asha *a)
+{
+    for (size_t i = 0; i < a->nbrackets; i++)
+        for (int64_t r = 0; r < a->b[i].nrungs; r++)
+            if (!t2__asha_rung_flat(&a->b[i].rungs[r]) && a->b[i].rungs[r].n)
+                return t2_seterr(T2_ENOMEM, "searcher: out of memory");
+    return T2_OK;
+}
+
 int t2__asha_tpe_hparams(t2__searcher *s, int64_t rid, t2__val **out)
 {
     t2__asha *a = s->impl;
     t2__asha_tpe *t = a->tpe;
     int64_t need = s->cfg->searcher.tpe.n_startup_trials;
     int rc = reserve(t, (size_t)rid + 1);
+    if (!rc) rc = flatten_rungs(a);
     if (rc) return rc;
     double *x = t->x + (size_t)rid * t->sp.np;
     t2__tpe_obs *obs = malloc((a->ntrials ? a->ntrials : 1) * sizeof *obs);

@@ -11,6 +11,9 @@
 /* The most numeric hparams that get a panel in hparams.{svg,png}: more panels are unreadable. */
 #define T2__PLOT_MAX_HPARAMS 6
 
+/* The most hparams a learning curve's legend names ("trial 1.3 (x=0, y=-2.5, opt=adam)"). */
+#define T2__PLOT_LEGEND_HPARAMS 3
+
 /* A growable list of points. */
 typedef struct {
     double *x, *y;
@@ -22,7 +25,7 @@ void t2__plot_xy_free(t2__plot_xy *p);
 
 typedef struct {
     int64_t id, ordinal;
-    char *label;       /* "trial 3 (x=0, y=-2.5)": the ordinal, as in EXP.N */
+    char *label;       /* "trial 1.3 (x=0, y=-2.5)": EXP.N, as the CLI names trials */
     t2__plot_xy train; /* (batches, training metric) */
     t2__plot_xy valid; /* (batches, searcher metric) */
 } t2__plot_trial;
@@ -50,6 +53,8 @@ typedef struct {
     size_t nhp;
     char *hp_name[T2__PLOT_MAX_HPARAMS];
     t2__plot_xy hp[T2__PLOT_MAX_HPARAMS]; /* (hparam value, the trial's best validation) */
+    size_t nlegend;
+    char *legend_hp[T2__PLOT_LEGEND_HPARAMS]; /* the hparams the learning curves' legend names */
     t2__plot_paxis *par;  /* parallel coordinates: the varying top-level hparams, then the metric */
     size_t npar, nlines;  /* lines: the trials with a validation, ranked, at most T2__PLOT_MAX_PLINES */
     t2__importance_result imp; /* `t2exp importance`'s answer (imp.d 0: none, imp_why says why) */

@@ -95,19 +95,26 @@ static int pick_hparams(t2__plot_data *d, t2__val *const *hp, size_t n)
     return T2_OK;
 }
 
-/* "trial 3 (x=0, y=-2.5)": the ordinal and up to three of the plotted hparams. */
-static int label(const t2__plot_data *d, const t2__trial_row *t, const t2__val *hp, char **out)
+/* The hparams the legend names: the first T2__PLOT_LEGEND_HPARAMS (a nested group's leaves by their
+ * dotted names) whose values differ between the trials that have them, of any type, first seen
+ * first. The numeric rule of pick_hparams left out a categorical that varied (`cat` of strings): the
+ * legend said trial 0 (x=1.02) for trials that differed in it. */
+static int pick_legend(t2__plot_data *d, t2__val *const *hp, size_t n)
 {
-    char buf[160];
-    int len = snprintf(buf, sizeof buf, "trial %lld", (long long)t->ordinal);
-    for (size_t h = 0; h < d->nhp && h < 3; h++) {
-        double v;
-        if (t2__val_as_double(t2__val_map_get(hp, d->hp_name[h]), &v)) continue;
-        len += snprintf(buf + len, sizeof buf - (size_t)len, "%s%.40s=%g", h ? ", " : " (", d->hp_name[h], v);
-        if ((size_t)len >= sizeof buf - 2) break;
+    for (size_t i = 0; i < n && d->nlegend < T2__PLOT_LEGEND_HPARAMS; i++) {
+        if (!hp[i] || hp[i]->kind != T2__VAL_MAP) continue;
+        for (size_t k = 0; k < hp[i]->n && d->nlegend < T2__PLOT_LEGEND_HPARAMS; k++) {
+            const char *key = hp[i]->keys[k];
+            int seen = 0, varies = 0;
+            for (size_t h = 0; h < d->nlegend; h++) seen |= !strcmp(d->legend_hp[h], key);
+            for (size_t j = 0; j < n && !seen && !varies; j++) {
+                const t2__val *v = t2__val_map_get(hp[j], key);
+                varies = v && !t2__val_equal(v, hp[i]->items[k]);
+            }
+            if (seen || !varies) continue;
+            if (!(d->legend_hp[d->nlegend++] = strdup(key))) return t2_seterr(T2_ENOMEM, "plot: out of memory");
+        }
     }
-    if (d->nhp && (size_t)len < sizeof buf - 2) snprintf(buf + len, sizeof buf - (size_t)len, ")");
-    if (!(*out = strdup(buf))) return t2_seterr(T2_ENOMEM, "plot: out of memory");
     return T2_OK;
 }
 
@@ -123,6 +130,25 @@ static void value_text(const t2__val *v, char *buf, size_t cap)
     else if (!t2__val_to_json(v, &json, &len)) snprintf(buf, cap, "%s", json);
     else snprintf(buf, cap, "?");
     free(json);
+}
+
+/* "trial 1.3 (x=0, y=-2.5, opt=adam)": the trial as the CLI names it (EXP.N, as create's lines
+ * and every EXP.N argument do; "trial 3" read as a store id named another trial) and its values of
+ * the legend's hparams (pick_legend), those it has. */
+static int label(const t2__plot_data *d, const t2__trial_row *t, const t2__val *hp, char **out)
+{
+    char buf[200], val[48];
+    int len = snprintf(buf, sizeof buf, "trial %lld.%lld", (long long)d->experiment_id, (long long)t->ordinal);
+    size_t shown = 0;
+    for (size_t h = 0; h < d->nlegend && (size_t)len < sizeof buf - 2; h++) {
+        const t2__val *v = t2__val_map_get(hp, d->legend_hp[h]);
+        if (!v) continue;
+        value_text(v, val, sizeof val);
+        len += snprintf(buf + len, sizeof buf - (size_t)len, "%s%.40s=%s", shown++ ? ", " : " (", d->legend_hp[h], val);
+    }
+    if (shown && (size_t)len < sizeof buf - 2) snprintf(buf + len, sizeof buf - (size_t)len, ")");
+    if (!(*out = strdup(buf))) return t2_seterr(T2_ENOMEM, "plot: out of memory");
+    return T2_OK;
 }
 
 /* Axis a over the lines' values vals[0..n): numbers by their range; anything else (a categorical's
@@ -335,6 +361,7 @@ int t2__plot_load(t2__store *st, int64_t id, long top, t2__plot_data *d)
         smaller_first = d->smaller_is_better;
         if (n) qsort(order, n, sizeof *order, rank_cmp);
         rc = pick_hparams(d, hp, n);
+        if (!rc) rc = pick_legend(d, hp, n);
     }
     for (size_t i = 0; !rc && i < n; i++) {
         double v;
@@ -391,6 +418,7 @@ void t2__plot_data_free(t2__plot_data *d)
         free(d->hp_name[h]);
         t2__plot_xy_free(&d->hp[h]);
     }
+    for (size_t h = 0; h < d->nlegend; h++) free(d->legend_hp[h]);
     t2__plot_xy_free(&d->best);
     t2__plot_xy_free(&d->all);
     free(d->name);

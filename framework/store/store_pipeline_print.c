@@ -11,12 +11,15 @@ static const t2__store_colspec COLS[] = {
     {NULL, T2__COL_AUTO},
 };
 
+/* The counts split the stages as `pipeline run`'s last line does ("1 ran, 0 up to date, 3 not
+ * successful"): the third counts the failed, blocked, canceled and interrupted stages, which a
+ * column headed `failed` misnamed (a run with one failure and three blocked said 4 failed). */
 static const char SQL_RUNS[] =
     "SELECT id, name, state,"
     " (SELECT count(*) FROM stage_runs s WHERE s.run_id = p.id AND s.state = 'SUCCEEDED') AS ran,"
     " (SELECT count(*) FROM stage_runs s WHERE s.run_id = p.id AND s.state = 'SKIPPED') AS up_to_date,"
     " (SELECT count(*) FROM stage_runs s WHERE s.run_id = p.id"
-    "  AND s.state IN ('FAILED','BLOCKED','CANCELED','INTERRUPTED')) AS failed,"
+    "  AND s.state IN ('FAILED','BLOCKED','CANCELED','INTERRUPTED')) AS not_successful,"
     " " T2__SQL_ISO("started_at") " AS started, " T2__SQL_RUN_SECONDS("RUNNING") " AS duration, flow_path AS flow"
     " FROM pipeline_runs p ORDER BY id";
 

@@ -42,10 +42,15 @@ done:
 
 /* ---- list ------------------------------------------------------------------------------ */
 
+/* Whether a live controller process runs the experiment now (1 or 0, whatever its state): JSON and
+ * CSV keep the stored state, so this is how a script or the dashboard tells an ACTIVE experiment
+ * that runs from one whose controller was killed (the dashboard said ACTIVE as if it ran). */
+#define CONTROLLER_RUNNING "t2_controller_alive(controller_pid, controller_token) AS controller_running"
+
 static const char SQL_EXPERIMENTS[] =
     "SELECT id, name, state, searcher_name AS searcher, num_trials AS trials, progress,"
-    " best_metric, " T2__SQL_ISO("started_at") " AS started, " T2__SQL_RUN_SECONDS("ACTIVE") " AS duration"
-    " FROM experiments ORDER BY id";
+    " best_metric, " T2__SQL_ISO("started_at") " AS started, " T2__SQL_RUN_SECONDS("ACTIVE") " AS duration, "
+    CONTROLLER_RUNNING " FROM experiments ORDER BY id";
 
 /* The table says which ACTIVE experiments no controller runs (killed or crashed before it recorded
  * an end: the listing said ACTIVE as if it ran, probe_J); JSON and CSV keep the stored state. */
@@ -63,19 +68,25 @@ int t2__store_print_experiments(t2__store *st, t2__store_format fmt, FILE *out)
 
 /* ---- describe -------------------------------------------------------------------------- */
 
-static const char SQL_EXPERIMENT[] =
-    "SELECT id, name, description, labels, state, searcher_name AS searcher, metric,"
-    " smaller_is_better, progress, num_trials AS trials,"
-    " best_trial_id AS best_trial, best_metric,"
-    " trial_object, seed, parts, " T2__SQL_ISO("created_at") " AS created, " T2__SQL_ISO("started_at") " AS started, "
-    T2__SQL_ISO("ended_at") " AS ended, " T2__SQL_RUN_SECONDS("ACTIVE") " AS duration, error,"
-    " overrides, checkpoint_dir,"
-    /* Which BLAS kernels the trials ran on: one line each, normally one in all, in the order the
-     * store first met them; experiment_blas holds them (a trigger on trials.blas_id), so this
-     * never reads the trials (a DISTINCT over 100,000 of them took 0.4 s). */
-    " (SELECT group_concat(line, char(10)) FROM (SELECT l.line FROM experiment_blas x"
-    "  JOIN blas_lines l ON l.id = x.blas_id WHERE x.experiment_id = e.id ORDER BY x.blas_id)) AS blas,"
-    " config_yaml AS config FROM experiments e WHERE id = :exp";
+/* describe's experiment: BEST is the best_trial column, EXTRA columns before the config. */
+#define SQL_EXPERIMENT_OF(BEST, EXTRA)                                                                    \
+    "SELECT id, name, description, labels, state, searcher_name AS searcher, metric,"                      \
+    " smaller_is_better, progress, num_trials AS trials, " BEST " AS best_trial, best_metric,"             \
+    " trial_object, seed, parts, " T2__SQL_ISO("created_at") " AS created, " T2__SQL_ISO("started_at")     \
+    " AS started, " T2__SQL_ISO("ended_at") " AS ended, " T2__SQL_RUN_SECONDS("ACTIVE") " AS duration,"   \
+    " error, overrides, checkpoint_dir,"                                                                   \
+    /* Which BLAS kernels the trials ran on: one line each, normally one in all, in the order the         \
+     * store first met them; experiment_blas holds them (a trigger on trials.blas_id), so this            \
+     * never reads the trials (a DISTINCT over 100,000 of them took 0.4 s). */                            \
+    " (SELECT group_concat(line, char(10)) FROM (SELECT l.line FROM experiment_blas x"                     \
+    "  JOIN blas_lines l ON l.id = x.blas_id WHERE x.experiment_id = e.id ORDER BY x.blas_id)) AS blas,"    \
+    EXTRA " config_yaml AS config FROM experiments e WHERE id = :exp"
+
+/* JSON keeps best_trial the store id (docs/writing-a-trial.md) and says whether a controller runs
+ * it. The table adds the trial's EXP.N, as every other line of the CLI names a trial: "14 (4.6)". */
+static const char SQL_EXPERIMENT[] = SQL_EXPERIMENT_OF("best_trial_id", " " CONTROLLER_RUNNING ",");
+static const char SQL_EXPERIMENT_TABLE[] = SQL_EXPERIMENT_OF(
+    "best_trial_id || coalesce(' (' || id || '.' || (SELECT b.ordinal FROM trials b WHERE b.id = best_trial_id) || ')', '')", "");
 
 /* Lineage: the trial number (ordinal) of the trial whose checkpoint this one started from (pbt). */
 #define PARENT_COL "(SELECT p.ordinal FROM trials p WHERE p.id = t.parent_trial_id) AS parent"
@@ -149,7 +160,7 @@ static int describe_table(t2__store *st, const t2__store_param *p, size_t np, co
 {
     sqlite3_stmt *s = NULL;
     t2__sbuf b = {0};
-    int rc = t2__store_prepare(st, SQL_EXPERIMENT, &s);
+    int rc = t2__store_prepare(st, SQL_EXPERIMENT_TABLE, &s);
     if (rc) return rc;
     if ((rc = t2__store_bind_params(st, s, p, np))) goto done;
     int src = sqlite3_step(s);

@@ -137,7 +137,7 @@ scratch="$WORK/scratch" && mkdir -p "$scratch"
 TMPDIR="$scratch" expect_exit 0 "$T2EXP" --home "$fresh" list --json
 [ "$OUT" = "[]" ] || fail "list --json of a fresh home: '$OUT'"
 TMPDIR="$scratch" expect_exit 0 "$T2EXP" --home "$fresh" list --csv
-[ "$OUT" = "id,name,state,searcher,trials,progress,best_metric,started,duration" ] || fail "list --csv of a fresh home: '$OUT'"
+[ "$OUT" = "id,name,state,searcher,trials,progress,best_metric,started,duration,controller_running" ] || fail "list --csv of a fresh home: '$OUT'"
 TMPDIR="$scratch" expect_exit 0 "$T2EXP" --home "$fresh" model list --json
 [ "$OUT" = "[]" ] || fail "model list --json of a fresh home: '$OUT'"
 expect_exit 3 "$T2EXP" --home "$fresh" describe 1

@@ -35,6 +35,8 @@ Y
   [ -n "$procs" ] || fail "$mode: no trial process found"
   [ -s "$WORK/helpers$n" ] || fail "$mode: the trial started no helper"
   procs="$procs $(cat "$WORK/helpers$n")"
+  expect_exit 0 "$T2EXP" describe "$n" --json
+  [ "$(json "json_extract(j, '\$.experiment.controller_running')")" = 1 ] || fail "$mode: describe --json does not say a controller runs $n"
   kill -KILL "$ctl"
   wait "$ctl" 2>/dev/null || true
   left=
@@ -53,6 +55,12 @@ Y
   grep -qE "^ *$n .*ACTIVE \(no controller\)" <<<"$OUT" || fail "$mode: list does not say no controller runs $n: $OUT"
   expect_exit 0 "$T2EXP" list --json
   ! grep -q "no controller" <<<"$OUT" || fail "$mode: list --json changed the stored state"
+  # JSON (the dashboard's API) keeps the stored state and says no controller runs it.
+  [ "$(json "(SELECT json_extract(value, '\$.state') || '/' || json_extract(value, '\$.controller_running') FROM json_each(j) WHERE json_extract(value, '\$.id') = $n)")" = ACTIVE/0 ] \
+    || fail "$mode: list --json does not say no controller runs $n (state/controller_running): $OUT"
+  expect_exit 0 "$T2EXP" describe "$n" --json
+  [ "$(json "json_extract(j, '\$.experiment.state') || '/' || json_extract(j, '\$.experiment.controller_running')")" = ACTIVE/0 ] \
+    || fail "$mode: describe --json does not say no controller runs $n: $OUT"
   touch "$gate"
   expect_exit 0 timeout 120 "$T2EXP" resume "$n" --plain
   expect_in "$OUT" "1 trial(s) completed, 0 errored"

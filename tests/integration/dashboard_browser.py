@@ -10,8 +10,11 @@ Screenshots go to SHOTS/dashboard-*.png. The expected figures come from the stor
 opened read-only).
 """
 import os
+import re
+import signal
 import sqlite3
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import cdp  # noqa: E402
@@ -61,6 +64,16 @@ def check_clean(b, page, markup=()):
         fail("%s: %d element(s) built from stored markup" % (page, leaked))
 
 
+def store_id(label):
+    """The store id of the trial a series label names as the CLI does, "trial EXP.N" (None if not so)."""
+    m = re.fullmatch(r"trial (\d+)\.(\d+)", label)
+    if not m:
+        fail("a learning curve is labelled %r, not trial EXP.N as the CLI names trials" % label)
+        return None
+    rows = sql("SELECT id FROM trials WHERE experiment_id=? AND ordinal=?", int(m.group(1)), int(m.group(2)))
+    return rows[0][0] if rows else None
+
+
 def curve_points(b):
     """{trial id: points} of the training-loss chart, and the picked ids, read from the DOM."""
     picked = b.evaluate('document.getElementById("curves").dataset.picked')
@@ -69,7 +82,20 @@ def curve_points(b):
     labels = b.evaluate(box + '.dataset.series').split("\n")
     points = [int(p) for p in b.evaluate(box + '.dataset.points').split(",")]
     ids = [int(x) for x in picked.split(",")] if picked else []
-    return ids, int(count), dict(zip((int(lbl.split()[-1]) for lbl in labels), points))
+    return ids, int(count), dict(zip((store_id(lbl) for lbl in labels), points))
+
+
+def fact(b, name):
+    """The text of the experiment or trial header's fact NAME (None when not shown)."""
+    return b.evaluate('(function () { var d = Array.from(document.querySelectorAll("dl.facts > div")).filter(function (x) {'
+                      ' return x.querySelector("dt").textContent === %r; })[0]; return d ? d.querySelector("dd").textContent : null; })()'
+                      % name)
+
+
+def list_cell(b, exp, col):
+    """The list page's cell in column COL (0 = id) of experiment EXP's row."""
+    return b.evaluate('document.querySelector("#experiments-table tr[data-experiment-id=\\"%d\\"]").cells[%d].textContent'
+                      % (exp, col))
 
 
 def check_curves(ids, count, points, page):
@@ -107,6 +133,18 @@ try:
         fail("list: the page's script can read the token's cookie")
     b.screenshot(os.path.join(SHOTS, "dashboard-list.png"))
     print("list: %d experiments" % rows)
+    # Durations as `t2exp list` writes them (store_print.c: one decimal under 10 s): a 0.4 s
+    # experiment showed as 0s. The finished experiments' from the CLI's table; then the rule itself.
+    for pair in os.environ.get("T2EXP_LIST_DURATIONS", "").split():
+        exp, want = pair.split("=")
+        got = list_cell(b, int(exp), 8)
+        if got != want:
+            fail("list: experiment %s's duration shows as %r, t2exp list says %r" % (exp, got, want))
+    want = {"0": "0.0s", "0.4": "0.4s", "9.94": "9.9s", "10.4": "10s", "59.5": "1m00s", "754": "12m34s", "3725": "1h02m05s"}
+    got = b.evaluate("(function () { var o = {}; %s.forEach(function (v) { o[v] = T2.duration(+v); }); return o; })()"
+                     % list(want))
+    if got != want:
+        fail("T2.duration gives %r, t2exp list's rule %r" % (got, want))
 
     # ---- the finished ASHA experiment ----
     route = "/experiment/%d" % FINISHED
@@ -118,6 +156,16 @@ try:
     ids, count, points = curve_points(b)
     check_curves(ids, count, points, "experiment")
     print("experiment %d: %d rows; %d curves with points %s" % (FINISHED, rows, count, points))
+    # The best trial named as the CLI names it (EXP.N), linking to its page by store id.
+    best_id, best_n, best_metric = sql("SELECT t.id, t.ordinal, e.best_metric FROM experiments e JOIN trials t"
+                                       " ON t.id = e.best_trial_id WHERE e.id=?", FINISHED)[0]
+    best = fact(b, "best") or ""
+    href = b.evaluate('(function () { var d = Array.from(document.querySelectorAll("dl.facts > div")).filter(function (x) {'
+                      ' return x.querySelector("dt").textContent === "best"; })[0], a = d && d.querySelector("a");'
+                      ' return a ? a.getAttribute("href") : null; })()')
+    if not best.endswith("(trial %d.%d)" % (FINISHED, best_n)) or href != "#/trial/%d" % best_id:
+        fail("experiment: best shows %r linking %r, want (trial %d.%d) linking #/trial/%d" % (best, href, FINISHED, best_n, best_id))
+    print("experiment %d: best %r" % (FINISHED, best))
     hparam = "<script>window.__xss='hparam'</script>"
     check_clean(b, "experiment", markup + [hparam])
     rungs = b.evaluate('document.getElementById("rungs-table") ? +document.getElementById("rungs-table").dataset.rungs : 0')
@@ -166,6 +214,10 @@ try:
     if charts != want:
         fail("trial: %d metric charts, the store has %d metrics" % (charts, want))
     check_clean(b, "trial", [tag])
+    n = sql("SELECT ordinal FROM trials WHERE id=?", tid)[0][0]
+    head = b.evaluate('document.querySelector("#trial h1").textContent')
+    if head != "Trial %d.%d" % (FINISHED, n) or fact(b, "id") != str(tid):
+        fail("trial: the header says %r with id %r, want Trial %d.%d with id %d" % (head, fact(b, "id"), FINISHED, n, tid))
     b.screenshot(os.path.join(SHOTS, "dashboard-trial.png"))
     print("trial %d: %d metric charts, %d log bytes" % (tid, charts, len(log)))
 
@@ -248,6 +300,60 @@ try:
     check_clean(b, "running trial", ["<script>window.__xss='running'</script>"])
     b.screenshot(os.path.join(SHOTS, "dashboard-running-trial.png"))
     print("running trial %d: log tail %d -> %d bytes" % (tid, size, grown))
+
+    # ---- a trial the store does not have: the page says so and stops asking for its log (it asked
+    # for /api/trials/ID/log every second, 404 each time, for as long as the page stayed open). The
+    # page is still redrawn when the store changes (the running experiment writes), in case the
+    # trial appears: that asks for its metrics again, not for its log ----
+    missing = sql("SELECT coalesce(max(id), 0) + 1000 FROM trials")[0][0]
+    b.navigate(URL + "#/trial/%d" % missing)
+    b.wait_for('%s.dataset.route === "/trial/%d" && %s.dataset.state === "error"' % (MAIN, missing, MAIN),
+               what="the unknown trial's page")
+    said = b.evaluate(MAIN + ".textContent")
+    if "no such trial" not in said:
+        fail("unknown trial %d: the page says %r" % (missing, said))
+    b.events.clear()
+    b.pump(3.5)
+    asked = [e["params"]["request"]["url"] for e in b.events if e.get("method") == "Network.requestWillBeSent"
+             and "/api/trials/%d/log" % missing in e["params"]["request"]["url"]]
+    if asked:
+        fail("unknown trial %d: %d requests for its log in the 3.5 s after the page said so: %s" % (missing, len(asked), asked))
+    b.events.clear()
+    print("unknown trial %d: %r, %d requests for its log in 3.5 s" % (missing, said, len(asked)))
+
+    # ---- the running experiment's controller killed (kill -9): the API keeps the stored state and
+    # says no controller runs it; the pages say ACTIVE (no controller) as `t2exp list` does ----
+    pid = sql("SELECT controller_pid FROM experiments WHERE id=?", RUNNING)[0][0]
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline:
+        try:
+            with open("/proc/%d/stat" % pid) as f:
+                if f.read().rsplit(")", 1)[1].split()[0] in "ZX":
+                    break
+        except OSError:
+            break
+        time.sleep(0.05)
+    api = b.evaluate('fetch("/api/experiments/%d").then(function (r) { return r.json(); }).then(function (j) {'
+                     ' return [j.experiment.state, j.experiment.controller_running]; })' % RUNNING)
+    if api != ["ACTIVE", 0]:
+        fail("killed controller: /api/experiments/%d says [state, controller_running] = %r, want ['ACTIVE', 0]" % (RUNNING, api))
+    listed = b.evaluate('fetch("/api/experiments").then(function (r) { return r.json(); }).then(function (l) {'
+                        ' return l.filter(function (e) { return e.id === %d; }).map(function (e) { return [e.state, e.controller_running]; })[0]; })'
+                        % RUNNING)
+    if listed != ["ACTIVE", 0]:
+        fail("killed controller: /api/experiments lists %d as %r, want ['ACTIVE', 0]" % (RUNNING, listed))
+    load(b, "/", "the list after the kill")
+    if list_cell(b, RUNNING, 2) != "ACTIVE (no controller)":
+        fail("killed controller: the list shows experiment %d as %r" % (RUNNING, list_cell(b, RUNNING, 2)))
+    if list_cell(b, FINISHED, 2) != "COMPLETED":
+        fail("the list shows the finished experiment as %r" % list_cell(b, FINISHED, 2))
+    load(b, "/experiment/%d" % RUNNING, "the experiment after the kill")
+    if fact(b, "state") != "ACTIVE (no controller)":
+        fail("killed controller: the experiment page's state is %r" % fact(b, "state"))
+    check_clean(b, "experiment after its controller was killed")
+    b.screenshot(os.path.join(SHOTS, "dashboard-no-controller.png"))
+    print("killed controller %d: API %r, list and page say %r" % (pid, api, fact(b, "state")))
 finally:
     b.close()
 

@@ -4,7 +4,11 @@
 # hparam values and log lines hold markup, and a running experiment. Every page loads with no
 # console error and runs none of the stored markup; the trials table has one row per trial; the
 # learning-curve chart has one series per picked trial with the stored point counts; the running
-# experiment's page changes by itself as metrics arrive; a pruned trial's page says "pruned". Screenshots: $T2EXP_BUILD/dashboard-*.png.
+# experiment's page changes by itself as metrics arrive; a pruned trial's page says "pruned". Trials
+# are named EXP.N as the CLI names them; durations read as `t2exp list` writes them; an unknown
+# trial's page says so and stops polling; once the running experiment's controller is killed (-9)
+# the API says no controller runs it and the pages say `ACTIVE (no controller)`, as `t2exp list`
+# does. Screenshots: $T2EXP_BUILD/dashboard-*.png.
 source "$(dirname "$0")/common.bash"
 CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
 [ -x "$CHROMIUM" ] || { echo "dashboard_browser: skipped ($CHROMIUM missing; scripts/deps.sh installs chromium)"; exit 77; }
@@ -84,6 +88,9 @@ done
 # The importance the page must rank first: the CLI's (the same function answers the page's /api).
 expect_exit 0 "$T2EXP" importance 1 --json
 export T2EXP_IMPORTANCE_TOP=$(json "json_extract(j, '$.importance[0].hyperparameter')")
+# The finished experiments' durations as the CLI's table writes them (the list page must agree).
+expect_exit 0 "$T2EXP" list
+export T2EXP_LIST_DURATIONS=$(awk '$1 == 1 || $1 == 3 {printf "%s=%s ", $1, $NF}' <<<"$OUT")
 python3 "$T2EXP_SOURCE/tests/integration/dashboard_browser.py" "$url" "$T2EXP_HOME/t2exp.db" "$T2EXP_BUILD" 1 2 \
   || fail "the browser checks failed (screenshots in $T2EXP_BUILD/dashboard-*.png)"
 kill -0 "$dash" || fail "the dashboard died during the test"

@@ -60,8 +60,9 @@ top = [t["trial"] for t in ranked[:3]]
 doc, title, desc = load("learning_curves")
 check("learning curves" in title, f"learning_curves title: {title!r}")
 check("x axis: batches" in desc and "y axis: loss" in desc, f"learning_curves desc lacks the axes: {desc!r}")
-named = [int(n) for n in re.findall(r"trial (\d+)", desc)]
-check(named == top, f"desc names trials {named}, describe ranks {top} first")
+# Named as the CLI names trials, EXP.N (it said "trial 3", which reads as store id 3).
+named = [int(n) for n in re.findall(r"trial 1\.(\d+)", desc)]
+check(named == top, f"desc names trials {named} as 1.N, describe ranks {top} first: {desc!r}")
 paths = series_paths(doc)
 check(sorted(paths) == [0, 1, 2], f"series colours {sorted(paths)}, wanted 3 (0, 1, 2)")
 for i, ordinal in enumerate(top):
@@ -175,7 +176,7 @@ for name in ("learning_curves", "best_so_far", "hparams"):
     get = lambda tag: "".join(t.data for t in doc.getElementsByTagName(tag)[0].childNodes)
     assert "(a<b & c>'d\" xé" in get("title"), get("title")
     assert "?)" in get("title"), "the cut character should show as ?: " + get("title")
-    if name == "learning_curves": assert "trial 0 (x=5, <k&>=1000)" in get("desc"), get("desc")
+    if name == "learning_curves": assert "trial 3.0 (x=5, <k&>=1000)" in get("desc"), get("desc")
     if name == "hparams": assert "x axis: x, <k&>;" in get("desc"), get("desc")
 PY
 
@@ -209,7 +210,25 @@ d = desc("parallel")
 assert "x axis: opt.lr, opt.wd, opt.sched.kind, opt.sched.gamma, loss;" in d, d
 assert "{" not in d, "a group drawn as JSON: " + d
 d = desc("learning_curves")
-assert "opt.lr=" in d and "opt.wd=" in d, d
+assert "opt.lr=" in d and "opt.wd=" in d and "opt.sched.kind=" in d, d
+PY
+
+# The legend names the hparams that vary between trials whatever their type: a categorical of
+# strings too (the legend said trial 0 (x=-5) for trials that differed in cat). Fixed ones (y) not.
+cat > "$WORK/cat.yaml" <<'Y'
+name: categorical
+hyperparameters: {global_batch_size: 1, x: {type: double, minval: -5, maxval: 5, count: 2}, y: 0,
+                  cat: {type: categorical, vals: [adam, sgd]}}
+searcher: {name: grid, metric: loss, max_length: {batches: 2}}
+Y
+expect_exit 0 "$T2EXP" create "$WORK/cat.yaml" "$TRIALS/quadratic.so" --quiet
+expect_exit 0 "$T2EXP" plot 5 --out "$WORK/cat" --top 4
+python3 - "$WORK/cat" <<'PY' || fail "the learning curves' legend leaves out a categorical hyperparameter that varies"
+import re, sys, xml.dom.minidom
+doc = xml.dom.minidom.parse(f"{sys.argv[1]}/learning_curves.svg")
+d = "".join(t.data for t in doc.getElementsByTagName("desc")[0].childNodes)
+got = sorted(re.findall(r"trial 5\.\d \((x=-?5, cat=(?:adam|sgd))\)", d))
+assert got == ["x=-5, cat=adam", "x=-5, cat=sgd", "x=5, cat=adam", "x=5, cat=sgd"], d
 PY
 
 # The store was only read.

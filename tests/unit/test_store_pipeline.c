@@ -99,6 +99,7 @@ static void test_runs(void)
     CHECK_OK(t2__store_pipeline_run_create(st, "flow", "/f.yaml", "fh", &r3));
     CHECK_OK(t2__store_stage_run_add(st, r3, "prep", "RUNNING", &h2, NULL, NULL, NULL, &s));
     CHECK_OK(t2__store_stage_run_end(st, s, "FAILED", 3, NULL, "exited with status 3"));
+    CHECK_OK(t2__store_stage_run_add(st, r3, "train", "BLOCKED", &h2, NULL, NULL, NULL, &s));
     CHECK_OK(t2__store_pipeline_run_end(st, r3, "FAILED", "stage failed: prep"));
     CHECK_OK(t2__store_last_stage_run(st, "flow", "prep", 1, &row));
     CHECK(row.run_id == r2);
@@ -111,7 +112,7 @@ static void test_runs(void)
 
     /* a reader sees everything committed (every write commits at once) */
     CHECK_OK(t2__store_open(home, 1, &st));
-    CHECK(sql_int(st, "SELECT count(*) FROM stage_runs") == 6);
+    CHECK(sql_int(st, "SELECT count(*) FROM stage_runs") == 7);
     char path[800];
     snprintf(path, sizeof path, "%s/out.json", dir);
     FILE *f = fopen(path, "w+");
@@ -125,7 +126,9 @@ static void test_runs(void)
         buf[got] = '\0';
         CHECK(r3 == 4 && strstr(buf, "\"run\":{\"id\":4,\"name\":\"flow\",\"state\":\"FAILED\"") != NULL);
         CHECK(strstr(buf, "\"exit_code\":3") != NULL);
-        CHECK(strstr(buf, "id,name,state,ran,up_to_date,failed") != NULL);
+        /* Run 4's failed stage and the one it blocked: not successful, both (the column said failed). */
+        CHECK(strstr(buf, "id,name,state,ran,up_to_date,not_successful,started") != NULL);
+        CHECK(strstr(buf, "\n4,flow,FAILED,0,0,2,") != NULL);
         fclose(f);
     }
     CHECK_RC(t2__store_print_pipeline_run(st, 42, T2__FMT_TABLE, stdout), T2_ENOTFOUND);

@@ -113,14 +113,14 @@ static const char WANT0[] =
 static const char WANT1[] =
     "[{\"id\":1,\"name\":\"fmnist, \\\"cnn\\\"\",\"state\":\"ACTIVE\",\"searcher\":\"adaptive_asha\","
     "\"trials\":3,\"progress\":0.5,\"best_metric\":0.25,\"started\":\"2023-11-14T22:13:20Z\","
-    "\"duration\":3677.0},{\"id\":2,\"name\":\"second\",\"state\":\"COMPLETED\","
+    "\"duration\":3677.0,\"controller_running\":0},{\"id\":2,\"name\":\"second\",\"state\":\"COMPLETED\","
     "\"searcher\":\"single\",\"trials\":0,\"progress\":0.0,\"best_metric\":null,"
-    "\"started\":\"2023-11-14T22:13:20Z\",\"duration\":3677.0}]\n"
+    "\"started\":\"2023-11-14T22:13:20Z\",\"duration\":3677.0,\"controller_running\":0}]\n"
     ;
 static const char WANT2[] =
-    "id,name,state,searcher,trials,progress,best_metric,started,duration\n"
-    "1,\"fmnist, \"\"cnn\"\"\",ACTIVE,adaptive_asha,3,0.5,0.25,2023-11-14T22:13:20Z,3677.0\n"
-    "2,second,COMPLETED,single,0,0.0,,2023-11-14T22:13:20Z,3677.0\n"
+    "id,name,state,searcher,trials,progress,best_metric,started,duration,controller_running\n"
+    "1,\"fmnist, \"\"cnn\"\"\",ACTIVE,adaptive_asha,3,0.5,0.25,2023-11-14T22:13:20Z,3677.0,0\n"
+    "2,second,COMPLETED,single,0,0.0,,2023-11-14T22:13:20Z,3677.0,0\n"
     ;
 static const char WANT3[] =
     "id                 1\n"
@@ -132,7 +132,8 @@ static const char WANT3[] =
     "smaller_is_better  1\n"
     "progress           50.0%\n"
     "trials             3\n"
-    "best_trial         1\n"
+    /* The store id, then the trial as the CLI names it (EXP.N). */
+    "best_trial         1 (1.1)\n"
     "best_metric        0.25\n"
     "trial_object       /t/cnn.so\n"
     "seed               7\n"
@@ -160,7 +161,7 @@ static const char WANT4[] =
     "\"metric\":\"validation_loss\",\"smaller_is_better\":1,\"progress\":0.5,"
     "\"trials\":3,\"best_trial\":1,\"best_metric\":0.25,\"trial_object\":\"/t/cnn.so\","
     "\"seed\":7,\"parts\":null,\"created\":\"2023-11-14T22:13:20Z\",\"started\":\"2023-11-14T22:13:20Z\","
-    "\"ended\":null,\"duration\":3677.0,\"error\":null,\"overrides\":[],\"checkpoint_dir\":null,\"blas\":null,\"config\":\"name: fmnist\\nsearcher:\\n  name: adaptive_asha\\n\"},"
+    "\"ended\":null,\"duration\":3677.0,\"error\":null,\"overrides\":[],\"checkpoint_dir\":null,\"blas\":null,\"controller_running\":0,\"config\":\"name: fmnist\\nsearcher:\\n  name: adaptive_asha\\n\"},"
     "\"trials\":[{\"trial\":1,\"id\":1,\"state\":\"RUNNING\",\"hparams\":{\"lr\":0.1,"
     "\"layers\":[32,64]},\"best_validation\":0.25,\"latest_validation\":0.25,"
     "\"batches\":200,\"restarts\":0,\"checkpoints\":1,\"parent\":null},{\"trial\":2,\"id\":2,"
@@ -316,6 +317,31 @@ static void test_wide(void)
     CHECK_OK(t2__store_close(st));
 }
 
+/* With a live controller recorded (this process), the JSON says it runs and the table says ACTIVE
+ * alone; killed, the same experiment read 0 and "ACTIVE (no controller)" (test_outputs). */
+static void test_controller_running(void)
+{
+    t2__store *st = NULL;
+    CHECK_OK(t2__store_open(home, 0, &st));
+    if (!st) return;
+    CHECK_OK(t2__store_set_controller(st, e1, 1));
+    int rc;
+    char *s = show(st, (listing){0, T2__FMT_JSON, 0, 0, NULL, 0}, &rc);
+    CHECK_OK(rc);
+    CHECK(strstr(s, "\"duration\":3677.0,\"controller_running\":1},{\"id\":2") != NULL);
+    free(s);
+    s = show(st, (listing){1, T2__FMT_JSON, e1, 0, NULL, 0}, &rc);
+    CHECK_OK(rc);
+    CHECK(strstr(s, "\"state\":\"ACTIVE\"") && strstr(s, "\"controller_running\":1"));
+    free(s);
+    s = show(st, (listing){0, T2__FMT_TABLE, 0, 0, NULL, 0}, &rc);
+    CHECK_OK(rc);
+    CHECK(strstr(s, " ACTIVE ") && !strstr(s, "no controller"));
+    free(s);
+    CHECK_OK(t2__store_set_controller(st, e1, 0));
+    CHECK_OK(t2__store_close(st));
+}
+
 /* An empty store: a header (and rule) for tables and CSV, [] for JSON. */
 static void test_empty(void)
 {
@@ -326,7 +352,7 @@ static void test_empty(void)
     if (!st) return;
     EXPECT(st, ((listing){0, T2__FMT_JSON, 0, 0, NULL, 0}), "[]\n");
     EXPECT(st, ((listing){0, T2__FMT_CSV, 0, 0, NULL, 0}),
-           "id,name,state,searcher,trials,progress,best_metric,started,duration\n");
+           "id,name,state,searcher,trials,progress,best_metric,started,duration,controller_running\n");
     EXPECT(st, ((listing){0, T2__FMT_TABLE, 0, 0, NULL, 0}),
            "id  name  state  searcher  trials  progress  best_metric  started  duration\n"
            "--  ----  -----  --------  ------  --------  -----------  -------  --------\n");
@@ -338,6 +364,7 @@ int main(void)
     scratch_home(dir, sizeof dir, home, sizeof home);
     fixture_store();
     test_outputs();
+    test_controller_running();
     test_errors();
     test_wide();
     test_empty();

@@ -76,20 +76,32 @@ T2.num = function (v) {
   return String(Number(v.toPrecision(5)));
 };
 
+// A duration as `t2exp list` and `describe` write it (store_print.c's put_duration): one decimal
+// under 10 s, so a 0.4 s experiment is 0.4s (it showed as 0s), then 12s, 1m02s, 1h02m03s.
 T2.duration = function (sec) {
   if (typeof sec !== "number" || !(sec >= 0)) return "";
+  if (sec < 10) return sec.toFixed(1) + "s";
   sec = Math.round(sec);
   var h = Math.floor(sec / 3600), m = Math.floor(sec / 60) % 60, s = sec % 60;
-  if (h) return h + "h" + String(m).padStart(2, "0") + "m";
-  if (m) return m + "m" + String(s).padStart(2, "0") + "s";
+  var pad = function (n) { return String(n).padStart(2, "0"); };
+  if (h) return h + "h" + pad(m) + "m" + pad(s) + "s";
+  if (m) return m + "m" + pad(s) + "s";
   return s + "s";
 };
 
-// Age of an ISO 8601 UTC time, as "5m ago".
+// Age of an ISO 8601 UTC time, as "5m ago": whole units, no CLI column to agree with.
 T2.age = function (iso) {
   var t = Date.parse(iso);
   if (isNaN(t)) return "";
-  return T2.duration(Math.max(0, (Date.now() - t) / 1000)) + " ago";
+  var sec = Math.round(Math.max(0, (Date.now() - t) / 1000));
+  var h = Math.floor(sec / 3600), m = Math.floor(sec / 60) % 60;
+  return (h ? h + "h" + String(m).padStart(2, "0") + "m" : m ? m + "m" + String(sec % 60).padStart(2, "0") + "s" : sec + "s") + " ago";
+};
+
+// A trial as the CLI names it, EXP.N: its experiment's id and its number in the experiment (the
+// `trial` of /trials rows). The store id (`id`, which the routes take) only where called one.
+T2.trialName = function (experimentId, t) {
+  return "trial " + experimentId + "." + t.trial;
 };
 
 T2.percent = function (p) {
@@ -111,6 +123,15 @@ T2.facts = function (pairs) {
 T2.stateBadge = function (state) {
   var s = String(state || "");
   return T2.el("span", {class: "state state-" + s.toLowerCase().replace(/[^a-z_]/g, "")}, s);
+};
+
+// An experiment's state as `t2exp list`'s table says it: ACTIVE with no live controller (killed or
+// crashed before it recorded an end; the API's controller_running is 0) is "ACTIVE (no
+// controller)", which `t2exp resume` continues. The stored state stays the API's `state`.
+T2.experimentBadge = function (e) {
+  if (e.state !== "ACTIVE" || e.controller_running !== 0) return T2.stateBadge(e.state);
+  return T2.el("span", {class: "state state-no_controller", title: "no controller runs it: t2exp resume " + e.id + " continues it"},
+               "ACTIVE (no controller)");
 };
 
 // A trial's hparams with nested groups as their leaves' dotted names ({opt: {lr: 1}} gives

@@ -61,7 +61,7 @@ function groupMetrics(rows) {
 T2.groupMetrics = groupMetrics;
 
 // One chart per metric (training loss first, then each validation metric), one series per trial.
-function learningCurves(picked, perTrial) {
+function learningCurves(e, picked, perTrial) {
   var names = {};
   perTrial.forEach(function (g) { Object.keys(g).forEach(function (k) { names[k] = 1; }); });
   var keys = Object.keys(names).filter(function (k) {
@@ -76,7 +76,7 @@ function learningCurves(picked, perTrial) {
     var series = [];
     picked.forEach(function (t, i) {
       var s = perTrial[i][k];
-      if (s) series.push({label: "trial " + t.id, xs: s.xs, ys: s.ys, color: T2.color(i)});
+      if (s) series.push({label: T2.trialName(e.id, t), xs: s.xs, ys: s.ys, color: T2.color(i)});
     });
     var box = T2.el("div", {class: "chart", "data-metric": k});
     grid.appendChild(box);
@@ -87,14 +87,14 @@ function learningCurves(picked, perTrial) {
 }
 
 // Mean seconds per reported window of data loading, compute and communication, per trial.
-function timingSplit(picked, perTrial) {
+function timingSplit(e, picked, perTrial) {
   var sec = T2.section("Where the time went (t2exp.* timing, mean per report)", "timing");
   var parts = [["t2exp.data_s", "data", "#17becf"], ["t2exp.compute_s", "compute", "#1f77b4"], ["t2exp.comm_s", "comm", "#ff7f0e"]];
   var rows = [];
   picked.forEach(function (t, i) {
     var g = perTrial[i];
     if (!g["training/t2exp.compute_s"]) return;
-    rows.push({label: "trial " + t.id, parts: parts.map(function (p) {
+    rows.push({label: T2.trialName(e.id, t), parts: parts.map(function (p) {
       var s = g["training/" + p[0]];
       var mean = s && s.ys.length ? s.ys.reduce(function (a, b) { return a + b; }, 0) / s.ys.length : 0;
       return {name: p[1], value: mean, color: p[2]};
@@ -223,11 +223,11 @@ T2.experimentCharts = function (e, ranked, picked, hnames) {
     var top = T2.section("Search", "search");
     top.appendChild(bestSoFar(e, best, ranked.length));
     out.push(top);
-    out.push(learningCurves(picked, perTrial));
+    out.push(learningCurves(e, picked, perTrial));
     out.push(scatters(e, ranked, hnames));
     out.push(imp);
     if (/asha/i.test(e.searcher || "")) out.push(ashaRungs(e, ranked));
-    out.push(timingSplit(picked, perTrial));
+    out.push(timingSplit(e, picked, perTrial));
     return out;
   });
 };

@@ -43,15 +43,21 @@ T2.hparamNames = function (trials) {
   return names;
 };
 
-function summary(e) {
+// The best trial as the CLI names it (EXP.N), from its row among the ranked trials (describe's
+// best_trial is its store id, which the link takes); its id when the row is not among them.
+function bestTrial(e, ranked) {
+  var row = ranked.filter(function (t) { return t.id === e.best_trial; })[0];
+  return T2.el("a", {href: "#/trial/" + e.best_trial}, row ? T2.trialName(e.id, row) : "trial id " + e.best_trial);
+}
+
+function summary(e, ranked) {
   return T2.facts([
-    ["state", T2.stateBadge(e.state)],
+    ["state", T2.experimentBadge(e)],
     ["searcher", e.searcher],
     ["metric", e.metric + " (" + (e.smaller_is_better ? "smaller" : "larger") + " is better)"],
     ["progress", T2.percent(e.progress)],
     ["trials", e.trials],
-    ["best", e.best_metric === null ? null : T2.el("span", null, T2.num(e.best_metric) + " (trial ",
-      T2.el("a", {href: "#/trial/" + e.best_trial}, String(e.best_trial)), ")")],
+    ["best", e.best_metric === null ? null : T2.el("span", null, T2.num(e.best_metric) + " (", bestTrial(e, ranked), ")")],
     ["started", e.started ? e.started + " (" + T2.age(e.started) + ")" : null],
     ["duration", T2.duration(e.duration)],
     ["description", e.description],
@@ -107,7 +113,7 @@ function trialsTable(id, st, ranked, hnames, rerender) {
   });
   var body = T2.el("tbody");
   shown.forEach(function (t) {
-    var box = T2.el("input", {type: "checkbox", checked: picked.has(t.id), "aria-label": "curves of trial " + t.id,
+    var box = T2.el("input", {type: "checkbox", checked: picked.has(t.id), "aria-label": "curves of " + T2.trialName(id, t),
       onchange: function (ev) {
         if (!st.picked) st.picked = new Set(picked);
         if (ev.target.checked) st.picked.add(t.id); else st.picked.delete(t.id);
@@ -192,7 +198,7 @@ T2.pages.experiment = function (id, main, rerender) {
     var hnames = T2.hparamNames(trials);
     T2.setCrumbs([["experiments", "#/"], ["experiment " + e.id + ": " + e.name, null]]);
     var top = T2.el("section", {class: "card", id: "experiment"},
-      T2.el("h1", null, "Experiment " + e.id + ": ", T2.el("span", {class: "name"}, e.name)), summary(e),
+      T2.el("h1", null, "Experiment " + e.id + ": ", T2.el("span", {class: "name"}, e.name)), summary(e, ranked),
       T2.el("details", {id: "config"}, T2.el("summary", null, "config"), T2.el("pre", null, e.config || "")));
     var picked = T2.pickedTrials(st, ranked);
     return T2.experimentCharts(e, ranked, picked, hnames).then(function (charts) {

@@ -12,7 +12,7 @@ T2.pages.list = function () {
       body.appendChild(T2.el("tr", {"data-experiment-id": e.id},
         T2.el("td", {class: "num"}, T2.el("a", {href: "#/experiment/" + e.id}, String(e.id))),
         T2.el("td", null, T2.el("a", {href: "#/experiment/" + e.id, class: "name"}, e.name)),
-        T2.el("td", null, T2.stateBadge(e.state)),
+        T2.el("td", null, T2.experimentBadge(e)),
         T2.el("td", null, T2.el("progress", {max: 1, value: typeof e.progress === "number" ? e.progress : 0}), " ", T2.percent(e.progress)),
         T2.el("td", {class: "num"}, e.trials),
         T2.el("td", {class: "num"}, T2.num(e.best_metric)),

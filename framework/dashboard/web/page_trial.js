@@ -31,9 +31,12 @@ function logChunk(tid, ls, left) {
   });
 }
 
+// Not while the trial is missing (ls.missing: its page or its log answered 404): the page asked
+// for the log of an unknown trial every second for as long as it stayed open, 404 each time. A
+// redraw that finds the trial (the store changed) clears it.
 T2.pollLog = function (tid) {
   var ls = logFor(tid);
-  if (ls.busy) return Promise.resolve();
+  if (ls.busy || ls.missing) return Promise.resolve();
   ls.busy = true;
   ls.changed = false;
   return logChunk(tid, ls, T2.LOG_CATCHUP).then(function () {
@@ -48,8 +51,10 @@ T2.pollLog = function (tid) {
     }
   }).catch(function (err) {
     var pre = document.getElementById("log");
-    if (pre && err.status === 404) pre.setAttribute("data-missing", "1");
-    else if (!(err instanceof T2.HttpError)) throw err;
+    if (err.status === 404) {  // the log answers 404 only for an unknown trial (api.c)
+      ls.missing = true;
+      if (pre) pre.setAttribute("data-missing", "1");
+    } else if (!(err instanceof T2.HttpError)) throw err;
   }).then(function () { ls.busy = false; }, function (e) { ls.busy = false; throw e; });
 };
 
@@ -105,14 +110,16 @@ function metricCharts(rows) {
   return [sec, tsec];
 }
 
+// Titled as the CLI names the trial (EXP.N) when its row is known; the store id (the route's, and
+// `t2exp logs ID`'s) is the "id" fact.
 function header(tid, info) {
-  var h = T2.el("section", {class: "card", id: "trial"}, T2.el("h1", null, "Trial " + tid));
+  var h = T2.el("section", {class: "card", id: "trial"}, T2.el("h1", null, info ? "Trial " + info.experiment_id + "." + info.trial : "Trial " + tid));
   if (!info) return h;
   // A trial searcher.pruner stopped is COMPLETED, and its error column says where and why.
   var pruned = info.state === "COMPLETED" && /^pruned at batch /.test(info.error || "");
   var dl = T2.facts([
     ["experiment", T2.el("a", {href: "#/experiment/" + info.experiment_id}, String(info.experiment_id))],
-    ["number", info.experiment_id + "." + info.trial],
+    ["id", info.id],
     ["state", T2.stateBadge(info.state)],
     ["hparams", T2.hparamText(info.hparams)],
     ["batches", info.batches],
@@ -142,19 +149,20 @@ function trialRow(tid) {
 T2.pages.trial = function (tid) {
   var enc = encodeURIComponent(tid);
   var info = trialRow(tid);
+  var ls = logFor(tid);
   return Promise.all([info, T2.getJSON("/api/trials/" + enc + "/metrics"), T2.getJSON("/api/trials/" + enc + "/checkpoints")])
     .then(function (r) {
+      ls.missing = false;
       // The row itself (/api/trials/TID's object, whose `trial` is its number in the experiment).
       var t = r[0] && typeof r[0] === "object" ? r[0] : null;
       var crumbs = [["experiments", "#/"]];
       if (t && t.experiment_id !== undefined) crumbs.push(["experiment " + t.experiment_id, "#/experiment/" + t.experiment_id]);
-      crumbs.push(["trial " + tid, null]);
+      crumbs.push([t && t.experiment_id !== undefined ? T2.trialName(t.experiment_id, t) : "trial " + tid, null]);
       T2.setCrumbs(crumbs);
       var frag = document.createDocumentFragment();
       frag.appendChild(header(tid, t && t.experiment_id !== undefined ? t : null));
       metricCharts(r[1]).forEach(function (s) { frag.appendChild(s); });
       frag.appendChild(checkpointsTable(r[2]));
-      var ls = logFor(tid);
       var logSec = T2.section("Log (live tail)", "log-section");
       var pre = T2.el("pre", {id: "log", class: "log", "data-trial": tid, "data-bytes": ls.text.length,
         onscroll: function () { ls.follow = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4; }}, ls.text);
@@ -162,5 +170,10 @@ T2.pages.trial = function (tid) {
       logSec.appendChild(pre);
       frag.appendChild(logSec);
       return frag;
+    }, function (err) {
+      // Its metrics answer 404 only when the store has no such trial (api.c resolves TID first).
+      if (err.status !== 404) throw err;
+      ls.missing = true;
+      throw new T2.HttpError(404, "no such trial " + tid + " in the store (#/trial/ID takes a trial id or EXP.N)");
     });
 };

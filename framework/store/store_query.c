@@ -91,25 +91,38 @@ static const char SQL_EXPERIMENT_TABLE[] = SQL_EXPERIMENT_OF(
 /* Lineage: the trial number (ordinal) of the trial whose checkpoint this one started from (pbt). */
 #define PARENT_COL "(SELECT p.ordinal FROM trials p WHERE p.id = t.parent_trial_id) AS parent"
 
-#define RANK_COLS                                                                             \
-    "ordinal AS trial, id, state, hparams, best_validation, latest_validation,"               \
+/* A table's trial state: RUNNING in an experiment no controller runs (killed or crashed before it
+ * recorded an end) reads "RUNNING (no controller)", as list says of the experiment (the trials
+ * table said RUNNING as if it ran); JSON and CSV keep the stored state. The liveness check runs
+ * for RUNNING rows only (CASE goes in order), so a listing of 100,000 ended trials makes none. */
+#define STATE_SHOWN                                                                                      \
+    "CASE WHEN t.state <> 'RUNNING' THEN t.state WHEN (SELECT t2_controller_alive(e.controller_pid,"    \
+    " e.controller_token) FROM experiments e WHERE e.id = t.experiment_id) THEN t.state"              \
+    " ELSE 'RUNNING (no controller)' END AS state"
+
+#define RANK_COLS_WITH(STATE)                                                                 \
+    "ordinal AS trial, id, " STATE ", hparams, best_validation, latest_validation,"           \
     " batches_trained AS batches, restarts,"                                                  \
     " (SELECT count(*) FROM checkpoints c WHERE c.trial_id = t.id AND c.state = 'ACTIVE')"    \
     " AS checkpoints, " PARENT_COL
+#define RANK_COLS RANK_COLS_WITH("state")
 
 /* Trials with a validation in metric order, then those without. Each half walks the
  * (experiment_id, best_validation) index — whose entries end with the rowid, hence the id
  * tie-break — and the LIMITs stop the walk early, so the top 10 of 100,000 trials reads about
  * ten index entries and never sorts. The inner LIMITs also keep SQLite from flattening the
  * halves, so the union yields them in this order. */
-#define RANKED(dir)                                                                             \
-    "SELECT * FROM (SELECT " RANK_COLS " FROM trials t WHERE experiment_id = :exp"            \
+#define RANKED_WITH(dir, COLS)                                                                  \
+    "SELECT * FROM (SELECT " COLS " FROM trials t WHERE experiment_id = :exp"                 \
     " AND best_validation IS NOT NULL ORDER BY best_validation " dir ", id " dir " LIMIT :lim)" \
-    " UNION ALL SELECT * FROM (SELECT " RANK_COLS " FROM trials t WHERE experiment_id = :exp"  \
+    " UNION ALL SELECT * FROM (SELECT " COLS " FROM trials t WHERE experiment_id = :exp"       \
     " AND best_validation IS NULL ORDER BY id LIMIT :lim) LIMIT :lim"
+#define RANKED(dir) RANKED_WITH(dir, RANK_COLS)
 
 static const char SQL_RANKED_ASC[] = RANKED("ASC");
 static const char SQL_RANKED_DESC[] = RANKED("DESC");
+static const char SQL_RANKED_ASC_TABLE[] = RANKED_WITH("ASC", RANK_COLS_WITH(STATE_SHOWN));
+static const char SQL_RANKED_DESC_TABLE[] = RANKED_WITH("DESC", RANK_COLS_WITH(STATE_SHOWN));
 
 /* Each trial that started from another's checkpoint, with its ancestors back to a trial that
  * started fresh: "0 @2 > 4 @4 > 5" reads "trial 4 started from trial 0's checkpoint at batch 2,
@@ -269,7 +282,8 @@ int t2__store_print_experiment(t2__store *st, int64_t id, long trials_limit,
     };
     size_t np = sizeof p / sizeof p[0];
     if (fmt == T2__FMT_TABLE) {
-        rc = describe_table(st, p, np, ranked, metric, smaller, ntrials, trials_limit, out);
+        rc = describe_table(st, p, np, smaller ? SQL_RANKED_ASC_TABLE : SQL_RANKED_DESC_TABLE, metric, smaller, ntrials,
+                            trials_limit, out);
     } else if (fmt == T2__FMT_CSV) {
         rc = t2__store_print_query(st, ranked, p, np, COLS, fmt, out);
     } else {
@@ -300,11 +314,13 @@ done:
 
 /* Trial seeds use all 64 bits and SQLite stores them signed: shown unsigned, as the runner uses
  * them (text, so JSON readers that hold numbers as doubles keep every digit). */
-static const char SQL_TRIALS[] =
-    "SELECT ordinal AS trial, id, state, hparams, printf('%llu', seed) AS seed, restarts, batches_trained AS batches,"
-    " target_length_batches AS target_batches, best_validation, latest_validation, "
-    T2__SQL_ISO("started_at") " AS started, " T2__SQL_RUN_SECONDS("RUNNING") " AS duration, hosts, error, " PARENT_COL
-    " FROM trials t WHERE experiment_id = :exp ORDER BY ordinal";
+#define SQL_TRIALS_WITH(STATE)                                                                                      \
+    "SELECT ordinal AS trial, id, " STATE ", hparams, printf('%llu', seed) AS seed, restarts, batches_trained AS batches," \
+    " target_length_batches AS target_batches, best_validation, latest_validation, "                                \
+    T2__SQL_ISO("started_at") " AS started, " T2__SQL_RUN_SECONDS("RUNNING") " AS duration, hosts, error, " PARENT_COL \
+    " FROM trials t WHERE experiment_id = :exp ORDER BY ordinal"
+static const char SQL_TRIALS[] = SQL_TRIALS_WITH("state");
+static const char SQL_TRIALS_TABLE[] = SQL_TRIALS_WITH(STATE_SHOWN);
 
 int t2__store_print_trials(t2__store *st, int64_t experiment_id, t2__store_format fmt, FILE *out)
 {
@@ -312,7 +328,7 @@ int t2__store_print_trials(t2__store *st, int64_t experiment_id, t2__store_forma
     int rc = exists(st, "SELECT 1 FROM experiments WHERE id = ?1", experiment_id, "experiment");
     if (rc) return rc;
     const t2__store_param p[] = {{.name = ":exp", .type = T2__P_INT, .i = experiment_id}};
-    return t2__store_print_query(st, SQL_TRIALS, p, 1, COLS, fmt, out);
+    return t2__store_print_query(st, fmt == T2__FMT_TABLE ? SQL_TRIALS_TABLE : SQL_TRIALS, p, 1, COLS, fmt, out);
 }
 
 /* A report's metrics are two tables since schema 14: what the trial reported (metrics) and the
@@ -495,6 +511,8 @@ const t2__store_named_sql t2__store_queries[] = {
     {"describe: ranked, larger is better", SQL_RANKED_DESC},
     {"describe: head", SQL_EXP_HEAD},
     {"trials", SQL_TRIALS},
+    {"trials: table", SQL_TRIALS_TABLE},
+    {"describe: ranked table, smaller is better", SQL_RANKED_ASC_TABLE},
     {"metrics of a trial", SQL_METRICS},
     {"metrics of an experiment", SQL_EXP_METRICS},
     {"checkpoints of an experiment", SQL_CKPTS_EXP},

@@ -149,11 +149,11 @@ static const char WANT3[] =
     "      name: adaptive_asha\n"
     "\n"
     "trials ranked by validation_loss (smaller is better), all 3:\n"
-    "trial  id  state    hparams                      best_validation  latest_validation  batches  restarts  checkpoints  parent\n"
-    "-----  --  -------  ---------------------------  ---------------  -----------------  -------  --------  -----------  ------\n"
-    "    1   1  RUNNING  {\"lr\":0.1,\"layers\":[32,64]}             0.25               0.25      200         0            1\n"
-    "    2   2  ERRORED  {\"lr\":0.01}                             0.45               0.45      100         2            0\n"
-    "    3   3  QUEUED   {\"lr\":1}                                                               0         0            0\n"
+    "trial  id  state                    hparams                      best_validation  latest_validation  batches  restarts  checkpoints  parent\n"
+    "-----  --  -----------------------  ---------------------------  ---------------  -----------------  -------  --------  -----------  ------\n"
+    "    1   1  RUNNING (no controller)  {\"lr\":0.1,\"layers\":[32,64]}             0.25               0.25      200         0            1\n"
+    "    2   2  ERRORED                  {\"lr\":0.01}                             0.45               0.45      100         2            0\n"
+    "    3   3  QUEUED                   {\"lr\":1}                                                               0         0            0\n"
     ;
 static const char WANT4[] =
     "{\"experiment\":{\"id\":1,\"name\":\"fmnist, \\\"cnn\\\"\",\"description\":null,"
@@ -179,11 +179,11 @@ static const char WANT6[] =
     "3,3,QUEUED,\"{\"\"lr\"\":1}\",18000000000000000000,0,0,,,,,,,,\n"
     ;
 static const char WANT7[] =
-    "trial  id  state    hparams                      seed                  restarts  batches  target_batches  best_validation  latest_validation  started               duration  hosts  error                  parent\n"
-    "-----  --  -------  ---------------------------  --------------------  --------  -------  --------------  ---------------  -----------------  --------------------  --------  -----  ---------------------  ------\n"
-    "    1   1  RUNNING  {\"lr\":0.1,\"layers\":[32,64]}  101                          0      200                             0.25               0.25  2023-11-14T22:13:25Z  1h01m12s\n"
-    "    2   2  ERRORED  {\"lr\":0.01}                  102                          2      100                             0.45               0.45  2023-11-14T22:13:25Z       10s         line1 line2, \"quoted\"\n"
-    "    3   3  QUEUED   {\"lr\":1}                     18000000000000000000         0        0\n"
+    "trial  id  state                    hparams                      seed                  restarts  batches  target_batches  best_validation  latest_validation  started               duration  hosts  error                  parent\n"
+    "-----  --  -----------------------  ---------------------------  --------------------  --------  -------  --------------  ---------------  -----------------  --------------------  --------  -----  ---------------------  ------\n"
+    "    1   1  RUNNING (no controller)  {\"lr\":0.1,\"layers\":[32,64]}  101                          0      200                             0.25               0.25  2023-11-14T22:13:25Z  1h01m12s\n"
+    "    2   2  ERRORED                  {\"lr\":0.01}                  102                          2      100                             0.45               0.45  2023-11-14T22:13:25Z       10s         line1 line2, \"quoted\"\n"
+    "    3   3  QUEUED                   {\"lr\":1}                     18000000000000000000         0        0\n"
     ;
 static const char WANT8[] =
     "kind,batches,epoch,name,value,time\n"
@@ -337,6 +337,10 @@ static void test_controller_running(void)
     s = show(st, (listing){0, T2__FMT_TABLE, 0, 0, NULL, 0}, &rc);
     CHECK_OK(rc);
     CHECK(strstr(s, " ACTIVE ") && !strstr(s, "no controller"));
+    free(s);
+    s = show(st, (listing){2, T2__FMT_TABLE, e1, 0, NULL, 0}, &rc); /* its trials: RUNNING as it runs */
+    CHECK_OK(rc);
+    CHECK(strstr(s, " RUNNING ") && !strstr(s, "no controller"));
     free(s);
     CHECK_OK(t2__store_set_controller(st, e1, 0));
     CHECK_OK(t2__store_close(st));

@@ -69,6 +69,37 @@ static int check_finite(const t2__ynode *n, const char *path)
     return T2_OK;
 }
 
+/* A map inside a list that reads as a typed hyperparameter: `type` names one and every other key is
+ * one of theirs (`[10, {type: int, minval: 1, maxval: 2}]`). A list is a constant, so it would be
+ * passed as it is, never searched: Determined refuses it, and so does this (probe_K). A map with
+ * keys of its own (`{name: age, type: int}`, a column of a schema) stays a constant. */
+static int check_typed_in_list(const t2__ynode *n, const char *path, int in_list)
+{
+    char sub[T2__PATH_MAX], idx[24];
+    if (n->kind == T2__Y_SCALAR) return T2_OK;
+    if (in_list && n->kind == T2__Y_MAP) {
+        const t2__ynode *type = t2__ymap_get(n, "type", NULL);
+        int typed = type && type->kind == T2__Y_SCALAR;
+        for (int t = 0; typed && HP_TYPES[t]; t++)
+            if (!strcmp(type->text, HP_TYPES[t])) typed = 2;
+        for (size_t k = 0; typed == 2 && k < n->n; k++)
+            if (strcmp(n->keys[k], "type") != 0 && !is_hp_key(n->keys[k])) typed = 0;
+        if (typed == 2)
+            return t2__cfg_err(&n->mark, path,
+                               "a typed hyperparameter (type: %s) inside a list would be a constant, never searched "
+                               "(Determined refuses it too): make it a hyperparameter of its own, or give the whole "
+                               "list's choices as a categorical's vals",
+                               type->text);
+    }
+    for (size_t k = 0; k < n->n; k++) {
+        if (n->kind == T2__Y_SEQ) snprintf(idx, sizeof idx, "%zu", k);
+        t2__path_join(sub, sizeof sub, path, n->kind == T2__Y_SEQ ? idx : n->keys[k]);
+        int rc = check_typed_in_list(n->items[k], sub, in_list || n->kind == T2__Y_SEQ);
+        if (rc) return rc;
+    }
+    return T2_OK;
+}
+
 /* minval <= maxval, placed at maxval, or at minval when an override set it (the override is what
  * the user just typed). */
 static int check_order(const t2__ynode *minv, const t2__ynode *maxv, const char *full)
@@ -276,6 +307,7 @@ static int parse_node(t2__config *cfg, const t2__ynode *n, const char *name, con
     }
     h->kind = T2__HP_CONST;
     int rc = check_finite(n, full);
+    if (!rc) rc = check_typed_in_list(n, full, 0);
     return rc ? rc : t2__ynode_to_val(n, &h->val);
 }
 

@@ -126,6 +126,20 @@ expect_exit 0 "$T2EXP" preview "$WORK/eight.yaml" --config resources.hostfile="$
 expect_exit 2 "$T2EXP" preview "$WORK/eight.yaml" --config resources.hostfile="$WORK/none.hosts"
 expect_in "$OUT" "resources.hostfile $WORK/none.hosts"
 
+# A typed hyperparameter inside a list would be a constant, never searched: refused at its place.
+# A map with keys of its own stays a constant (a schema's column).
+cat > "$WORK/listed.yaml" <<Y
+hyperparameters:
+  global_batch_size: 1
+  cols: [{name: age, type: int}]
+  list_hparam: [10, {type: int, minval: 1, maxval: 2}]
+searcher: {name: grid, metric: loss, max_length: 1}
+Y
+expect_exit 2 "$T2EXP" preview "$WORK/listed.yaml"
+expect_in "$OUT" "listed.yaml:4:21: hyperparameters.list_hparam.1: a typed hyperparameter (type: int) inside a list would be a constant"
+expect_exit 0 "$T2EXP" preview "$WORK/listed.yaml" --config 'hyperparameters.list_hparam=[10, 11]'
+expect_in "$OUT" '"cols":[{"name":"age","type":"int"}]'
+
 # Determined's other config files are named for what they are, not listed key by key.
 printf 'port: 8080\ndb: {user: postgres, host: db}\ncheckpoint_storage: {type: shared_fs, host_path: /tmp}\n' > "$WORK/master.yaml"
 expect_exit 2 "$T2EXP" preview "$WORK/master.yaml"

@@ -297,10 +297,15 @@ static const struct {
 };
 
 /* "t2exp runs experiments" for a file with no searcher or hyperparameters whose keys name one of
- * OTHER_FILES; T2_OK when it may be an experiment config (its own errors then say what is wrong). */
+ * OTHER_FILES; T2_OK when it may be an experiment config (its own errors then say what is wrong):
+ * also when a key is a near miss of those two (`searchr:`), which is an experiment config with a
+ * typo whatever else it holds (review: a stray `scheduler:` hid the did-you-means). */
 static int other_file(const t2__ynode *root, const t2__ymark *origin)
 {
+    static const char *const experiment_keys[] = {"searcher", "hyperparameters", NULL};
     if (t2__ymap_get(root, "searcher", NULL) || t2__ymap_get(root, "hyperparameters", NULL)) return T2_OK;
+    for (size_t k = 0; k < root->n; k++)
+        if (t2__cfg_closest(root->keys[k], experiment_keys)) return T2_OK;
     for (size_t f = 0; f < sizeof OTHER_FILES / sizeof OTHER_FILES[0]; f++) {
         char seen[200] = "";
         size_t len = 0;

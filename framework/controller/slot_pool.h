@@ -28,11 +28,13 @@ int t2__pool_load(t2__slot_pool *p, const char *path, int slurm, const volatile 
 int t2__pool_read(t2__slot_pool *p, const char *path, int slurm);
 /* T2_EINVAL naming both when two of the n hosts are one machine as Open MPI counts them (this
  * machine under two names; two names of one address): host_alias.c. Names that do not resolve
- * now (or within 12 s, looked up side by side) are not compared. Each host's ipv4 gets its first
+ * now (or within 12 s for each 256 of them, looked up side by side) are not compared. Each host's ipv4 gets its first
  * address. `what` names the pool in the message ("resources.hostfile PATH"; NULL: look the names
  * up for their addresses only, refusing nothing, as for a Slurm allocation); T2_ESTOPPED, nothing
  * checked, when *stop (may be NULL) became set meanwhile. */
 int t2__pool_check_aliases(t2__host *h, int n, const char *what, const volatile sig_atomic_t *stop);
+/* How long t2__pool_check_aliases waits for n names' lookups: 12 s for each 256 of them. */
+double t2__host_lookup_deadline(int names);
 void t2__pool_free(t2__slot_pool *p);
 
 /* Which slots a trial wanting `slots` gets: take[h] of host h, filling hosts in order. Pure: the

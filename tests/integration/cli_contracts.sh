@@ -28,7 +28,7 @@ fresh="$WORK/fresh-home"
 expect_exit 0 "$T2EXP" --home "$fresh" pipelines --json
 [ "$OUT" = "[]" ] || fail "pipelines --json of a fresh home: '$OUT'"
 expect_exit 0 "$T2EXP" --home "$fresh" pipelines --csv
-[ "$OUT" = "id,name,state,ran,up_to_date,not_successful,started,duration,flow" ] || fail "pipelines --csv of a fresh home: '$OUT'"
+[ "$OUT" = "id,name,state,ran,up_to_date,not_successful,started,duration,flow,failed" ] || fail "pipelines --csv of a fresh home: '$OUT'"
 expect_exit 0 "$T2EXP" --home "$fresh" pipelines
 expect_in "$OUT" "up_to_date"
 # describe names a run: no store is still store trouble.

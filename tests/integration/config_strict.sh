@@ -148,6 +148,12 @@ expect_in "$OUT" "$WORK/master.yaml:1:1: this looks like Determined's master con
 printf 'master_host: 10.0.0.1\nmaster_port: 8080\nresource_pool: default\n' > "$WORK/agent.yaml"
 expect_exit 2 "$T2EXP" create "$WORK/agent.yaml" "$TRIALS/quadratic.so" --plain
 expect_in "$OUT" "agent configuration (agent.yaml), with keys master_host, master_port, resource_pool"
+# A near miss of searcher or hyperparameters makes it an experiment config with typos, whatever
+# else it holds: the did-you-means, not "looks like a master config".
+printf 'hyperparamters: {global_batch_size: 1}\nsearchr: {name: single}\nscheduler: {type: priority}\n' > "$WORK/typo.yaml"
+expect_exit 2 "$T2EXP" preview "$WORK/typo.yaml"
+expect_in "$OUT" "hyperparamters: unknown key (did you mean 'hyperparameters'?)"
+[ "$(grep -c "looks like" <<<"$OUT")" = 0 ] || fail "a typo'd experiment config was taken for a master config: $OUT"
 # An experiment config with one such key keeps its usual error at that key.
 printf 'hyperparameters: {global_batch_size: 1}\nsearcher: {name: single, metric: loss, max_length: 1}\nport: 1\n' > "$WORK/port.yaml"
 expect_exit 2 "$T2EXP" preview "$WORK/port.yaml"

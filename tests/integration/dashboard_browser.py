@@ -351,6 +351,10 @@ try:
     load(b, "/experiment/%d" % RUNNING, "the experiment after the kill")
     if fact(b, "state") != "ACTIVE (no controller)":
         fail("killed controller: the experiment page's state is %r" % fact(b, "state"))
+    b.wait_for('document.querySelector("#trials-table") !== null', what="the trials table after the kill")
+    states = b.evaluate('Array.from(document.querySelectorAll("#trials-table tbody .state")).map(function (s) { return s.textContent; })')
+    if "RUNNING (no controller)" not in states or "RUNNING" in states:
+        fail("killed controller: the trials table's states are %r, want RUNNING (no controller) for its running ones" % states)
     check_clean(b, "experiment after its controller was killed")
     b.screenshot(os.path.join(SHOTS, "dashboard-no-controller.png"))
     print("killed controller %d: API %r, list and page say %r" % (pid, api, fact(b, "state")))

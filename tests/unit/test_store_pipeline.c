@@ -127,8 +127,10 @@ static void test_runs(void)
         CHECK(r3 == 4 && strstr(buf, "\"run\":{\"id\":4,\"name\":\"flow\",\"state\":\"FAILED\"") != NULL);
         CHECK(strstr(buf, "\"exit_code\":3") != NULL);
         /* Run 4's failed stage and the one it blocked: not successful, both (the column said failed). */
-        CHECK(strstr(buf, "id,name,state,ran,up_to_date,not_successful,started") != NULL);
+        CHECK(strstr(buf, "id,name,state,ran,up_to_date,not_successful,started,duration,flow,failed\n") != NULL);
         CHECK(strstr(buf, "\n4,flow,FAILED,0,0,2,") != NULL);
+        const char *row4 = strstr(buf, "\n4,flow,FAILED,0,0,2,"), *eol = row4 ? strchr(row4 + 1, '\n') : NULL;
+        CHECK(eol && eol - row4 > 2 && !strncmp(eol - 2, ",2", 2)); /* failed, the old name: the same count */
         fclose(f);
     }
     CHECK_RC(t2__store_print_pipeline_run(st, 42, T2__FMT_TABLE, stdout), T2_ENOTFOUND);

@@ -134,6 +134,14 @@ T2.experimentBadge = function (e) {
                "ACTIVE (no controller)");
 };
 
+// A trial's state in an experiment whose controller_running is `running`: RUNNING where no
+// controller runs it reads "RUNNING (no controller)", as `t2exp trials` says it.
+T2.trialBadge = function (state, running) {
+  if (state !== "RUNNING" || running !== 0) return T2.stateBadge(state);
+  return T2.el("span", {class: "state state-no_controller", title: "no controller runs its experiment"},
+               "RUNNING (no controller)");
+};
+
 // A trial's hparams with nested groups as their leaves' dotted names ({opt: {lr: 1}} gives
 // {"opt.lr": 1}), as `t2exp importance` and `t2exp plot` name them: a column, axis or panel per
 // leaf, not one per group whose values are JSON. Lists and empty maps are leaves. When two leaves

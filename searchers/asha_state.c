@@ -37,6 +37,8 @@ static t2__val *triple(int64_t x, t2__val *y, int64_t z)
     return l;
 }
 
+/* Not const: a rung's entries are read from its flat cache (asha_rung.c), made here if stale. The
+ * snapshot runs on the controller's thread only (searcher_link.c), as every searcher call. */
 static t2__val *bracket_val(t2__asha_bracket *b)
 {
     t2__val *m = t2__val_map(), *rungs = t2__val_list();

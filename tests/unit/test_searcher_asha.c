@@ -181,6 +181,31 @@ done:
     t2__config_free(cfg);
 }
 
+/* Rung 0 settled and closed out, then a trial in it leaves it (invalid hparams) and its
+ * replacement reports there: rung 0 is full again, and the newcomer, not promoted, must be closed
+ * like the others were (close_out goes through a rung again once it changed: a skip of rungs it
+ * had gone through once passed every other test here and left the newcomer running for good). */
+static void script_closed_out_rung_changes(void)
+{
+    t2__config *cfg = NULL;
+    t2__ops ops = {0};
+    t2__searcher *s = make("mode: aggressive, divisor: 2, max_trials: 4, max_length: {batches: 4}", 3, &cfg);
+    if (!s) goto done;
+    CHECK_OK(t2__searcher_start(s, &ops));
+    CHECK_STR(val(s, &ops, 0, 0.4, 1), "");
+    CHECK_STR(val(s, &ops, 1, 0.3, 1), "T1@2");
+    CHECK_STR(val(s, &ops, 2, 0.5, 1), "");
+    CHECK_STR(val(s, &ops, 3, 0.1, 1), "T3@2 X0 X2");
+    CHECK_STR(exited(s, &ops, 0), "");
+    CHECK_STR(exited(s, &ops, 2), "");
+    CHECK_STR(failed(s, &ops, 3, 1), "C4 T4@1");
+    CHECK_STR(val(s, &ops, 4, 0.9, 1), "X4");
+done:
+    t2__ops_free(&ops);
+    t2__searcher_free(s);
+    t2__config_free(cfg);
+}
+
 /* A late promotion: the trial at the edge goes on when the count grows, not only the newcomer;
  * with max_concurrent_trials 2 every result that promotes no one requests the next trial. */
 static void script_late_promotion(void)
@@ -501,6 +526,7 @@ int main(void)
     script_promotions(1);
     script_promotions(-1);
     script_late_promotion();
+    script_closed_out_rung_changes();
     script_stop_once();
     script_divisor4();
     script_failures();

@@ -1,8 +1,10 @@
 /* store_pipeline.c — writes and reads of pipeline runs and stage runs (store_pipeline.h). */
+#define _POSIX_C_SOURCE 200809L /* struct stat's st_mtim */
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "store_internal.h"
 #include "store_pipeline.h"
 #include "t2exp/error.h"
@@ -201,28 +203,84 @@ int t2__store_last_stage_run(t2__store *st, const char *flow_name, const char *s
     return rc;
 }
 
-static const char SQL_STALE_STAGES[] =
-    "UPDATE stage_runs SET state = 'INTERRUPTED', ended_at = coalesce(ended_at, ?2),"
-    " error = coalesce(error, 'the pipeline run ended without recording this stage (killed?)')"
+/* A run that ended without recording its end (killed) ends at its last recorded activity, not when
+ * the next run noticed it: each stage it left RUNNING at its log's last write (its start if the log
+ * is gone), the run at the latest start or end of its stages (probe_J: a run killed at 8.6 s was
+ * recorded as lasting 16 s, until the next run began). */
+static const char SQL_STALE_STAGE_LIST[] =
+    "SELECT id, log_path, started_at FROM stage_runs"
     " WHERE state = 'RUNNING' AND run_id IN (SELECT id FROM pipeline_runs WHERE name = ?1 AND state = 'RUNNING')";
+static const char SQL_STALE_STAGE[] =
+    "UPDATE stage_runs SET state = 'INTERRUPTED', ended_at = coalesce(ended_at, ?2),"
+    " error = coalesce(error, 'the pipeline run ended without recording this stage (killed?)') WHERE id = ?1";
 static const char SQL_STALE_RUNS[] =
-    "UPDATE pipeline_runs SET state = 'INTERRUPTED', ended_at = coalesce(ended_at, ?2),"
-    " error = coalesce(error, 'ended without recording its end (killed?)') WHERE name = ?1 AND state = 'RUNNING'";
+    "UPDATE pipeline_runs SET state = 'INTERRUPTED', ended_at = coalesce(ended_at, max(started_at, coalesce("
+    " (SELECT max(coalesce(s.ended_at, s.started_at)) FROM stage_runs s WHERE s.run_id = pipeline_runs.id),"
+    " started_at))), error = coalesce(error, 'ended without recording its end (killed?)')"
+    " WHERE name = ?1 AND state = 'RUNNING'";
+
+/* When the stage started at `started` and logging to `log` last showed a sign of life, never
+ * before its start nor after now. */
+static double last_activity(const char *log, double started, double now)
+{
+    struct stat sb;
+    double t = started;
+    if (log && stat(log, &sb) == 0) t = (double)sb.st_mtim.tv_sec + (double)sb.st_mtim.tv_nsec / 1e9;
+    return t < started ? started : t > now ? now : t;
+}
+
+typedef struct {
+    int64_t id;
+    double ended;
+} stale_stage;
+
+/* The stages left RUNNING by flow_name's dead runs, with when each last showed activity. */
+static int stale_stages(t2__store *st, const char *flow_name, stale_stage **out, size_t *n)
+{
+    sqlite3_stmt *s;
+    int rc = t2__store_stmt(st, SQL_STALE_STAGE_LIST, &s), src;
+    size_t cap = 0;
+    *out = NULL;
+    *n = 0;
+    if (rc || (rc = bind_rc(st, TEXT(s, 1, flow_name)))) return rc;
+    double now = t2__store_now(st);
+    while ((src = sqlite3_step(s)) == SQLITE_ROW) {
+        if (*n == cap) {
+            stale_stage *g = realloc(*out, (cap = cap ? 2 * cap : 8) * sizeof *g);
+            if (!g) {
+                rc = t2_seterr(T2_ENOMEM, "store: out of memory");
+                break;
+            }
+            *out = g;
+        }
+        (*out)[(*n)++] = (stale_stage){sqlite3_column_int64(s, 0),
+                                       last_activity((const char *)sqlite3_column_text(s, 1), sqlite3_column_double(s, 2), now)};
+    }
+    if (!rc && src != SQLITE_DONE) rc = t2__store_err(st, src, "interrupt stale pipeline runs");
+    sqlite3_reset(s);
+    return rc;
+}
 
 int t2__store_pipeline_interrupt_stale(t2__store *st, const char *flow_name, int64_t *n)
 {
     if (!st || !flow_name) return t2_seterr(T2_EINVAL, "store: pipeline_interrupt_stale: NULL argument");
     int rc;
     if ((rc = t2__store_begin(st))) return rc;
-    const char *const sqls[] = {SQL_STALE_STAGES, SQL_STALE_RUNS};
-    for (int k = 0; k < 2 && !rc; k++) {
+    stale_stage *stages = NULL;
+    size_t nstages = 0;
+    rc = stale_stages(st, flow_name, &stages, &nstages);
+    for (size_t k = 0; !rc && k < nstages; k++) {
         sqlite3_stmt *s;
-        if ((rc = t2__store_stmt(st, sqls[k], &s))) break;
-        int b = TEXT(s, 1, flow_name);
-        b = b ? b : sqlite3_bind_double(s, 2, t2__store_now(st));
-        if ((rc = bind_rc(st, b)) || (rc = t2__store_exec_stmt(st, s, "interrupt stale pipeline runs"))) break;
-        if (k == 1 && n) *n = sqlite3_changes(st->db);
+        if ((rc = t2__store_stmt(st, SQL_STALE_STAGE, &s))) break;
+        int b = sqlite3_bind_int64(s, 1, stages[k].id);
+        b = b ? b : sqlite3_bind_double(s, 2, stages[k].ended);
+        if (!(rc = bind_rc(st, b))) rc = t2__store_exec_stmt(st, s, "interrupt stale pipeline runs");
     }
+    free(stages);
+    sqlite3_stmt *s;
+    if (!rc && !(rc = t2__store_stmt(st, SQL_STALE_RUNS, &s)) && !(rc = bind_rc(st, TEXT(s, 1, flow_name))) &&
+        !(rc = t2__store_exec_stmt(st, s, "interrupt stale pipeline runs")) && n)
+        *n = sqlite3_changes(st->db);
     if (rc) {
         t2__store_rollback(st);
         return rc;

@@ -2,6 +2,8 @@
  * the writes, "last successful run of this stage of this flow" across runs, and the recovery of
  * runs a killed `pipeline run` left RUNNING. */
 #include "test_store_util.h"
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <stdint.h>
 #include "store/store_pipeline.h"
 
@@ -137,11 +139,65 @@ static void test_runs(void)
     CHECK_OK(t2__store_close(st));
 }
 
+/* A real column as milliseconds (sql_int reads integers). */
+static long long ms(t2__store *st, const char *table, int64_t id)
+{
+    char q[200];
+    snprintf(q, sizeof q, "SELECT CAST(round(ended_at * 1000) AS INTEGER) FROM %s WHERE id = %lld", table, (long long)id);
+    return sql_int(st, q);
+}
+
+/* A killed run ends at its last sign of life, not when the next run noticed it (probe_J: 16 s
+ * recorded for a run killed at 8.6 s): a stage it left RUNNING at its log's last write, never
+ * before the stage's start nor after now; without a log, at its start; the run at its stages'
+ * latest start or end. */
+static void test_stale_times(void)
+{
+    char h[700], log[800];
+    snprintf(h, sizeof h, "%s/stale", dir);
+    snprintf(log, sizeof log, "%s/train.log", dir);
+    t2__store *st = NULL;
+    CHECK_OK(t2__store_open(h, 0, &st));
+    if (!st) return;
+    double now = 1000;
+    t2__store_set_clock(st, fixed_clock, &now);
+    int64_t run = 0, a = 0, b = 0, c = 0, n = 0;
+    CHECK_OK(t2__store_pipeline_run_create(st, "flow", "/f.yaml", "fh", &run));
+    CHECK_OK(t2__store_stage_run_add(st, run, "prep", "RUNNING", NULL, NULL, NULL, NULL, &a));
+    now = 1010;
+    CHECK_OK(t2__store_stage_run_end(st, a, "SUCCEEDED", 0, NULL, NULL));
+    CHECK_OK(t2__store_stage_run_add(st, run, "train", "RUNNING", NULL, log, NULL, NULL, &b));
+    now = 1012;
+    CHECK_OK(t2__store_stage_run_add(st, run, "gone", "RUNNING", NULL, "/nonexistent/log", NULL, NULL, &c));
+    FILE *f = fopen(log, "w");
+    CHECK(f != NULL);
+    if (f) fclose(f);
+    struct timespec t[2] = {{1030, 0}, {1030, 0}};
+    CHECK(utimensat(AT_FDCWD, log, t, 0) == 0);
+    now = 5000; /* the next run, long after */
+    CHECK_OK(t2__store_pipeline_interrupt_stale(st, "flow", &n));
+    CHECK(n == 1);
+    CHECK(ms(st, "stage_runs", b) == 1030000);
+    CHECK(ms(st, "stage_runs", c) == 1012000);
+    CHECK(ms(st, "stage_runs", a) == 1010000);
+    CHECK(ms(st, "pipeline_runs", run) == 1030000);
+    /* A log written after now (a clock step) is taken as now. */
+    CHECK_OK(t2__store_pipeline_run_create(st, "flow", "/f.yaml", "fh", &run));
+    CHECK_OK(t2__store_stage_run_add(st, run, "train", "RUNNING", NULL, log, NULL, NULL, &b));
+    struct timespec later[2] = {{9000, 0}, {9000, 0}};
+    CHECK(utimensat(AT_FDCWD, log, later, 0) == 0);
+    now = 6000;
+    CHECK_OK(t2__store_pipeline_interrupt_stale(st, "flow", &n));
+    CHECK(n == 1 && ms(st, "pipeline_runs", run) == 6000000);
+    CHECK_OK(t2__store_close(st));
+}
+
 int main(void)
 {
     scratch_home(dir, sizeof dir, home, sizeof home);
     test_migrate_v3();
     test_runs();
+    test_stale_times();
     rm_rf(dir);
     return check_report("test_store_pipeline");
 }

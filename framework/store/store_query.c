@@ -42,6 +42,17 @@ done:
 
 /* ---- list ------------------------------------------------------------------------------ */
 
+/* How long experiment ID (its id column) ran: as T2__SQL_RUN_SECONDS, except that an ACTIVE one no
+ * live controller runs (killed, crashed) ran until its last recorded sign of life, its trials'
+ * latest start, end or metric, not until now (probe_J: the dead time counted on, for as long as
+ * nobody resumed it). */
+#define EXP_RUN_SECONDS(ID)                                                                                     \
+    "coalesce(ended_at, CASE WHEN state = 'ACTIVE' THEN CASE WHEN t2_controller_alive(controller_pid,"         \
+    " controller_token) THEN :now ELSE max(started_at, coalesce((SELECT max(max(coalesce(t.started_at, 0),"     \
+    " coalesce(t.ended_at, 0))) FROM trials t WHERE t.experiment_id = " ID "), 0), coalesce((SELECT"            \
+    " max(m.time) FROM trials t JOIN metrics m ON m.trial_id = t.id WHERE t.experiment_id = " ID "), 0)) END"  \
+    " END) - started_at"
+
 /* Whether a live controller process runs the experiment now (1 or 0, whatever its state): JSON and
  * CSV keep the stored state, so this is how a script or the dashboard tells an ACTIVE experiment
  * that runs from one whose controller was killed (the dashboard said ACTIVE as if it ran). */
@@ -49,7 +60,7 @@ done:
 
 static const char SQL_EXPERIMENTS[] =
     "SELECT id, name, state, searcher_name AS searcher, num_trials AS trials, progress,"
-    " best_metric, " T2__SQL_ISO("started_at") " AS started, " T2__SQL_RUN_SECONDS("ACTIVE") " AS duration, "
+    " best_metric, " T2__SQL_ISO("started_at") " AS started, " EXP_RUN_SECONDS("experiments.id") " AS duration, "
     CONTROLLER_RUNNING " FROM experiments ORDER BY id";
 
 /* The table says which ACTIVE experiments no controller runs (killed or crashed before it recorded
@@ -57,7 +68,7 @@ static const char SQL_EXPERIMENTS[] =
 static const char SQL_EXPERIMENTS_TABLE[] =
     "SELECT id, name, CASE WHEN state = 'ACTIVE' AND NOT t2_controller_alive(controller_pid, controller_token)"
     " THEN 'ACTIVE (no controller)' ELSE state END AS state, searcher_name AS searcher, num_trials AS trials,"
-    " progress, best_metric, " T2__SQL_ISO("started_at") " AS started, " T2__SQL_RUN_SECONDS("ACTIVE") " AS duration"
+    " progress, best_metric, " T2__SQL_ISO("started_at") " AS started, " EXP_RUN_SECONDS("experiments.id") " AS duration"
     " FROM experiments ORDER BY id";
 
 int t2__store_print_experiments(t2__store *st, t2__store_format fmt, FILE *out)
@@ -73,7 +84,7 @@ int t2__store_print_experiments(t2__store *st, t2__store_format fmt, FILE *out)
     "SELECT id, name, description, labels, state, searcher_name AS searcher, metric,"                      \
     " smaller_is_better, progress, num_trials AS trials, " BEST " AS best_trial, best_metric,"             \
     " trial_object, seed, parts, " T2__SQL_ISO("created_at") " AS created, " T2__SQL_ISO("started_at")     \
-    " AS started, " T2__SQL_ISO("ended_at") " AS ended, " T2__SQL_RUN_SECONDS("ACTIVE") " AS duration,"   \
+    " AS started, " T2__SQL_ISO("ended_at") " AS ended, " EXP_RUN_SECONDS("e.id") " AS duration,"          \
     " error, overrides, checkpoint_dir,"                                                                   \
     /* Which BLAS kernels the trials ran on: one line each, normally one in all, in the order the         \
      * store first met them; experiment_blas holds them (a trigger on trials.blas_id), so this            \
@@ -314,10 +325,17 @@ done:
 
 /* Trial seeds use all 64 bits and SQLite stores them signed: shown unsigned, as the runner uses
  * them (text, so JSON readers that hold numbers as doubles keep every digit). */
+/* A trial's run time, as T2__SQL_RUN_SECONDS, except that a RUNNING one in an experiment no live
+ * controller runs ran until its latest metric (EXP_RUN_SECONDS). */
+#define TRIAL_RUN_SECONDS                                                                                        \
+    "coalesce(ended_at, CASE WHEN state = 'RUNNING' THEN CASE WHEN (SELECT t2_controller_alive(e.controller_pid," \
+    " e.controller_token) FROM experiments e WHERE e.id = t.experiment_id) THEN :now ELSE max(started_at,"       \
+    " coalesce((SELECT max(m.time) FROM metrics m WHERE m.trial_id = t.id), 0)) END END) - started_at"
+
 #define SQL_TRIALS_WITH(STATE)                                                                                      \
     "SELECT ordinal AS trial, id, " STATE ", hparams, printf('%llu', seed) AS seed, restarts, batches_trained AS batches," \
     " target_length_batches AS target_batches, best_validation, latest_validation, "                                \
-    T2__SQL_ISO("started_at") " AS started, " T2__SQL_RUN_SECONDS("RUNNING") " AS duration, hosts, error, " PARENT_COL \
+    T2__SQL_ISO("started_at") " AS started, " TRIAL_RUN_SECONDS " AS duration, hosts, error, " PARENT_COL        \
     " FROM trials t WHERE experiment_id = :exp ORDER BY ordinal"
 static const char SQL_TRIALS[] = SQL_TRIALS_WITH("state");
 static const char SQL_TRIALS_TABLE[] = SQL_TRIALS_WITH(STATE_SHOWN);

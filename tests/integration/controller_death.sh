@@ -61,6 +61,17 @@ Y
   expect_exit 0 "$T2EXP" describe "$n" --json
   [ "$(json "json_extract(j, '\$.experiment.state') || '/' || json_extract(j, '\$.experiment.controller_running')")" = ACTIVE/0 ] \
     || fail "$mode: describe --json does not say no controller runs $n: $OUT"
+  # Its durations end at its last sign of life, not now: they do not grow while nothing runs.
+  d1=$(json "json_extract(j, '\$.experiment.duration')")
+  expect_exit 0 "$T2EXP" trials "$n" --json
+  t1=$(json "json_extract(j, '\$[0].duration')")
+  sleep 1.2
+  expect_exit 0 "$T2EXP" trials "$n" --json
+  t2=$(json "json_extract(j, '\$[0].duration')")
+  expect_exit 0 "$T2EXP" describe "$n" --json
+  d2=$(json "json_extract(j, '\$.experiment.duration')")
+  [ -n "$d1" ] && [ "$d1" = "$d2" ] && [ "$t1" = "$t2" ] \
+    || fail "$mode: the dead experiment's durations grew: experiment $d1 -> $d2, trial $t1 -> $t2"
   touch "$gate"
   expect_exit 0 timeout 120 "$T2EXP" resume "$n" --plain
   expect_in "$OUT" "1 trial(s) completed, 0 errored"

@@ -107,19 +107,19 @@ static const char WANT0[] =
     /* Experiment 1 is ACTIVE with no controller recorded: the table says so (probe_J). */
     "id  name           state                   searcher       trials  progress  best_metric  started               duration\n"
     "--  -------------  ----------------------  -------------  ------  --------  -----------  --------------------  --------\n"
-    " 1  fmnist, \"cnn\"  ACTIVE (no controller)  adaptive_asha       3     50.0%         0.25  2023-11-14T22:13:20Z  1h01m17s\n"
+    " 1  fmnist, \"cnn\"  ACTIVE (no controller)  adaptive_asha       3     50.0%         0.25  2023-11-14T22:13:20Z       15s\n"
     " 2  second         COMPLETED               single              0      0.0%               2023-11-14T22:13:20Z  1h01m17s\n"
     ;
 static const char WANT1[] =
     "[{\"id\":1,\"name\":\"fmnist, \\\"cnn\\\"\",\"state\":\"ACTIVE\",\"searcher\":\"adaptive_asha\","
     "\"trials\":3,\"progress\":0.5,\"best_metric\":0.25,\"started\":\"2023-11-14T22:13:20Z\","
-    "\"duration\":3677.0,\"controller_running\":0},{\"id\":2,\"name\":\"second\",\"state\":\"COMPLETED\","
+    "\"duration\":15.0,\"controller_running\":0},{\"id\":2,\"name\":\"second\",\"state\":\"COMPLETED\","
     "\"searcher\":\"single\",\"trials\":0,\"progress\":0.0,\"best_metric\":null,"
     "\"started\":\"2023-11-14T22:13:20Z\",\"duration\":3677.0,\"controller_running\":0}]\n"
     ;
 static const char WANT2[] =
     "id,name,state,searcher,trials,progress,best_metric,started,duration,controller_running\n"
-    "1,\"fmnist, \"\"cnn\"\"\",ACTIVE,adaptive_asha,3,0.5,0.25,2023-11-14T22:13:20Z,3677.0,0\n"
+    "1,\"fmnist, \"\"cnn\"\"\",ACTIVE,adaptive_asha,3,0.5,0.25,2023-11-14T22:13:20Z,15.0,0\n"
     "2,second,COMPLETED,single,0,0.0,,2023-11-14T22:13:20Z,3677.0,0\n"
     ;
 static const char WANT3[] =
@@ -139,7 +139,7 @@ static const char WANT3[] =
     "seed               7\n"
     "created            2023-11-14T22:13:20Z\n"
     "started            2023-11-14T22:13:20Z\n"
-    "duration           1h01m17s\n"
+    "duration           15s\n"
     "overrides          []\n"
     /* ACTIVE, and no controller recorded: said so (probe_J). */
     "no controller runs it: it was killed or crashed before it recorded an end; `t2exp resume 1` continues it\n"
@@ -161,7 +161,7 @@ static const char WANT4[] =
     "\"metric\":\"validation_loss\",\"smaller_is_better\":1,\"progress\":0.5,"
     "\"trials\":3,\"best_trial\":1,\"best_metric\":0.25,\"trial_object\":\"/t/cnn.so\","
     "\"seed\":7,\"parts\":null,\"created\":\"2023-11-14T22:13:20Z\",\"started\":\"2023-11-14T22:13:20Z\","
-    "\"ended\":null,\"duration\":3677.0,\"error\":null,\"overrides\":[],\"checkpoint_dir\":null,\"blas\":null,\"controller_running\":0,\"config\":\"name: fmnist\\nsearcher:\\n  name: adaptive_asha\\n\"},"
+    "\"ended\":null,\"duration\":15.0,\"error\":null,\"overrides\":[],\"checkpoint_dir\":null,\"blas\":null,\"controller_running\":0,\"config\":\"name: fmnist\\nsearcher:\\n  name: adaptive_asha\\n\"},"
     "\"trials\":[{\"trial\":1,\"id\":1,\"state\":\"RUNNING\",\"hparams\":{\"lr\":0.1,"
     "\"layers\":[32,64]},\"best_validation\":0.25,\"latest_validation\":0.25,"
     "\"batches\":200,\"restarts\":0,\"checkpoints\":1,\"parent\":null},{\"trial\":2,\"id\":2,"
@@ -173,7 +173,7 @@ static const char WANT5[] =
     ;
 static const char WANT6[] =
     "trial,id,state,hparams,seed,restarts,batches,target_batches,best_validation,latest_validation,started,duration,hosts,error,parent\n"
-    "1,1,RUNNING,\"{\"\"lr\"\":0.1,\"\"layers\"\":[32,64]}\",101,0,200,,0.25,0.25,2023-11-14T22:13:25Z,3672.0,,,\n"
+    "1,1,RUNNING,\"{\"\"lr\"\":0.1,\"\"layers\"\":[32,64]}\",101,0,200,,0.25,0.25,2023-11-14T22:13:25Z,10.0,,,\n"
     "2,2,ERRORED,\"{\"\"lr\"\":0.01}\",102,2,100,,0.45,0.45,2023-11-14T22:13:25Z,10.0,,\"line1\n"
     "line2, \"\"quoted\"\"\",\n"
     "3,3,QUEUED,\"{\"\"lr\"\":1}\",18000000000000000000,0,0,,,,,,,,\n"
@@ -181,7 +181,7 @@ static const char WANT6[] =
 static const char WANT7[] =
     "trial  id  state                    hparams                      seed                  restarts  batches  target_batches  best_validation  latest_validation  started               duration  hosts  error                  parent\n"
     "-----  --  -----------------------  ---------------------------  --------------------  --------  -------  --------------  ---------------  -----------------  --------------------  --------  -----  ---------------------  ------\n"
-    "    1   1  RUNNING (no controller)  {\"lr\":0.1,\"layers\":[32,64]}  101                          0      200                             0.25               0.25  2023-11-14T22:13:25Z  1h01m12s\n"
+    "    1   1  RUNNING (no controller)  {\"lr\":0.1,\"layers\":[32,64]}  101                          0      200                             0.25               0.25  2023-11-14T22:13:25Z       10s\n"
     "    2   2  ERRORED                  {\"lr\":0.01}                  102                          2      100                             0.45               0.45  2023-11-14T22:13:25Z       10s         line1 line2, \"quoted\"\n"
     "    3   3  QUEUED                   {\"lr\":1}                     18000000000000000000         0        0\n"
     ;

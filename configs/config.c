@@ -306,22 +306,28 @@ static int other_file(const t2__ynode *root, const t2__ymark *origin)
     if (t2__ymap_get(root, "searcher", NULL) || t2__ymap_get(root, "hyperparameters", NULL)) return T2_OK;
     for (size_t k = 0; k < root->n; k++)
         if (t2__cfg_closest(root->keys[k], experiment_keys)) return T2_OK;
+    /* The kind with the most of its keys here: a Helm values.yaml has a master's `db:` too. */
+    size_t best = 0;
+    int most = 0;
     for (size_t f = 0; f < sizeof OTHER_FILES / sizeof OTHER_FILES[0]; f++) {
-        char seen[200] = "";
-        size_t len = 0;
         int n = 0;
         for (size_t k = 0; k < root->n; k++)
-            for (size_t i = 0; i < 16 && OTHER_FILES[f].keys[i]; i++)
-                if (!strcmp(root->keys[k], OTHER_FILES[f].keys[i]) && n++ < 4 && len < sizeof seen)
-                    len += (size_t)snprintf(seen + len, sizeof seen - len, "%s%s", n > 1 ? ", " : "", root->keys[k]);
-        if (n)
-            return t2__cfg_err(origin, "",
-                               "this looks like Determined's %s, with keys %s%s, not an experiment config: t2exp "
-                               "takes an experiment's config (hyperparameters, searcher; docs/config-reference.md) "
-                               "and has no master or agent to configure",
-                               OTHER_FILES[f].kind, seen, n > 4 ? ", ..." : "");
+            for (size_t i = 0; i < 16 && OTHER_FILES[f].keys[i]; i++) n += !strcmp(root->keys[k], OTHER_FILES[f].keys[i]);
+        if (n > most) most = n, best = f;
     }
-    return T2_OK;
+    if (!most) return T2_OK;
+    char seen[200] = "";
+    size_t len = 0;
+    int n = 0;
+    for (size_t k = 0; k < root->n; k++)
+        for (size_t i = 0; i < 16 && OTHER_FILES[best].keys[i]; i++)
+            if (!strcmp(root->keys[k], OTHER_FILES[best].keys[i]) && n++ < 4 && len < sizeof seen)
+                len += (size_t)snprintf(seen + len, sizeof seen - len, "%s%s", n > 1 ? ", " : "", root->keys[k]);
+    return t2__cfg_err(origin, "",
+                       "this looks like Determined's %s, with keys %s%s, not an experiment config: t2exp takes an "
+                       "experiment's config (hyperparameters, searcher; docs/config-reference.md) and has no master "
+                       "or agent to configure",
+                       OTHER_FILES[best].kind, seen, n > 4 ? ", ..." : "");
 }
 
 static int top_level(t2__config *cfg, const t2__ynode *root)

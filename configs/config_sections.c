@@ -60,7 +60,7 @@ int t2__cfg_resources(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmar
         else if (KEY_IS("controller_address")) {
             rc = t2__get_string(v, path, &cfg->resources.controller_address);
             struct in_addr a;
-            if (!rc && inet_pton(AF_INET, cfg->resources.controller_address, &a) != 1)
+            if (!rc && cfg->resources.controller_address && inet_pton(AF_INET, cfg->resources.controller_address, &a) != 1)
                 rc = t2__cfg_err(&v->mark, path, "expected an IPv4 address of this machine, got \"%s\"",
                                  cfg->resources.controller_address);
         }

@@ -33,7 +33,12 @@ int t2__ctl_check_resources(const t2__config *cfg)
                          "t2exp was built with -DT2EXP_WITH_MPI=OFF",
                          cfg->resources.hostfile ? "resources.hostfile" : "resources.slots_per_trial");
     const char *ca = cfg->resources.controller_address;
-    return ca && *ca ? t2__controller_address_check(ca, "resources.controller_address") : T2_OK;
+    if (ca && *ca) return t2__controller_address_check(ca, "resources.controller_address");
+    /* The variable too, before anything is recorded: checked only at the first launch, a typo in
+     * it left an ERRORED experiment in the store (probe_L). The config's key wins over it. */
+    const char *env = getenv("T2EXP_CONTROLLER_ADDR");
+    int via_mpi = cfg->resources.hostfile || cfg->resources.slots_per_trial > 1 || getenv("SLURM_JOB_ID");
+    return via_mpi && env && *env ? t2__controller_address_check(env, "T2EXP_CONTROLLER_ADDR") : T2_OK;
 }
 
 int t2__experiment_create(const t2__create_opts *o, int64_t *exp_id)

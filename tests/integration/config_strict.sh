@@ -140,6 +140,11 @@ expect_in "$OUT" "listed.yaml:4:21: hyperparameters.list_hparam.1: a typed hyper
 expect_exit 0 "$T2EXP" preview "$WORK/listed.yaml" --config 'hyperparameters.list_hparam=[10, 11]'
 expect_in "$OUT" '"cols":[{"name":"age","type":"int"}]'
 
+# A null controller_address is the key unset (it crashed the config's load: probe_L).
+expect_exit 0 "$T2EXP" preview "$WORK/listed.yaml" --config 'hyperparameters.list_hparam=[1]' --config resources.controller_address=null
+expect_exit 2 "$T2EXP" preview "$WORK/listed.yaml" --config 'hyperparameters.list_hparam=[1]' --config resources.controller_address=nowhere
+expect_in "$OUT" "resources.controller_address: expected an IPv4 address of this machine"
+
 # Determined's other config files are named for what they are, not listed key by key.
 printf 'port: 8080\ndb: {user: postgres, host: db}\ncheckpoint_storage: {type: shared_fs, host_path: /tmp}\n' > "$WORK/master.yaml"
 expect_exit 2 "$T2EXP" preview "$WORK/master.yaml"
@@ -148,6 +153,10 @@ expect_in "$OUT" "$WORK/master.yaml:1:1: this looks like Determined's master con
 printf 'master_host: 10.0.0.1\nmaster_port: 8080\nresource_pool: default\n' > "$WORK/agent.yaml"
 expect_exit 2 "$T2EXP" create "$WORK/agent.yaml" "$TRIALS/quadratic.so" --plain
 expect_in "$OUT" "agent configuration (agent.yaml), with keys master_host, master_port, resource_pool"
+# The kind with the most of its keys: the Helm chart's values.yaml has a db: section too.
+printf 'masterPort: 8080\nuseNodePortForMaster: true\ndb:\n  hostAddress: x\nmaxSlotsPerPod: 1\n' > "$WORK/values.yaml"
+expect_exit 2 "$T2EXP" preview "$WORK/values.yaml"
+expect_in "$OUT" "Helm chart's values (values.yaml), with keys masterPort, useNodePortForMaster, maxSlotsPerPod"
 # A near miss of searcher or hyperparameters makes it an experiment config with typos, whatever
 # else it holds: the did-you-means, not "looks like a master config".
 printf 'hyperparamters: {global_batch_size: 1}\nsearchr: {name: single}\nscheduler: {type: priority}\n' > "$WORK/typo.yaml"

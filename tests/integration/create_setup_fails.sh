@@ -32,6 +32,12 @@ if have_mpi && command -v taskset >/dev/null; then
     --config resources.slots_per_trial=2 --config hyperparameters.global_batch_size=2
   expect_in "$OUT" "resources.slots_per_trial = 2, but the slot pool has 1 slot(s)"
   [ "$(sql "SELECT count(*) FROM experiments")" = 2 ] || fail "the refused create recorded an experiment"
+  # A bad T2EXP_CONTROLLER_ADDR is refused before anything is recorded too, as the config's key is
+  # (it left an ERRORED experiment: probe_L).
+  expect_exit 2 env T2EXP_CONTROLLER_ADDR=garbage "$T2EXP" create "$EXAMPLES/quadratic_random.yaml" "$TRIALS/quadratic.so" \
+    --plain --config resources.slots_per_trial=2 --config hyperparameters.global_batch_size=2
+  expect_in "$OUT" "T2EXP_CONTROLLER_ADDR: not an IPv4 address: garbage"
+  [ "$(sql "SELECT count(*) FROM experiments")" = 2 ] || fail "the refused create recorded an experiment"
   # A paused two-slot experiment resumed on one core: refused, and it stays PAUSED and resumable.
   cat > "$WORK/two.yaml" <<Y
 name: two_slots

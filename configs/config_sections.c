@@ -275,11 +275,19 @@ int t2__cfg_optimizations(t2__config *cfg, const t2__ynode *n, const t2__ymark *
         if (KEY_IS("gradient_clipping")) {
             rc = gradient_clipping(cfg, v, km);
         } else if (KEY_IS("aggregation_frequency")) {
+            /* Read, checked, and then ignored unless it is what t2exp does: every batch is one
+             * optimizer step (the docs promised accumulation that nothing did; probe_M). */
             rc = t2__get_int(v, path, 1, &cfg->optimizations.aggregation_frequency);
+            if (!rc && cfg->optimizations.aggregation_frequency != 1)
+                rc = t2__cfg_ignored(cfg, km, path, "t2exp steps the optimizer every batch (no gradient aggregation)");
         } else if (KEY_IS("average_aggregated_gradients")) {
             rc = t2__get_bool(v, path, &cfg->optimizations.average_aggregated_gradients);
+            if (!rc && !cfg->optimizations.average_aggregated_gradients)
+                rc = t2__cfg_ignored(cfg, km, path, "t2exp aggregates no gradients over batches");
         } else if (KEY_IS("average_training_metrics")) {
             rc = t2__get_bool(v, path, &cfg->optimizations.average_training_metrics);
+            if (!rc && !cfg->optimizations.average_training_metrics)
+                rc = t2__cfg_ignored(cfg, km, path, "training metrics are always averaged across ranks");
         } else if (KEY_IS("mixed_precision")) {
             rc = T2_OK;
             if (!t2__ynull(v) && !(v->kind == T2__Y_SCALAR && strcmp(v->text, "O0") == 0))

@@ -79,6 +79,8 @@ const char *const *t2__config_warnings(const t2__config *cfg, size_t *n)
 
 /* Set once by the CLI before any load (see config.h), read by every load after. */
 static int lenient_default;
+/* Set around t2__config_load_stored's load: the text's own unknown keys are warnings. */
+static _Thread_local int stored_text;
 
 void t2__config_set_lenient(int on) { lenient_default = on != 0; }
 
@@ -545,6 +547,7 @@ static int load(char *text, size_t len, const char *name, const char *const *ove
     }
     cfg->yaml_text = text;
     cfg->lenient = lenient_default;
+    cfg->lenient_text = stored_text;
     keep_errors(NULL);
     set_defaults(cfg);
     if (noverrides < 0 || (noverrides > 0 && !overrides)) {
@@ -615,6 +618,15 @@ int t2__config_load_string(const char *text, const char *name, const char *const
     if (!copy) return t2_seterr(T2_ENOMEM, "config: out of memory");
     memcpy(copy, text, len + 1);
     return load(copy, len, name ? name : "<string>", overrides, noverrides, out);
+}
+
+int t2__config_load_stored(const char *text, const char *name, const char *const *overrides, int noverrides,
+                           t2__config **out)
+{
+    stored_text = 1;
+    int rc = t2__config_load_string(text, name, overrides, noverrides, out);
+    stored_text = 0;
+    return rc;
 }
 
 static const char *file_kind(mode_t m)

@@ -97,18 +97,21 @@ int t2__cfg_unknown(t2__config *cfg, const t2__ymark *kmark, const char *path, c
 {
     /* Past the errors shown, only counted: the suggestion looks through every section's keys, and a
      * file of 20,000 unknown keys took 3 s for messages nobody sees (0.5 s before suggestions). */
-    if (!cfg->lenient && cfg->nerrors >= T2__CONFIG_MAX_ERRORS) return t2__cfg_collect(cfg, T2_EINVAL);
+    /* A stored config's own keys (a position in its text, not an override's) under the rule it was
+     * accepted by (t2__config_load_stored). */
+    int lenient = cfg->lenient || (cfg->lenient_text && kmark && kmark->line > 0);
+    if (!lenient && cfg->nerrors >= T2__CONFIG_MAX_ERRORS) return t2__cfg_collect(cfg, T2_EINVAL);
     char near[T2__PATH_MAX + 32];
     const char *former = t2__cfg_former_key(path);
     if (former) {
-        if (cfg->lenient) return t2__cfg_warn(cfg, kmark, "unknown key '%s' (ignored: %s)", path, former);
+        if (lenient) return t2__cfg_warn(cfg, kmark, "unknown key '%s' (ignored: %s)", path, former);
         return t2__cfg_collect(cfg, t2__cfg_err(kmark, path, "unknown key: %s", former));
     }
     if (t2__cfg_suggest(path, known, near, sizeof near)) {
-        if (cfg->lenient) return t2__cfg_warn(cfg, kmark, "unknown key '%s' (ignored; did you mean %s?)", path, near);
+        if (lenient) return t2__cfg_warn(cfg, kmark, "unknown key '%s' (ignored; did you mean %s?)", path, near);
         return t2__cfg_collect(cfg, t2__cfg_err(kmark, path, "unknown key (did you mean %s?)", near));
     }
-    if (cfg->lenient) return t2__cfg_warn(cfg, kmark, "unknown key '%s' (ignored)", path);
+    if (lenient) return t2__cfg_warn(cfg, kmark, "unknown key '%s' (ignored)", path);
     return t2__cfg_collect(cfg, t2__cfg_err(kmark, path, "unknown key"));
 }
 

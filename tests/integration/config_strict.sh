@@ -145,6 +145,15 @@ expect_exit 0 "$T2EXP" preview "$WORK/listed.yaml" --config 'hyperparameters.lis
 expect_exit 2 "$T2EXP" preview "$WORK/listed.yaml" --config 'hyperparameters.list_hparam=[1]' --config resources.controller_address=nowhere
 expect_in "$OUT" "resources.controller_address: expected an IPv4 address of this machine"
 
+# An experiment created with --lenient reads its stored config back under that rule (importance,
+# evaluate, resume and activate refused it for its unknown key, and activate takes no --lenient:
+# probe_M).
+printf 'name: len\nhyperparameters: {global_batch_size: 1, x: {type: double, minval: 0, maxval: 1}, y: -2}\nsearcher: {name: random, metric: loss, max_length: 3, max_trials: 4}\nfooo: 1\n' > "$WORK/len.yaml"
+expect_exit 0 "$T2EXP" create "$WORK/len.yaml" "$TRIALS/quadratic.so" --plain --lenient
+n=$(sql "SELECT max(id) FROM experiments")
+expect_exit 0 "$T2EXP" importance "$n"
+expect_in "$OUT" "fANOVA"
+
 # Determined's other config files are named for what they are, not listed key by key.
 printf 'port: 8080\ndb: {user: postgres, host: db}\ncheckpoint_storage: {type: shared_fs, host_path: /tmp}\n' > "$WORK/master.yaml"
 expect_exit 2 "$T2EXP" preview "$WORK/master.yaml"

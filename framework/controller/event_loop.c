@@ -690,16 +690,20 @@ void t2__ctl_stop_all(t2__ctl *c)
     }
     /* Those whose channel closed and whose process is still awaited: ended now, and settled. */
     t2__ctl_exits_end(c);
-    while (c->tt.nrun > 0) {
-        t2__ctl_trial *t = &c->tt.t[c->tt.run[0]];
+    /* Those still running past the grace: killed, their channels closed, and settled too. on_exit
+     * only starts the wait for a process not yet reaped; ended here, not left RUNNING in the store
+     * of a PAUSED experiment, as they were (probe_L: a trial that blocked SIGTERM). */
+    for (size_t k = c->tt.nrun; k-- > 0;) {
+        if (k >= c->tt.nrun) continue;
+        t2__ctl_trial *t = &c->tt.t[c->tt.run[k]];
+        if (t->fd < 0) continue; /* awaited already (the exits below) */
         t2__ctl_mpirun_note(t);
         if (t->pid > 0) kill(t->pid, SIGKILL); /* (a pid of 0 would be the controller's own group) */
-        if (t->fd < 0) { /* cannot happen: a running trial has its channel; do not loop forever */
-            t2__tt_set_state(&c->tt, t, T2__CTL_QUEUED);
-            continue;
-        }
         on_exit(c, t);
     }
+    t2__ctl_exits_end(c);
+    while (c->tt.nrun > 0) /* cannot happen: each was settled above; do not loop forever */
+        t2__tt_set_state(&c->tt, &c->tt.t[c->tt.run[0]], T2__CTL_QUEUED);
 }
 
 /* Out of space: stops every trial without a store write (each would fail as well, and a trial

@@ -136,6 +136,7 @@ void t2__runner_signals_trial(int running)
 {
     if (running) {
         stop_requested = 0;
+        t2__process_state_reset(); /* the mask, timer, umask, limit an earlier trial left (process_state.c) */
         /* The handler is the framework's, not the trial's: one an earlier trial of this worker
          * replaced (a library's own, SIG_IGN) would take every later trial's pause request away,
          * leaving them to the controller's 60 s grace. One system call a trial to look. */

@@ -46,6 +46,10 @@ typedef struct t2__runner_args {
  * before then). */
 void t2__runner_signals_install(void);
 void t2__runner_signals_trial(int running);
+/* process_state.c: the first call takes the process's signal mask, ITIMER_REAL, umask,
+ * RLIMIT_NOFILE and SIGCHLD/SIGPIPE dispositions as they are; each later call puts them back
+ * (a worker, before each trial after its first). */
+void t2__process_state_reset(void);
 /* The worker's writer is no longer the trial's: a fatal signal from here on sends nothing held
  * (what the worker adds after a trial it writes at once). */
 void t2__runner_held_clear(void);

@@ -40,7 +40,7 @@
  * and then "scripted: pid P", which says which run a piece of a log is, and "scripted: store
  * descriptors N", how many of its descriptors are open on the store's files (the controller's).
  * Built by the tests with the public header only: cc -shared -fPIC -I framework/include. */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* getitimer */
 #include <dirent.h>
 #include <math.h>
 #include <signal.h>
@@ -48,6 +48,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 #include <t2exp.h>
@@ -99,6 +102,32 @@ static int build_model(t2_ctx *ctx, void **state)
     if (t2_hp_int(ctx, "fail_build", &flag) == T2_OK && flag)
         return t2_seterr(T2_EINVAL, "scripted: failing every time as asked");
     if (t2_hp_int(ctx, "ignore_term", &flag) == T2_OK && flag) signal(SIGTERM, SIG_IGN);
+    /* The process state it found (what an earlier trial in its worker left: process_state.c), and
+     * with taint, the first trial its process runs leaves it changed for the next (SIGTERM
+     * blocked, an alarm, umask 077, 64 open files). */
+    {
+        sigset_t cur;
+        struct itimerval it;
+        struct rlimit rl;
+        sigprocmask(SIG_BLOCK, NULL, &cur);
+        getitimer(ITIMER_REAL, &it);
+        mode_t um = umask(022);
+        umask(um);
+        getrlimit(RLIMIT_NOFILE, &rl);
+        printf("scripted: state term_blocked %d alarm %ld umask %03o nofile %lld\n", sigismember(&cur, SIGTERM),
+               (long)it.it_value.tv_sec, (unsigned)um, (long long)rl.rlim_cur);
+        fflush(stdout);
+        if (t2_hp_int(ctx, "taint", &flag) == T2_OK && flag && builds == 1) {
+            sigset_t term;
+            sigemptyset(&term);
+            sigaddset(&term, SIGTERM);
+            sigprocmask(SIG_BLOCK, &term, NULL);
+            alarm(30);
+            umask(077);
+            struct rlimit low = {64, rl.rlim_max};
+            setrlimit(RLIMIT_NOFILE, &low);
+        }
+    }
     const char *helpers = NULL;
     if (t2_hp_str(ctx, "helper_pids", &helpers) == T2_OK) {
         char cmd[4200];

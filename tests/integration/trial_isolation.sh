@@ -134,4 +134,20 @@ OUT=$(cat "$WORK/idle.out")
 expect_in "$OUT" "restart 1 of 1"
 expect_in "$OUT" "2 trial(s) completed, 0 errored"
 echo "trial_isolation: a worker killed while idle was replaced before its next trial"
+# What a trial changes of its process beyond its globals (a blocked SIGTERM, an alarm, the umask,
+# the open-files limit) is put back before the worker's next trial: a blocked SIGTERM made every
+# later trial on the worker deaf to pause, an alarm killed the next (probe_L). The worker's first
+# trial taints; all four trials find the state the first found.
+cat > "$WORK/taint.yaml" <<Y
+name: isolation_taint
+hyperparameters: {global_batch_size: 1, taint: 1, peak: {type: categorical, vals: [1, 2, 3, 4]}}
+searcher: {name: grid, metric: score, smaller_is_better: false, max_length: {batches: 20}}
+resources: {max_slots: 1, isolation: worker}
+Y
+expect_exit 0 "$T2EXP" create "$WORK/taint.yaml" "$WORK/scripted.so" --plain
+expect_in "$OUT" "4 trial(s) completed, 0 errored"
+n=$(sql "SELECT max(id) FROM experiments")
+states=$(exp_logs "$n" | grep "^scripted: state" | sort | uniq -c)
+[ "$(wc -l <<<"$states")" = 1 ] && grep -q "^ *4 scripted: state term_blocked 0 alarm 0 " <<<"$states" ||
+  fail "worker: the trials after a tainting one found its process state: $states"
 store_ok

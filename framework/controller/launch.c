@@ -16,12 +16,33 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "ctl.h"
 #include "internal.h"
 #include "trial_proc.h"
+
+/* TCP keepalive on a rank 0's channel: a host cut off by the network (not dead: its processes run
+ * on) sends no end of stream, and the trial waited for Open MPI's own keepalive to notice, 8.5 min
+ * with its defaults (probe_L). Silent for 30 s, the kernel asks 6 times 10 s apart: the channel
+ * then fails within about 90 s, and the trial with it (its hosts probed, as for any failure). A
+ * live peer's kernel answers whatever its trial does. Best effort: where an option is missing, the
+ * system's defaults stay. */
+static void keep_alive(int s)
+{
+    int on = 1, idle = 30, intvl = 10, cnt = 6;
+    setsockopt(s, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
+#ifdef TCP_KEEPIDLE
+    setsockopt(s, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+    setsockopt(s, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);
+    setsockopt(s, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
+#else
+    (void)idle, (void)intvl, (void)cnt;
+#endif
+}
 
 /* How long rank 0 has to call back after mpirun is started, and how long any caller has to
  * complete its hello. */
@@ -263,6 +284,7 @@ int t2__ctl_launch_events(t2__ctl *c, const struct pollfd *pf, int n)
             int s = accept4(c->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
             if (s < 0 && errno == EINTR) continue;
             if (s < 0) break; /* EAGAIN: none left; anything else: the next round tries again */
+            keep_alive(s);
             rc = take_caller(c, s);
         }
     /* Launches whose mpirun died, or whose rank 0 never called back (backwards: fail_launch moves

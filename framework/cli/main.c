@@ -128,11 +128,14 @@ static int parse(const char *cmd, int argc, char **argv, args *a)
     return 0;
 }
 
+/* readonly: 1 read-only, 0 read-write (made if missing), STORE_EXISTING read-write but only one
+ * that exists (the commands that name what they change). */
+#define STORE_EXISTING 2
 static int open_store(const args *a, int readonly, t2__store **st)
 {
     char home[PATH_MAX];
     int rc = t2__store_home(a->home, home, sizeof home);
-    if (!rc) rc = t2__store_open(home, readonly, st);
+    if (!rc) rc = readonly == STORE_EXISTING ? t2__store_open_existing(home, st) : t2__store_open(home, readonly, st);
     if (rc) fprintf(stderr, "t2exp: %s\n", t2_errmsg());
     return rc;
 }
@@ -498,7 +501,7 @@ static int cmd_kill_trial(const args *a)
     t2__store *st = NULL;
     int64_t id;
     int state = 0, offline = 0;
-    if (open_store(a, 0, &st)) return EXIT_STORE;
+    if (open_store(a, STORE_EXISTING, &st)) return EXIT_STORE;
     int ex = resolve_trial(st, a->pos[0], 0, &id);
     if (ex) {
         t2__store_close(st);
@@ -590,7 +593,7 @@ static int cmd_delete(const args *a)
     int64_t id;
     t2__store *st = NULL;
     if (parse_id(a->pos[0], &id)) return usage_error("delete", "not an experiment id: %s", a->pos[0]);
-    if (open_store(a, 0, &st)) return EXIT_STORE;
+    if (open_store(a, STORE_EXISTING, &st)) return EXIT_STORE;
     t2__experiment_row row;
     int rc = t2__store_get_experiment(st, id, &row), ex = 0;
     if (!rc) t2__experiment_row_free(&row);

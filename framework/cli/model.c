@@ -159,8 +159,8 @@ static int run(const char *home, int argc, char **argv)
     /* list on a home without a store lists nothing; the others say there is no store. */
     int rc = !strcmp(sub, "list") ? t2__cli_open_store_or_empty(home, 1, &st, scratch, sizeof scratch)
                                   : t2__store_home(home, where, sizeof where);
-    if (!rc && !st) rc = t2__store_open(where, !writes, &st);
-    if (rc) return failed(rc);
+    if (!rc && !st) rc = writes ? t2__store_open_existing(where, &st) : t2__store_open(where, 1, &st);
+    if (rc) return failed(rc == T2_ENOTFOUND ? T2_EIO : rc); /* no store: exit 3, as every command says it */
     char *buf;
     size_t len;
     FILE *out = t2__cli_listing_out(scratch, &buf, &len);

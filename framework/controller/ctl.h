@@ -218,8 +218,9 @@ int t2__ctl_end(t2__ctl *c, int rc);
 void t2__ctl_cleanup(t2__ctl *c);
 /* Opens the store for a run: home_opt (--home), else the default home, whose path goes to
  * home[n]. Any failure but memory is T2_EIO, store trouble (exit 3), whatever SQLite or the schema
- * check called it (a damaged file, one that is no store, a newer schema), not a usage error. */
-int t2__ctl_open_store(const char *home_opt, char *home, size_t n, t2__store **st);
+ * check called it (a damaged file, one that is no store, a newer schema), not a usage error.
+ * existing: only a store that is there (resume, activate); one that is not is T2_EIO too. */
+int t2__ctl_open_store(const char *home_opt, char *home, size_t n, t2__store **st, int existing);
 int t2__ctl_cores(void);
 int t2__ctl_better(const t2__ctl *c, double a, double b);
 

@@ -62,7 +62,7 @@ int t2__experiment_create(const t2__create_opts *o, int64_t *exp_id)
     c.novr = o->noverrides;
     t2__ctl_signals sigs;
     t2__ctl_catch_signals(&sigs);
-    if ((rc = t2__ctl_open_store(o->home, home, sizeof home, &c.st)) || (rc = t2__ctl_resolve_warm(&c)) ||
+    if ((rc = t2__ctl_open_store(o->home, home, sizeof home, &c.st, 0)) || (rc = t2__ctl_resolve_warm(&c)) ||
         (rc = t2__ctl_load_pool(&c)))
         goto out;
     uint64_t seed = cfg->experiment_seed_set ? cfg->experiment_seed : (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);

@@ -245,7 +245,7 @@ int t2__experiment_resume(const t2__resume_opts *o)
     long pid = 0;
     t2__ctl_signals sigs;
     t2__ctl_catch_signals(&sigs);
-    if ((rc = t2__ctl_open_store(o->home, home, sizeof home, &c.st))) goto out;
+    if ((rc = t2__ctl_open_store(o->home, home, sizeof home, &c.st, 1))) goto out;
     if ((rc = t2__store_get_experiment(c.st, c.exp_id, &row))) goto out;
     c.recorded_parts = row.parts;
     if (row.state == T2__EXP_COMPLETED) {

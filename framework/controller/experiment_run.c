@@ -81,10 +81,10 @@ void t2__ctl_restore_signals(const t2__ctl_signals *old)
     t2__ctl_child_exits_counted = 0;
 }
 
-int t2__ctl_open_store(const char *home_opt, char *home, size_t n, t2__store **st)
+int t2__ctl_open_store(const char *home_opt, char *home, size_t n, t2__store **st, int existing)
 {
     int rc = t2__store_home(home_opt, home, n);
-    if (!rc) rc = t2__store_open(home, 0, st);
+    if (!rc) rc = existing ? t2__store_open_existing(home, st) : t2__store_open(home, 0, st);
     if (rc && rc != T2_ENOMEM && rc != T2_EIO) {
         char why[1200];
         t2__fmt_fit(why, sizeof why, "%s", t2_errmsg());

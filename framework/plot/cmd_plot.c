@@ -95,7 +95,7 @@ static int plot(const char *home, int64_t id, const char *dir, int png, long top
     if (!rc) rc = t2__store_open(where, 1, &st);
     if (rc) {
         fprintf(stderr, "t2exp plot: %s\n", t2_errmsg());
-        return rc == T2_ENOTFOUND ? 2 : 3;
+        return 3; /* no store, or one that cannot be read: store trouble, as plot.md and cli.md say */
     }
     rc = t2__plot_load(st, id, top, &d);
     t2__store_close(st);

@@ -2,6 +2,7 @@
  * write batch. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
@@ -494,6 +495,20 @@ static int create_private(t2__store *st)
                                                strerror(errno));
     if (close(fd) != 0) return t2_seterr(T2_EIO, "store %s: %s", st->path, strerror(errno));
     return 0;
+}
+
+int t2__store_open_existing(const char *home, t2__store **out)
+{
+    if (!home || !out) return t2_seterr(T2_EINVAL, "store: open: NULL argument");
+    char path[PATH_MAX];
+    struct stat sb;
+    int n = snprintf(path, sizeof path, "%s/t2exp.db", home);
+    if (n < 0 || (size_t)n >= sizeof path) return t2_seterr(T2_EINVAL, "store: home path too long: %s", home);
+    if (stat(path, &sb) != 0)
+        return errno == ENOENT ? t2_seterr(T2_ENOTFOUND, "store %s: does not exist (no experiment has been recorded in %s yet)",
+                                           path, home)
+                               : t2_seterr(T2_EIO, "store %s: %s", path, strerror(errno));
+    return t2__store_open(home, 0, out);
 }
 
 int t2__store_open(const char *home, int readonly, t2__store **out)

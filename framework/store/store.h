@@ -64,6 +64,11 @@ int t2__store_experiment_dir(const char *home, int64_t experiment_id, const char
  * a newer schema than this code knows is refused with T2_EUNSUPPORTED; a file that is not a t2exp
  * store with T2_EFORMAT. */
 int t2__store_open(const char *home, int readonly, t2__store **out);
+/* Read-write, but only a store that exists (T2_ENOTFOUND as a read-only open says it otherwise):
+ * for the commands that name an experiment and write (kill EXP.N, resume, activate, delete, model
+ * register/delete), which made an empty store in a mistyped --home and then said "no experiment"
+ * with exit 2 (probe_M). */
+int t2__store_open_existing(const char *home, t2__store **out);
 
 /* Commits a pending batch and closes. A t2__store_begin without commit is rolled back (its work
  * only; the batch before it is kept) and reported as T2_ESTATE, but the store is closed anyway.

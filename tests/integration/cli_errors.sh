@@ -142,6 +142,13 @@ TMPDIR="$scratch" expect_exit 0 "$T2EXP" --home "$fresh" model list --json
 [ "$OUT" = "[]" ] || fail "model list --json of a fresh home: '$OUT'"
 expect_exit 3 "$T2EXP" --home "$fresh" describe 1
 expect_in "$OUT" "does not exist"
+# So do the commands that name what they change: they made an empty store there and said "no
+# experiment" with exit 2 (probe_M), and plot said it with exit 2.
+for c in "kill 1.0" "resume 1" "activate 1" "delete 1 --yes" "model register m 1" "model delete m --yes" \
+         "plot 1 --out $WORK/plots"; do
+  expect_exit 3 "$T2EXP" --home "$fresh" $c
+  expect_in "$OUT" "does not exist"
+done
 # A reader that leaves at once (SIGPIPE) leaves no scratch store behind; a TMPDIR that is not
 # there falls back to /tmp.
 for _ in 1 2 3; do

@@ -391,6 +391,13 @@ static int cmd_evaluate(const args *a)
     if (!rc) rc = t2__ckpt_get_info(ck, &info);
     if (!rc) rc = t2__val_from_json(info.hparams_json, strlen(info.hparams_json), &hp, &off);
     if (!rc) rc = evaluate_config(a, &info, &cfg, &parts);
+    if (!rc) {
+        /* What create and preview say of the config, evaluate says too: the --lenient unknown keys,
+         * the accepted-but-ignored ones (it said nothing: probe_M). */
+        size_t nw = 0;
+        const char *const *w = t2__config_warnings(cfg, &nw);
+        for (size_t i = 0; i < nw; i++) fprintf(stderr, "warning: %s\n", w[i]);
+    }
     if (!rc) rc = t2__trial_so_open(a->pos[1], &so);
     if (!rc) {
         t2__runner_args ra = {.cfg = cfg, .def = so.def, .hparams = hp, .trial_id = info.trial_id,

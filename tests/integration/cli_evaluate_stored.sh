@@ -15,6 +15,9 @@ ck=$(sql "SELECT path FROM checkpoints WHERE state='ACTIVE' ORDER BY batches DES
 
 expect_exit 0 "$T2EXP" evaluate "$ck" "$TRIALS/fashion_mnist_mlp.so"
 expect_in "$OUT" "validation_accuracy"
+# The config's warnings are said, as create says them (evaluate said nothing: probe_M).
+expect_exit 0 "$T2EXP" evaluate "$ck" "$TRIALS/fashion_mnist_mlp.so" --config resources.slots=1
+expect_in "$OUT" "warning: --config resources.slots=1: key 'resources.slots' is accepted but ignored"
 # The file alone (given as CONFIG) still points at the missing dir: the override was what made it work.
 expect_exit 2 "$T2EXP" evaluate "$ck" "$TRIALS/fashion_mnist_mlp.so" "$WORK/c.yaml"
 expect_in "$OUT" "/nonexistent/fashion"

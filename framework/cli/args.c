@@ -109,6 +109,24 @@ static size_t distance(const char *a, const char *b)
     return row[lb];
 }
 
+const char *t2__cli_did_you_mean(const char *word, const char *const *names)
+{
+    static _Thread_local char buf[96];
+    char w[64];
+    snprintf(w, sizeof w, "%s", word);
+    char *eq = strchr(w, '=');
+    if (eq) *eq = '\0';
+    const char *near = NULL;
+    size_t best = 3;
+    for (size_t i = 0; w[0] == '-' && w[1] == '-' && names[i]; i++) {
+        size_t d = distance(w + 2, names[i]);
+        if (d < best) best = d, near = names[i];
+    }
+    if (!near) return "";
+    snprintf(buf, sizeof buf, " (did you mean --%s?)", near);
+    return buf;
+}
+
 static int unknown(const t2__cli_command *c, const char *arg, char *err, size_t errlen)
 {
     char opts[300], word[64];

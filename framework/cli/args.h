@@ -61,6 +61,11 @@ const char *t2__cli_option_at(const t2__cli_command *c, size_t i);
 /* The command's options as text ("--json --csv --home DIR"), into buf. */
 void t2__cli_options_text(const t2__cli_command *c, char *buf, size_t len);
 
+/* " (did you mean --NAME?)" for the name of names (NULL-terminated, without "--") nearest to the
+ * option word (a typo of at most 2 edits), else "": what every command's unknown-option message adds
+ * (cli.md), also for the commands that parse their own options (plot, model, dashboard, pipeline). */
+const char *t2__cli_did_you_mean(const char *word, const char *const *names);
+
 /* Parses argv[1..argc-1] (argv[0] is the command's name) into a, whose overrides array must have
  * room for argc entries. Returns 0 (a->help set for --help/-h), or 2 with the reason in err. */
 int t2__cli_parse(const t2__cli_command *c, int argc, char **argv, t2__cli_args *a, char *err, size_t errlen);

@@ -808,7 +808,12 @@ int main(int argc, char **argv)
             i++;
             break;
         }
-        return usage_error(NULL, "unknown option %s", argv[i]);
+        {
+            char word[200];
+            snprintf(word, sizeof word, "%.60s%s; before the command t2exp takes: --home DIR, --help, --version", argv[i],
+                     t2__cli_did_you_mean(argv[i], (const char *const[]){"home", "help", "version", NULL}));
+            return usage_error(NULL, "unknown option %s", word);
+        }
     }
     if (i >= argc) {
         fputs(usage_text, stderr);

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli/commands.h"
+#include "framework/cli/args.h"
 #include "store/store.h"
 #include "t2exp/error.h"
 
@@ -137,8 +138,9 @@ static int run(const char *home, int argc, char **argv)
                 if (o->val == optopt && o->has_arg == no_argument) flag = o->name;
             if (flag) snprintf(why, sizeof why, "%.60s: --%s takes no value", word, flag);
             else
-                snprintf(why, sizeof why, "%s %.60s; model takes --json, --csv, --description TEXT, --yes",
-                         ch == ':' ? "a value is missing after" : "unknown option", word);
+                snprintf(why, sizeof why, "%s %.60s%s; model takes --json, --csv, --description TEXT, --yes",
+                         ch == ':' ? "a value is missing after" : "unknown option", word,
+                         ch == ':' ? "" : t2__cli_did_you_mean(word, (const char *const[]){"json", "csv", "description", "yes", "help", NULL}));
             return usage(why);
         }
     }

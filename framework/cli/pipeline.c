@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cli/commands.h"
+#include "framework/cli/args.h"
 #include "cli/pipeline.h"
 #include "pipeline/flow.h"
 #include "pipeline/run.h"
@@ -35,6 +36,15 @@ static int usage(const char *cmd, const char *fmt, const char *arg)
 {
     fprintf(stderr, "t2exp %s: ", cmd);
     fprintf(stderr, fmt, arg);
+    /* An unknown option: the nearest of the command's own, and all of them (cli.md). */
+    if (!strncmp(fmt, "unknown option", 14)) {
+        int run = !strcmp(cmd, "pipeline run"), runs = !strcmp(cmd, "pipelines");
+        fprintf(stderr, "%s; %s takes: %s",
+                t2__cli_did_you_mean(arg, run    ? (const char *const[]){"force", "jobs", "home", NULL}
+                                          : runs ? (const char *const[]){"json", "csv", NULL}
+                                                 : (const char *const[]){"json", "home", NULL}),
+                cmd, run ? "--force STAGE --jobs N" : runs ? "--json --csv" : "--json");
+    }
     fprintf(stderr, "\n(see t2exp %s --help)\n", cmd);
     return EX_USAGE;
 }
@@ -132,7 +142,8 @@ int t2__cli_pipelines(int argc, char **argv, const char *home)
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "--json")) fmt = T2__FMT_JSON;
         else if (!strcmp(argv[i], "--csv")) fmt = T2__FMT_CSV;
-        else if (argv[i][0] == '-' && argv[i][1]) return usage("pipelines", "unknown option %s", argv[i]);
+        else if (argv[i][0] == '-' && argv[i][1])
+            return usage("pipelines", "unknown option %s", argv[i]);
         else if (npos < 2) pos[npos++] = argv[i];
         else return usage("pipelines", "unexpected argument %s", argv[i]);
     }

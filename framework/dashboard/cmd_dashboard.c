@@ -17,6 +17,7 @@
 #include "assets.h"
 #include "auth.h"
 #include "framework/cli/commands.h"
+#include "framework/cli/args.h"
 #include "internal.h"
 
 static const struct option OPTIONS[] = {
@@ -165,8 +166,8 @@ static int run(const char *home, int argc, char **argv)
             return usage(why);
         } else {
             char why[160];
-            snprintf(why, sizeof why, "unknown option %.60s; dashboard takes: --port N --bind ADDR",
-                     argv[optind - 1]);
+            snprintf(why, sizeof why, "unknown option %.60s%s; dashboard takes: --port N --bind ADDR",
+                     argv[optind - 1], t2__cli_did_you_mean(argv[optind - 1], (const char *const[]){"port", "bind", "help", NULL}));
             return usage(why);
         }
     }

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "framework/cli/commands.h"
+#include "framework/cli/args.h"
 #include "internal.h"
 #include "outfile.h"
 #include "plot.h"
@@ -140,8 +141,10 @@ static int run(const char *home, int argc, char **argv)
                 return usage(why);
             }
         } else {
-            snprintf(why, sizeof why, "%s %.60s; plot takes --out DIR --format svg|png --top N",
-                     ch == ':' ? "a value is missing after" : "unknown option", argv[optind - 1]);
+            static const char *const names[] = {"out", "format", "top", "help", NULL};
+            snprintf(why, sizeof why, "%s %.60s%s; plot takes --out DIR --format svg|png --top N",
+                     ch == ':' ? "a value is missing after" : "unknown option", argv[optind - 1],
+                     ch == ':' ? "" : t2__cli_did_you_mean(argv[optind - 1], names));
             return usage(why);
         }
     }

@@ -158,6 +158,15 @@ done
 TMPDIR="$WORK/not-there" expect_exit 0 "$T2EXP" --home "$fresh" list --json
 [ "$OUT" = "[]" ] || fail "list --json with a missing TMPDIR: '$OUT'"
 [ ! -e "$fresh" ] && [ -z "$(ls -A "$scratch")" ] || fail "listing a fresh home left files: $(ls -A "$fresh" "$scratch" 2>&1)"
+# Every command's unknown option gets the nearest of its own and the list, also those that parse
+# their own options (probe_M: pipelines, pipeline status/run, plot, model, dashboard and the global
+# ones said only "unknown option").
+for c in "pipelines --jsno:--json" "pipeline status x.yaml --jsno:--json" "pipeline run x.yaml --jbos 1:--jobs" \
+         "plot 1 --otu x:--out" "model list --jsno:--json" "dashboard --prot 1:--port" "--hoem x list:--home"; do
+  expect_exit 2 "$T2EXP" ${c%%:*}
+  expect_in "$OUT" "(did you mean ${c##*:}?)"
+  expect_in "$OUT" "takes"
+done
 # A usage error names its command's help, and ids are digits only (" 1" and "+1" once meant 1).
 expect_exit 2 "$T2EXP" describe abc
 expect_in "$OUT" "(see t2exp describe --help)"

@@ -311,19 +311,20 @@ static int cmd_create_test(const args *a, const t2__config *user_cfg)
     return ex;
 }
 
-static int cmd_resume(const args *a)
+/* resume, or activate (cmd: the name its messages go under). */
+static int cmd_resume(const char *cmd, const args *a)
 {
     int64_t id;
-    if (parse_id(a->pos[0], &id)) return usage_error("resume", "not an experiment id: %s", a->pos[0]);
+    if (parse_id(a->pos[0], &id)) return usage_error(cmd, "not an experiment id: %s", a->pos[0]);
     t2__resume_opts o = {.experiment_id = id, .home = a->home, .trial_path = a->npos > 1 ? a->pos[1] : NULL,
                          .overrides = a->overrides, .noverrides = a->noverrides,
                          .progress = a->detach ? T2__PROGRESS_PLAIN : a->progress, .out = stdout};
     static t2__detach d;
-    int ex = detach("resume", a, &d, &o.on_started, &o.on_started_arg);
+    int ex = detach(cmd, a, &d, &o.on_started, &o.on_started_arg);
     if (ex >= 0) return ex;
     int rc = t2__experiment_resume(&o);
     if (rc < 0) {
-        fprintf(stderr, "t2exp resume: %s\n", t2_errmsg());
+        fprintf(stderr, "t2exp %s: %s\n", cmd, t2_errmsg());
         return setup_exit(rc);
     }
     return rc ? EXIT_FAILED : 0;
@@ -853,7 +854,7 @@ int main(int argc, char **argv)
     }
     if (!strcmp(cmd, "resume")) {
         if ((ex = parse(cmd, rest, av, &a)) || (ex = export_home(&a, cmd))) return ex;
-        return cmd_resume(&a);
+        return cmd_resume(cmd, &a);
     }
     if (!strcmp(cmd, "evaluate")) {
         if ((ex = parse(cmd, rest, av, &a)) || (ex = export_home(&a, cmd)))
@@ -868,7 +869,7 @@ int main(int argc, char **argv)
         /* Determined's activate: resume, in the background. */
         if ((ex = parse(cmd, rest, av, &a)) || (ex = export_home(&a, cmd))) return ex;
         a.detach = 1;
-        return cmd_resume(&a);
+        return cmd_resume(cmd, &a);
     }
     if (!strcmp(cmd, "follow")) {
         if ((ex = parse(cmd, rest, av, &a))) return ex;

@@ -38,13 +38,14 @@ static int usage(const char *why)
 static void help(void)
 {
     printf("usage: t2exp " SYNOPSIS "\n"
-           "writes DIR/learning_curves, DIR/best_so_far, DIR/hparams and DIR/importance (.svg or .png) for\n"
-           "experiment EXP:\n"
+           "writes DIR/learning_curves, DIR/best_so_far, DIR/hparams, DIR/importance and DIR/parallel (.svg or\n"
+           ".png) for experiment EXP:\n"
            "  learning_curves  training and searcher metric vs batches for the top N trials (default 5),\n"
            "                   ranked as `t2exp describe` ranks them\n"
            "  best_so_far      the best searcher-metric value against minutes since the experiment started\n"
            "  hparams          each numeric hyperparameter that varies against the trial's best metric\n"
-           "  importance       each searched hyperparameter's share of the variance (t2exp importance)\n");
+           "  importance       each searched hyperparameter's share of the variance (t2exp importance)\n"
+           "  parallel         parallel coordinates: an axis per varied hyperparameter and the metric, a line a trial\n");
 }
 
 static int positive(const char *s, long max, long *out)

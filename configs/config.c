@@ -80,7 +80,7 @@ const char *const *t2__config_warnings(const t2__config *cfg, size_t *n)
 /* Set once by the CLI before any load (see config.h), read by every load after. */
 static int lenient_default;
 /* Set around t2__config_load_stored's load: the text's own unknown keys are warnings. */
-static _Thread_local int stored_text;
+static _Thread_local int stored_text, stored_overrides;
 
 void t2__config_set_lenient(int on) { lenient_default = on != 0; }
 
@@ -583,7 +583,13 @@ static int load(char *text, size_t len, const char *name, const char *const *ove
         }
     }
     if ((rc = t2__ynode_to_val(root, &cfg->tree))) goto fail;
-    if ((rc = top_level(cfg, root))) goto fail;
+    /* The overrides stored with the experiment are part of what it was accepted with (stored_text). */
+    cfg->stored_srcs = srcs;
+    cfg->nstored_srcs = stored_overrides < noverrides ? stored_overrides : noverrides;
+    rc = top_level(cfg, root);
+    cfg->stored_srcs = NULL; /* they are freed below */
+    cfg->nstored_srcs = 0;
+    if (rc) goto fail;
     if (cfg->nerrors) {
         size_t more = cfg->nerrors - 1 + cfg->nerrors_more;
         if (more) t2_seterr(T2_EINVAL, "%s (and %zu more error%s)", cfg->errors[0], more, more == 1 ? "" : "s");
@@ -620,12 +626,13 @@ int t2__config_load_string(const char *text, const char *name, const char *const
     return load(copy, len, name ? name : "<string>", overrides, noverrides, out);
 }
 
-int t2__config_load_stored(const char *text, const char *name, const char *const *overrides, int noverrides,
-                           t2__config **out)
+int t2__config_load_stored(const char *text, const char *name, const char *const *overrides, int nstored,
+                           int noverrides, t2__config **out)
 {
     stored_text = 1;
+    stored_overrides = nstored;
     int rc = t2__config_load_string(text, name, overrides, noverrides, out);
-    stored_text = 0;
+    stored_text = stored_overrides = 0;
     return rc;
 }
 

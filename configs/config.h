@@ -205,6 +205,8 @@ typedef struct t2__config {
     size_t nerrors, nerrors_more;
     int lenient;
     int lenient_text; /* t2__config_load_stored: unknown keys of the text itself (not overrides) warn */
+    char *const *stored_srcs; /* ...and of these overrides' sources (the stored ones) */
+    int nstored_srcs;
 } t2__config;
 
 /* Unknown keys are errors (the default) or, with on != 0, warnings, for every load after this
@@ -233,12 +235,12 @@ int t2__config_load(const char *path, const char *const *overrides, int noverrid
 int t2__config_load_string(const char *text, const char *name, const char *const *overrides, int noverrides,
                            t2__config **out);
 
-/* An experiment's stored config, read back under the rule it was accepted by: its own unknown keys
- * are warnings (it was accepted at create, with --lenient if it has any; without this a --lenient
+/* An experiment's stored config, read back under the rule it was accepted by: the unknown keys of
+ * its text and of the first nstored overrides (those stored with it) are warnings (it was accepted at create, with --lenient if it has any; without this a --lenient
  * experiment could not be resumed, activated or evaluated without --lenient again, and activate
  * takes no --lenient: probe_M), while the overrides' keys stay checked as --lenient says. */
-int t2__config_load_stored(const char *text, const char *name, const char *const *overrides, int noverrides,
-                           t2__config **out);
+int t2__config_load_stored(const char *text, const char *name, const char *const *overrides, int nstored,
+                           int noverrides, t2__config **out);
 
 void t2__config_free(t2__config *cfg);
 

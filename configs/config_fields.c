@@ -100,6 +100,8 @@ int t2__cfg_unknown(t2__config *cfg, const t2__ymark *kmark, const char *path, c
     /* A stored config's own keys (a position in its text, not an override's) under the rule it was
      * accepted by (t2__config_load_stored). */
     int lenient = cfg->lenient || (cfg->lenient_text && kmark && kmark->line > 0);
+    for (int i = 0; !lenient && cfg->lenient_text && kmark && i < cfg->nstored_srcs; i++)
+        lenient = kmark->src == cfg->stored_srcs[i];
     if (!lenient && cfg->nerrors >= T2__CONFIG_MAX_ERRORS) return t2__cfg_collect(cfg, T2_EINVAL);
     char near[T2__PATH_MAX + 32];
     const char *former = t2__cfg_former_key(path);

@@ -196,7 +196,7 @@ int t2__experiment_stored_config(t2__store *st, int64_t id, const char *const *e
     int rc = t2__store_get_experiment(st, id, &row);
     if (rc) return rc;
     if (!(rc = t2__experiment_overrides(&row, extra, nextra, &ovr, &novr, &doc)))
-        rc = t2__config_load_stored(row.config_yaml, "stored config", ovr, novr, cfg);
+        rc = t2__config_load_stored(row.config_yaml, "stored config", ovr, novr - nextra, novr, cfg);
     if (!rc && parts) *parts = row.parts;
     free(ovr);
     t2__val_free(doc);
@@ -211,7 +211,7 @@ static int check_overrides(t2__experiment_row *row, const char *name, const t2__
 {
     if (o->noverrides <= 0) return T2_OK;
     t2__config *old = NULL;
-    int rc = t2__config_load_stored(row->config_yaml, name, ovr, novr - o->noverrides, &old);
+    int rc = t2__config_load_stored(row->config_yaml, name, ovr, novr - o->noverrides, novr - o->noverrides, &old);
     if (!rc) rc = t2__ctl_check_resume_overrides(old, cfg, o->overrides, o->noverrides);
     /* What the overrides newly make the config warn about is said, as create says it (a
      * slots_per_trial that no longer divides the batch: each slot trains on fewer records). */
@@ -262,7 +262,7 @@ int t2__experiment_resume(const t2__resume_opts *o)
     if ((rc = t2__experiment_overrides(&row, o->overrides, o->noverrides, &ovr, &novr, &ovr_doc))) goto out;
     char name[64];
     snprintf(name, sizeof name, "experiment %lld config", (long long)c.exp_id);
-    if ((rc = t2__config_load_stored(row.config_yaml, name, ovr, novr, &cfg)) ||
+    if ((rc = t2__config_load_stored(row.config_yaml, name, ovr, novr - o->noverrides, novr, &cfg)) ||
         (rc = check_overrides(&row, name, cfg, ovr, novr, o)) || (rc = t2__ctl_check_resources(cfg)))
         goto out;
     c.cfg = cfg;

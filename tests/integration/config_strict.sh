@@ -153,6 +153,11 @@ expect_exit 0 "$T2EXP" create "$WORK/len.yaml" "$TRIALS/quadratic.so" --plain --
 n=$(sql "SELECT max(id) FROM experiments")
 expect_exit 0 "$T2EXP" importance "$n"
 expect_in "$OUT" "fANOVA"
+# So are the overrides stored with it (review: an unknown key given as --config at create).
+expect_exit 0 "$T2EXP" create "$WORK/len.yaml" "$TRIALS/quadratic.so" --plain --lenient --config fooo2=1
+n=$(sql "SELECT max(id) FROM experiments")
+expect_exit 0 "$T2EXP" importance "$n"
+expect_in "$OUT" "fANOVA"
 
 # Determined's other config files are named for what they are, not listed key by key.
 printf 'port: 8080\ndb: {user: postgres, host: db}\ncheckpoint_storage: {type: shared_fs, host_path: /tmp}\n' > "$WORK/master.yaml"

@@ -40,9 +40,9 @@ static int usage(const char *cmd, const char *fmt, const char *arg)
     if (!strncmp(fmt, "unknown option", 14)) {
         int run = !strcmp(cmd, "pipeline run"), runs = !strcmp(cmd, "pipelines");
         fprintf(stderr, "%s; %s takes: %s",
-                t2__cli_did_you_mean(arg, run    ? (const char *const[]){"force", "jobs", "home", NULL}
+                t2__cli_did_you_mean(arg, run    ? (const char *const[]){"force", "jobs", NULL}
                                           : runs ? (const char *const[]){"json", "csv", NULL}
-                                                 : (const char *const[]){"json", "home", NULL}),
+                                                 : (const char *const[]){"json", NULL}),
                 cmd, run ? "--force STAGE --jobs N" : runs ? "--json --csv" : "--json");
     }
     fprintf(stderr, "\n(see t2exp %s --help)\n", cmd);

@@ -37,7 +37,8 @@ int t2__ctl_check_resources(const t2__config *cfg)
     /* The variable too, before anything is recorded: checked only at the first launch, a typo in
      * it left an ERRORED experiment in the store (probe_L). The config's key wins over it. */
     const char *env = getenv("T2EXP_CONTROLLER_ADDR");
-    int via_mpi = cfg->resources.hostfile || cfg->resources.slots_per_trial > 1 || getenv("SLURM_JOB_ID");
+    int via_mpi = cfg->resources.hostfile || cfg->resources.slots_per_trial > 1 ||
+                  (getenv("SLURM_JOB_ID") && !cfg->resources.slurm_off && t2__comm_have_mpi()); /* t2__ctl_load_pool's rule */
     return via_mpi && env && *env ? t2__controller_address_check(env, "T2EXP_CONTROLLER_ADDR") : T2_OK;
 }
 

@@ -39,7 +39,14 @@ static void keep_alive(int s)
     setsockopt(s, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
     setsockopt(s, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);
     setsockopt(s, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
-#else
+#endif
+#ifdef TCP_USER_TIMEOUT
+    /* Keepalive waits while data is unacknowledged (a stop sent to a cut-off rank 0): then this
+     * bounds it, where the retransmissions took about 15 min (review 2). */
+    unsigned timeout_ms = 90000;
+    setsockopt(s, IPPROTO_TCP, TCP_USER_TIMEOUT, &timeout_ms, sizeof timeout_ms);
+#endif
+#ifndef TCP_KEEPIDLE
     (void)idle, (void)intvl, (void)cnt;
 #endif
 }

@@ -39,6 +39,18 @@ void t2__process_state_reset(void)
         base.saved = 1;
         return;
     }
+    /* A SIGTERM or SIGUSR1 an earlier trial blocked and left pending was for it: taken here, not
+     * delivered to the next trial (a pause it never asked for) or to the worker (review 2). */
+    sigset_t pending, stale;
+    int nstale = 0;
+    sigemptyset(&stale);
+    if (sigpending(&pending) == 0) {
+        if (sigismember(&pending, SIGTERM) && !sigismember(&base.mask, SIGTERM)) sigaddset(&stale, SIGTERM), nstale++;
+        if (sigismember(&pending, SIGUSR1) && !sigismember(&base.mask, SIGUSR1)) sigaddset(&stale, SIGUSR1), nstale++;
+    }
+    const struct timespec at_once = {0, 0};
+    while (nstale-- > 0 && sigtimedwait(&stale, NULL, &at_once) > 0) {
+    }
     sigprocmask(SIG_SETMASK, &base.mask, NULL);
     struct itimerval off;
     memset(&off, 0, sizeof off);

@@ -253,8 +253,9 @@ static int stale_stages(t2__store *st, const char *flow_name, stale_stage **out,
             }
             *out = g;
         }
+        double started = sqlite3_column_type(s, 2) == SQLITE_NULL ? now : sqlite3_column_double(s, 2);
         (*out)[(*n)++] = (stale_stage){sqlite3_column_int64(s, 0),
-                                       last_activity((const char *)sqlite3_column_text(s, 1), sqlite3_column_double(s, 2), now)};
+                                       last_activity((const char *)sqlite3_column_text(s, 1), started, now)};
     }
     if (!rc && src != SQLITE_DONE) rc = t2__store_err(st, src, "interrupt stale pipeline runs");
     sqlite3_reset(s);

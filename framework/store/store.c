@@ -497,18 +497,24 @@ static int create_private(t2__store *st)
     return 0;
 }
 
+/* T2_ENOTFOUND, saying nothing has been recorded in home yet, when its store file is not there. */
+static int must_exist(const char *path, const char *home)
+{
+    struct stat sb;
+    if (stat(path, &sb) == 0) return T2_OK;
+    return errno == ENOENT ? t2_seterr(T2_ENOTFOUND, "store %s: does not exist (no experiment has been recorded in %s yet)",
+                                       path, home)
+                           : t2_seterr(T2_EIO, "store %s: %s", path, strerror(errno));
+}
+
 int t2__store_open_existing(const char *home, t2__store **out)
 {
     if (!home || !out) return t2_seterr(T2_EINVAL, "store: open: NULL argument");
     char path[PATH_MAX];
-    struct stat sb;
     int n = snprintf(path, sizeof path, "%s/t2exp.db", home);
     if (n < 0 || (size_t)n >= sizeof path) return t2_seterr(T2_EINVAL, "store: home path too long: %s", home);
-    if (stat(path, &sb) != 0)
-        return errno == ENOENT ? t2_seterr(T2_ENOTFOUND, "store %s: does not exist (no experiment has been recorded in %s yet)",
-                                           path, home)
-                               : t2_seterr(T2_EIO, "store %s: %s", path, strerror(errno));
-    return t2__store_open(home, 0, out);
+    int rc = must_exist(path, home);
+    return rc ? rc : t2__store_open(home, 0, out);
 }
 
 int t2__store_open(const char *home, int readonly, t2__store **out)
@@ -543,15 +549,7 @@ int t2__store_open(const char *home, int readonly, t2__store **out)
         return 0;
     }
 
-    struct stat sb;
-    if (stat(st->path, &sb) != 0) {
-        rc = errno == ENOENT
-                 ? t2_seterr(T2_ENOTFOUND, "store %s: does not exist (no experiment has been "
-                             "recorded in %s yet)", st->path, home)
-                 : t2_seterr(T2_EIO, "store %s: %s", st->path, strerror(errno));
-        goto fail;
-    }
-    if ((rc = db_connect(st, 1))) goto fail;
+    if ((rc = must_exist(st->path, home)) || (rc = db_connect(st, 1))) goto fail;
     int version = 0;
     if ((rc = t2__store_check_schema(st, &version))) goto fail;
     if (version < T2__STORE_SCHEMA_VERSION) {

@@ -130,19 +130,14 @@ const char *t2__cli_did_you_mean(const char *word, const char *const *names)
 static int unknown(const t2__cli_command *c, const char *arg, char *err, size_t errlen)
 {
     char opts[300], word[64];
+    const char *names[NOPTIONS + 1];
+    size_t n = 0;
+    while ((names[n] = t2__cli_option_at(c, n))) n++;
     t2__cli_options_text(c, opts, sizeof opts);
     snprintf(word, sizeof word, "%s", arg);
     char *eq = strchr(word, '=');
     if (eq) *eq = '\0';
-    const char *near = NULL;
-    size_t best = 3;
-    for (size_t i = 0; i < NOPTIONS; i++) {
-        size_t d = (c->options & OPTIONS[i].bit) && word[0] == '-' && word[1] == '-' ? distance(word + 2, OPTIONS[i].name) : 99;
-        if (d < best) best = d, near = OPTIONS[i].name;
-    }
-    int n = snprintf(err, errlen, "unknown option %.60s", word);
-    if (near && n > 0 && (size_t)n < errlen) n += snprintf(err + n, errlen - (size_t)n, " (did you mean --%s?)", near);
-    if (n > 0 && (size_t)n < errlen) snprintf(err + n, errlen - (size_t)n, "; %s takes: %s", c->name, opts);
+    snprintf(err, errlen, "unknown option %.60s%s; %s takes: %s", word, t2__cli_did_you_mean(word, names), c->name, opts);
     return 2;
 }
 

@@ -61,18 +61,19 @@ done:
  * that runs from one whose controller was killed (the dashboard said ACTIVE as if it ran). */
 #define CONTROLLER_RUNNING "t2_controller_alive(controller_pid, controller_token) AS controller_running"
 
-static const char SQL_EXPERIMENTS[] =
-    "SELECT id, name, state, searcher_name AS searcher, num_trials AS trials, progress,"
-    " best_metric, " T2__SQL_ISO("started_at") " AS started, " EXP_RUN_SECONDS("experiments.id") " AS duration, "
-    CONTROLLER_RUNNING " FROM experiments ORDER BY id";
+/* list's query: STATE is the state column, EXTRA the columns after duration. */
+#define SQL_EXPERIMENTS_OF(STATE, EXTRA)                                                                  \
+    "SELECT id, name, " STATE ", searcher_name AS searcher, num_trials AS trials, progress, best_metric, " \
+    T2__SQL_ISO("started_at") " AS started, " EXP_RUN_SECONDS("experiments.id") " AS duration" EXTRA      \
+    " FROM experiments ORDER BY id"
+
+static const char SQL_EXPERIMENTS[] = SQL_EXPERIMENTS_OF("state", ", " CONTROLLER_RUNNING);
 
 /* The table says which ACTIVE experiments no controller runs (killed or crashed before it recorded
  * an end: the listing said ACTIVE as if it ran, probe_J); JSON and CSV keep the stored state. */
-static const char SQL_EXPERIMENTS_TABLE[] =
-    "SELECT id, name, CASE WHEN state = 'ACTIVE' AND NOT t2_controller_alive(controller_pid, controller_token)"
-    " THEN 'ACTIVE (no controller)' ELSE state END AS state, searcher_name AS searcher, num_trials AS trials,"
-    " progress, best_metric, " T2__SQL_ISO("started_at") " AS started, " EXP_RUN_SECONDS("experiments.id") " AS duration"
-    " FROM experiments ORDER BY id";
+static const char SQL_EXPERIMENTS_TABLE[] = SQL_EXPERIMENTS_OF(
+    "CASE WHEN state = 'ACTIVE' AND NOT t2_controller_alive(controller_pid, controller_token)"
+    " THEN 'ACTIVE (no controller)' ELSE state END AS state", "");
 
 int t2__store_print_experiments(t2__store *st, t2__store_format fmt, FILE *out)
 {

@@ -140,31 +140,40 @@ static const char *failed(t2__searcher *s, t2__ops *ops, int64_t rid, int invali
 }
 
 /* Aggressive, divisor 2, 4 trials over 4 batches: one bracket with rungs at 1, 2, 4, all four
- * trials at once. sign = -1 runs the same script as a larger-is-better metric. */
+ * trials at once, up to rung 0 settled (its four results in, trials 1 and 3 promoted, 0 and 2
+ * closed and exited). sign = -1 runs the same script as a larger-is-better metric. NULL if the
+ * searcher could not be made (*cfg may still need freeing). */
+static t2__searcher *rung0_settled(int sign, t2__config **cfg, t2__ops *ops)
+{
+    t2__searcher *s = make(sign > 0 ? "mode: aggressive, divisor: 2, max_trials: 4, max_length: {batches: 4}"
+                                    : "mode: aggressive, divisor: 2, max_trials: 4, max_length: {batches: 4}, "
+                                      "smaller_is_better: false",
+                           3, cfg);
+    if (!s) return NULL;
+    CHECK_OK(t2__searcher_start(s, ops));
+    CHECK_STR(ops_text(ops, 0, 0), "C0 T0@1 C1 T1@1 C2 T2@1 C3 T3@1");
+    /* 1 result: floor(1/2) = 0 go on. */
+    CHECK_STR(val(s, ops, 0, sign * 0.4, 1), "");
+    /* 2 results: 1 goes on, and the new one is the best: promoted at once. */
+    CHECK_STR(val(s, ops, 1, sign * 0.3, 1), "T1@2");
+    CHECK_STR(val(s, ops, 1, sign * 0.3, 1), ""); /* a repeat carries no decision */
+    /* 3 results: still 1; the new one is the worst. */
+    CHECK_STR(val(s, ops, 2, sign * 0.5, 1), "");
+    CHECK(t2__searcher_progress(s) > 0 && t2__searcher_progress(s) < 1);
+    /* 4 results: 2 go on; the new one is best: promoted. All 4 trials are in rung 0 and nothing
+     * is outstanding there, so the two that cannot be promoted any more are closed. */
+    CHECK_STR(val(s, ops, 3, sign * 0.1, 1), "T3@2 X0 X2");
+    CHECK_STR(exited(s, ops, 0), "");
+    CHECK_STR(exited(s, ops, 2), "");
+    return s;
+}
+
 static void script_promotions(int sign)
 {
     t2__config *cfg = NULL;
     t2__ops ops = {0};
-    t2__searcher *s = make(sign > 0 ? "mode: aggressive, divisor: 2, max_trials: 4, max_length: {batches: 4}"
-                                    : "mode: aggressive, divisor: 2, max_trials: 4, max_length: {batches: 4}, "
-                                      "smaller_is_better: false",
-                           3, &cfg);
+    t2__searcher *s = rung0_settled(sign, &cfg, &ops);
     if (!s) goto done;
-    CHECK_OK(t2__searcher_start(s, &ops));
-    CHECK_STR(ops_text(&ops, 0, 0), "C0 T0@1 C1 T1@1 C2 T2@1 C3 T3@1");
-    /* 1 result: floor(1/2) = 0 go on. */
-    CHECK_STR(val(s, &ops, 0, sign * 0.4, 1), "");
-    /* 2 results: 1 goes on, and the new one is the best: promoted at once. */
-    CHECK_STR(val(s, &ops, 1, sign * 0.3, 1), "T1@2");
-    CHECK_STR(val(s, &ops, 1, sign * 0.3, 1), ""); /* a repeat carries no decision */
-    /* 3 results: still 1; the new one is the worst. */
-    CHECK_STR(val(s, &ops, 2, sign * 0.5, 1), "");
-    CHECK(t2__searcher_progress(s) > 0 && t2__searcher_progress(s) < 1);
-    /* 4 results: 2 go on; the new one is best: promoted. All 4 trials are in rung 0 and nothing
-     * is outstanding there, so the two that cannot be promoted any more are closed. */
-    CHECK_STR(val(s, &ops, 3, sign * 0.1, 1), "T3@2 X0 X2");
-    CHECK_STR(exited(s, &ops, 0), "");
-    CHECK_STR(exited(s, &ops, 2), "");
     /* Rung 1 (length 2): the first result waits, the second (better) goes on; rung 1 is then
      * settled and the waiting one is closed. */
     CHECK_STR(val(s, &ops, 1, sign * 0.25, 2), "");
@@ -189,15 +198,8 @@ static void script_closed_out_rung_changes(void)
 {
     t2__config *cfg = NULL;
     t2__ops ops = {0};
-    t2__searcher *s = make("mode: aggressive, divisor: 2, max_trials: 4, max_length: {batches: 4}", 3, &cfg);
+    t2__searcher *s = rung0_settled(1, &cfg, &ops);
     if (!s) goto done;
-    CHECK_OK(t2__searcher_start(s, &ops));
-    CHECK_STR(val(s, &ops, 0, 0.4, 1), "");
-    CHECK_STR(val(s, &ops, 1, 0.3, 1), "T1@2");
-    CHECK_STR(val(s, &ops, 2, 0.5, 1), "");
-    CHECK_STR(val(s, &ops, 3, 0.1, 1), "T3@2 X0 X2");
-    CHECK_STR(exited(s, &ops, 0), "");
-    CHECK_STR(exited(s, &ops, 2), "");
     CHECK_STR(failed(s, &ops, 3, 1), "C4 T4@1");
     CHECK_STR(val(s, &ops, 4, 0.9, 1), "X4");
 done:

@@ -4,8 +4,10 @@
  * what one trial changes in it took later trials down with it (probe_L): a SIGTERM it blocked
  * made every later trial on that worker deaf to pause (each was killed at the end of the 60 s
  * grace, its progress lost), an alarm() it set killed the next trial (SIGALRM), a lowered
- * RLIMIT_NOFILE failed the next trials' checkpoints. The signal mask, the real-time interval
- * timer, the umask, the open-files limit and the SIGCHLD and SIGPIPE dispositions are taken as
+ * RLIMIT_NOFILE failed the next trials' checkpoints. The signal mask, the three interval timers
+ * (a CPU-time one left running kills a later trial with SIGVTALRM or SIGPROF as surely as an alarm
+ * does), the umask, the open-files limit and the dispositions of SIGCHLD, SIGPIPE and the timers'
+ * signals (a handler may live in the trial's library) are taken as
  * the worker had them before its first trial and put back before each later one: a few system
  * calls a trial, in the worker, beside the trial's own work. What cannot be put back (globals,
  * leaked memory and descriptors, threads, the environment, the working directory) stays the
@@ -24,8 +26,12 @@ static struct {
     mode_t umask;
     struct rlimit nofile;
     int have_nofile;
-    struct sigaction chld, pipe;
+    struct sigaction disp[5];
 } base;
+
+/* The signals whose dispositions are put back: ones a trial's own code plausibly sets and the
+ * worker depends on (SIGCHLD: its waits; SIGPIPE: its writes) or that the timers below send. */
+static const int RESET_SIGNALS[5] = {SIGCHLD, SIGPIPE, SIGALRM, SIGVTALRM, SIGPROF};
 
 void t2__process_state_reset(void)
 {
@@ -34,8 +40,7 @@ void t2__process_state_reset(void)
         base.umask = umask(022);
         umask(base.umask);
         base.have_nofile = getrlimit(RLIMIT_NOFILE, &base.nofile) == 0;
-        sigaction(SIGCHLD, NULL, &base.chld);
-        sigaction(SIGPIPE, NULL, &base.pipe);
+        for (int i = 0; i < 5; i++) sigaction(RESET_SIGNALS[i], NULL, &base.disp[i]);
         base.saved = 1;
         return;
     }
@@ -55,6 +60,8 @@ void t2__process_state_reset(void)
     struct itimerval off;
     memset(&off, 0, sizeof off);
     setitimer(ITIMER_REAL, &off, NULL);
+    setitimer(ITIMER_VIRTUAL, &off, NULL);
+    setitimer(ITIMER_PROF, &off, NULL);
     umask(base.umask);
     struct rlimit now;
     /* Raised back only where it was lowered (the soft limit, under the hard one it may still have). */
@@ -64,6 +71,5 @@ void t2__process_state_reset(void)
         if (want.rlim_cur > want.rlim_max) want.rlim_cur = want.rlim_max;
         setrlimit(RLIMIT_NOFILE, &want);
     }
-    sigaction(SIGCHLD, &base.chld, NULL);
-    sigaction(SIGPIPE, &base.pipe, NULL);
+    for (int i = 0; i < 5; i++) sigaction(RESET_SIGNALS[i], &base.disp[i], NULL);
 }

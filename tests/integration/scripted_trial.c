@@ -104,18 +104,23 @@ static int build_model(t2_ctx *ctx, void **state)
     if (t2_hp_int(ctx, "ignore_term", &flag) == T2_OK && flag) signal(SIGTERM, SIG_IGN);
     /* The process state it found (what an earlier trial in its worker left: process_state.c), and
      * with taint, the first trial its process runs leaves it changed for the next (SIGTERM
-     * blocked, an alarm, umask 077, 64 open files). */
+     * blocked, an alarm, CPU-time timers, SIGPROF ignored, umask 077, 64 open files). */
     {
         sigset_t cur;
-        struct itimerval it;
+        struct itimerval it, vt, prof;
         struct rlimit rl;
+        struct sigaction prof_sa;
         sigprocmask(SIG_BLOCK, NULL, &cur);
         getitimer(ITIMER_REAL, &it);
+        getitimer(ITIMER_VIRTUAL, &vt);
+        getitimer(ITIMER_PROF, &prof);
+        sigaction(SIGPROF, NULL, &prof_sa);
         mode_t um = umask(022);
         umask(um);
         getrlimit(RLIMIT_NOFILE, &rl);
-        printf("scripted: state term_blocked %d alarm %ld umask %03o nofile %lld\n", sigismember(&cur, SIGTERM),
-               (long)it.it_value.tv_sec, (unsigned)um, (long long)rl.rlim_cur);
+        printf("scripted: state term_blocked %d alarm %ld vtimer %ld proftimer %ld prof_ignored %d umask %03o nofile %lld\n",
+               sigismember(&cur, SIGTERM), (long)it.it_value.tv_sec, (long)vt.it_value.tv_sec,
+               (long)prof.it_value.tv_sec, prof_sa.sa_handler == SIG_IGN, (unsigned)um, (long long)rl.rlim_cur);
         fflush(stdout);
         if (t2_hp_int(ctx, "taint", &flag) == T2_OK && flag && builds == 1) {
             sigset_t term;
@@ -123,6 +128,10 @@ static int build_model(t2_ctx *ctx, void **state)
             sigaddset(&term, SIGTERM);
             sigprocmask(SIG_BLOCK, &term, NULL);
             alarm(30);
+            struct itimerval cpu30 = {{0, 0}, {30, 0}};
+            setitimer(ITIMER_VIRTUAL, &cpu30, NULL);
+            setitimer(ITIMER_PROF, &cpu30, NULL);
+            signal(SIGPROF, SIG_IGN);
             umask(077);
             struct rlimit low = {64, rl.rlim_max};
             setrlimit(RLIMIT_NOFILE, &low);

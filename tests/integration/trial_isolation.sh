@@ -134,8 +134,8 @@ OUT=$(cat "$WORK/idle.out")
 expect_in "$OUT" "restart 1 of 1"
 expect_in "$OUT" "2 trial(s) completed, 0 errored"
 echo "trial_isolation: a worker killed while idle was replaced before its next trial"
-# What a trial changes of its process beyond its globals (a blocked SIGTERM, an alarm, the umask,
-# the open-files limit) is put back before the worker's next trial: a blocked SIGTERM made every
+# What a trial changes of its process beyond its globals (a blocked SIGTERM, an alarm, CPU-time
+# timers, a signal's disposition, the umask, the open-files limit) is put back before the worker's next trial: a blocked SIGTERM made every
 # later trial on the worker deaf to pause, an alarm killed the next (probe_L). The worker's first
 # trial taints; all four trials find the state the first found.
 cat > "$WORK/taint.yaml" <<Y
@@ -148,6 +148,6 @@ expect_exit 0 "$T2EXP" create "$WORK/taint.yaml" "$WORK/scripted.so" --plain
 expect_in "$OUT" "4 trial(s) completed, 0 errored"
 n=$(sql "SELECT max(id) FROM experiments")
 states=$(exp_logs "$n" | grep "^scripted: state" | sort | uniq -c)
-[ "$(wc -l <<<"$states")" = 1 ] && grep -q "^ *4 scripted: state term_blocked 0 alarm 0 " <<<"$states" ||
+[ "$(wc -l <<<"$states")" = 1 ] && grep -q "^ *4 scripted: state term_blocked 0 alarm 0 vtimer 0 proftimer 0 prof_ignored 0 " <<<"$states" ||
   fail "worker: the trials after a tainting one found its process state: $states"
 store_ok

@@ -32,18 +32,27 @@ const char t2__cli_pipeline_usage[] =
     "  pipelines        the recorded pipeline runs; describe RUN: its stages, times, exit codes, logs\n"
     "See docs/pipelines.md.\n";
 
+/* Each command's options: their names (for the did-you-mean) and how its unknown-option message
+ * lists them (cli.md). The last row serves the commands not named before it. */
+static const struct {
+    const char *cmd;
+    const char *const names[3];
+    const char *takes;
+} OPTIONS[] = {
+    {"pipeline run", {"force", "jobs", NULL}, "--force STAGE --jobs N"},
+    {"pipelines", {"json", "csv", NULL}, "--json --csv"},
+    {NULL, {"json", NULL}, "--json"},
+};
+
 static int usage(const char *cmd, const char *fmt, const char *arg)
 {
     fprintf(stderr, "t2exp %s: ", cmd);
     fprintf(stderr, fmt, arg);
     /* An unknown option: the nearest of the command's own, and all of them (cli.md). */
     if (!strncmp(fmt, "unknown option", 14)) {
-        int run = !strcmp(cmd, "pipeline run"), runs = !strcmp(cmd, "pipelines");
-        fprintf(stderr, "%s; %s takes: %s",
-                t2__cli_did_you_mean(arg, run    ? (const char *const[]){"force", "jobs", NULL}
-                                          : runs ? (const char *const[]){"json", "csv", NULL}
-                                                 : (const char *const[]){"json", NULL}),
-                cmd, run ? "--force STAGE --jobs N" : runs ? "--json --csv" : "--json");
+        size_t k = 0;
+        while (OPTIONS[k].cmd && strcmp(OPTIONS[k].cmd, cmd) != 0) k++;
+        fprintf(stderr, "%s; %s takes: %s", t2__cli_did_you_mean(arg, OPTIONS[k].names), cmd, OPTIONS[k].takes);
     }
     fprintf(stderr, "\n(see t2exp %s --help)\n", cmd);
     return EX_USAGE;

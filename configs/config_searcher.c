@@ -134,17 +134,19 @@ static int searcher_name(t2__config *cfg, const t2__ynode *n, const t2__ymark *k
     return rc;
 }
 
-/* searcher.bracket_rungs: a list of at most max_items rung counts, each 1 to max_value (the ASHA
- * searcher's own bounds, checked here where the file's line and column are known). */
+/* searcher.bracket_rungs: a non-empty list of at most max_items rung counts, each 1 to max_value
+ * (the ASHA searcher's own bounds, checked here where the file's line and column are known). An
+ * empty list is refused: it read as no list at all, the default brackets, which its writer cannot
+ * have meant (null is how to ask for those). */
 static int int_list(const t2__ynode *v, const char *path, size_t max_items, int64_t max_value, int64_t **out,
                     size_t *n)
 {
     char sub[T2__PATH_MAX], idx[24];
     if (t2__ynull(v)) return T2_OK;
-    if (v->kind != T2__Y_SEQ) {
+    if (v->kind != T2__Y_SEQ || v->n == 0) {
         char buf[128];
-        return t2__cfg_err(&v->mark, path, "expected a list of positive integers, got %s",
-                           t2__ydesc(v, buf, sizeof buf));
+        return t2__cfg_err(&v->mark, path, "expected a non-empty list of positive integers (one rung count a "
+                           "bracket), got %s", v->kind == T2__Y_SEQ ? "an empty list" : t2__ydesc(v, buf, sizeof buf));
     }
     if (v->n > max_items) return t2__cfg_err(&v->mark, path, "at most %zu brackets, got %zu", max_items, v->n);
     int64_t *a = calloc(v->n ? v->n : 1, sizeof *a);

@@ -481,6 +481,11 @@ static void test_schema_errors(void)
     EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\nsearcher:\n  name: adaptive_asha\n  metric: loss\n"
                "  max_length: {batches: 1}\n  max_trials: 4\n  bracket_rungs: [2, zero]\n",
                T2_EINVAL, "const.yaml:8:22: searcher.bracket_rungs.1: expected a positive integer, got \"zero\"");
+    /* An empty list read as no list (the default brackets): refused at it, null being the way to ask for those. */
+    EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\nsearcher:\n  name: adaptive_asha\n  metric: loss\n"
+               "  max_length: {batches: 1}\n  max_trials: 4\n  bracket_rungs: []\n",
+               T2_EINVAL, "const.yaml:8:18: searcher.bracket_rungs: expected a non-empty list of positive integers (one "
+                          "rung count a bracket), got an empty list");
     EXPECT_ERR(MINIMAL "  smaller_is_better: yes\n", T2_EINVAL,
                "const.yaml:8:22: searcher.smaller_is_better: expected true or false, got \"yes\"");
     EXPECT_ERR(MINIMAL "max_restarts: -1\n", T2_EINVAL,

@@ -137,7 +137,7 @@ static int pruner_required(const t2__config *cfg, const t2__pruner_config *p, co
     if (name == THRESHOLD && p->lower > p->upper)
         return t2__cfg_err(hi && lo ? t2__cfg_blame(&hi->mark, &lo->mark) : hi ? &hi->mark : kmark, path,
                            "lower %g is above upper %g", p->lower, p->upper);
-    if (name != PATIENT && name != THRESHOLD && cfg->searcher.name == T2__SEARCH_SINGLE)
+    if (name != PATIENT && name != THRESHOLD && cfg->searcher.name == T2__SEARCH_SINGLE && !cfg->searcher.unnamed)
         return t2__cfg_err(kmark, path, "a single trial has no others to be compared with; the patient and "
                                         "threshold pruners judge a trial by its own values");
     return T2_OK;

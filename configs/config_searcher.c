@@ -119,7 +119,7 @@ static int searcher_name(t2__config *cfg, const t2__ynode *n, const t2__ymark *k
 {
     static const char *const names[] = {"single", "grid", "random", "adaptive_asha", "tpe", "pbt", "custom", NULL};
     const t2__ynode *v = t2__ymap_get(n, "name", NULL);
-    if (!v) return t2__cfg_missing(kmark, "searcher", "name");
+    if (!v) return t2__cfg_missing_in(n, kmark, "searcher", "name", NULL);
     if (t2__ynull(v)) return t2__cfg_err(&v->mark, "searcher.name", "expected one of single, grid, random, adaptive_asha, tpe, pbt or custom, got null");
     if (v->kind == T2__Y_SCALAR)
         for (int k = 0; UNSUPPORTED_SEARCHERS[k]; k++)
@@ -237,7 +237,7 @@ static int sampler(const t2__searcher_config *s, const t2__ynode *map, const t2_
     static const char *const names[] = {"random", "tpe", NULL};
     char buf[128];
     if (t2__ynull(v)) return T2_OK; /* null: absent, as everywhere */
-    if (s->name != T2__SEARCH_ADAPTIVE_ASHA)
+    if (s->name != T2__SEARCH_ADAPTIVE_ASHA && !s->unnamed)
         return t2__cfg_err(t2__cfg_blame_path(&v->mark, map, "name"), path, "only the adaptive_asha searcher takes a sampler (the %s searcher %s)",
                            t2__searcher_name(s->name),
                            s->name == T2__SEARCH_TPE ? "is tpe already" : "draws its own hparams");
@@ -284,8 +284,13 @@ int t2__cfg_searcher(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark
     int have_library = 0;
     const t2__ynode *time_metric = NULL, *max_time = NULL;
     const t2__ymark *time_key = NULL;
-    if ((rc = t2__want_map(n, "searcher")) || (rc = searcher_name(cfg, n, kmark))) return rc;
-    int mine = 1 << s->name;
+    if ((rc = t2__want_map(n, "searcher"))) return rc;
+    /* Without a valid name the other keys are still checked (one run lists every error), each as
+     * the searcher that takes it would check it. */
+    rc = searcher_name(cfg, n, kmark);
+    s->unnamed = rc == T2_EINVAL;
+    if ((rc = t2__cfg_collect(cfg, rc))) return rc;
+    int mine = s->unnamed ? APPLIES_ALL : 1 << s->name;
     /* adaptive_asha with sampler: tpe takes the tpe keys, wherever the sampler stands in the map. */
     const t2__ynode *sv = t2__ymap_get(n, "sampler", NULL);
     if (s->name == T2__SEARCH_ADAPTIVE_ASHA && sv && sv->kind == T2__Y_SCALAR && strcmp(sv->text, "tpe") == 0)
@@ -299,7 +304,7 @@ int t2__cfg_searcher(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark
         for (size_t j = 0; j < sizeof SEARCHER_KEYS / sizeof *SEARCHER_KEYS; j++)
             if (KEY_IS(SEARCHER_KEYS[j].key)) applies = SEARCHER_KEYS[j].applies;
         /* asha's tpe sampler takes tpe's sampling keys, not its pruner: asha stops trials itself. */
-        int takes = KEY_IS("pruner") ? 1 << s->name : mine;
+        int takes = KEY_IS("pruner") && !s->unnamed ? 1 << s->name : mine;
         if (applies < 0) {
             rc = t2__cfg_unknown(cfg, km, path, t2__cfg_searcher_keys);
         } else if (!(applies & takes)) {
@@ -423,17 +428,19 @@ int t2__cfg_searcher(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark
     if (!have_metric && (rc = t2__cfg_collect(cfg, t2__cfg_missing_in(n, kmark, "searcher", "metric", NULL)))) return rc;
     /* What only some searchers need is missing because of the name: at the name when an override set it. */
     const t2__ymark *by_name = t2__cfg_blame_path(kmark, n, "name");
-    if (s->name == T2__SEARCH_PBT) return pbt_finish(cfg, n, by_name, have_pop, have_rounds, have_round_length);
+    if (s->name == T2__SEARCH_PBT && !s->unnamed)
+        return pbt_finish(cfg, n, by_name, have_pop, have_rounds, have_round_length);
     if (time_metric || max_time) {
         if ((rc = t2__cfg_collect(cfg, time_length(cfg, n, time_metric, time_key, max_time, kmark, have_length))))
             return rc;
-    } else if (!have_length) {
+    } else if (!have_length && !s->unnamed) { /* pbt needs none */
         rc = t2__cfg_missing_in(n, kmark, "searcher", "max_length",
                                 ", e.g. max_length: {batches: 1000} or time_metric: batches with max_time: 1000, "
                                 "in the file or as --config searcher.max_length.batches=1000"
                                 CORE_API_NOTE("the training length"));
         if ((rc = t2__cfg_collect(cfg, rc))) return rc;
     }
+    if (s->unnamed) return T2_OK;
     if (s->name == T2__SEARCH_CUSTOM && !have_library &&
         (rc = t2__cfg_collect(cfg, t2__cfg_missing_in(n, by_name, "searcher", "library",
                                                       ", the shared object of your searcher (t2exp/searcher.h)"))))

@@ -146,6 +146,7 @@ typedef struct frame {
      * own may still override (NULL: none merged yet; cap entries). */
     unsigned char *merged;
     size_t capmerged;
+    int skip; /* MAP: key is a duplicate already reported (builder.dup): its value is dropped */
 } frame;
 
 
@@ -162,6 +163,8 @@ typedef struct builder {
     t2__ynode **keep; /* anchored key scalars: aliases may still copy them after the key is consumed */
     size_t nkeep, capkeep;
     size_t nodes, bytes, max_bytes;
+    int (*dup)(void *ctx); /* t2__yparse_collect's: takes a duplicate key's message (t2_errmsg) */
+    void *dup_ctx;
 } builder;
 
 static t2__ymark mark_of(const builder *b, yaml_mark_t m)
@@ -319,8 +322,13 @@ static int attach(builder *b, t2__ynode *n)
             char path[512];
             stack_path(b, n->text, path, sizeof path);
             int rc = err_at(&n->mark, "%s: duplicate key", path);
-            t2__yfree(n);
-            return rc;
+            /* Collected, the parse goes on: the tree stays what it was (the first value kept), so
+             * the rest of the file is read and checked as if the second entry were not there. */
+            if (!b->dup || (rc = b->dup(b->dup_ctx))) {
+                t2__yfree(n);
+                return rc;
+            }
+            f->skip = 1;
         }
         f->key = n;
         return T2_OK;
@@ -329,7 +337,15 @@ static int attach(builder *b, t2__ynode *n)
     f->key = NULL;
     size_t at;
     int rc;
-    if (is_merge_key(key)) {
+    if (f->skip) {
+        /* Kept to the end rather than freed: an anchor inside it may still be aliased. */
+        f->skip = 0;
+        rc = keep_node(b, n);
+        if (rc) {
+            t2__yfree(n);
+            rc = t2_seterr(T2_ENOMEM, "config: out of memory");
+        }
+    } else if (is_merge_key(key)) {
         rc = merge_value(b, f, n);
     } else {
         /* The map's own key over a merged one: in place, and no longer merged (a second is a duplicate). */
@@ -459,9 +475,15 @@ static int syntax_error(const yaml_parser_t *p, const char *src)
 
 int t2__yparse(const char *text, size_t len, const char *src, t2__ynode **out)
 {
+    return t2__yparse_collect(text, len, src, out, NULL, NULL);
+}
+
+int t2__yparse_collect(const char *text, size_t len, const char *src, t2__ynode **out, int (*dup)(void *ctx),
+                       void *ctx)
+{
     yaml_parser_t parser;
     yaml_event_t ev;
-    builder b = {.src = src, .max_bytes = T2__Y_MAX_BYTES(len)};
+    builder b = {.src = src, .max_bytes = T2__Y_MAX_BYTES(len), .dup = dup, .dup_ctx = ctx};
     int rc = T2_OK, docs = 0, done = 0;
     *out = NULL;
     if (!yaml_parser_initialize(&parser)) return t2_seterr(T2_ENOMEM, "config: out of memory");

@@ -347,12 +347,13 @@ static void test_yaml_syntax_errors(void)
     EXPECT_ERR("a: 1\n\tb: 2\n", T2_EFORMAT,
                "const.yaml:2:1: YAML syntax error: found a tab character that violates indentation (while scanning "
                "a plain scalar at line 1, column 4)");
-    EXPECT_ERR("a: 1\na: 2\n", T2_EFORMAT, "const.yaml:2:1: a: duplicate key");
+    /* A duplicate key is one error among the file's others: the load goes on (the first value kept). */
+    EXPECT_ERR("a: 1\na: 2\n", T2_EINVAL, "const.yaml:2:1: a: duplicate key (and 3 more errors)");
     /* Nested, the key's whole path, list positions included. */
-    EXPECT_ERR(MINIMAL "  max_trials: 2\n  max_trials: 3\n", T2_EFORMAT,
+    EXPECT_ERR(MINIMAL "  max_trials: 2\n  max_trials: 3\n", T2_EINVAL,
                "const.yaml:9:3: searcher.max_trials: duplicate key");
-    EXPECT_ERR("data:\n  runs:\n    - {a: 1}\n    - {b: {c: 1, c: 2}}\n", T2_EFORMAT,
-               "const.yaml:4:18: data.runs.1.b.c: duplicate key");
+    EXPECT_ERR("data:\n  runs:\n    - {a: 1}\n    - {b: {c: 1, c: 2}}\n", T2_EINVAL,
+               "const.yaml:4:18: data.runs.1.b.c: duplicate key (and 2 more errors)");
     EXPECT_ERR("a: 1\n---\nb: 2\n", T2_EFORMAT,
                "const.yaml:2:1: more than one YAML document (a config is one document)");
     EXPECT_ERR("? [a, b]\n: 1\n", T2_EFORMAT, "const.yaml:1:3: a map key must be a plain value, not a list or a map");
@@ -438,10 +439,10 @@ static void test_schema_errors(void)
     EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\n", T2_EINVAL, "const.yaml:1:1: searcher: missing required key");
     EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\nsearcher:\n  name: bayes\n", T2_EINVAL,
                "const.yaml:4:9: searcher.name: expected one of single, grid, random, adaptive_asha, tpe, pbt or custom, got "
-               "\"bayes\"");
+               "\"bayes\" (and 1 more error)"); /* the missing metric: the other keys are still checked */
     EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\nsearcher:\n  name: adaptive_simple\n", T2_EINVAL,
                "const.yaml:4:9: searcher.name: the \"adaptive_simple\" searcher is not supported by t2exp (use single, "
-               "grid, random, adaptive_asha, tpe, pbt, or custom with a searcher of your own)");
+               "grid, random, adaptive_asha, tpe, pbt, or custom with a searcher of your own) (and 1 more error)");
     /* custom: its library is required; options a map, handed over as it is. */
     EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\nsearcher:\n  name: custom\n  metric: loss\n"
                "  max_length: {batches: 1}\n",
@@ -918,7 +919,8 @@ static void test_merge_keys(void)
                "const.yaml:1:9: a merge key ('<<') takes a map or a list of maps (usually an alias: '<<: *base')");
     EXPECT_ERR("b: &b {x: 1}\na: {<<: [*b, 2]}\n", T2_EFORMAT,
                "const.yaml:2:14: a merge key's list ('<<: [*a, *b]') holds maps only");
-    EXPECT_ERR("b: &b {x: 1}\na: {<<: *b, x: 2, x: 3}\n", T2_EFORMAT, "const.yaml:2:19: a.x: duplicate key");
+    EXPECT_ERR("b: &b {x: 1}\na: {<<: *b, x: 2, x: 3}\n", T2_EINVAL,
+               "const.yaml:2:19: a.x: duplicate key (and 4 more errors)");
     cfg = load_ok("hyperparameters:\n  global_batch_size: 1\n  b: &b {type: const, val: 1}\n  a: {\"<<\": *b}\n"
                   "searcher: {name: single, metric: loss, max_length: {batches: 1}}\n");
     if (cfg) {
@@ -1201,7 +1203,7 @@ static void test_override_placement(void)
                                    "takes a sampler (the single searcher draws its own hparams)");
     /* The file's own problems stay at the file, with an override elsewhere. */
     const char *other[1] = {"searcher.metric=acc"};
-    expect_err_ov(__LINE__, OK_YAML "  max_trials: 2\n  max_trials: 3\n", other, 1, T2_EFORMAT,
+    expect_err_ov(__LINE__, OK_YAML "  max_trials: 2\n  max_trials: 3\n", other, 1, T2_EINVAL,
                   "const.yaml:9:3: searcher.max_trials: duplicate key");
     expect_err_ov(__LINE__,
                   "hyperparameters:\n  global_batch_size: 4\n  x: {type: double, minval: 9, maxval: 5}\n"

@@ -127,6 +127,8 @@ static int pruner_required(const t2__config *cfg, const t2__pruner_config *p, co
                            const t2__ymark *kmark, const char *path, int name)
 {
     int map = n->kind == T2__Y_MAP; /* else a bare name, median */
+    /* What the rule needs is missing because of its name: at the name when an override set it. */
+    if (map) kmark = t2__cfg_blame_path(kmark, n, "name");
     const t2__ynode *lo = map ? t2__ymap_get(n, "lower", NULL) : NULL, *hi = map ? t2__ymap_get(n, "upper", NULL) : NULL;
     if (name == PERCENTILE && absent(t2__ymap_get(n, "percentile", NULL)))
         return t2__cfg_missing_in(n, kmark, path, "percentile", ", e.g. percentile: 25");

@@ -74,7 +74,9 @@ const char *const t2__cfg_searcher_keys[] = {SEARCHER_KEY_LIST(AS_NAME) NULL};
 
 /* Determined's current form of max_length: `time_metric: batches` + `max_time: N`. Determined
  * follows any validation metric; t2exp counts only batches, records and epochs, so those three are
- * the time metrics it accepts (as max_length {UNIT: N}); another name is an error saying so. */
+ * the time metrics it accepts (as max_length {UNIT: N}); another name is an error saying so. Each
+ * problem is its own error (a bad time_metric and a missing max_time are two); one of the pair
+ * missing is placed at the other when an override set that (the override made the pair). */
 static int time_length(t2__config *cfg, const t2__ynode *map, const t2__ynode *tm, const t2__ymark *tm_key,
                        const t2__ynode *mt, const t2__ymark *kmark, int have_length)
 {
@@ -82,24 +84,28 @@ static int time_length(t2__config *cfg, const t2__ynode *map, const t2__ynode *t
     t2__searcher_config *s = &cfg->searcher;
     int rc, u = -1;
     int64_t n = 0;
-    if (!tm || t2__ynull(tm)) return t2__cfg_missing_in(map, kmark, "searcher", "time_metric", NULL);
-    if (!mt || t2__ynull(mt)) return t2__cfg_missing_in(map, kmark, "searcher", "max_time", NULL);
+    if (tm && tm->kind == T2__Y_SCALAR)
+        for (int k = 0; units[k]; k++)
+            if (strcmp(tm->text, units[k]) == 0) u = k;
+    if (tm && u < 0) {
+        char buf[128], hint[96];
+        rc = t2__cfg_err(&tm->mark, "searcher.time_metric",
+                         "t2exp measures training in batches, records or epochs, got %s%s (Determined follows a "
+                         "metric the script reports; here use time_metric: batches, records or epochs)",
+                         t2__ydesc(tm, buf, sizeof buf), t2__cfg_value_hint(tm, units, hint, sizeof hint));
+        if (mt) return rc;
+        if ((rc = t2__cfg_collect(cfg, rc))) return rc;
+    }
+    if (!tm)
+        return t2__cfg_missing_in(map, mt ? t2__cfg_blame(kmark, t2__cfg_where(mt)) : kmark, "searcher",
+                                  "time_metric", NULL);
+    if (!mt) return t2__cfg_missing_in(map, t2__cfg_blame(kmark, t2__cfg_where(tm)), "searcher", "max_time", NULL);
     if (have_length) {
         /* Placed at time_metric, or at max_length when an override set that. */
         const t2__ynode *ml = t2__ymap_get(map, "max_length", NULL);
         const t2__ymark *at = ml ? t2__cfg_blame(tm_key, t2__cfg_where(ml)) : tm_key;
         return t2__cfg_err(at, at == tm_key ? "searcher.time_metric" : "searcher.max_length",
                            "give either max_length or time_metric with max_time, not both");
-    }
-    if (tm->kind == T2__Y_SCALAR)
-        for (int k = 0; units[k]; k++)
-            if (strcmp(tm->text, units[k]) == 0) u = k;
-    if (u < 0) {
-        char buf[128], hint[96];
-        return t2__cfg_err(&tm->mark, "searcher.time_metric",
-                           "t2exp measures training in batches, records or epochs, got %s%s (Determined follows a "
-                           "metric the script reports; here use time_metric: batches, records or epochs)",
-                           t2__ydesc(tm, buf, sizeof buf), t2__cfg_value_hint(tm, units, hint, sizeof hint));
     }
     if ((rc = t2__get_int(mt, "searcher.max_time", 1, &n))) return rc;
     int64_t max = u == T2__UNIT_EPOCHS ? T2__MAX_EPOCHS : T2__MAX_LENGTH;

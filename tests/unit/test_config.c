@@ -1215,6 +1215,44 @@ static void test_override_placement(void)
                   "min_validation_period: {batches: 1}\nhyperparameters: {global_batch_size: 4}\nsearcher: {name: single, metric: loss, max_length: 3, "
                   "pruner: {name: threshold, lower: 1, upper: 10}}\n",
                   lower, 1, T2_EINVAL, "--config searcher.pruner.lower=20: searcher.pruner: lower 20 is above upper 10");
+    /* Checks of several values at once (probe M, item 7): at the override that changed one of them. */
+    const char *count[1] = {"hyperparameters.a.count=1000001"};
+    expect_err_ov(__LINE__,
+                  "hyperparameters:\n  global_batch_size: 1\n  a: {type: double, minval: 0, maxval: 1, count: 2}\n"
+                  "searcher: {name: grid, metric: loss, max_length: 1}\n",
+                  count, 1, T2_EINVAL,
+                  "--config hyperparameters.a.count=1000001: hyperparameters: the grid has 1000001 points, more than "
+                  "the 1000000 a grid search may have");
+    /* A bad time_metric without max_time: both errors, the missing one at the override that asked for it. */
+    OV_ERR("searcher.time_metric=loss",
+           "--config searcher.time_metric=loss: searcher.time_metric: t2exp measures training in batches, records or "
+           "epochs, got \"loss\" (Determined follows a metric the script reports; here use time_metric: batches, "
+           "records or epochs) (and 1 more error)");
+    {
+        size_t n = 0, more = 0;
+        const char *const *e = t2__config_errors(&n, &more);
+        CHECK(n == 2 && more == 0);
+        if (n == 2) CHECK_STR(e[1], "--config searcher.time_metric=loss: searcher.max_time: missing required key");
+    }
+    OV_ERR("searcher.max_time=7", "--config searcher.max_time=7: searcher.time_metric: missing required key");
+    /* What a type or a pruner's name needs, missing because an override set them. */
+    OV_ERR("hyperparameters.x.type=const", "--config hyperparameters.x.type=const: hyperparameters.x.val: missing "
+                                           "required key");
+    const char *pct[1] = {"searcher.pruner.name=percentile"};
+    expect_err_ov(__LINE__,
+                  "min_validation_period: {batches: 1}\nhyperparameters: {global_batch_size: 4}\nsearcher: {name: "
+                  "random, metric: loss, max_length: 3, max_trials: 4, pruner: {name: median}}\n",
+                  pct, 1, T2_EINVAL,
+                  "--config searcher.pruner.name=percentile: searcher.pruner.percentile: missing required key, e.g. "
+                  "percentile: 25");
+    /* More points than trials because an override lowered max_trials. */
+    const char *trials[1] = {"searcher.max_trials=1"};
+    expect_err_ov(__LINE__,
+                  "hyperparameters: {global_batch_size: 4, x: {type: double, minval: 1, maxval: 5}}\nsearcher: {name: "
+                  "random, metric: loss, max_length: 3, max_trials: 4, points_to_evaluate: [{x: 2}, {x: 3}]}\n",
+                  trials, 1, T2_EINVAL,
+                  "--config searcher.max_trials=1: searcher.points_to_evaluate: 2 points, but the random search makes "
+                  "1 trial(s)");
 #undef OV_ERR
 #undef OK_YAML
 }

@@ -299,8 +299,8 @@ int t2__ctl_run_experiment(t2__ctl *c, int resumed)
                                        : T2__EXP_COMPLETED;
     if (full) {
         char why[1400];
-        t2__fmt_fit(why, sizeof why, "paused: the store ran out of space (%s); free some, then t2exp resume %lld", full_why,
-                 (long long)c->exp_id);
+        t2__fmt_fit(why, sizeof why, "paused: the store ran out of space (%s); free some, then t2exp%s resume %lld",
+                    full_why, t2__hint_home(), (long long)c->exp_id);
         t2__store_set_experiment_error(c->st, c->exp_id, why);
         t2_seterr(T2_EIO, "%s", why);
     } else if (rc) {
@@ -323,17 +323,17 @@ int t2__ctl_run_experiment(t2__ctl *c, int resumed)
     t2__progress_line(out, "experiment %lld %s in %.1f s: %d trial(s) completed%s, %d errored%s%s", (long long)c->exp_id,
                       t2__exp_state_name(final), t2__now() - t0, completed, pruned_text, errored, canceled_text, best);
     if (final == T2__EXP_PAUSED)
-        fprintf(out, "  see: t2exp describe %lld; continue with: t2exp resume %lld\n", (long long)c->exp_id,
-                (long long)c->exp_id);
+        fprintf(out, "  see: t2exp%s describe %lld; continue with: t2exp%s resume %lld\n", t2__hint_home(),
+                (long long)c->exp_id, t2__hint_home(), (long long)c->exp_id);
     else
-        fprintf(out, "  see: t2exp describe %lld\n", (long long)c->exp_id);
+        fprintf(out, "  see: t2exp%s describe %lld\n", t2__hint_home(), (long long)c->exp_id);
     /* A failed write leaves the trial going on from its previous checkpoint (as a failed upload
      * in Determined does not stop training): the run must not end looking as if every model was
      * saved. */
     if (c->ckpt_failed)
         t2__progress_line(out, "  warning: %lld checkpoint write(s) failed in this run (the lines above say why); each "
-                               "trial's latest saved checkpoint is the one before: t2exp checkpoints %lld",
-                          (long long)c->ckpt_failed, (long long)c->exp_id);
+                               "trial's latest saved checkpoint is the one before: t2exp%s checkpoints %lld",
+                          (long long)c->ckpt_failed, t2__hint_home(), (long long)c->exp_id);
     if (rc) t2__progress_line(out, "  controller error: %s", t2_errmsg());
     if (rc2) return rc2;
     /* The experiment's state decides, as `t2exp follow` decides from the store: trials that failed

@@ -269,18 +269,23 @@ int t2__ctl_run_experiment(t2__ctl *c, int resumed)
     else if (rc || t2__ctl_interrupted) t2__ctl_stop_all(c);
     t2__ctl_workers_end(c); /* idle now: each leaves at the end of its channel */
     t2__trial_guard_close(); /* every group it knew of is reaped by now */
-    int killed = t2__ctl_interrupted == SIGUSR2;
+    int killed = t2__ctl_interrupted == SIGUSR2, canceled = 0;
     /* Killed: no trial continues, the ones just stopped (on_exit queued them) and the ones never
-     * started alike. */
+     * started alike. Each is said in the log and counted in the summary, as `kill EXP.N`'s are
+     * (the summary said "1 trial(s) completed, 0 errored" of a run whose other trial it canceled,
+     * and the log last said that trial started: probe_M). */
     for (size_t i = 0; killed && i < c->tt.nt; i++)
         if (c->tt.t[i].state == T2__CTL_QUEUED && c->tt.t[i].id > 0) {
             int rc3 = t2__ctl_store_trial(c, &c->tt.t[i], T2__TU_STATE, T2__TRIAL_CANCELED, NULL);
             if (!rc) rc = rc3;
+            canceled++;
+            t2__progress_event(&c->prog, "trial " T2__TRIAL_FMT " canceled: the experiment was killed",
+                               T2__TRIAL_ARGS(c, &c->tt.t[i]));
         }
     if (!rc && !full) collect_at_end(c);
     t2__progress_finish(&c->prog);
 
-    int completed = 0, errored = 0, canceled = 0, pruned = 0;
+    int completed = 0, errored = 0, pruned = 0;
     for (size_t i = 0; i < c->tt.nt; i++) {
         completed += c->tt.t[i].state == T2__CTL_DONE;
         pruned += c->tt.t[i].state == T2__CTL_DONE && c->tt.t[i].pruned_why;

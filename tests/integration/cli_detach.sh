@@ -103,6 +103,10 @@ expect_in "$OUT" "experiment 3 is CANCELED"
 ctl_gone "$ctl"
 expect_exit 1 timeout 60 "$T2EXP" follow 3
 expect_in "$OUT" "experiment 3 is CANCELED"
+# The log says the trial was canceled, and the summary counts it (it said "0 errored" and no more).
+expect_in "$OUT" "trial 3.0 canceled: the experiment was killed"
+expect_in "$OUT" "experiment 3 CANCELED in"
+expect_in "$OUT" "0 trial(s) completed, 0 errored, 1 canceled"
 
 # 4. Not running: pause/kill exit 2, and so does anything on an unknown experiment.
 expect_exit 2 "$T2EXP" pause 1

@@ -208,7 +208,8 @@ static int load_config(const char *cmd, const args *a, t2__config **cfg)
         for (size_t i = 0; i < nw; i++) fprintf(stderr, "warning: %s\n", w[i]);
         if (ne < 2) fprintf(stderr, "t2exp %s: %s\n", cmd, t2_errmsg());
         for (size_t i = 0; ne >= 2 && i < ne; i++) fprintf(stderr, "t2exp %s: %s\n", cmd, e[i]);
-        if (ne >= 2) fprintf(stderr, "t2exp %s: %zu errors in %s%s\n", cmd, ne + more, a->pos[0], more ? " (the first shown)" : "");
+        if (ne >= 2 && more) fprintf(stderr, "t2exp %s: %zu errors in %s (the first %zu shown)\n", cmd, ne + more, a->pos[0], ne);
+        else if (ne >= 2) fprintf(stderr, "t2exp %s: %zu errors in %s\n", cmd, ne, a->pos[0]);
         return EXIT_USAGE;
     }
     size_t nw;

@@ -274,7 +274,13 @@ static int merge_value(builder *b, frame *f, t2__ynode *v)
     } else {
         rc = err_at(&v->mark, "%s", "a merge key ('<<') takes a map or a list of maps (usually an alias: '<<: *base')");
     }
-    int kept = release(b, v);
+    /* Kept to the end, not freed, whether anchored or not: what it still holds (the entries the
+     * map had already) may hold an anchor that a later alias copies. */
+    int kept = keep_node(b, v);
+    if (kept) {
+        t2__yfree(v);
+        kept = t2_seterr(T2_ENOMEM, "config: out of memory");
+    }
     return rc ? rc : kept;
 }
 
@@ -348,9 +354,22 @@ static int attach(builder *b, t2__ynode *n)
     } else if (is_merge_key(key)) {
         rc = merge_value(b, f, n);
     } else {
-        /* The map's own key over a merged one: in place, and no longer merged (a second is a duplicate). */
-        if (t2__ymap_get(p, key->text, &at) && at < f->capmerged) f->merged[at] = 0;
-        rc = t2__ymap_set(p, key->text, key->mark, n);
+        /* The map's own key over a merged one: in place, and no longer merged (a second is a duplicate).
+         * The merged value is kept to the end rather than freed: an anchor inside it may still be
+         * aliased (`<<: {a: &x 1}`, `a: 2`, `b: *x` read freed memory). */
+        if (t2__ymap_get(p, key->text, &at) && at < f->capmerged && f->merged[at]) {
+            f->merged[at] = 0;
+            rc = keep_node(b, p->items[at]);
+            if (rc) {
+                t2__yfree(n);
+                rc = t2_seterr(T2_ENOMEM, "config: out of memory");
+            } else {
+                p->items[at] = n;
+                p->key_marks[at] = key->mark;
+            }
+        } else {
+            rc = t2__ymap_set(p, key->text, key->mark, n);
+        }
     }
     int kept = release(b, key);
     return rc ? rc : kept;

@@ -902,6 +902,17 @@ static void test_merge_keys(void)
         CHECK(d && d->kind == T2__HP_DOUBLE && d->minval == 0.5 && d->maxval == 1);
         t2__config_free(cfg);
     }
+    /* An anchor inside a merged map that is not itself anchored, aliased after the map's own key
+     * replaced the merged entry, or after an earlier merged map won over it: the anchored node
+     * lives until the parse ends (both read freed memory, found under ASan). */
+    cfg = load_ok(MINIMAL "data:\n  <<: {a: &x 1}\n  a: 2\n  b: *x\n  c: {<<: [{k: 1}, {k: &z 7}]}\n  d: *z\n");
+    if (cfg) {
+        const t2__val *a = t2__val_map_get(cfg->data, "a"), *b = t2__val_map_get(cfg->data, "b"),
+                      *k = t2__val_map_get(t2__val_map_get(cfg->data, "c"), "k"), *d = t2__val_map_get(cfg->data, "d");
+        CHECK(a && a->kind == T2__VAL_INT && a->i == 2 && b && b->kind == T2__VAL_INT && b->i == 1);
+        CHECK(k && k->kind == T2__VAL_INT && k->i == 1 && d && d->kind == T2__VAL_INT && d->i == 7);
+        t2__config_free(cfg);
+    }
     /* Into a nested hyperparameter, and an inline anchored map merged then aliased again. */
     cfg = load_ok("hyperparameters:\n"
                   "  global_batch_size: 1\n"

@@ -435,11 +435,13 @@ static int check_batch(t2__config *cfg, const t2__ynode *hp, const t2__ymark *km
     const t2__ynode *at = ynode_at(hp, "global_batch_size");
     int64_t slots = cfg->resources.slots_per_trial;
     char sub[T2__PATH_MAX], idx[32];
+    /* With the typo hint other required keys get: a misspelt global_batch_size is otherwise taken
+     * for a constant hyperparameter of the trial's own, silently (probe_M). */
     if (!h || !at)
-        return t2__cfg_err(kmark, path,
-                           "missing required key, in the file or as --config hyperparameters.global_batch_size=N "
-                           "(Determined's Core API leaves the batch size to the training script; t2exp builds the "
-                           "batches and needs it)");
+        return t2__cfg_missing_in(hp, kmark, "hyperparameters", "global_batch_size",
+                                  ", in the file or as --config hyperparameters.global_batch_size=N (Determined's "
+                                  "Core API leaves the batch size to the training script; t2exp builds the batches "
+                                  "and needs it)");
     switch (h->kind) {
     case T2__HP_CONST: {
         const t2__ynode *vn = at->kind == T2__Y_MAP ? t2__ymap_get(at, "val", NULL) : at;

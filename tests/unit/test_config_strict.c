@@ -233,6 +233,15 @@ static void test_nothing_hides(void)
                   "const.yaml:3:1: searcher.name: missing required key (is 'naem' at line 4, column 3 a typo of it?) "
                   "(and 3 more errors)",
                   unnamed, sizeof unnamed / sizeof *unnamed);
+    /* A misspelt global_batch_size is a constant of the trial's own, and the missing one says so. */
+    static const char *const batch[] = {
+        "const.yaml:1:1: hyperparameters.global_batch_size: missing required key (is 'glboal_batch_size' at line 2, "
+        "column 3 a typo of it?), in the file or as --config hyperparameters.global_batch_size=N (Determined's Core "
+        "API leaves the batch size to the training script; t2exp builds the batches and needs it)",
+    };
+    expect_errors(__LINE__,
+                  "hyperparameters:\n  glboal_batch_size: 1\nsearcher: {name: single, metric: loss, max_length: 2}\n",
+                  batch[0], batch, 1);
     static const char *const dup[] = {
         "const.yaml:9:3: searcher.max_trials: duplicate key",
         "const.yaml:7:25: searcher.max_length.batches: expected a positive integer, got the string \"10\"",

@@ -534,6 +534,20 @@ static int apply_override(t2__ynode *root, const char *ov, const char *src)
 
 /* ---------- entry points ---------- */
 
+/* A load with collected errors fails with the first as its message, the list kept for
+ * t2__config_errors. */
+static int listed(t2__config *cfg)
+{
+    size_t more = cfg->nerrors - 1 + cfg->nerrors_more;
+    if (more) t2_seterr(T2_EINVAL, "%s (and %zu more error%s)", cfg->errors[0], more, more == 1 ? "" : "s");
+    else t2_seterr(T2_EINVAL, "%s", cfg->errors[0]);
+    keep_errors(cfg);
+    return T2_EINVAL;
+}
+
+/* t2__yparse_collect's duplicate keys: one error of the file among the others. */
+static int collect_dup(void *cfg) { return t2__cfg_collect(cfg, T2_EINVAL); }
+
 static int load(char *text, size_t len, const char *name, const char *const *overrides, int noverrides,
                 t2__config **out)
 {
@@ -560,7 +574,7 @@ static int load(char *text, size_t len, const char *name, const char *const *ove
         rc = t2_seterr(T2_EFORMAT, "%s: the file contains a NUL byte (not a YAML text file?)", name);
         goto fail;
     }
-    if ((rc = t2__yparse(text, len, cfg->source, &root))) goto fail;
+    if ((rc = t2__yparse_collect(text, len, cfg->source, &root, collect_dup, cfg))) goto fail;
     if (noverrides > 0) {
         /* The override sources are named in messages through ymarks, so they must live as long as the
          * tree: they are kept here and freed at the end of the load. */
@@ -591,11 +605,7 @@ static int load(char *text, size_t len, const char *name, const char *const *ove
     cfg->nstored_srcs = 0;
     if (rc) goto fail;
     if (cfg->nerrors) {
-        size_t more = cfg->nerrors - 1 + cfg->nerrors_more;
-        if (more) t2_seterr(T2_EINVAL, "%s (and %zu more error%s)", cfg->errors[0], more, more == 1 ? "" : "s");
-        else t2_seterr(T2_EINVAL, "%s", cfg->errors[0]);
-        keep_errors(cfg);
-        rc = T2_EINVAL;
+        rc = listed(cfg);
         goto fail;
     }
     t2__yfree(root);
@@ -606,6 +616,10 @@ static int load(char *text, size_t len, const char *name, const char *const *ove
 oom:
     rc = t2_seterr(T2_ENOMEM, "config: out of memory");
 fail:
+    /* A problem that ends the load early (a YAML syntax error, a bad override, a file that is no
+     * experiment config) after duplicate keys were collected: listed after them, not instead. */
+    if ((rc == T2_EINVAL || rc == T2_EFORMAT) && cfg->nerrors && !(rc = t2__cfg_collect(cfg, T2_EINVAL)))
+        rc = listed(cfg);
     t2__yfree(root);
     for (int k = 0; srcs && k < noverrides; k++) free(srcs[k]);
     free(srcs);

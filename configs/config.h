@@ -92,6 +92,9 @@ typedef struct t2__pruner_config {
 
 typedef struct t2__searcher_config {
     t2__searcher_kind name;
+    int unnamed;                   /* the name is missing or not a searcher (an error already): the
+                                      other keys are checked as every searcher's, what only some
+                                      searchers need is not asked for */
     char *metric;                  /* required */
     int smaller_is_better;         /* default 1 */
     t2__length max_length;         /* required, n > 0 */

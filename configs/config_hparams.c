@@ -210,16 +210,18 @@ static int parse_typed(t2__config *cfg, const t2__ynode *n, const char *full, t2
             if ((rc = check_finite(v, sub)) || (rc = t2__ynode_to_val(v, &h->vals))) return rc;
         }
     }
+    /* What the type needs is missing because of the type: at it when an override set it. */
+    const t2__ymark *by_type = t2__cfg_blame(&n->mark, &tv->mark);
     switch (h->kind) {
     case T2__HP_CONST:
-        if (!have_val) return t2__cfg_missing(&n->mark, full, "val");
+        if (!have_val) return t2__cfg_missing(by_type, full, "val");
         break;
     case T2__HP_CATEGORICAL:
-        if (!h->vals) return t2__cfg_missing(&n->mark, full, "vals");
+        if (!h->vals) return t2__cfg_missing(by_type, full, "vals");
         break;
     default:
-        if (!minv) return t2__cfg_missing(&n->mark, full, "minval");
-        if (!maxv) return t2__cfg_missing(&n->mark, full, "maxval");
+        if (!minv) return t2__cfg_missing(by_type, full, "minval");
+        if (!maxv) return t2__cfg_missing(by_type, full, "maxval");
         return check_range(h, n, minv, maxv, full);
     }
     return T2_OK;
@@ -367,8 +369,11 @@ static int check_grid(t2__config *cfg, const t2__ynode *hp, const t2__ymark *kma
     uint64_t points = 0;
     int rc = t2__hparam_grid_size(cfg->hparams, &points);
     if (rc) return rc;
+    /* The size comes from every hyperparameter: placed at the first an override set (a count, a
+     * range, a new one), else at the searcher's name when an override chose grid, else the section. */
+    const t2__ymark *m = hp ? t2__cfg_blame(&hp->mark, t2__cfg_where(hp)) : kmark;
     if (points > T2__GRID_MAX_POINTS) /* grid_size saturates: UINT64_MAX means the product overflowed */
-        return t2__cfg_err(hp ? &hp->mark : kmark, "hyperparameters",
+        return t2__cfg_err(t2__cfg_blame_path(m, root, "searcher.name"), "hyperparameters",
                            "the grid has %s%llu points, more than the %d a grid search may have",
                            points == UINT64_MAX ? "more than " : "", (unsigned long long)points, T2__GRID_MAX_POINTS);
     return T2_OK;
@@ -430,11 +435,13 @@ static int check_batch(t2__config *cfg, const t2__ynode *hp, const t2__ymark *km
     const t2__ynode *at = ynode_at(hp, "global_batch_size");
     int64_t slots = cfg->resources.slots_per_trial;
     char sub[T2__PATH_MAX], idx[32];
+    /* With the typo hint other required keys get: a misspelt global_batch_size is otherwise taken
+     * for a constant hyperparameter of the trial's own, silently (probe_M). */
     if (!h || !at)
-        return t2__cfg_err(kmark, path,
-                           "missing required key, in the file or as --config hyperparameters.global_batch_size=N "
-                           "(Determined's Core API leaves the batch size to the training script; t2exp builds the "
-                           "batches and needs it)");
+        return t2__cfg_missing_in(hp, kmark, "hyperparameters", "global_batch_size",
+                                  ", in the file or as --config hyperparameters.global_batch_size=N (Determined's "
+                                  "Core API leaves the batch size to the training script; t2exp builds the batches "
+                                  "and needs it)");
     switch (h->kind) {
     case T2__HP_CONST: {
         const t2__ynode *vn = at->kind == T2__Y_MAP ? t2__ymap_get(at, "val", NULL) : at;

@@ -93,9 +93,12 @@ int t2__cfg_points(t2__config *cfg, const t2__ynode *searcher)
     const char *base = "searcher.points_to_evaluate";
     if (y->kind != T2__Y_SEQ)
         return t2__cfg_err(&y->mark, base, "expected a list of hyperparameter maps, got %s", t2__ydesc(y, buf, sizeof buf));
-    int64_t most = trials_of(&cfg->searcher);
+    int64_t most = cfg->searcher.unnamed ? 0 : trials_of(&cfg->searcher);
+    /* Too many for the trials: at the count (or the name that decides it) when an override set it. */
+    const t2__ymark *m = t2__cfg_blame_path(&y->mark, searcher, "name");
+    m = t2__cfg_blame_path(m, searcher, cfg->searcher.name == T2__SEARCH_PBT ? "population_size" : "max_trials");
     if (most > 0 && (int64_t)y->n > most)
-        return t2__cfg_err(&y->mark, base, "%zu points, but the %s search makes %lld trial(s)%s", y->n,
+        return t2__cfg_err(m, base, "%zu points, but the %s search makes %lld trial(s)%s", y->n,
                            t2__searcher_name(cfg->searcher.name), (long long)most,
                            cfg->searcher.name == T2__SEARCH_PBT ? " in its first generation" : "");
     t2__val *list = t2__val_list();

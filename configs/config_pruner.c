@@ -127,6 +127,8 @@ static int pruner_required(const t2__config *cfg, const t2__pruner_config *p, co
                            const t2__ymark *kmark, const char *path, int name)
 {
     int map = n->kind == T2__Y_MAP; /* else a bare name, median */
+    /* What the rule needs is missing because of its name: at the name when an override set it. */
+    if (map) kmark = t2__cfg_blame_path(kmark, n, "name");
     const t2__ynode *lo = map ? t2__ymap_get(n, "lower", NULL) : NULL, *hi = map ? t2__ymap_get(n, "upper", NULL) : NULL;
     if (name == PERCENTILE && absent(t2__ymap_get(n, "percentile", NULL)))
         return t2__cfg_missing_in(n, kmark, path, "percentile", ", e.g. percentile: 25");
@@ -137,7 +139,7 @@ static int pruner_required(const t2__config *cfg, const t2__pruner_config *p, co
     if (name == THRESHOLD && p->lower > p->upper)
         return t2__cfg_err(hi && lo ? t2__cfg_blame(&hi->mark, &lo->mark) : hi ? &hi->mark : kmark, path,
                            "lower %g is above upper %g", p->lower, p->upper);
-    if (name != PATIENT && name != THRESHOLD && cfg->searcher.name == T2__SEARCH_SINGLE)
+    if (name != PATIENT && name != THRESHOLD && cfg->searcher.name == T2__SEARCH_SINGLE && !cfg->searcher.unnamed)
         return t2__cfg_err(kmark, path, "a single trial has no others to be compared with; the patient and "
                                         "threshold pruners judge a trial by its own values");
     return T2_OK;

@@ -74,7 +74,9 @@ const char *const t2__cfg_searcher_keys[] = {SEARCHER_KEY_LIST(AS_NAME) NULL};
 
 /* Determined's current form of max_length: `time_metric: batches` + `max_time: N`. Determined
  * follows any validation metric; t2exp counts only batches, records and epochs, so those three are
- * the time metrics it accepts (as max_length {UNIT: N}); another name is an error saying so. */
+ * the time metrics it accepts (as max_length {UNIT: N}); another name is an error saying so. Each
+ * problem is its own error (a bad time_metric and a missing max_time are two); one of the pair
+ * missing is placed at the other when an override set that (the override made the pair). */
 static int time_length(t2__config *cfg, const t2__ynode *map, const t2__ynode *tm, const t2__ymark *tm_key,
                        const t2__ynode *mt, const t2__ymark *kmark, int have_length)
 {
@@ -82,24 +84,28 @@ static int time_length(t2__config *cfg, const t2__ynode *map, const t2__ynode *t
     t2__searcher_config *s = &cfg->searcher;
     int rc, u = -1;
     int64_t n = 0;
-    if (!tm || t2__ynull(tm)) return t2__cfg_missing_in(map, kmark, "searcher", "time_metric", NULL);
-    if (!mt || t2__ynull(mt)) return t2__cfg_missing_in(map, kmark, "searcher", "max_time", NULL);
+    if (tm && tm->kind == T2__Y_SCALAR)
+        for (int k = 0; units[k]; k++)
+            if (strcmp(tm->text, units[k]) == 0) u = k;
+    if (tm && u < 0) {
+        char buf[128], hint[96];
+        rc = t2__cfg_err(&tm->mark, "searcher.time_metric",
+                         "t2exp measures training in batches, records or epochs, got %s%s (Determined follows a "
+                         "metric the script reports; here use time_metric: batches, records or epochs)",
+                         t2__ydesc(tm, buf, sizeof buf), t2__cfg_value_hint(tm, units, hint, sizeof hint));
+        if (mt) return rc;
+        if ((rc = t2__cfg_collect(cfg, rc))) return rc;
+    }
+    if (!tm)
+        return t2__cfg_missing_in(map, mt ? t2__cfg_blame(kmark, t2__cfg_where(mt)) : kmark, "searcher",
+                                  "time_metric", NULL);
+    if (!mt) return t2__cfg_missing_in(map, t2__cfg_blame(kmark, t2__cfg_where(tm)), "searcher", "max_time", NULL);
     if (have_length) {
         /* Placed at time_metric, or at max_length when an override set that. */
         const t2__ynode *ml = t2__ymap_get(map, "max_length", NULL);
         const t2__ymark *at = ml ? t2__cfg_blame(tm_key, t2__cfg_where(ml)) : tm_key;
         return t2__cfg_err(at, at == tm_key ? "searcher.time_metric" : "searcher.max_length",
                            "give either max_length or time_metric with max_time, not both");
-    }
-    if (tm->kind == T2__Y_SCALAR)
-        for (int k = 0; units[k]; k++)
-            if (strcmp(tm->text, units[k]) == 0) u = k;
-    if (u < 0) {
-        char buf[128], hint[96];
-        return t2__cfg_err(&tm->mark, "searcher.time_metric",
-                           "t2exp measures training in batches, records or epochs, got %s%s (Determined follows a "
-                           "metric the script reports; here use time_metric: batches, records or epochs)",
-                           t2__ydesc(tm, buf, sizeof buf), t2__cfg_value_hint(tm, units, hint, sizeof hint));
     }
     if ((rc = t2__get_int(mt, "searcher.max_time", 1, &n))) return rc;
     int64_t max = u == T2__UNIT_EPOCHS ? T2__MAX_EPOCHS : T2__MAX_LENGTH;
@@ -119,7 +125,7 @@ static int searcher_name(t2__config *cfg, const t2__ynode *n, const t2__ymark *k
 {
     static const char *const names[] = {"single", "grid", "random", "adaptive_asha", "tpe", "pbt", "custom", NULL};
     const t2__ynode *v = t2__ymap_get(n, "name", NULL);
-    if (!v) return t2__cfg_missing(kmark, "searcher", "name");
+    if (!v) return t2__cfg_missing_in(n, kmark, "searcher", "name", NULL);
     if (t2__ynull(v)) return t2__cfg_err(&v->mark, "searcher.name", "expected one of single, grid, random, adaptive_asha, tpe, pbt or custom, got null");
     if (v->kind == T2__Y_SCALAR)
         for (int k = 0; UNSUPPORTED_SEARCHERS[k]; k++)
@@ -134,17 +140,19 @@ static int searcher_name(t2__config *cfg, const t2__ynode *n, const t2__ymark *k
     return rc;
 }
 
-/* searcher.bracket_rungs: a list of at most max_items rung counts, each 1 to max_value (the ASHA
- * searcher's own bounds, checked here where the file's line and column are known). */
+/* searcher.bracket_rungs: a non-empty list of at most max_items rung counts, each 1 to max_value
+ * (the ASHA searcher's own bounds, checked here where the file's line and column are known). An
+ * empty list is refused: it read as no list at all, the default brackets, which its writer cannot
+ * have meant (null is how to ask for those). */
 static int int_list(const t2__ynode *v, const char *path, size_t max_items, int64_t max_value, int64_t **out,
                     size_t *n)
 {
     char sub[T2__PATH_MAX], idx[24];
     if (t2__ynull(v)) return T2_OK;
-    if (v->kind != T2__Y_SEQ) {
+    if (v->kind != T2__Y_SEQ || v->n == 0) {
         char buf[128];
-        return t2__cfg_err(&v->mark, path, "expected a list of positive integers, got %s",
-                           t2__ydesc(v, buf, sizeof buf));
+        return t2__cfg_err(&v->mark, path, "expected a non-empty list of positive integers (one rung count a "
+                           "bracket), got %s", v->kind == T2__Y_SEQ ? "an empty list" : t2__ydesc(v, buf, sizeof buf));
     }
     if (v->n > max_items) return t2__cfg_err(&v->mark, path, "at most %zu brackets, got %zu", max_items, v->n);
     int64_t *a = calloc(v->n ? v->n : 1, sizeof *a);
@@ -235,7 +243,7 @@ static int sampler(const t2__searcher_config *s, const t2__ynode *map, const t2_
     static const char *const names[] = {"random", "tpe", NULL};
     char buf[128];
     if (t2__ynull(v)) return T2_OK; /* null: absent, as everywhere */
-    if (s->name != T2__SEARCH_ADAPTIVE_ASHA)
+    if (s->name != T2__SEARCH_ADAPTIVE_ASHA && !s->unnamed)
         return t2__cfg_err(t2__cfg_blame_path(&v->mark, map, "name"), path, "only the adaptive_asha searcher takes a sampler (the %s searcher %s)",
                            t2__searcher_name(s->name),
                            s->name == T2__SEARCH_TPE ? "is tpe already" : "draws its own hparams");
@@ -282,8 +290,13 @@ int t2__cfg_searcher(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark
     int have_library = 0;
     const t2__ynode *time_metric = NULL, *max_time = NULL;
     const t2__ymark *time_key = NULL;
-    if ((rc = t2__want_map(n, "searcher")) || (rc = searcher_name(cfg, n, kmark))) return rc;
-    int mine = 1 << s->name;
+    if ((rc = t2__want_map(n, "searcher"))) return rc;
+    /* Without a valid name the other keys are still checked (one run lists every error), each as
+     * the searcher that takes it would check it. */
+    rc = searcher_name(cfg, n, kmark);
+    s->unnamed = rc == T2_EINVAL;
+    if ((rc = t2__cfg_collect(cfg, rc))) return rc;
+    int mine = s->unnamed ? APPLIES_ALL : 1 << s->name;
     /* adaptive_asha with sampler: tpe takes the tpe keys, wherever the sampler stands in the map. */
     const t2__ynode *sv = t2__ymap_get(n, "sampler", NULL);
     if (s->name == T2__SEARCH_ADAPTIVE_ASHA && sv && sv->kind == T2__Y_SCALAR && strcmp(sv->text, "tpe") == 0)
@@ -297,7 +310,7 @@ int t2__cfg_searcher(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark
         for (size_t j = 0; j < sizeof SEARCHER_KEYS / sizeof *SEARCHER_KEYS; j++)
             if (KEY_IS(SEARCHER_KEYS[j].key)) applies = SEARCHER_KEYS[j].applies;
         /* asha's tpe sampler takes tpe's sampling keys, not its pruner: asha stops trials itself. */
-        int takes = KEY_IS("pruner") ? 1 << s->name : mine;
+        int takes = KEY_IS("pruner") && !s->unnamed ? 1 << s->name : mine;
         if (applies < 0) {
             rc = t2__cfg_unknown(cfg, km, path, t2__cfg_searcher_keys);
         } else if (!(applies & takes)) {
@@ -421,17 +434,19 @@ int t2__cfg_searcher(t2__config *cfg, const t2__ynode *n, const t2__ymark *kmark
     if (!have_metric && (rc = t2__cfg_collect(cfg, t2__cfg_missing_in(n, kmark, "searcher", "metric", NULL)))) return rc;
     /* What only some searchers need is missing because of the name: at the name when an override set it. */
     const t2__ymark *by_name = t2__cfg_blame_path(kmark, n, "name");
-    if (s->name == T2__SEARCH_PBT) return pbt_finish(cfg, n, by_name, have_pop, have_rounds, have_round_length);
+    if (s->name == T2__SEARCH_PBT && !s->unnamed)
+        return pbt_finish(cfg, n, by_name, have_pop, have_rounds, have_round_length);
     if (time_metric || max_time) {
         if ((rc = t2__cfg_collect(cfg, time_length(cfg, n, time_metric, time_key, max_time, kmark, have_length))))
             return rc;
-    } else if (!have_length) {
+    } else if (!have_length && !s->unnamed) { /* pbt needs none */
         rc = t2__cfg_missing_in(n, kmark, "searcher", "max_length",
                                 ", e.g. max_length: {batches: 1000} or time_metric: batches with max_time: 1000, "
                                 "in the file or as --config searcher.max_length.batches=1000"
                                 CORE_API_NOTE("the training length"));
         if ((rc = t2__cfg_collect(cfg, rc))) return rc;
     }
+    if (s->unnamed) return T2_OK;
     if (s->name == T2__SEARCH_CUSTOM && !have_library &&
         (rc = t2__cfg_collect(cfg, t2__cfg_missing_in(n, by_name, "searcher", "library",
                                                       ", the shared object of your searcher (t2exp/searcher.h)"))))

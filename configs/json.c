@@ -81,8 +81,7 @@ static void put_string(sbuf *b, const char *s, size_t len)
 static void put_double(sbuf *b, double d)
 {
     char s[40];
-    t2__json_double_text(d, s, sizeof s);
-    if (!strpbrk(s, ".eEn")) strcat(s, ".0");
+    t2__json_real_text(d, s, sizeof s);
     puts_(b, s);
 }
 

@@ -123,3 +123,13 @@ size_t t2__json_double_text(double d, char *out, size_t cap)
     memcpy(out, c, n16 + 1);
     return n16;
 }
+
+size_t t2__json_real_text(double d, char *out, size_t cap)
+{
+    size_t n = t2__json_double_text(d, out, cap);
+    if (!strpbrk(out, ".eEn") && n + 3 <= cap) { /* 'n': inf and nan stay words */
+        memcpy(out + n, ".0", 3);
+        n += 2;
+    }
+    return n;
+}

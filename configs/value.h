@@ -121,6 +121,9 @@ int t2__json_value(t2__json_out *o, const t2__val *v);
 /* d's shortest text that strtod reads back to d (of %.15g, %.16g, %.17g: json_double.c), into out
  * (cap >= 32 for the fast way); its length. */
 size_t t2__json_double_text(double d, char *out, size_t cap);
+/* The same with ".0" after an integral one (0.0, 12.0), so that a reader takes it for a double as
+ * it was: how JSON and CSV write a real everywhere (cli.md "Reading the store"). cap >= 40. */
+size_t t2__json_real_text(double d, char *out, size_t cap);
 /* The double strtod reads from the len bytes at s (a number's text, whose next byte, if s goes on,
  * cannot continue it; json_number.c reads the common ones itself, exactly as strtod would, and
  * hands it the rest). */

@@ -146,6 +146,7 @@ typedef struct frame {
      * own may still override (NULL: none merged yet; cap entries). */
     unsigned char *merged;
     size_t capmerged;
+    int skip; /* MAP: key is a duplicate already reported (builder.dup): its value is dropped */
 } frame;
 
 
@@ -162,6 +163,8 @@ typedef struct builder {
     t2__ynode **keep; /* anchored key scalars: aliases may still copy them after the key is consumed */
     size_t nkeep, capkeep;
     size_t nodes, bytes, max_bytes;
+    int (*dup)(void *ctx); /* t2__yparse_collect's: takes a duplicate key's message (t2_errmsg) */
+    void *dup_ctx;
 } builder;
 
 static t2__ymark mark_of(const builder *b, yaml_mark_t m)
@@ -271,7 +274,13 @@ static int merge_value(builder *b, frame *f, t2__ynode *v)
     } else {
         rc = err_at(&v->mark, "%s", "a merge key ('<<') takes a map or a list of maps (usually an alias: '<<: *base')");
     }
-    int kept = release(b, v);
+    /* Kept to the end, not freed, whether anchored or not: what it still holds (the entries the
+     * map had already) may hold an anchor that a later alias copies. */
+    int kept = keep_node(b, v);
+    if (kept) {
+        t2__yfree(v);
+        kept = t2_seterr(T2_ENOMEM, "config: out of memory");
+    }
     return rc ? rc : kept;
 }
 
@@ -319,8 +328,13 @@ static int attach(builder *b, t2__ynode *n)
             char path[512];
             stack_path(b, n->text, path, sizeof path);
             int rc = err_at(&n->mark, "%s: duplicate key", path);
-            t2__yfree(n);
-            return rc;
+            /* Collected, the parse goes on: the tree stays what it was (the first value kept), so
+             * the rest of the file is read and checked as if the second entry were not there. */
+            if (!b->dup || (rc = b->dup(b->dup_ctx))) {
+                t2__yfree(n);
+                return rc;
+            }
+            f->skip = 1;
         }
         f->key = n;
         return T2_OK;
@@ -329,12 +343,33 @@ static int attach(builder *b, t2__ynode *n)
     f->key = NULL;
     size_t at;
     int rc;
-    if (is_merge_key(key)) {
+    if (f->skip) {
+        /* Kept to the end rather than freed: an anchor inside it may still be aliased. */
+        f->skip = 0;
+        rc = keep_node(b, n);
+        if (rc) {
+            t2__yfree(n);
+            rc = t2_seterr(T2_ENOMEM, "config: out of memory");
+        }
+    } else if (is_merge_key(key)) {
         rc = merge_value(b, f, n);
     } else {
-        /* The map's own key over a merged one: in place, and no longer merged (a second is a duplicate). */
-        if (t2__ymap_get(p, key->text, &at) && at < f->capmerged) f->merged[at] = 0;
-        rc = t2__ymap_set(p, key->text, key->mark, n);
+        /* The map's own key over a merged one: in place, and no longer merged (a second is a duplicate).
+         * The merged value is kept to the end rather than freed: an anchor inside it may still be
+         * aliased (`<<: {a: &x 1}`, `a: 2`, `b: *x` read freed memory). */
+        if (t2__ymap_get(p, key->text, &at) && at < f->capmerged && f->merged[at]) {
+            f->merged[at] = 0;
+            rc = keep_node(b, p->items[at]);
+            if (rc) {
+                t2__yfree(n);
+                rc = t2_seterr(T2_ENOMEM, "config: out of memory");
+            } else {
+                p->items[at] = n;
+                p->key_marks[at] = key->mark;
+            }
+        } else {
+            rc = t2__ymap_set(p, key->text, key->mark, n);
+        }
     }
     int kept = release(b, key);
     return rc ? rc : kept;
@@ -459,9 +494,15 @@ static int syntax_error(const yaml_parser_t *p, const char *src)
 
 int t2__yparse(const char *text, size_t len, const char *src, t2__ynode **out)
 {
+    return t2__yparse_collect(text, len, src, out, NULL, NULL);
+}
+
+int t2__yparse_collect(const char *text, size_t len, const char *src, t2__ynode **out, int (*dup)(void *ctx),
+                       void *ctx)
+{
     yaml_parser_t parser;
     yaml_event_t ev;
-    builder b = {.src = src, .max_bytes = T2__Y_MAX_BYTES(len)};
+    builder b = {.src = src, .max_bytes = T2__Y_MAX_BYTES(len), .dup = dup, .dup_ctx = ctx};
     int rc = T2_OK, docs = 0, done = 0;
     *out = NULL;
     if (!yaml_parser_initialize(&parser)) return t2_seterr(T2_ENOMEM, "config: out of memory");

@@ -55,6 +55,13 @@ typedef struct t2__ynode {
  * document past the limits above (placed at the alias that would pass them). T2_ENOMEM. */
 int t2__yparse(const char *text, size_t len, const char *src, t2__ynode **out);
 
+/* t2__yparse, but a duplicate key is not the end: its error is set (t2_errmsg) and dup(ctx) called,
+ * which keeps it and returns T2_OK to go on (the first value stays, the second is dropped) or an
+ * error to stop with. The config loader lists it with the file's other errors; a duplicate leaves
+ * a well-formed tree, unlike a syntax error. */
+int t2__yparse_collect(const char *text, size_t len, const char *src, t2__ynode **out, int (*dup)(void *ctx),
+                       void *ctx);
+
 void t2__yfree(t2__ynode *n);
 t2__ynode *t2__ycopy(const t2__ynode *n);
 

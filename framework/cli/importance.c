@@ -184,10 +184,14 @@ static void table_name(FILE *out, const char *s, size_t width)
 static int print(const t2__importance_result *r, int64_t exp_id, t2__store_format fmt, FILE *out)
 {
     if (fmt == T2__FMT_CSV) {
+        /* The same text as --json and the store's other listings (cli.md: a real's shortest
+         * text that reads back to it, ".0" after an integral one), not a rounding of it. */
+        char num[64];
         fprintf(out, "hyperparameter,importance\n");
         for (size_t k = 0; k < r->d; k++) {
             t2__store_csv_field(out, r->names[k]);
-            fprintf(out, ",%.6f\n", r->values[k]);
+            t2__json_real_text(r->values[k], num, sizeof num);
+            fprintf(out, ",%s\n", num);
         }
     } else if (fmt == T2__FMT_JSON) {
         t2__json_out j = {0};
@@ -203,7 +207,7 @@ static int print(const t2__importance_result *r, int64_t exp_id, t2__store_forma
             raw(&j, k ? ",{\"hyperparameter\":" : "{\"hyperparameter\":");
             t2__json_string(&j, r->names[k]);
             raw(&j, ",\"importance\":");
-            t2__json_raw(&j, num, t2__json_double_text(r->values[k], num, sizeof num));
+            t2__json_raw(&j, num, t2__json_real_text(r->values[k], num, sizeof num));
             raw(&j, "}");
         }
         raw(&j, "]}\n");

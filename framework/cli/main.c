@@ -145,6 +145,7 @@ static int open_store(const args *a, int readonly, t2__store **st)
 static int export_home(const args *a, const char *cmd)
 {
     char home[PATH_MAX];
+    t2__hint_set_home(a->home); /* the commands this process tells its user to run name it too */
     if (!a->home) return 0;
     if (t2__store_home(a->home, home, sizeof home)) return usage_error(cmd, "--home: %s", t2_errmsg());
     if (setenv("T2EXP_HOME", home, 1) != 0) return usage_error(cmd, "--home: %s", strerror(errno));
@@ -207,7 +208,8 @@ static int load_config(const char *cmd, const args *a, t2__config **cfg)
         for (size_t i = 0; i < nw; i++) fprintf(stderr, "warning: %s\n", w[i]);
         if (ne < 2) fprintf(stderr, "t2exp %s: %s\n", cmd, t2_errmsg());
         for (size_t i = 0; ne >= 2 && i < ne; i++) fprintf(stderr, "t2exp %s: %s\n", cmd, e[i]);
-        if (ne >= 2) fprintf(stderr, "t2exp %s: %zu errors in %s%s\n", cmd, ne + more, a->pos[0], more ? " (the first shown)" : "");
+        if (ne >= 2 && more) fprintf(stderr, "t2exp %s: %zu errors in %s (the first %zu shown)\n", cmd, ne + more, a->pos[0], ne);
+        else if (ne >= 2) fprintf(stderr, "t2exp %s: %zu errors in %s\n", cmd, ne, a->pos[0]);
         return EXIT_USAGE;
     }
     size_t nw;
@@ -237,7 +239,8 @@ static int detach(const char *cmd, const args *a, t2__detach *d, void (**cb)(voi
         return -1;
     }
     if (rc == 2) return child_exit; /* it said why on stderr */
-    printf("experiment %lld started in the background; follow with: t2exp follow %lld\n", (long long)id, (long long)id);
+    printf("experiment %lld started in the background; follow with: t2exp%s follow %lld\n", (long long)id,
+           t2__hint_home(), (long long)id);
     return 0;
 }
 
@@ -562,7 +565,8 @@ static int cmd_follow(const args *a)
     long pid = 0;
     if (!rc && state == T2__EXP_ACTIVE && t2__store_controller(st, id, &pid) == 0)
         fprintf(stderr, "experiment %lld is ACTIVE, but no controller runs it: it was killed or crashed before it "
-                        "recorded an end; `t2exp resume %lld` continues it\n", (long long)id, (long long)id);
+                        "recorded an end; `t2exp%s resume %lld` continues it\n", (long long)id, t2__hint_home(),
+                (long long)id);
     else if (!rc) fprintf(stderr, "experiment %lld is %s\n", (long long)id, t2__exp_state_name(state));
     else fprintf(stderr, "t2exp follow: %s\n", t2_errmsg());
     t2__store_close(st);

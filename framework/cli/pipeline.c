@@ -64,7 +64,8 @@ static int flow_error(const char *cmd, int rc)
     const char *const *e = t2__flow_errors(&n, &more);
     if (n < 2) fprintf(stderr, "t2exp %s: %s\n", cmd, t2_errmsg());
     for (size_t i = 0; n >= 2 && i < n; i++) fprintf(stderr, "t2exp %s: %s\n", cmd, e[i]);
-    if (n >= 2) fprintf(stderr, "t2exp %s: %zu errors%s; nothing was run\n", cmd, n + more, more ? " (the first shown)" : "");
+    if (n >= 2 && more) fprintf(stderr, "t2exp %s: %zu errors (the first %zu shown); nothing was run\n", cmd, n + more, n);
+    else if (n >= 2) fprintf(stderr, "t2exp %s: %zu errors; nothing was run\n", cmd, n);
     return rc == T2_EINVAL || rc == T2_EFORMAT || rc == T2_ENOTFOUND ? EX_USAGE : rc == T2_ESTATE ? EX_FAILED : EX_STORE;
 }
 

@@ -134,8 +134,8 @@ int t2__test_mode_finish(t2__store *st, const t2__config *cfg, int64_t exp_id, i
         if (revalidate(cfg, trial_path, &rows[0], exp.parts, NULL, NULL, &wraps) != T2_OK)
             snprintf(why, sizeof why, "the trial wrote no checkpoint, and building its model again failed: %s", t2_errmsg());
         else if (wraps)
-            snprintf(why, sizeof why, "the trial wrote no checkpoint (its log says why: t2exp logs %lld.0)",
-                     (long long)exp_id);
+            snprintf(why, sizeof why, "the trial wrote no checkpoint (its log says why: t2exp%s logs %lld.0)",
+                     t2__hint_home(), (long long)exp_id);
     } else if (revalidate(cfg, trial_path, &rows[0], exp.parts, ck.path, &again, NULL) != T2_OK) {
         snprintf(why, sizeof why, "its checkpoint %s could not be restored and validated: %s", ck.uuid, t2_errmsg());
     } else if (!same_value(again, rows[0].latest_validation)) {
@@ -158,9 +158,10 @@ int t2__test_mode_finish(t2__store *st, const t2__config *cfg, int64_t exp_id, i
             fprintf(out, "test mode: experiment %lld kept: it could not be deleted: %s\n", (long long)exp_id, t2_errmsg());
     } else {
         fprintf(out, "test mode: FAILED: %s\n", why);
-        fprintf(out, "test mode: experiment %lld is kept: t2exp logs %lld.0, t2exp describe %lld; t2exp delete %lld "
-                     "when done\n",
-                (long long)exp_id, (long long)exp_id, (long long)exp_id, (long long)exp_id);
+        const char *h = t2__hint_home();
+        fprintf(out, "test mode: experiment %lld is kept: t2exp%s logs %lld.0, t2exp%s describe %lld; t2exp%s delete "
+                     "%lld when done\n",
+                (long long)exp_id, h, (long long)exp_id, h, (long long)exp_id, h, (long long)exp_id);
     }
     t2__checkpoint_row_free(&ck);
     t2__experiment_row_free(&exp);

@@ -72,6 +72,13 @@ double t2__now(void);
 struct t2_net;
 void t2__net_profile(struct t2_net *net, double *acc);
 
+/* " --home DIR" (shell-quoted where a shell would split or expand it) when the CLI was given
+ * --home DIR, "" when the home is T2EXP_HOME's or the default: what every printed command the user
+ * is told to run (`t2exp follow 3`) puts after "t2exp" so that it finds the same store
+ * (home_hint.c). Set once by the CLI; a long path past its room gives "". */
+void t2__hint_set_home(const char *dir);
+const char *t2__hint_home(void);
+
 #define T2__UNUSED(x) ((void)(x))
 
 #endif

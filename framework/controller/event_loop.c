@@ -671,8 +671,8 @@ void t2__ctl_stop_all(t2__ctl *c)
     if (!killing && c->tt.nrun > 0)
         t2__progress_event(&c->prog,
                            "stopping: %zu running trial(s) finish their batch and checkpoint (at most 60 s); "
-                           "Ctrl-C again or `t2exp kill %lld` stops them now",
-                           c->tt.nrun, (long long)c->exp_id);
+                           "Ctrl-C again or `t2exp%s kill %lld` stops them now",
+                           c->tt.nrun, t2__hint_home(), (long long)c->exp_id);
     double t0 = t2__now();
     while ((int)c->tt.nrun > 0 && t2__now() - t0 < 60.0) {
         if (!killing && t2__ctl_stops_asked != asked) {

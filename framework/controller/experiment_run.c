@@ -269,18 +269,23 @@ int t2__ctl_run_experiment(t2__ctl *c, int resumed)
     else if (rc || t2__ctl_interrupted) t2__ctl_stop_all(c);
     t2__ctl_workers_end(c); /* idle now: each leaves at the end of its channel */
     t2__trial_guard_close(); /* every group it knew of is reaped by now */
-    int killed = t2__ctl_interrupted == SIGUSR2;
+    int killed = t2__ctl_interrupted == SIGUSR2, canceled = 0;
     /* Killed: no trial continues, the ones just stopped (on_exit queued them) and the ones never
-     * started alike. */
+     * started alike. Each is said in the log and counted in the summary, as `kill EXP.N`'s are
+     * (the summary said "1 trial(s) completed, 0 errored" of a run whose other trial it canceled,
+     * and the log last said that trial started: probe_M). */
     for (size_t i = 0; killed && i < c->tt.nt; i++)
         if (c->tt.t[i].state == T2__CTL_QUEUED && c->tt.t[i].id > 0) {
             int rc3 = t2__ctl_store_trial(c, &c->tt.t[i], T2__TU_STATE, T2__TRIAL_CANCELED, NULL);
             if (!rc) rc = rc3;
+            canceled++;
+            t2__progress_event(&c->prog, "trial " T2__TRIAL_FMT " canceled: the experiment was killed",
+                               T2__TRIAL_ARGS(c, &c->tt.t[i]));
         }
     if (!rc && !full) collect_at_end(c);
     t2__progress_finish(&c->prog);
 
-    int completed = 0, errored = 0, canceled = 0, pruned = 0;
+    int completed = 0, errored = 0, pruned = 0;
     for (size_t i = 0; i < c->tt.nt; i++) {
         completed += c->tt.t[i].state == T2__CTL_DONE;
         pruned += c->tt.t[i].state == T2__CTL_DONE && c->tt.t[i].pruned_why;
@@ -299,8 +304,8 @@ int t2__ctl_run_experiment(t2__ctl *c, int resumed)
                                        : T2__EXP_COMPLETED;
     if (full) {
         char why[1400];
-        t2__fmt_fit(why, sizeof why, "paused: the store ran out of space (%s); free some, then t2exp resume %lld", full_why,
-                 (long long)c->exp_id);
+        t2__fmt_fit(why, sizeof why, "paused: the store ran out of space (%s); free some, then t2exp%s resume %lld",
+                    full_why, t2__hint_home(), (long long)c->exp_id);
         t2__store_set_experiment_error(c->st, c->exp_id, why);
         t2_seterr(T2_EIO, "%s", why);
     } else if (rc) {
@@ -323,17 +328,17 @@ int t2__ctl_run_experiment(t2__ctl *c, int resumed)
     t2__progress_line(out, "experiment %lld %s in %.1f s: %d trial(s) completed%s, %d errored%s%s", (long long)c->exp_id,
                       t2__exp_state_name(final), t2__now() - t0, completed, pruned_text, errored, canceled_text, best);
     if (final == T2__EXP_PAUSED)
-        fprintf(out, "  see: t2exp describe %lld; continue with: t2exp resume %lld\n", (long long)c->exp_id,
-                (long long)c->exp_id);
+        fprintf(out, "  see: t2exp%s describe %lld; continue with: t2exp%s resume %lld\n", t2__hint_home(),
+                (long long)c->exp_id, t2__hint_home(), (long long)c->exp_id);
     else
-        fprintf(out, "  see: t2exp describe %lld\n", (long long)c->exp_id);
+        fprintf(out, "  see: t2exp%s describe %lld\n", t2__hint_home(), (long long)c->exp_id);
     /* A failed write leaves the trial going on from its previous checkpoint (as a failed upload
      * in Determined does not stop training): the run must not end looking as if every model was
      * saved. */
     if (c->ckpt_failed)
         t2__progress_line(out, "  warning: %lld checkpoint write(s) failed in this run (the lines above say why); each "
-                               "trial's latest saved checkpoint is the one before: t2exp checkpoints %lld",
-                          (long long)c->ckpt_failed, (long long)c->exp_id);
+                               "trial's latest saved checkpoint is the one before: t2exp%s checkpoints %lld",
+                          (long long)c->ckpt_failed, t2__hint_home(), (long long)c->exp_id);
     if (rc) t2__progress_line(out, "  controller error: %s", t2_errmsg());
     if (rc2) return rc2;
     /* The experiment's state decides, as `t2exp follow` decides from the store: trials that failed

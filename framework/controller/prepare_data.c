@@ -148,7 +148,7 @@ int t2__ctl_prepare_experiment(t2__ctl *c, uint64_t seed)
     }
     if (interrupted) {
         /* Nothing ran: a resume starts the search afresh, and runs prepare_data first. */
-        t2__fmt_fit(why, sizeof why, "paused during prepare_data; t2exp resume %lld runs it again", id);
+        t2__fmt_fit(why, sizeof why, "paused during prepare_data; t2exp%s resume %lld runs it again", t2__hint_home(), id);
         t2__store_set_experiment_error(c->st, c->exp_id, why);
         t2__store_set_experiment_state(c->st, c->exp_id, T2__EXP_PAUSED);
         t2__progress_line(c->o->out, "experiment %lld %s", id, why);

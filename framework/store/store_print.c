@@ -116,18 +116,6 @@ static void put_quoted(t2__sbuf *b, const char *s, char q)
  * other value as it is. SQLite writes reals with 15 significant digits, in JSON and as text, so
  * an exported metric was not the stored double (586 of 10,000 were, probe_J). Registered on each
  * connection (store.c). Infinities stay SQLite's (JSON has no word for them; it writes 9e999). */
-/* A finite real's text: the shortest that reads back to it, with ".0" after an integral one as
- * SQLite writes it (so JSON readers keep it a float). Returns its length. */
-static size_t real_text(double d, char *out, size_t cap)
-{
-    size_t n = t2__json_double_text(d, out, cap);
-    if (!strpbrk(out, ".eE") && n + 3 <= cap) {
-        memcpy(out + n, ".0", 3);
-        n += 2;
-    }
-    return n;
-}
-
 void t2__store_sql_real(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
     (void)argc;
@@ -137,7 +125,7 @@ void t2__store_sql_real(sqlite3_context *ctx, int argc, sqlite3_value **argv)
         sqlite3_result_value(ctx, argv[0]);
         return;
     }
-    size_t n = real_text(d, text, sizeof text);
+    size_t n = t2__json_real_text(d, text, sizeof text); /* ".0" after an integral one, as SQLite */
     sqlite3_result_text(ctx, text, (int)n, SQLITE_TRANSIENT);
 }
 
@@ -411,7 +399,7 @@ int t2__store_print_csv_stmt(t2__store *st, sqlite3_stmt *s, FILE *out)
             double d = sqlite3_column_double(s, c);
             char text[40];
             if (sqlite3_column_type(s, c) == SQLITE_FLOAT && isfinite(d)) {
-                real_text(d, text, sizeof text);
+                t2__json_real_text(d, text, sizeof text);
                 t2__store_csv_field(out, text);
             } else {
                 t2__store_csv_field(out, (const char *)sqlite3_column_text(s, c));

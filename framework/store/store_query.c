@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "store_internal.h"
+#include "internal.h" /* t2__hint_home */
 #include "t2exp/error.h"
 
 static const t2__store_colspec COLS[] = {
@@ -209,7 +210,7 @@ static int describe_table(t2__store *st, const t2__store_param *p, size_t np, co
     }
     if (active && t2__store_controller(st, p[0].i, &pid) == 0)
         fprintf(out, "no controller runs it: it was killed or crashed before it recorded an end; "
-                     "`t2exp resume %lld` continues it\n", (long long)p[0].i);
+                     "`t2exp%s resume %lld` continues it\n", t2__hint_home(), (long long)p[0].i);
     t2_clearerr();
     fputs("config:\n", out);
     /* Indented so the YAML reads as a block under its heading. */

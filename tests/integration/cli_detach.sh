@@ -35,6 +35,16 @@ expect_in "$OUT" "experiment 1 COMPLETED"
 [ "$(sql 'SELECT state FROM experiments WHERE id=1')" = COMPLETED ] || fail "experiment 1 not COMPLETED"
 [ -z "$(sql 'SELECT controller_pid FROM experiments WHERE id=1')" ] || fail "the controller record was not cleared"
 
+# A home given by --home is in every command t2exp prints for its user to run (shell-quoted), so
+# that the command finds the experiment from a plain shell (it printed `t2exp follow 1`, probe_M).
+H="$WORK/a home's dir"
+expect_exit 0 timeout 60 env -u T2EXP_HOME "$T2EXP" create "$WORK/fast.yaml" "$Q" --detach --home "$H"
+expect_in "$OUT" "follow with: t2exp --home '$WORK/a home'\\''s dir' follow 1"
+printed=$(sed -n 's/.*follow with: //p' <<<"$OUT")
+expect_exit 0 timeout 120 env -u T2EXP_HOME PATH="$(dirname "$T2EXP"):$PATH" bash -c "$printed" # t2exp: $T2EXP
+expect_in "$OUT" "experiment 1 COMPLETED"
+expect_in "$OUT" "see: t2exp --home '$WORK/a home'\\''s dir' describe 1"
+
 # A search where one trial fails still COMPLETES, and every way of running it says so alike:
 # exit 0 in the foreground and from `follow` of the detached run (create once exited 1, follow 0).
 cat > "$WORK/grid.yaml" <<Y
@@ -93,6 +103,10 @@ expect_in "$OUT" "experiment 3 is CANCELED"
 ctl_gone "$ctl"
 expect_exit 1 timeout 60 "$T2EXP" follow 3
 expect_in "$OUT" "experiment 3 is CANCELED"
+# The log says the trial was canceled, and the summary counts it (it said "0 errored" and no more).
+expect_in "$OUT" "trial 3.0 canceled: the experiment was killed"
+expect_in "$OUT" "experiment 3 CANCELED in"
+expect_in "$OUT" "0 trial(s) completed, 0 errored, 1 canceled"
 
 # 4. Not running: pause/kill exit 2, and so does anything on an unknown experiment.
 expect_exit 2 "$T2EXP" pause 1

@@ -31,6 +31,24 @@ for cmd in preview create; do
 done
 [ ! -e "$T2EXP_HOME/t2exp.db" ] || [ "$(sql 'SELECT count(*) FROM experiments')" = 0 ] || fail "a refused config made an experiment"
 
+# Nothing hides the rest (probe_M): a duplicate key, and a missing searcher.name, are errors among
+# the others; past 50 errors the count says how many were shown.
+sed -e 's/^  max_trials: 2/  max_trials: 2\n  max_trials: 3/' -e 's/batches: 10}/batches: "10"}/' \
+  -e 's/smaller_is_beter/smaller_is_better/' -e 's/max_trails: 2/max_concurrent_trials: 1/' "$WORK/typos.yaml" > "$WORK/dup.yaml"
+expect_exit 2 "$T2EXP" preview "$WORK/dup.yaml"
+expect_in "$OUT" "t2exp preview: $WORK/dup.yaml:12:3: searcher.max_trials: duplicate key"
+expect_in "$OUT" "t2exp preview: $WORK/dup.yaml:13:25: searcher.max_length.batches: expected a positive integer, got the string \"10\""
+expect_in "$OUT" "t2exp preview: $WORK/dup.yaml:14:1: min_validation_perod: unknown key"
+expect_in "$OUT" "t2exp preview: 3 errors in $WORK/dup.yaml"
+sed -e 's/^  name: random/  naem: random/' "$WORK/typos.yaml" > "$WORK/unnamed.yaml"
+expect_exit 2 "$T2EXP" preview "$WORK/unnamed.yaml"
+expect_in "$OUT" "t2exp preview: $WORK/unnamed.yaml:6:1: searcher.name: missing required key (is 'naem' at line 7, column 3 a typo of it?)"
+expect_in "$OUT" "t2exp preview: $WORK/unnamed.yaml:9:3: searcher.smaller_is_beter: unknown key"
+expect_in "$OUT" "t2exp preview: 5 errors in $WORK/unnamed.yaml"
+{ cat "$WORK/typos.yaml"; for k in $(seq 10 69); do echo "typo_$k: 1"; done; } > "$WORK/many.yaml"
+expect_exit 2 "$T2EXP" preview "$WORK/many.yaml"
+expect_in "$OUT" "t2exp preview: 63 errors in $WORK/many.yaml (the first 50 shown)"
+
 # --lenient: warnings with the same suggestions, and the run goes on.
 expect_exit 0 "$T2EXP" preview "$WORK/typos.yaml" --lenient
 expect_in "$OUT" "warning: $WORK/typos.yaml:10:3: unknown key 'searcher.max_trails' (ignored; did you mean 'max_trials'?)"

@@ -37,6 +37,15 @@ first=$(json "json_extract(j, '$.importance[0].importance')")
 expect_exit 0 "$T2EXP" importance 1 --csv
 [ "$(head -n 1 <<<"$OUT")" = "hyperparameter,importance" ] || fail "csv header: $OUT"
 [ "$(wc -l <<<"$OUT")" = 5 ] || fail "csv rows: $OUT"
+# Each value the JSON's text exactly (the shortest that reads back; CSV had 6 decimals, probe_M).
+csv=$OUT
+expect_exit 0 "$T2EXP" importance 1 --json
+for h in x y lr c; do
+  want=$(grep -o "\"hyperparameter\":\"$h\",\"importance\":[^}]*" <<<"$OUT" | sed 's/.*"importance"://')
+  [ -n "$want" ] && [ "$(awk -F, -v h="$h" '$1 == h { print $2 }' <<<"$csv")" = "$want" ] ||
+    fail "$h: csv $(grep "^$h," <<<"$csv"), json $want"
+  [[ $want == *[.e]* ]] || fail "$h: json $want has no '.0'"
+done
 expect_exit 0 "$T2EXP" importance 1 --json
 [ "$(json "json_extract(j, '$.importance[0].importance')")" = "$first" ] || fail "a second run differs"
 

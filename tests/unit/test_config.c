@@ -347,12 +347,13 @@ static void test_yaml_syntax_errors(void)
     EXPECT_ERR("a: 1\n\tb: 2\n", T2_EFORMAT,
                "const.yaml:2:1: YAML syntax error: found a tab character that violates indentation (while scanning "
                "a plain scalar at line 1, column 4)");
-    EXPECT_ERR("a: 1\na: 2\n", T2_EFORMAT, "const.yaml:2:1: a: duplicate key");
+    /* A duplicate key is one error among the file's others: the load goes on (the first value kept). */
+    EXPECT_ERR("a: 1\na: 2\n", T2_EINVAL, "const.yaml:2:1: a: duplicate key (and 3 more errors)");
     /* Nested, the key's whole path, list positions included. */
-    EXPECT_ERR(MINIMAL "  max_trials: 2\n  max_trials: 3\n", T2_EFORMAT,
+    EXPECT_ERR(MINIMAL "  max_trials: 2\n  max_trials: 3\n", T2_EINVAL,
                "const.yaml:9:3: searcher.max_trials: duplicate key");
-    EXPECT_ERR("data:\n  runs:\n    - {a: 1}\n    - {b: {c: 1, c: 2}}\n", T2_EFORMAT,
-               "const.yaml:4:18: data.runs.1.b.c: duplicate key");
+    EXPECT_ERR("data:\n  runs:\n    - {a: 1}\n    - {b: {c: 1, c: 2}}\n", T2_EINVAL,
+               "const.yaml:4:18: data.runs.1.b.c: duplicate key (and 2 more errors)");
     EXPECT_ERR("a: 1\n---\nb: 2\n", T2_EFORMAT,
                "const.yaml:2:1: more than one YAML document (a config is one document)");
     EXPECT_ERR("? [a, b]\n: 1\n", T2_EFORMAT, "const.yaml:1:3: a map key must be a plain value, not a list or a map");
@@ -438,10 +439,10 @@ static void test_schema_errors(void)
     EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\n", T2_EINVAL, "const.yaml:1:1: searcher: missing required key");
     EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\nsearcher:\n  name: bayes\n", T2_EINVAL,
                "const.yaml:4:9: searcher.name: expected one of single, grid, random, adaptive_asha, tpe, pbt or custom, got "
-               "\"bayes\"");
+               "\"bayes\" (and 1 more error)"); /* the missing metric: the other keys are still checked */
     EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\nsearcher:\n  name: adaptive_simple\n", T2_EINVAL,
                "const.yaml:4:9: searcher.name: the \"adaptive_simple\" searcher is not supported by t2exp (use single, "
-               "grid, random, adaptive_asha, tpe, pbt, or custom with a searcher of your own)");
+               "grid, random, adaptive_asha, tpe, pbt, or custom with a searcher of your own) (and 1 more error)");
     /* custom: its library is required; options a map, handed over as it is. */
     EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\nsearcher:\n  name: custom\n  metric: loss\n"
                "  max_length: {batches: 1}\n",
@@ -481,6 +482,11 @@ static void test_schema_errors(void)
     EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\nsearcher:\n  name: adaptive_asha\n  metric: loss\n"
                "  max_length: {batches: 1}\n  max_trials: 4\n  bracket_rungs: [2, zero]\n",
                T2_EINVAL, "const.yaml:8:22: searcher.bracket_rungs.1: expected a positive integer, got \"zero\"");
+    /* An empty list read as no list (the default brackets): refused at it, null being the way to ask for those. */
+    EXPECT_ERR("hyperparameters:\n  global_batch_size: 32\nsearcher:\n  name: adaptive_asha\n  metric: loss\n"
+               "  max_length: {batches: 1}\n  max_trials: 4\n  bracket_rungs: []\n",
+               T2_EINVAL, "const.yaml:8:18: searcher.bracket_rungs: expected a non-empty list of positive integers (one "
+                          "rung count a bracket), got an empty list");
     EXPECT_ERR(MINIMAL "  smaller_is_better: yes\n", T2_EINVAL,
                "const.yaml:8:22: searcher.smaller_is_better: expected true or false, got \"yes\"");
     EXPECT_ERR(MINIMAL "max_restarts: -1\n", T2_EINVAL,
@@ -896,6 +902,17 @@ static void test_merge_keys(void)
         CHECK(d && d->kind == T2__HP_DOUBLE && d->minval == 0.5 && d->maxval == 1);
         t2__config_free(cfg);
     }
+    /* An anchor inside a merged map that is not itself anchored, aliased after the map's own key
+     * replaced the merged entry, or after an earlier merged map won over it: the anchored node
+     * lives until the parse ends (both read freed memory, found under ASan). */
+    cfg = load_ok(MINIMAL "data:\n  <<: {a: &x 1}\n  a: 2\n  b: *x\n  c: {<<: [{k: 1}, {k: &z 7}]}\n  d: *z\n");
+    if (cfg) {
+        const t2__val *a = t2__val_map_get(cfg->data, "a"), *b = t2__val_map_get(cfg->data, "b"),
+                      *k = t2__val_map_get(t2__val_map_get(cfg->data, "c"), "k"), *d = t2__val_map_get(cfg->data, "d");
+        CHECK(a && a->kind == T2__VAL_INT && a->i == 2 && b && b->kind == T2__VAL_INT && b->i == 1);
+        CHECK(k && k->kind == T2__VAL_INT && k->i == 1 && d && d->kind == T2__VAL_INT && d->i == 7);
+        t2__config_free(cfg);
+    }
     /* Into a nested hyperparameter, and an inline anchored map merged then aliased again. */
     cfg = load_ok("hyperparameters:\n"
                   "  global_batch_size: 1\n"
@@ -913,7 +930,8 @@ static void test_merge_keys(void)
                "const.yaml:1:9: a merge key ('<<') takes a map or a list of maps (usually an alias: '<<: *base')");
     EXPECT_ERR("b: &b {x: 1}\na: {<<: [*b, 2]}\n", T2_EFORMAT,
                "const.yaml:2:14: a merge key's list ('<<: [*a, *b]') holds maps only");
-    EXPECT_ERR("b: &b {x: 1}\na: {<<: *b, x: 2, x: 3}\n", T2_EFORMAT, "const.yaml:2:19: a.x: duplicate key");
+    EXPECT_ERR("b: &b {x: 1}\na: {<<: *b, x: 2, x: 3}\n", T2_EINVAL,
+               "const.yaml:2:19: a.x: duplicate key (and 4 more errors)");
     cfg = load_ok("hyperparameters:\n  global_batch_size: 1\n  b: &b {type: const, val: 1}\n  a: {\"<<\": *b}\n"
                   "searcher: {name: single, metric: loss, max_length: {batches: 1}}\n");
     if (cfg) {
@@ -1196,7 +1214,7 @@ static void test_override_placement(void)
                                    "takes a sampler (the single searcher draws its own hparams)");
     /* The file's own problems stay at the file, with an override elsewhere. */
     const char *other[1] = {"searcher.metric=acc"};
-    expect_err_ov(__LINE__, OK_YAML "  max_trials: 2\n  max_trials: 3\n", other, 1, T2_EFORMAT,
+    expect_err_ov(__LINE__, OK_YAML "  max_trials: 2\n  max_trials: 3\n", other, 1, T2_EINVAL,
                   "const.yaml:9:3: searcher.max_trials: duplicate key");
     expect_err_ov(__LINE__,
                   "hyperparameters:\n  global_batch_size: 4\n  x: {type: double, minval: 9, maxval: 5}\n"
@@ -1208,6 +1226,44 @@ static void test_override_placement(void)
                   "min_validation_period: {batches: 1}\nhyperparameters: {global_batch_size: 4}\nsearcher: {name: single, metric: loss, max_length: 3, "
                   "pruner: {name: threshold, lower: 1, upper: 10}}\n",
                   lower, 1, T2_EINVAL, "--config searcher.pruner.lower=20: searcher.pruner: lower 20 is above upper 10");
+    /* Checks of several values at once (probe M, item 7): at the override that changed one of them. */
+    const char *count[1] = {"hyperparameters.a.count=1000001"};
+    expect_err_ov(__LINE__,
+                  "hyperparameters:\n  global_batch_size: 1\n  a: {type: double, minval: 0, maxval: 1, count: 2}\n"
+                  "searcher: {name: grid, metric: loss, max_length: 1}\n",
+                  count, 1, T2_EINVAL,
+                  "--config hyperparameters.a.count=1000001: hyperparameters: the grid has 1000001 points, more than "
+                  "the 1000000 a grid search may have");
+    /* A bad time_metric without max_time: both errors, the missing one at the override that asked for it. */
+    OV_ERR("searcher.time_metric=loss",
+           "--config searcher.time_metric=loss: searcher.time_metric: t2exp measures training in batches, records or "
+           "epochs, got \"loss\" (Determined follows a metric the script reports; here use time_metric: batches, "
+           "records or epochs) (and 1 more error)");
+    {
+        size_t n = 0, more = 0;
+        const char *const *e = t2__config_errors(&n, &more);
+        CHECK(n == 2 && more == 0);
+        if (n == 2) CHECK_STR(e[1], "--config searcher.time_metric=loss: searcher.max_time: missing required key");
+    }
+    OV_ERR("searcher.max_time=7", "--config searcher.max_time=7: searcher.time_metric: missing required key");
+    /* What a type or a pruner's name needs, missing because an override set them. */
+    OV_ERR("hyperparameters.x.type=const", "--config hyperparameters.x.type=const: hyperparameters.x.val: missing "
+                                           "required key");
+    const char *pct[1] = {"searcher.pruner.name=percentile"};
+    expect_err_ov(__LINE__,
+                  "min_validation_period: {batches: 1}\nhyperparameters: {global_batch_size: 4}\nsearcher: {name: "
+                  "random, metric: loss, max_length: 3, max_trials: 4, pruner: {name: median}}\n",
+                  pct, 1, T2_EINVAL,
+                  "--config searcher.pruner.name=percentile: searcher.pruner.percentile: missing required key, e.g. "
+                  "percentile: 25");
+    /* More points than trials because an override lowered max_trials. */
+    const char *trials[1] = {"searcher.max_trials=1"};
+    expect_err_ov(__LINE__,
+                  "hyperparameters: {global_batch_size: 4, x: {type: double, minval: 1, maxval: 5}}\nsearcher: {name: "
+                  "random, metric: loss, max_length: 3, max_trials: 4, points_to_evaluate: [{x: 2}, {x: 3}]}\n",
+                  trials, 1, T2_EINVAL,
+                  "--config searcher.max_trials=1: searcher.points_to_evaluate: 2 points, but the random search makes "
+                  "1 trial(s)");
 #undef OV_ERR
 #undef OK_YAML
 }

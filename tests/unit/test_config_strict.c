@@ -216,6 +216,62 @@ static void test_many_errors(void)
     CHECK(t2__config_errors(&n, &more) == NULL && n == 0 && more == 0);
 }
 
+/* Probe M (item 6): a missing searcher.name, or a duplicate key, no longer hides the other errors. */
+static void test_nothing_hides(void)
+{
+    static const char *const unnamed[] = {
+        "const.yaml:3:1: searcher.name: missing required key (is 'naem' at line 4, column 3 a typo of it?)",
+        "const.yaml:4:3: searcher.naem: unknown key (did you mean 'name'?)",
+        "const.yaml:6:3: searcher.smaller_is_beter: unknown key (did you mean 'smaller_is_better'?)",
+        "const.yaml:8:3: searcher.max_trails: unknown key (did you mean 'max_trials'?)",
+    };
+    /* Checked as every searcher's keys: no "does not apply", nor pbt's or random's required keys. */
+    expect_errors(__LINE__,
+                  "hyperparameters:\n  global_batch_size: 1\nsearcher:\n  naem: random\n  metric: loss\n"
+                  "  smaller_is_beter: true\n  max_length: {batches: 2}\n  max_trails: 3\n"
+                  "  max_concurrent_trials: 1\n  population_size: 4\n  sampler: tpe\n",
+                  "const.yaml:3:1: searcher.name: missing required key (is 'naem' at line 4, column 3 a typo of it?) "
+                  "(and 3 more errors)",
+                  unnamed, sizeof unnamed / sizeof *unnamed);
+    /* A misspelt global_batch_size is a constant of the trial's own, and the missing one says so. */
+    static const char *const batch[] = {
+        "const.yaml:1:1: hyperparameters.global_batch_size: missing required key (is 'glboal_batch_size' at line 2, "
+        "column 3 a typo of it?), in the file or as --config hyperparameters.global_batch_size=N (Determined's Core "
+        "API leaves the batch size to the training script; t2exp builds the batches and needs it)",
+    };
+    expect_errors(__LINE__,
+                  "hyperparameters:\n  glboal_batch_size: 1\nsearcher: {name: single, metric: loss, max_length: 2}\n",
+                  batch[0], batch, 1);
+    static const char *const dup[] = {
+        "const.yaml:9:3: searcher.max_trials: duplicate key",
+        "const.yaml:7:25: searcher.max_length.batches: expected a positive integer, got the string \"10\"",
+        "const.yaml:11:1: bogus: unknown key",
+    };
+    expect_errors(__LINE__,
+                  "hyperparameters:\n  global_batch_size: 1\nsearcher:\n  name: random\n  metric: loss\n"
+                  "  smaller_is_better: true\n  max_length: {batches: \"10\"}\n  max_trials: 3\n  max_trials: 4\n"
+                  "  max_concurrent_trials: 1\nbogus: 1\n",
+                  "const.yaml:9:3: searcher.max_trials: duplicate key (and 2 more errors)", dup,
+                  sizeof dup / sizeof *dup);
+    /* A duplicate's value is dropped whole (an anchor in it still serves a later alias), and a YAML
+     * syntax error, which does end the load, comes after the duplicates found before it. */
+    static const char *const dup_alias[] = {
+        "const.yaml:9:1: data: duplicate key",
+        "const.yaml:10:1: other: unknown key",
+    };
+    expect_errors(__LINE__, MINIMAL "data: {a: 1}\ndata: {b: &x [1, 2]}\nother: *x\n",
+                  "const.yaml:9:1: data: duplicate key (and 1 more error)", dup_alias,
+                  sizeof dup_alias / sizeof *dup_alias);
+    static const char *const dup_syntax[] = {
+        "const.yaml:9:1: max_restarts: duplicate key",
+        "const.yaml:11:1: YAML syntax error: did not find expected ',' or ']' (while parsing a flow sequence at "
+        "line 10, column 9)",
+    };
+    expect_errors(__LINE__, MINIMAL "max_restarts: 1\nmax_restarts: 2\nlabels: [a, b\n",
+                  "const.yaml:9:1: max_restarts: duplicate key (and 1 more error)", dup_syntax,
+                  sizeof dup_syntax / sizeof *dup_syntax);
+}
+
 /* Determined's keys that mean nothing without its cluster: one warning each, strict or not. */
 static void test_ignored_keys(void)
 {
@@ -347,6 +403,7 @@ int main(void)
     test_lenient();
     test_typeless_hparams();
     test_many_errors();
+    test_nothing_hides();
     test_ignored_keys();
     test_wrong_section();
     test_value_hints();

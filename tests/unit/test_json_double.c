@@ -91,6 +91,18 @@ int main(void)
     CHECK(strcmp(small, "0.1") == 0);
     t2__json_double_text(INFINITY, small, sizeof small);
     CHECK(strcmp(small, "inf") == 0);
+    /* t2__json_real_text: the same, ".0" after an integral one (JSON and CSV write reals so). */
+    const struct {
+        double d;
+        const char *text;
+    } reals[] = {{0.0, "0.0"}, {-0.0, "-0.0"}, {12, "12.0"}, {0.840475899689919, "0.840475899689919"},
+                 {1e300, "1e+300"}, {1e-7, "1e-07"}, {INFINITY, "inf"}};
+    char text[40];
+    for (size_t i = 0; i < sizeof reals / sizeof *reals; i++) {
+        size_t n = t2__json_real_text(reals[i].d, text, sizeof text);
+        CHECK_STR(text, reals[i].text);
+        CHECK(n == strlen(reals[i].text));
+    }
     printf("test_json_double: %ld doubles, %ld texts differ\n", compared, mismatches);
     CHECK(mismatches == 0);
     CHECK(compared > 5 * n);

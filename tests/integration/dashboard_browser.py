@@ -293,6 +293,8 @@ try:
     # ---- a running trial: its log tail follows the file ----
     tid = sql("SELECT id FROM trials WHERE experiment_id=? AND state='RUNNING' ORDER BY id LIMIT 1", RUNNING)[0][0]
     load(b, "/trial/%d" % tid, "the running trial")
+    if fact(b, "state") != "RUNNING":
+        fail("running trial: its page says its state is %r, want RUNNING" % fact(b, "state"))
     b.wait_for('+document.getElementById("log").dataset.bytes > 0', what="the running trial's log")
     size = int(b.evaluate('document.getElementById("log").dataset.bytes'))
     b.wait_for('+document.getElementById("log").dataset.bytes > %d' % size, timeout=15, what="the log tail to grow")
@@ -357,6 +359,17 @@ try:
         fail("killed controller: the trials table's states are %r, want RUNNING (no controller) for its running ones" % states)
     check_clean(b, "experiment after its controller was killed")
     b.screenshot(os.path.join(SHOTS, "dashboard-no-controller.png"))
+    # Its RUNNING trial's own page says so too (it said RUNNING while the table did not), from the
+    # experiment page's rows as from the API's row.
+    dead = sql("SELECT id FROM trials WHERE experiment_id=? AND state='RUNNING' ORDER BY id LIMIT 1", RUNNING)[0][0]
+    own = b.evaluate('fetch("/api/trials/%d").then(function (r) { return r.json(); }).then(function (t) {'
+                     ' return [t.state, t.controller_running]; })' % dead)
+    if own != ["RUNNING", 0]:
+        fail("killed controller: /api/trials/%d says [state, controller_running] = %r, want ['RUNNING', 0]" % (dead, own))
+    load(b, "/trial/%d" % dead, "a running trial after the kill")
+    if fact(b, "state") != "RUNNING (no controller)":
+        fail("killed controller: trial %d's page says its state is %r, want RUNNING (no controller)" % (dead, fact(b, "state")))
+    check_clean(b, "trial after its controller was killed")
     print("killed controller %d: API %r, list and page say %r" % (pid, api, fact(b, "state")))
 finally:
     b.close()

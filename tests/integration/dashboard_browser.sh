@@ -8,7 +8,7 @@
 # are named EXP.N as the CLI names them; durations read as `t2exp list` writes them; an unknown
 # trial's page says so and stops polling; once the running experiment's controller is killed (-9)
 # the API says no controller runs it and the pages say `ACTIVE (no controller)`, as `t2exp list`
-# does. Screenshots: $T2EXP_BUILD/dashboard-*.png.
+# does, and its running trial's page `RUNNING (no controller)`, as `t2exp trials` does. Screenshots: $T2EXP_BUILD/dashboard-*.png.
 source "$(dirname "$0")/common.bash"
 CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
 [ -x "$CHROMIUM" ] || { echo "dashboard_browser: skipped ($CHROMIUM missing; scripts/deps.sh installs chromium)"; exit 77; }

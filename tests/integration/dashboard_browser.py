@@ -371,6 +371,25 @@ try:
         fail("killed controller: trial %d's page says its state is %r, want RUNNING (no controller)" % (dead, fact(b, "state")))
     check_clean(b, "trial after its controller was killed")
     print("killed controller %d: API %r, list and page say %r" % (pid, api, fact(b, "state")))
+    # An ERRORED experiment's QUEUED trials wait for a resume: the table and the trial's page say
+    # so, as `t2exp trials` does. (The stored states an error leaves are written here by hand: the
+    # controller is dead, nothing else writes.)
+    rw = sqlite3.connect(DB, timeout=5)
+    try:
+        with rw:
+            rw.execute("UPDATE experiments SET state = 'ERRORED' WHERE id = ?", (RUNNING,))
+            rw.execute("UPDATE trials SET state = 'QUEUED' WHERE id = ?", (dead,))
+    finally:
+        rw.close()
+    load(b, "/experiment/%d" % RUNNING, "the ERRORED experiment")
+    b.wait_for('document.querySelector("#trials-table") !== null', what="the ERRORED experiment's trials table")
+    states = b.evaluate('Array.from(document.querySelectorAll("#trials-table tbody .state")).map(function (s) { return s.textContent; })')
+    if "QUEUED (experiment ERRORED)" not in states or "QUEUED" in states:
+        fail("ERRORED experiment: the trials table's states are %r, want QUEUED (experiment ERRORED) for its queued one" % states)
+    load(b, "/trial/%d" % dead, "a QUEUED trial of the ERRORED experiment")
+    if fact(b, "state") != "QUEUED (experiment ERRORED)":
+        fail("ERRORED experiment: trial %d's page says its state is %r, want QUEUED (experiment ERRORED)" % (dead, fact(b, "state")))
+    check_clean(b, "QUEUED trial of an ERRORED experiment")
 finally:
     b.close()
 

@@ -120,7 +120,7 @@ function header(tid, info) {
   var dl = T2.facts([
     ["experiment", T2.el("a", {href: "#/experiment/" + info.experiment_id}, String(info.experiment_id))],
     ["id", info.id],
-    ["state", T2.trialBadge(info.state, info.controller_running)],
+    ["state", T2.trialBadge(info.state, info.controller_running, info.experiment_state)],
     ["hparams", T2.hparamText(info.hparams)],
     ["batches", info.batches],
     ["best validation", T2.num(info.best_validation)],
@@ -146,13 +146,14 @@ function trialRow(tid) {
   return T2.getJSON("/api/trials/" + encodeURIComponent(tid)).catch(function () { return null; });
 }
 
-// A RUNNING row from its experiment's /trials does not say whether a controller runs it: its
-// /api/trials/TID does (controller_running), so the header says RUNNING (no controller) where the
-// experiment's table does (it said RUNNING for a killed controller's trial).
+// A RUNNING or QUEUED row from its experiment's /trials does not say whether a controller runs it
+// or whether its experiment ERRORED: its /api/trials/TID does (controller_running,
+// experiment_state), so the header says RUNNING (no controller) and QUEUED (experiment ERRORED)
+// where the experiment's table does (it said RUNNING for a killed controller's trial).
 function withController(tid, row) {
-  if (!row || row.state !== "RUNNING" || row.controller_running !== undefined) return row;
+  if (!row || (row.state !== "RUNNING" && row.state !== "QUEUED") || row.controller_running !== undefined) return row;
   return T2.getJSON("/api/trials/" + encodeURIComponent(tid)).then(function (t) {
-    return Object.assign({}, row, {controller_running: t.controller_running});
+    return Object.assign({}, row, {controller_running: t.controller_running, experiment_state: t.experiment_state});
   }, function () { return row; });
 }
 

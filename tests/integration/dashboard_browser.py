@@ -370,7 +370,7 @@ try:
     if fact(b, "state") != "RUNNING (no controller)":
         fail("killed controller: trial %d's page says its state is %r, want RUNNING (no controller)" % (dead, fact(b, "state")))
     check_clean(b, "trial after its controller was killed")
-    print("killed controller %d: API %r, list and page say %r" % (pid, api, fact(b, "state")))
+    print("killed controller %d: API %r, its running trial's page says %r" % (pid, api, fact(b, "state")))
     # An ERRORED experiment's QUEUED trials wait for a resume: the table and the trial's page say
     # so, as `t2exp trials` does. (The stored states an error leaves are written here by hand: the
     # controller is dead, nothing else writes.)

@@ -351,6 +351,7 @@ void t2__ctl_log_pool(t2__ctl *c);
 /* pool_use.c: a trial on the pool */
 int t2__ctl_take_slots(t2__ctl *c, t2__ctl_trial *t, int slots, char *path, size_t len);
 void t2__ctl_release_slots(t2__ctl *c, t2__ctl_trial *t);
+/* Adds where t runs now (its pool slots, else this machine) to its hosts history and the store's. */
 int t2__ctl_record_hosts(t2__ctl *c, t2__ctl_trial *t);
 
 /* workers.c */

@@ -208,7 +208,7 @@ static int start_trial(t2__ctl *c, t2__ctl_trial *t, int starting)
     if ((t->restarts || t->batches > 0 || t->ckpt) && (rc = t2__store_report_steps(c->st, t->id, &t->report_at, &t->nreport_at)))
         return rc;
     if (t2__ctl_uses_workers(c)) { /* no fork: an idle worker takes it (workers.c) */
-        if ((rc = t2__ctl_worker_start(c, t, &a))) return rc;
+        if ((rc = t2__ctl_worker_start(c, t, &a)) || (rc = t2__ctl_record_hosts(c, t))) return rc;
         return t2__ctl_trial_started(c, t);
     }
     int *fds, n;
@@ -230,7 +230,13 @@ static int start_trial(t2__ctl *c, t2__ctl_trial *t, int starting)
     free(fds);
     if (rc && !dist) rc = name_trial_in_error(c, t, rc);
     if (!rc && from >= 0) rc = t2__store_add_log_segment(c->st, t->id, t->log_path, from);
-    if (rc || dist) return rc;
+    if (!rc) rc = t2__ctl_record_hosts(c, t);
+    if (rc) return rc;
+    /* Launched on its hosts, a distributed trial is RUNNING in its row, as a local one is from its
+     * fork: `t2exp trials` said QUEUED with no hosts for up to the 60 s rank 0 has to call back
+     * (probe_L finding 7). The loop's own state stays LAUNCHING (no ops until rank 0 proved its
+     * key); a launch that fails is settled as any failed run (restart, stop or error: launch.c). */
+    if (dist) return t2__ctl_store_trial(c, t, T2__TU_STATE, T2__TRIAL_RUNNING, NULL);
     return t2__ctl_trial_started(c, t);
 }
 

@@ -74,6 +74,11 @@ static int restore_trials(t2__ctl *c, const t2__val *saved)
          * have; and like any ERRORED trial it is never run again (no restart, schedule.c). */
         t->invalid_hparams = invalid_hparams(rows[i].state, rows[i].error);
         t2__config_batch_sizes(c->cfg, t->hparams, &t->gb, NULL);
+        /* Its hosts so far: this run's placements are added to them (host_history.h). */
+        if (rows[i].hosts && rows[i].hosts[0] && !(t->hosts = strdup(rows[i].hosts))) {
+            rc = t2_seterr(T2_ENOMEM, "controller: out of memory");
+            break;
+        }
         if (!(t->log_path = strdup(rows[i].log_path ? rows[i].log_path : "/dev/null"))) {
             rc = t2_seterr(T2_ENOMEM, "controller: out of memory");
             break;

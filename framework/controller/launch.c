@@ -148,7 +148,6 @@ static int complete(t2__ctl *c, size_t k, int fd)
     }
     drop_launch(c, k);
     t->fd = fd;
-    if (t->host_slots && (rc = t2__ctl_record_hosts(c, t))) return rc;
     return t2__ctl_trial_started(c, t);
 }
 

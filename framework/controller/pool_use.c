@@ -1,5 +1,5 @@
 /* pool_use.c — the slot pool loaded, and a trial's use of it: the slots it takes (as a hostfile of its
- * own), where it ran (recorded in the store), the slots it gives back (after it failed, host_check.c
+ * own), where it ran (its hosts history, recorded in the store), the slots it gives back (after it failed, host_check.c
  * asks which of its hosts still answer). */
 #define _XOPEN_SOURCE 700
 #include <stdio.h>
@@ -7,6 +7,7 @@
 #include <string.h>
 #include "ctl.h"
 #include "dist/comm.h"
+#include "host_history.h"
 #include "internal.h"
 #include "schedule.h"
 
@@ -87,19 +88,24 @@ void t2__ctl_release_slots(t2__ctl *c, t2__ctl_trial *t)
     t->host_slots = NULL;
 }
 
-/* Records where a trial on the pool runs: "host:slots,..." in the pool's order (mpirun fills a
- * hostfile in order, so rank 0 is on the first). */
+/* Records where t runs now, as one more placement of its history (host_history.h): on the pool,
+ * "host:slots,..." in the pool's order (mpirun fills a hostfile in order, so rank 0 is on the
+ * first); without one, T2__HOSTS_LOCAL. Written only when the history grows. */
 int t2__ctl_record_hosts(t2__ctl *c, t2__ctl_trial *t)
 {
-    size_t len = 1;
-    for (int h = 0; h < c->pool.nhosts; h++)
+    size_t len = sizeof T2__HOSTS_LOCAL;
+    for (int h = 0; t->host_slots && h < c->pool.nhosts; h++)
         if (t->host_slots[h]) len += strlen(c->pool.hosts[h].name) + 16;
-    char *s = malloc(len), *p = s;
+    char *s = malloc(len), *p = s, *grown = NULL;
     if (!s) return t2_seterr(T2_ENOMEM, "controller: out of memory");
     *p = '\0';
-    for (int h = 0; h < c->pool.nhosts; h++)
+    for (int h = 0; t->host_slots && h < c->pool.nhosts; h++)
         if (t->host_slots[h]) p += sprintf(p, "%s%s:%d", p == s ? "" : ",", c->pool.hosts[h].name, t->host_slots[h]);
-    int rc = t2__store_set_trial_hosts(c->st, t->id, s);
+    if (!s[0]) strcpy(s, T2__HOSTS_LOCAL);
+    int rc = t2__hosts_history_add(t->hosts, s, &grown);
     free(s);
-    return rc;
+    if (rc || !grown) return rc;
+    free(t->hosts);
+    t->hosts = grown;
+    return t2__store_set_trial_hosts(c->st, t->id, grown);
 }

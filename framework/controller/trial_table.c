@@ -106,6 +106,7 @@ void t2__tt_free(t2__trial_table *tt)
         free(tt->t[i].tree);
         free(tt->t[i].report_at);
         free(tt->t[i].host_slots);
+        free(tt->t[i].hosts);
     }
     free(tt->t);
     free(tt->run);

@@ -45,6 +45,7 @@ typedef struct t2__ctl_trial {
     int listed;             /* in the table's special list */
     unsigned lazy;          /* T2__TU_BATCHES/TARGET not yet written (t2__ctl_store_trial) */
     int *host_slots;        /* slots this trial holds on each host of the pool (NULL: none) */
+    char *hosts;            /* where it ran, run after run, as its row's hosts (host_history.h; NULL: none) */
     int64_t gb, bpe, batches, target; /* global batch, batches per epoch, trained, op target */
     double metric;          /* searcher metric of the latest validation (NAN: none) */
     double loss, rate;

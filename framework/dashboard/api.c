@@ -168,7 +168,14 @@ static int p_trial(t2__store *st, const void *a, FILE *o)
 {
     static const char sql[] = "SELECT ordinal AS trial, id, experiment_id, state, hparams, restarts,"
                               " batches_trained AS batches, target_length_batches AS target_batches, best_validation,"
-                              " latest_validation, hosts, error FROM trials WHERE id = :id";
+                              " latest_validation, hosts, error,"
+                              /* Whether a live controller runs its experiment (liveness.c), and the
+                               * experiment's state, so the trial page can say RUNNING (no controller)
+                               * and QUEUED (experiment ERRORED) as its experiment's table does. */
+                              " (SELECT t2_controller_alive(e.controller_pid, e.controller_token) FROM experiments e"
+                              " WHERE e.id = trials.experiment_id) AS controller_running,"
+                              " (SELECT e.state FROM experiments e WHERE e.id = trials.experiment_id) AS experiment_state"
+                              " FROM trials WHERE id = :id";
     static const t2__store_colspec cols[] = {{"hparams", T2__COL_JSON}, {NULL, T2__COL_AUTO}};
     t2__store_param p = {.name = ":id", .type = T2__P_INT, .i = ((const query *)a)->id};
     return t2__store_print_query(st, sql, &p, 1, cols, T2__FMT_JSON, o);

@@ -458,6 +458,7 @@ typedef struct {
     double created_at, started_at, ended_at;        /* NAN: none */
     int64_t parent_trial_id;                        /* 0: none (the trial started fresh) */
     char *parent_checkpoint;                        /* uuid it started from; NULL: none */
+    char *hosts;                                    /* where it ran (controller/host_history.h); NULL: none */
 } t2__trial_row;
 
 /* Every trial of an experiment ordered by ordinal; *rows is one malloc'ed array (NULL when

@@ -109,12 +109,24 @@ static const char SQL_EXPERIMENT_TABLE[] = SQL_EXPERIMENT_OF(
 
 /* A table's trial state: RUNNING in an experiment no controller runs (killed or crashed before it
  * recorded an end) reads "RUNNING (no controller)", as list says of the experiment (the trials
- * table said RUNNING as if it ran); JSON and CSV keep the stored state. The liveness check runs
- * for RUNNING rows only (CASE goes in order), so a listing of 100,000 ended trials makes none. */
+ * table said RUNNING as if it ran); QUEUED in an ERRORED experiment reads "QUEUED (experiment
+ * ERRORED)": it waits for a `t2exp resume`, not for a slot (it read as if it would run next). JSON
+ * and CSV keep the stored state. The liveness check runs for RUNNING rows only and the experiment's
+ * state is read for QUEUED ones only (CASE goes in order), so a listing of 100,000 ended trials
+ * makes neither. */
 #define STATE_SHOWN                                                                                      \
-    "CASE WHEN t.state <> 'RUNNING' THEN t.state WHEN (SELECT t2_controller_alive(e.controller_pid,"    \
+    "CASE WHEN t.state NOT IN ('RUNNING', 'QUEUED') THEN t.state"                                        \
+    " WHEN t.state = 'QUEUED' THEN CASE WHEN (SELECT e.state FROM experiments e"                         \
+    " WHERE e.id = t.experiment_id) = 'ERRORED' THEN 'QUEUED (experiment ERRORED)' ELSE t.state END"     \
+    " WHEN (SELECT t2_controller_alive(e.controller_pid,"                                              \
     " e.controller_token) FROM experiments e WHERE e.id = t.experiment_id) THEN t.state"              \
     " ELSE 'RUNNING (no controller)' END AS state"
+
+/* describe's line for an ERRORED experiment whose trials did not all end: they run again only
+ * through resume (which continues an ERRORED experiment as a PAUSED one). */
+static const char SQL_UNFINISHED[] =
+    "SELECT count(*), (SELECT count(*) FROM searcher_state WHERE experiment_id = ?1) FROM trials"
+    " WHERE experiment_id = ?1 AND state IN ('QUEUED', 'PAUSED', 'RUNNING')";
 
 #define RANK_COLS_WITH(STATE)                                                                 \
     "ordinal AS trial, id, " STATE ", hparams, best_validation, latest_validation,"           \
@@ -183,6 +195,28 @@ static int key_values(sqlite3_stmt *s, const char *skip, const char **skipped, t
     return T2_OK;
 }
 
+/* An ERRORED experiment keeps the trials it did not finish (QUEUED, PAUSED), which no controller
+ * will run unless it is resumed: said, so that QUEUED does not read as "next to run". One that
+ * ended before its searcher's state was first saved cannot be resumed (experiment_resume.c says
+ * why): its trials never run, and the line says that instead. */
+static int unfinished_line(t2__store *st, int64_t id, FILE *out)
+{
+    sqlite3_stmt *s;
+    int rc = t2__store_prepare(st, SQL_UNFINISHED, &s);
+    if (rc) return rc;
+    int b = sqlite3_bind_int64(s, 1, id), src = b ? b : sqlite3_step(s);
+    if (src != SQLITE_ROW) rc = t2__store_err(st, src, "describe: unfinished trials");
+    else if (sqlite3_column_int64(s, 0) > 0 && sqlite3_column_int64(s, 1) > 0)
+        fprintf(out, "%lld trial(s) did not end: they run only when `t2exp resume %lld` continues it\n",
+                (long long)sqlite3_column_int64(s, 0), (long long)id);
+    else if (sqlite3_column_int64(s, 0) > 0)
+        fprintf(out, "%lld trial(s) did not end and never will: it ended before its searcher's state was first "
+                     "saved, so it cannot be resumed; create it again once the error is fixed\n",
+                (long long)sqlite3_column_int64(s, 0));
+    sqlite3_finalize(s);
+    return rc;
+}
+
 /* The table form: the experiment as "key  value" lines, its config indented, then the trials. */
 static int describe_table(t2__store *st, const t2__store_param *p, size_t np, const char *ranked,
                           const char *metric, int smaller, int64_t ntrials, long limit, FILE *out)
@@ -203,15 +237,17 @@ static int describe_table(t2__store *st, const t2__store_param *p, size_t np, co
      * every view went on saying ACTIVE (probe_J). Said here; the state stays what the store holds. */
     long pid = 0;
     t2__experiment_row row;
-    int active = 0;
+    int active = 0, errored = 0;
     if (t2__store_get_experiment(st, p[0].i, &row) == T2_OK) {
         active = row.state == T2__EXP_ACTIVE;
+        errored = row.state == T2__EXP_ERRORED;
         t2__experiment_row_free(&row);
     }
     if (active && t2__store_controller(st, p[0].i, &pid) == 0)
         fprintf(out, "no controller runs it: it was killed or crashed before it recorded an end; "
                      "`t2exp%s resume %lld` continues it\n", t2__hint_home(), (long long)p[0].i);
     t2_clearerr();
+    if (errored && (rc = unfinished_line(st, p[0].i, out))) goto done;
     fputs("config:\n", out);
     /* Indented so the YAML reads as a block under its heading. */
     for (const char *l = config ? config : ""; *l;) {

@@ -92,7 +92,7 @@ fail:
 #define TRIAL_COLS                                                                           \
     "id, experiment_id, ordinal, hparams, seed, state, restarts, batches_trained,"           \
     " target_length_batches, best_validation, latest_validation, error, log_path, created_at," \
-    " started_at, ended_at, parent_trial_id, parent_checkpoint"
+    " started_at, ended_at, parent_trial_id, parent_checkpoint, hosts"
 
 static const char SQL_LIST_TRIALS[] =
     "SELECT " TRIAL_COLS " FROM trials WHERE experiment_id = ?1 ORDER BY ordinal";
@@ -105,6 +105,7 @@ void t2__trial_row_free(t2__trial_row *r)
     free(r->error);
     free(r->log_path);
     free(r->parent_checkpoint);
+    free(r->hosts);
     memset(r, 0, sizeof *r);
 }
 
@@ -137,6 +138,7 @@ static int read_trial(sqlite3_stmt *s, t2__trial_row *r)
     r->ended_at = t2__store_col_real(s, 15);
     r->parent_trial_id = col_i64_or(s, 16, 0);
     r->parent_checkpoint = t2__store_col_text(s, 17, &rc);
+    r->hosts = t2__store_col_text(s, 18, &rc);
     if (!rc && prc) rc = prc;
     if (rc) t2__trial_row_free(r);
     return rc;

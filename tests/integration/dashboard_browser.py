@@ -293,6 +293,8 @@ try:
     # ---- a running trial: its log tail follows the file ----
     tid = sql("SELECT id FROM trials WHERE experiment_id=? AND state='RUNNING' ORDER BY id LIMIT 1", RUNNING)[0][0]
     load(b, "/trial/%d" % tid, "the running trial")
+    if fact(b, "state") != "RUNNING":
+        fail("running trial: its page says its state is %r, want RUNNING" % fact(b, "state"))
     b.wait_for('+document.getElementById("log").dataset.bytes > 0', what="the running trial's log")
     size = int(b.evaluate('document.getElementById("log").dataset.bytes'))
     b.wait_for('+document.getElementById("log").dataset.bytes > %d' % size, timeout=15, what="the log tail to grow")
@@ -357,7 +359,37 @@ try:
         fail("killed controller: the trials table's states are %r, want RUNNING (no controller) for its running ones" % states)
     check_clean(b, "experiment after its controller was killed")
     b.screenshot(os.path.join(SHOTS, "dashboard-no-controller.png"))
-    print("killed controller %d: API %r, list and page say %r" % (pid, api, fact(b, "state")))
+    # Its RUNNING trial's own page says so too (it said RUNNING while the table did not), from the
+    # experiment page's rows as from the API's row.
+    dead = sql("SELECT id FROM trials WHERE experiment_id=? AND state='RUNNING' ORDER BY id LIMIT 1", RUNNING)[0][0]
+    own = b.evaluate('fetch("/api/trials/%d").then(function (r) { return r.json(); }).then(function (t) {'
+                     ' return [t.state, t.controller_running]; })' % dead)
+    if own != ["RUNNING", 0]:
+        fail("killed controller: /api/trials/%d says [state, controller_running] = %r, want ['RUNNING', 0]" % (dead, own))
+    load(b, "/trial/%d" % dead, "a running trial after the kill")
+    if fact(b, "state") != "RUNNING (no controller)":
+        fail("killed controller: trial %d's page says its state is %r, want RUNNING (no controller)" % (dead, fact(b, "state")))
+    check_clean(b, "trial after its controller was killed")
+    print("killed controller %d: API %r, its running trial's page says %r" % (pid, api, fact(b, "state")))
+    # An ERRORED experiment's QUEUED trials wait for a resume: the table and the trial's page say
+    # so, as `t2exp trials` does. (The stored states an error leaves are written here by hand: the
+    # controller is dead, nothing else writes.)
+    rw = sqlite3.connect(DB, timeout=5)
+    try:
+        with rw:
+            rw.execute("UPDATE experiments SET state = 'ERRORED' WHERE id = ?", (RUNNING,))
+            rw.execute("UPDATE trials SET state = 'QUEUED' WHERE id = ?", (dead,))
+    finally:
+        rw.close()
+    load(b, "/experiment/%d" % RUNNING, "the ERRORED experiment")
+    b.wait_for('document.querySelector("#trials-table") !== null', what="the ERRORED experiment's trials table")
+    states = b.evaluate('Array.from(document.querySelectorAll("#trials-table tbody .state")).map(function (s) { return s.textContent; })')
+    if "QUEUED (experiment ERRORED)" not in states or "QUEUED" in states:
+        fail("ERRORED experiment: the trials table's states are %r, want QUEUED (experiment ERRORED) for its queued one" % states)
+    load(b, "/trial/%d" % dead, "a QUEUED trial of the ERRORED experiment")
+    if fact(b, "state") != "QUEUED (experiment ERRORED)":
+        fail("ERRORED experiment: trial %d's page says its state is %r, want QUEUED (experiment ERRORED)" % (dead, fact(b, "state")))
+    check_clean(b, "QUEUED trial of an ERRORED experiment")
 finally:
     b.close()
 

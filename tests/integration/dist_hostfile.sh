@@ -53,6 +53,31 @@ log="$T2EXP_HOME/experiments/3/trial-$t.log"
 [ "$(grep -c "threads [0-9]*, parts" "$log")" -ge 2 ] || fail "the trial's log should show two runs: $(grep parts "$log")"
 [ "$(grep -o "parts [0-9]*" "$log" | sort -u)" = "parts $p" ] || fail "a run of the trial left P = $p: $(grep parts "$log")"
 grep -q "threads 1, parts $p" "$log" || fail "the resume on 2 slots should give each rank 1 thread: $(grep parts "$log")"
+# Its second run was on the same placement: listed once.
+[ "$(sql "SELECT hosts FROM trials WHERE experiment_id = 3")" = "localhost:2" ] ||
+  fail "a resume on the same slots should not repeat them: $(sql "SELECT hosts FROM trials WHERE experiment_id = 3")"
+# A trial that ran on the pool and then here without one (a Slurm experiment resumed outside its
+# job) says so: it kept claiming the pool host alone (probe_L finding 7).
+echo "localhost slots=1" > "$WORK/hosts1"
+cat > "$WORK/local.yaml" <<Y
+name: local_after_pool
+hyperparameters: {global_batch_size: 2, x: 1, y: -2, sleep_ms: 40, model: 1}
+searcher: {name: single, metric: loss, max_length: {batches: 60}}
+min_checkpoint_period: {batches: 5}
+resources: {hostfile: $WORK/hosts1}
+max_restarts: 0
+Y
+expect_exit 0 "$T2EXP" create "$WORK/local.yaml" "$TRIALS/quadratic.so" --detach
+wait_for "SELECT count(*) FROM checkpoints c JOIN trials t ON t.id = c.trial_id WHERE t.experiment_id = 4" 1200
+expect_exit 0 "$T2EXP" pause 4
+[ "$(sql "SELECT hosts FROM trials WHERE experiment_id = 4")" = "localhost:1" ] || fail "the pool run's hosts: $(sql "SELECT hosts FROM trials WHERE experiment_id = 4")"
+expect_exit 0 "$T2EXP" resume 4 --plain --config resources.hostfile=null --config resources.slurm=off
+expect_exit 0 "$T2EXP" trials 4 --json
+python3 -c "import json,sys; r = json.loads(sys.argv[1]); assert [t['hosts'] for t in r] == ['localhost:1; local'], r" "$OUT" ||
+  fail "a trial run on the pool, then here, should say both: $OUT"
+# A trial that only ran here has no hosts (docs/distributed.md).
+expect_exit 0 "$T2EXP" create "$WORK/local.yaml" "$TRIALS/quadratic.so" --plain --config resources.hostfile=null --config resources.slurm=off
+[ -z "$(sql "SELECT hosts FROM trials WHERE experiment_id = 5 AND hosts IS NOT NULL")" ] || fail "a local trial has hosts: $(sql "SELECT hosts FROM trials WHERE experiment_id = 5")"
 # A host that does not resolve (a name service hiccup, a typo) costs the pool its slots, not the
 # experiment: the listening address comes from the hosts that do (it ended the experiment ERRORED,
 # every trial QUEUED, before any ran).

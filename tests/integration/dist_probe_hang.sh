@@ -7,7 +7,9 @@
 # which the probe must use as the trials' launches do). Checks that:
 #  - while the probe waits its 15 s, the trial on this machine goes on being recorded (the probe
 #    ran inside the loop and held every report, and Ctrl-C, for its whole time);
-#  - the host leaves the pool with that reason, its trial restarts here, the experiment completes;
+#  - while the first launch waits on the host, its trial is RUNNING there;
+#  - the host leaves the pool with that reason, its trial restarts here (its hosts name both), the
+#    experiment completes;
 #  - no launcher process is left hanging afterwards (they outlived the probe's mpirun), and no
 #    Open MPI session directory is left in TMPDIR.
 source "$(dirname "$0")/common.bash"
@@ -24,6 +26,8 @@ if [ -e "$WORK/first-done" ]; then
   exec sleep $hang
 fi
 touch "$WORK/first-done"
+touch "$WORK/launch-started"
+sleep 3 # (a slow host: the launch waits on it)
 echo "ssh: connect to host \$1 port 22: Connection refused" >&2
 exit 255
 EOF
@@ -42,6 +46,13 @@ max_restarts: 1
 Y
 "$T2EXP" create "$WORK/hang.yaml" "$TRIALS/quadratic.so" --plain > "$WORK/out" 2>&1 &
 ctl=$!
+# While its launch waits on the host, the trial is RUNNING there (as a local trial is from its
+# fork), not QUEUED with no hosts (probe_L finding 7).
+for _ in $(seq 600); do [ -e "$WORK/launch-started" ] && break; sleep 0.1; done
+sleep 1
+launching=$(sql "SELECT state || ' ' || hosts FROM trials WHERE hosts LIKE '192.0.2.7%'")
+[ "$launching" = "RUNNING 192.0.2.7:1" ] ||
+  { kill $ctl; cat "$WORK/out"; fail "a trial launching on 192.0.2.7 should be RUNNING there: '$launching' ($(sql "SELECT state, hosts FROM trials"))"; }
 for _ in $(seq 600); do [ -e "$WORK/probe-started" ] && break; sleep 0.1; done
 [ -e "$WORK/probe-started" ] || { kill $ctl; cat "$WORK/out"; fail "the host probe did not start"; }
 # The other trial runs here (the pool's first host) at about 10 batches a second, for 15 s.
@@ -59,7 +70,8 @@ wait $ctl || { cat "$WORK/out"; fail "the experiment failed"; }
 OUT=$(cat "$WORK/out")
 expect_in "$OUT" "host 192.0.2.7 is unreachable (no answer within 15 s)"
 expect_in "$OUT" "2 trial(s) completed, 0 errored"
-sql "SELECT restarts || ' ' || hosts FROM trials WHERE error LIKE '%192.0.2.7 is unreachable%'" | grep -qx "1 localhost:1" ||
+# Its hosts keep where it was launched first (probe_L finding 7: only the last host was kept).
+sql "SELECT restarts || ' ' || hosts FROM trials WHERE error LIKE '%192.0.2.7 is unreachable%'" | grep -qx "1 192.0.2.7:1; localhost:1" ||
   fail "the trial on 192.0.2.7 did not restart on this machine: $(sql "SELECT id, restarts, hosts, error FROM trials")"
 sleep 0.5
 left=$(pgrep -f "^sleep $hang\$" || true)

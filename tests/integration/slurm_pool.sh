@@ -5,7 +5,8 @@
 # random search of 2-slot quadratic trials, and checks that the experiment completed, that every
 # trial ran on the Slurm node (its hosts column and its own hostfile) and that the log says the
 # pool came from the allocation. The same job also checks the two ways out: resources.slurm: off
-# runs the trials here (no hosts), and an explicit resources.hostfile wins over the allocation.
+# runs the trials here (no hosts), and an explicit resources.hostfile wins over the allocation; and
+# a trial stopped in the job and resumed outside it has hosts "NODE:1; local".
 # Slurm that cannot start here (packages missing, not root, daemons that do not come up) is a
 # skip (77) with the reason, never a pass.
 source "$(dirname "$0")/common.bash"
@@ -123,6 +124,15 @@ reproducibility: {experiment_seed: 3}
 max_restarts: 0
 Y
 echo "localhost slots=2" > "$WORK/hosts"
+# Experiment 4: one single-slot trial, stopped (Ctrl-C) in the job once it checkpointed, then
+# resumed outside the job.
+cat > "$WORK/one.yaml" <<Y
+name: slurm_then_here
+hyperparameters: {global_batch_size: 2, x: 1, y: -2, sleep_ms: 40, model: 1}
+searcher: {name: single, metric: loss, max_length: {batches: 80}}
+min_checkpoint_period: {batches: 5}
+max_restarts: 0
+Y
 cat > "$WORK/job.sh" <<J
 #!/usr/bin/env bash
 set -u
@@ -132,6 +142,16 @@ echo "job \$SLURM_JOB_ID on \$SLURM_JOB_NODELIST, tasks per node \$SLURM_TASKS_P
   > "$WORK/exp2.log" 2>&1 || exit 12
 "$T2EXP" create "$WORK/q.yaml" "$TRIALS/quadratic.so" --plain --config resources.hostfile=$WORK/hosts \
   > "$WORK/exp3.log" 2>&1 || exit 13
+"$T2EXP" create "$WORK/one.yaml" "$TRIALS/quadratic.so" --plain > "$WORK/exp4.log" 2>&1 &
+ctl=\$!
+for _ in \$(seq 600); do
+  n=\$(sqlite3 -cmd ".timeout 5000" "$T2EXP_HOME/t2exp.db" "SELECT count(*) FROM checkpoints c JOIN trials t ON t.id = c.trial_id WHERE t.experiment_id = 4" 2>/dev/null || true)
+  [ "\${n:-0}" -ge 1 ] && break
+  sleep 0.1
+done
+kill -INT \$ctl
+wait \$ctl
+[ "\$(sqlite3 -cmd ".timeout 5000" "$T2EXP_HOME/t2exp.db" "SELECT state FROM experiments WHERE id = 4")" = PAUSED ] || exit 14
 J
 set +e
 JOB=$(sbatch --parsable -N 1 -n 2 -o "$WORK/job.out" "$WORK/job.sh")
@@ -169,5 +189,12 @@ grep -q "slot pool" "$WORK/exp2.log" && fail "resources.slurm: off still used th
 [ "$(sql "SELECT count(*) FROM trials WHERE experiment_id=3 AND state='COMPLETED' AND hosts='localhost:2'")" = 4 ] \
   || fail "experiment 3 (hostfile): $(sql "SELECT id, state, hosts FROM trials WHERE experiment_id=3")"
 grep -q "slot pool" "$WORK/exp3.log" && fail "a hostfile run still named the allocation: $(cat "$WORK/exp3.log")"
+# 4: paused in the job on the pool, resumed here outside it: its hosts say both (they kept claiming
+# the Slurm node alone: probe_L finding 7).
+[ "$(sql "SELECT hosts FROM trials WHERE experiment_id=4")" = "$H:1" ] || fail "experiment 4 in the job: $(sql "SELECT id, state, hosts FROM trials WHERE experiment_id=4")"
+[ -z "${SLURM_JOB_ID:-}" ] || fail "the test itself runs inside Slurm job $SLURM_JOB_ID"
+expect_exit 0 "$T2EXP" resume 4 --plain
+[ "$(sql "SELECT state || ' ' || hosts FROM trials WHERE experiment_id=4")" = "COMPLETED $H:1; local" ] ||
+  fail "experiment 4 resumed outside the job: $(sql "SELECT id, state, hosts FROM trials WHERE experiment_id=4")"
 store_ok
 echo "slurm_pool: ok (job on $H, slurmctld port $PORT)"

@@ -346,6 +346,53 @@ static void test_controller_running(void)
     CHECK_OK(t2__store_close(st));
 }
 
+/* An ERRORED experiment keeps its unfinished trials for resume: the table says its QUEUED trial
+ * waits for that, not for a slot, and describe says how many wait; JSON and CSV keep QUEUED. */
+static void test_errored_queued(void)
+{
+    t2__store *st = NULL;
+    CHECK_OK(t2__store_open(home, 0, &st));
+    if (!st) return;
+    int rc;
+    char *s = show(st, (listing){1, T2__FMT_TABLE, e1, 0, NULL, 0}, &rc); /* ACTIVE: nothing said */
+    CHECK_OK(rc);
+    CHECK(!strstr(s, "did not end") && !strstr(s, "experiment ERRORED"));
+    free(s);
+    CHECK_OK(t2__store_set_experiment_state(st, e1, T2__EXP_ERRORED));
+    s = show(st, (listing){2, T2__FMT_TABLE, e1, 0, NULL, 0}, &rc);
+    CHECK_OK(rc);
+    CHECK(strstr(s, "    3   3  QUEUED (experiment ERRORED)  {\"lr\":1}") != NULL);
+    CHECK(strstr(s, " ERRORED                      {\"lr\":0.01}") != NULL); /* ended: as stored */
+    free(s);
+    s = show(st, (listing){2, T2__FMT_JSON, e1, 0, NULL, 0}, &rc);
+    CHECK_OK(rc);
+    CHECK(strstr(s, "\"state\":\"QUEUED\"") && !strstr(s, "experiment ERRORED"));
+    free(s);
+    s = show(st, (listing){2, T2__FMT_CSV, e1, 0, NULL, 0}, &rc);
+    CHECK_OK(rc);
+    CHECK(strstr(s, ",QUEUED,") && !strstr(s, "experiment ERRORED"));
+    free(s);
+    /* describe: trial 1 (RUNNING) and 3 (QUEUED) did not end; its ranking says so too. */
+    s = show(st, (listing){1, T2__FMT_TABLE, e1, 0, NULL, 0}, &rc);
+    CHECK_OK(rc);
+    CHECK(strstr(s, "\n2 trial(s) did not end and never will: it ended before its searcher's state was first saved, "
+                    "so it cannot be resumed; create it again once the error is fixed\nconfig:\n") != NULL);
+    CHECK(strstr(s, "QUEUED (experiment ERRORED)") != NULL);
+    free(s);
+    /* With the searcher's state saved, resume runs them. */
+    CHECK_OK(t2__store_save_searcher_state(st, e1, 1, "{}"));
+    s = show(st, (listing){1, T2__FMT_TABLE, e1, 0, NULL, 0}, &rc);
+    CHECK_OK(rc);
+    CHECK(strstr(s, "\n2 trial(s) did not end: they run only when `t2exp resume 1` continues it\nconfig:\n") != NULL);
+    free(s);
+    s = show(st, (listing){1, T2__FMT_JSON, e1, 0, NULL, 0}, &rc);
+    CHECK_OK(rc);
+    CHECK(!strstr(s, "did not end") && !strstr(s, "experiment ERRORED"));
+    free(s);
+    CHECK_OK(t2__store_set_experiment_state(st, e1, T2__EXP_ACTIVE));
+    CHECK_OK(t2__store_close(st));
+}
+
 /* An empty store: a header (and rule) for tables and CSV, [] for JSON. */
 static void test_empty(void)
 {
@@ -372,6 +419,7 @@ int main(void)
     test_errors();
     test_wide();
     test_empty();
+    test_errored_queued();
     rm_rf(dir);
     return check_report("test_store_query");
 }

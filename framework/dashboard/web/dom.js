@@ -134,9 +134,14 @@ T2.experimentBadge = function (e) {
                "ACTIVE (no controller)");
 };
 
-// A trial's state in an experiment whose controller_running is `running`: RUNNING where no
-// controller runs it reads "RUNNING (no controller)", as `t2exp trials` says it.
-T2.trialBadge = function (state, running) {
+// A trial's state in an experiment whose controller_running is `running` and whose state is
+// `expState`: RUNNING where no controller runs it reads "RUNNING (no controller)", and QUEUED in an
+// ERRORED experiment "QUEUED (experiment ERRORED)" (it waits for `t2exp resume`, not for a slot),
+// as `t2exp trials` says them.
+T2.trialBadge = function (state, running, expState) {
+  if (state === "QUEUED" && expState === "ERRORED")
+    return T2.el("span", {class: "state state-queued", title: "its experiment ERRORED: it runs only when t2exp resume continues the experiment"},
+                 "QUEUED (experiment ERRORED)");
   if (state !== "RUNNING" || running !== 0) return T2.stateBadge(state);
   return T2.el("span", {class: "state state-no_controller", title: "no controller runs its experiment"},
                "RUNNING (no controller)");

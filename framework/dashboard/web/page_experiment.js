@@ -86,7 +86,7 @@ function compare(a, b) {
   return String(a).localeCompare(String(b));
 }
 
-function trialsTable(id, st, ranked, hnames, rerender, running) {
+function trialsTable(id, st, ranked, hnames, rerender, running, expState) {
   var cols = COLUMNS.slice(0, 4).map(function (c) { return c; })
     .concat(hnames.map(function (h) { return {key: "hp:" + h, title: h, hparam: true}; }))
     .concat(COLUMNS.slice(4));
@@ -123,7 +123,7 @@ function trialsTable(id, st, ranked, hnames, rerender, running) {
     cols.forEach(function (c) {
       var v = cellValue(t, c.key), cell;
       if (c.key === "id") cell = T2.el("a", {href: "#/trial/" + t.id}, String(t.id));
-      else if (c.key === "state") cell = T2.trialBadge(v, running);
+      else if (c.key === "state") cell = T2.trialBadge(v, running, expState);
       else if (c.key === "duration") cell = T2.duration(v);
       else if (v !== null && typeof v === "object") cell = JSON.stringify(v);
       else cell = T2.num(v);
@@ -205,7 +205,7 @@ T2.pages.experiment = function (id, main, rerender) {
       var frag = document.createDocumentFragment();
       frag.appendChild(top);
       charts.forEach(function (c) { frag.appendChild(c); });
-      frag.appendChild(trialsTable(id, st, ranked, hnames, rerender, e.controller_running));
+      frag.appendChild(trialsTable(id, st, ranked, hnames, rerender, e.controller_running, e.state));
       return frag;
     });
   });

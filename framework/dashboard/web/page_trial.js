@@ -120,7 +120,7 @@ function header(tid, info) {
   var dl = T2.facts([
     ["experiment", T2.el("a", {href: "#/experiment/" + info.experiment_id}, String(info.experiment_id))],
     ["id", info.id],
-    ["state", T2.stateBadge(info.state)],
+    ["state", T2.trialBadge(info.state, info.controller_running, info.experiment_state)],
     ["hparams", T2.hparamText(info.hparams)],
     ["batches", info.batches],
     ["best validation", T2.num(info.best_validation)],
@@ -140,10 +140,21 @@ function trialRow(tid) {
     return T2.getJSON("/api/experiments/" + known.experiment_id + "/trials").then(function (rows) {
       var row = rows.filter(function (t) { return String(t.id) === String(tid); })[0];
       return row ? Object.assign({experiment_id: known.experiment_id}, row) : known;
-    }, function () { return known; });
+    }, function () { return known; }).then(function (row) { return withController(tid, row); });
   }
   if (known) return Promise.resolve(known);
   return T2.getJSON("/api/trials/" + encodeURIComponent(tid)).catch(function () { return null; });
+}
+
+// A RUNNING or QUEUED row from its experiment's /trials does not say whether a controller runs it
+// or whether its experiment ERRORED: its /api/trials/TID does (controller_running,
+// experiment_state), so the header says RUNNING (no controller) and QUEUED (experiment ERRORED)
+// where the experiment's table does (it said RUNNING for a killed controller's trial).
+function withController(tid, row) {
+  if (!row || (row.state !== "RUNNING" && row.state !== "QUEUED") || row.controller_running !== undefined) return row;
+  return T2.getJSON("/api/trials/" + encodeURIComponent(tid)).then(function (t) {
+    return Object.assign({}, row, {controller_running: t.controller_running, experiment_state: t.experiment_state});
+  }, function () { return row; });
 }
 
 T2.pages.trial = function (tid) {

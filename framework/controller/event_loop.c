@@ -69,6 +69,10 @@ static int start_distributed(t2__ctl *c, t2__ctl_trial *t, const int *fds, int n
         c->self_exe[k] = '\0';
     }
     int slots = (int)c->cfg->resources.slots_per_trial;
+    /* Each rank's share of the experiment's threads, at most 64; on a pool, also at most what its
+     * hosts have free (t2__ctl_take_slots). */
+    t->threads = c->threads / slots > 0 ? c->threads / slots : 1;
+    if (t->threads > T2__MAX_RANK_THREADS) t->threads = T2__MAX_RANK_THREADS;
     char hostfile[PATH_MAX + 16];
     if (c->pool.nhosts > 0 && (rc = t2__ctl_take_slots(c, t, slots, hostfile, sizeof hostfile))) return rc;
     t2__mpi_launch l = {.slots = slots, .hostfile = c->pool.nhosts > 0 ? hostfile : NULL, .self_exe = c->self_exe,

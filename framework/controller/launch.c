@@ -115,14 +115,12 @@ static void reap(pid_t p) { t2__reap_group(p, NULL, 0); }
 static int complete(t2__ctl *c, size_t k, int fd)
 {
     t2__ctl_trial *t = &c->tt.t[c->launch[k].trial];
-    int slots = (int)c->cfg->resources.slots_per_trial;
-    int threads = c->threads / slots > 0 ? c->threads / slots : 1;
     char object[PATH_MAX];
     if (!realpath(c->so.path, object)) snprintf(object, sizeof object, "%s", c->so.path);
     t2__msg spec = {.kind = T2__MSG_SPEC,
                     .u.spec = {.config_yaml = c->cfg->yaml_text, .overrides = c->ovr, .noverrides = (size_t)c->novr,
                                .trial_object = object, .hparams = t->hparams, .trial_id = t->id,
-                               .experiment_id = c->exp_id, .seed = t->seed, .threads = threads,
+                               .experiment_id = c->exp_id, .seed = t->seed, .threads = t->threads,
                                /* The experiment's P (each rank splits its share of a batch into
                                 * it), as for local trials: the threads a rank gets come from the
                                 * pool at launch, which a resume on other slots or a host that left

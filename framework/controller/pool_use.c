@@ -63,13 +63,14 @@ void t2__ctl_log_pool(t2__ctl *c)
 }
 
 /* Gives a distributed trial its slots from the hostfile's pool, written as a hostfile of its own
- * beside its log. */
+ * beside its log, and lowers t->threads (each rank's) to what its hosts' free slots allow. */
 int t2__ctl_take_slots(t2__ctl *c, t2__ctl_trial *t, int slots, char *path, size_t len)
 {
     t->host_slots = calloc((size_t)c->pool.nhosts, sizeof *t->host_slots);
     if (!t->host_slots) return t2_seterr(T2_ENOMEM, "controller: out of memory");
     int rc = t2__pool_pick(&c->pool, slots, t->host_slots);
     if (!rc) {
+        t->threads = t2__pool_rank_threads(&c->pool, t->host_slots, t->threads);
         snprintf(path, len, "%s.hosts", t->log_path);
         t2__pool_hold(&c->pool, t->host_slots, +1);
         if ((rc = t2__pool_write_hostfile(&c->pool, t->host_slots, path))) t2__pool_hold(&c->pool, t->host_slots, -1);

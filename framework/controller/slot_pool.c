@@ -50,6 +50,21 @@ void t2__pool_free(t2__slot_pool *p)
 
 int t2__pool_pick(const t2__slot_pool *p, int slots, int *take)
 {
+    /* One host that holds the whole trial, the one with the most free slots (the first of equals):
+     * its ranks then talk in shared memory (a trial split over hosts needlessly went over the
+     * network: probe_N), and single-slot trials spread over the pool instead of piling onto its
+     * first host, each with the most cores to use (t2__pool_rank_threads). Else hosts in the pool's
+     * order, each filled. */
+    int best = -1, best_free = 0;
+    for (int h = 0; h < p->nhosts; h++) {
+        int n = p->hosts[h].dead ? 0 : p->hosts[h].slots - p->hosts[h].used;
+        take[h] = 0;
+        if (n >= slots && n > best_free) best = h, best_free = n;
+    }
+    if (best >= 0) {
+        take[best] = slots;
+        return T2_OK;
+    }
     int need = slots;
     for (int h = 0; h < p->nhosts; h++) {
         int n = p->hosts[h].dead ? 0 : p->hosts[h].slots - p->hosts[h].used;
@@ -60,6 +75,18 @@ int t2__pool_pick(const t2__slot_pool *p, int slots, int *take)
     if (need > 0)
         return t2_seterr(T2_ESTATE, "controller: %d free slots wanted, the pool has fewer free", slots);
     return T2_OK;
+}
+
+int t2__pool_rank_threads(const t2__slot_pool *p, const int *take, int want)
+{
+    int n = want;
+    for (int h = 0; h < p->nhosts; h++) {
+        if (!take[h]) continue;
+        int free_here = p->hosts[h].slots - p->hosts[h].used, per_rank = free_here / take[h];
+        if (per_rank < n) n = per_rank;
+    }
+    if (n > T2__MAX_RANK_THREADS) n = T2__MAX_RANK_THREADS;
+    return n > 0 ? n : 1;
 }
 
 void t2__pool_hold(t2__slot_pool *p, const int *take, int sign)

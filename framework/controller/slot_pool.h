@@ -1,6 +1,6 @@
 /* slot_pool.h — the slots trials run on (internal): resources.hostfile's hosts, or else those of
  * the Slurm allocation t2exp runs in (slurm_alloc.h), each with its slots and how many running
- * trials hold. A trial takes its slots filling hosts in the pool's order and gets them as a
+ * trials hold. A trial takes its slots (on one host where one holds them all) and gets them as a
  * hostfile of its own, so no host ever runs more ranks than it has slots. Without a pool, trials
  * use this machine's cores (schedule.h counts them). */
 #ifndef T2_CONTROLLER_SLOT_POOL_H
@@ -37,9 +37,17 @@ int t2__pool_check_aliases(t2__host *h, int n, const char *what, const volatile 
 double t2__host_lookup_deadline(int names);
 void t2__pool_free(t2__slot_pool *p);
 
-/* Which slots a trial wanting `slots` gets: take[h] of host h, filling hosts in order. Pure: the
- * pool is not changed. T2_ESTATE if the pool has not that many free. */
+/* Which slots a trial wanting `slots` gets: take[h] of host h; all on the host with the most free
+ * slots where one holds them all, else filling hosts in order. Pure: the pool is not changed.
+ * T2_ESTATE if the pool has not that many free. */
 int t2__pool_pick(const t2__slot_pool *p, int slots, int *take);
+/* The most threads a rank may run (t2_set_num_threads' limit, and P's). */
+#define T2__MAX_RANK_THREADS 64
+/* Threads for each rank of a trial about to hold take[] (not held yet): want, but on each of its
+ * hosts at most that host's free slots over the trial's ranks there (a slot is a core: a trial
+ * given the whole pool's share put 8 threads on a 4-slot host, and more than 64 failed it), and
+ * 1..T2__MAX_RANK_THREADS. */
+int t2__pool_rank_threads(const t2__slot_pool *p, const int *take, int want);
 /* Marks take[] as held (+1) or given back (-1). */
 void t2__pool_hold(t2__slot_pool *p, const int *take, int sign);
 /* Takes host h out of the pool for good (its slots no longer count, no trial gets them). */

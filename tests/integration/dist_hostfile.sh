@@ -112,4 +112,20 @@ expect_exit 2 "$T2EXP" create "$WORK/bad.yaml" "$TRIALS/quadratic.so" --config r
 expect_in "$OUT" "$me and 127.0.0.1 are one host (this machine)"
 expect_in "$OUT" "slots=2"
 [ "$(sql "SELECT count(*) FROM experiments")" = "$n" ] || fail "a hostfile naming one host twice recorded an experiment"
+# A rank's threads come from the slots free on its host, at most 64: a lone trial on a 200-slot
+# host was given the pool's whole share, 200 threads, and failed at start (t2_set_num_threads takes
+# 1..64; probe_N). (The hostfile claims 200 cores; a real pool's slots are its cores.)
+echo "localhost slots=200" > "$WORK/hosts200"
+cat > "$WORK/lone.yaml" <<Y
+name: lone
+hyperparameters: {global_batch_size: 2, x: 0.5, y: -2}
+searcher: {name: single, metric: loss, max_length: {batches: 2}}
+resources: {hostfile: $WORK/hosts200}
+max_restarts: 0
+Y
+expect_exit 0 "$T2EXP" create "$WORK/lone.yaml" "$TRIALS/quadratic.so" --plain
+n=$(sql "SELECT max(id) FROM experiments")
+t=$(sql "SELECT id FROM trials WHERE experiment_id = $n")
+grep -q "threads 64, parts 64" "$T2EXP_HOME/experiments/$n/trial-$t.log" ||
+  fail "a lone trial on a 200-slot host should run 64 threads: $(grep parts "$T2EXP_HOME/experiments/$n/trial-$t.log")"
 echo "dist_hostfile: ok"

@@ -316,6 +316,36 @@ static void pool(void)
     remove(dir);
 }
 
+/* A trial one host can hold goes there whole, to the host with the most free slots (probe_N: a
+ * 2-slot trial on `a slots=1, b slots=2` went over the network as a:1,b:1, and single-slot trials
+ * piled onto the first host); its ranks' threads are at most their hosts' free slots (a trial got
+ * the whole pool's share: 8 threads on a 4-slot host, and over 64 failed it). */
+static void pool_placement(void)
+{
+    t2__host hosts[2] = {{.name = "a", .slots = 1}, {.name = "b", .slots = 2}};
+    t2__slot_pool p = {.hosts = hosts, .nhosts = 2, .total = 3};
+    int take[2];
+    CHECK_OK(t2__pool_pick(&p, 2, take));
+    CHECK(take[0] == 0 && take[1] == 2);
+    CHECK(t2__pool_rank_threads(&p, take, 3) == 1); /* 2 free slots for 2 ranks */
+    CHECK_OK(t2__pool_pick(&p, 1, take));
+    CHECK(take[0] == 0 && take[1] == 1); /* the most free */
+    CHECK(t2__pool_rank_threads(&p, take, 3) == 2);
+    t2__pool_hold(&p, take, +1);
+    CHECK_OK(t2__pool_pick(&p, 1, take)); /* a tie: the first */
+    CHECK(take[0] == 1 && take[1] == 0);
+    CHECK(t2__pool_rank_threads(&p, take, 3) == 1);
+    CHECK(t2__pool_rank_threads(&p, take, 0) == 1); /* never below 1 */
+    t2__host big[2] = {{.name = "n1", .slots = 48}, {.name = "n2", .slots = 200}};
+    t2__slot_pool q = {.hosts = big, .nhosts = 2, .total = 248};
+    int tq[2];
+    CHECK_OK(t2__pool_pick(&q, 1, tq));
+    CHECK(tq[0] == 0 && tq[1] == 1);
+    CHECK(t2__pool_rank_threads(&q, tq, 248) == T2__MAX_RANK_THREADS); /* t2_set_num_threads refused more */
+    tq[0] = 1, tq[1] = 0;
+    CHECK(t2__pool_rank_threads(&q, tq, 96) == 48);
+}
+
 int main(void)
 {
     plan();
@@ -323,5 +353,6 @@ int main(void)
     next_and_table();
     feed_and_exit();
     pool();
+    pool_placement();
     return check_report("test_controller_schedule");
 }

@@ -84,8 +84,18 @@ const char *t2__host_name_problem(const char *s, size_t n)
         unsigned char c = (unsigned char)s[i];
         int alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
         if (c == '@') return "@";
-        if (!alnum && c != ':' && (i == 0 || (c != '-' && c != '.' && c != '_')))
-            return i == 0 ? " must start with a letter, a digit or ':'"
+        /* Open MPI 4.1's launcher (Debian 12's) refuses a node name with any other character
+         * ("the regex parser has detected the presence of an illegal character"), `_` and IPv6
+         * addresses included: the trial then failed at launch and its host was taken for dead
+         * (probe_N). */
+        if (c == '_' && i > 0)
+            return " has '_', which Open MPI's launcher refuses in a node name (letters, digits, '.' and '-' only): "
+                   "give the host's IPv4 address or a name without '_' (an alias in /etc/hosts)";
+        if (c == ':')
+            return " is an IPv6 address, which Open MPI's launcher refuses in a node name (letters, digits, '.' and "
+                   "'-' only): give the host's IPv4 address or its name";
+        if (!alnum && (i == 0 || (c != '-' && c != '.')))
+            return i == 0 ? " must start with a letter or a digit"
                           : " has a character a host name or IP address cannot have";
     }
     return NULL;

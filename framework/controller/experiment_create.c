@@ -80,8 +80,13 @@ int t2__experiment_create(const t2__create_opts *o, int64_t *exp_id)
     char warm_ovr[PATH_MAX * 2 + 64] = "", lib_ovr[PATH_MAX * 2 + 64] = "";
     if (c.warm && (o->from_checkpoint || cfg->searcher.source_checkpoint))
         path_override("searcher.source_checkpoint", c.warm, warm_ovr);
-    /* A custom searcher's library likewise, so that a resume from another directory finds it. */
+    /* A custom searcher's library likewise, so that a resume from another directory finds it; and a
+     * relative resources.hostfile (a resume elsewhere failed, or read another file of that name:
+     * another pool; probe_N). */
     if (cfg->searcher.name == T2__SEARCH_CUSTOM) path_override("searcher.library", cfg->searcher.library, lib_ovr);
+    char hosts_ovr[PATH_MAX * 2 + 64] = "";
+    if (cfg->resources.hostfile && cfg->resources.hostfile[0] != '/')
+        path_override("resources.hostfile", cfg->resources.hostfile, hosts_ovr);
     t2__experiment_new e = {.name = cfg->name, .description = cfg->description, .config_yaml = cfg->yaml_text,
                             .searcher_name = t2__searcher_name(cfg->searcher.name), .metric = cfg->searcher.metric,
                             .smaller_is_better = cfg->searcher.smaller_is_better, .trial_object = object,
@@ -93,10 +98,11 @@ int t2__experiment_create(const t2__create_opts *o, int64_t *exp_id)
         if (t2__val_list_append(ov, t2__val_string(o->overrides[i]))) break;
     if (ov && warm_ovr[0]) t2__val_list_append(ov, t2__val_string(warm_ovr));
     if (ov && lib_ovr[0]) t2__val_list_append(ov, t2__val_string(lib_ovr));
+    if (ov && hosts_ovr[0]) t2__val_list_append(ov, t2__val_string(hosts_ovr));
     size_t len;
     if (lv && t2__val_to_json(lv, &labels, &len) == T2_OK) e.labels_json = labels;
     /* Every override must be kept, or resume would run another experiment. */
-    if (!ov || ov->n != (size_t)o->noverrides + (warm_ovr[0] != '\0') + (lib_ovr[0] != '\0') ||
+    if (!ov || ov->n != (size_t)o->noverrides + (warm_ovr[0] != '\0') + (lib_ovr[0] != '\0') + (hosts_ovr[0] != '\0') ||
         t2__val_to_json(ov, &ovr_json, &len))
         rc = t2_seterr(T2_ENOMEM, "controller: out of memory");
     e.overrides_json = ovr_json;

@@ -128,4 +128,15 @@ n=$(sql "SELECT max(id) FROM experiments")
 t=$(sql "SELECT id FROM trials WHERE experiment_id = $n")
 grep -q "threads 64, parts 64" "$T2EXP_HOME/experiments/$n/trial-$t.log" ||
   fail "a lone trial on a 200-slot host should run 64 threads: $(grep parts "$T2EXP_HOME/experiments/$n/trial-$t.log")"
+# A relative hostfile is recorded as an absolute path: a resume from another directory reads the
+# same pool (it failed, "No such file", or read another file of that name; probe_N).
+sed "s|hostfile: .*}|hostfile: hosts2}|" "$WORK/one.yaml" > "$WORK/rel.yaml"
+(cd "$WORK" && expect_exit 0 "$T2EXP" create rel.yaml "$TRIALS/quadratic.so" --detach) || exit 1
+n=$(sql "SELECT max(id) FROM experiments")
+wait_for "SELECT count(*) FROM checkpoints c JOIN trials t ON t.id = c.trial_id WHERE t.experiment_id = $n" 1200
+expect_exit 0 "$T2EXP" pause "$n"
+(cd / && expect_exit 0 "$T2EXP" resume "$n" --plain) || exit 1
+[ "$(sql "SELECT state FROM experiments WHERE id = $n")" = COMPLETED ] || fail "the resume from / did not complete it"
+sql "SELECT overrides FROM experiments WHERE id = $n" | grep -qF "resources.hostfile=\\\"$WORK/hosts2\\\"" ||
+  fail "the absolute hostfile should be kept: $(sql "SELECT overrides FROM experiments WHERE id = $n")"
 echo "dist_hostfile: ok"

@@ -106,7 +106,7 @@ int t2__ctl_probe_events(t2__ctl *c)
     for (size_t k = c->nprobe; !rc && k-- > 0;) {
         t2__probe *p = &c->probe[k];
         t2__ctl_trial *t = &c->tt.t[p->trial];
-        char why[200] = "";
+        char why[320] = "";
         if (t->killed) {
             /* `t2exp kill` ends it now: whether its hosts answer no longer matters to it. */
             t2__host_probe_stop(&p->p);

@@ -54,12 +54,17 @@ int t2__host_probe_start(t2__host_probe *p, const char *name, double timeout_s, 
         t2__mpi_session_remove(p->session);
         return t2_seterr(T2_EIO, "controller: fork: %s", strerror(fork_errno));
     }
+    char err_path[PATH_MAX + 16];
+    snprintf(err_path, sizeof err_path, "%s.err", p->session); /* beside it: mpirun makes the directory */
     if (pid == 0) {
         int null = open("/dev/null", O_RDWR);
+        /* Its messages are kept for the verdict (probe_err_line): a broken launcher, not the
+         * host, failed every probe, and only the trial's log said so (probe_N). */
+        int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
         if (null >= 0) {
             dup2(null, STDIN_FILENO);
             dup2(null, STDOUT_FILENO);
-            dup2(null, STDERR_FILENO);
+            dup2(err >= 0 ? err : null, STDERR_FILENO);
         }
         setpgid(0, 0); /* so that a timeout ends mpirun and its launcher together */
         /* It ends with the controller, by mpirun's own teardown, as a trial's mpirun does (it
@@ -77,12 +82,44 @@ int t2__host_probe_start(t2__host_probe *p, const char *name, double timeout_s, 
     return T2_OK;
 }
 
+/* The first paragraph of what the probe's mpirun wrote (Open MPI frames its messages in lines of
+ * dashes and wraps them), as one printable line into line ("" if none); the file goes. */
+static void probe_err_line(const char *session, char *line, size_t len)
+{
+    char path[PATH_MAX + 16], buf[4096];
+    line[0] = '\0';
+    snprintf(path, sizeof path, "%s.err", session);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    unlink(path);
+    if (fd < 0) return;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) return;
+    buf[n] = '\0';
+    size_t k = 0;
+    for (char *s = buf, *e; *s; s = e + (*e != '\0')) {
+        e = s + strcspn(s, "\n");
+        while (s < e && (*s == ' ' || *s == '\t' || *s == '-')) s++;
+        if (s == e) {
+            if (k) break; /* the paragraph ended */
+            continue;
+        }
+        if (k && k + 1 < len) line[k++] = ' ';
+        for (; s < e && k + 1 < len; s++) line[k++] = (*s >= 0x20 && *s < 0x7f) ? *s : '?';
+    }
+    while (k > 0 && (line[k - 1] == ' ' || line[k - 1] == ':')) k--;
+    line[k] = '\0';
+}
+
 /* After p's mpirun was reaped: its launcher processes (noted in tree) and session directory. */
 static void clear_after(t2__host_probe *p, t2__proc_tree *tree)
 {
     p->pid = 0;
     if (tree) t2__proc_tree_end(tree);
     t2__mpi_session_remove(p->session);
+    char err_path[PATH_MAX + 16];
+    snprintf(err_path, sizeof err_path, "%s.err", p->session);
+    unlink(err_path); /* its messages (probe_err_line), if nobody read them */
 }
 
 void t2__host_probe_stop(t2__host_probe *p)
@@ -112,13 +149,16 @@ int t2__host_probe_check(t2__host_probe *p, double now, char *why, size_t len)
     }
     if (r < 0) {
         snprintf(why, len, "cannot wait for the probe: %s", strerror(errno));
-        p->pid = 0; /* not ours to wait for any more */
-        t2__mpi_session_remove(p->session);
+        clear_after(p, NULL); /* not ours to wait for any more */
         return 0;
     }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+        clear_after(p, NULL);
+        return 1;
+    }
+    char st[96], line[160];
+    probe_err_line(p->session, line, sizeof line);
     clear_after(p, NULL);
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return 1;
-    char st[96];
-    snprintf(why, len, "mpirun on it %s", t2__wait_status_str(status, st, sizeof st));
+    snprintf(why, len, "mpirun on it %s%s%s", t2__wait_status_str(status, st, sizeof st), line[0] ? ": " : "", line);
     return 0;
 }

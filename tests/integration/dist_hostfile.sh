@@ -139,4 +139,12 @@ expect_exit 0 "$T2EXP" pause "$n"
 [ "$(sql "SELECT state FROM experiments WHERE id = $n")" = COMPLETED ] || fail "the resume from / did not complete it"
 sql "SELECT overrides FROM experiments WHERE id = $n" | grep -qF "resources.hostfile=\\\"$WORK/hosts2\\\"" ||
   fail "the absolute hostfile should be kept: $(sql "SELECT overrides FROM experiments WHERE id = $n")"
+# A launcher that cannot start (a typo in OMPI_MCA_plm_rsh_agent) fails every probe: the verdict
+# quotes mpirun's own words, which only the trial's log had (probe_N).
+echo "nodeA slots=1" > "$WORK/hostsA"
+OMPI_MCA_plm_rsh_agent=/nonexistent/agent expect_exit 1 "$T2EXP" create "$WORK/lone.yaml" "$TRIALS/quadratic.so" \
+  --plain --config resources.hostfile="$WORK/hostsA"
+expect_in "$OUT" 'host nodeA is unreachable (mpirun on it exited with status '
+expect_in "$OUT" ': The value of the MCA parameter "plm_rsh_agent" was set to a path that could not be found)'
+ls "$WORK"/ompi.t2exp.* >/dev/null 2>&1 && fail "a probe left its files: $(ls "$WORK"/ompi.t2exp.*)"
 echo "dist_hostfile: ok"

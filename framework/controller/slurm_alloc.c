@@ -194,6 +194,18 @@ int t2__slurm_pool_env(t2__host **hosts, int *nhosts, int *total, char *origin, 
     static const char hint[] = "resources.slurm: off runs the trials on this machine instead";
     *hosts = NULL;
     *nhosts = *total = 0;
+    /* Inside a job step (`srun t2exp create` in a batch script), srun has set SLURM_TASKS_PER_NODE
+     * to the step's tasks while SLURM_JOB_NODELIST stays the job's: the pool mixed the two (one
+     * slot of a 4-task job; a two-node job refused over a variable the user never set; probe_N),
+     * and trials launched from a step would compete with it for the job's resources. The batch
+     * script's own step (4294967294) and the extern step are not steps of the user's. */
+    const char *step = getenv("SLURM_STEP_ID");
+    char *end = NULL;
+    unsigned long long step_id = step && *step ? strtoull(step, &end, 10) : 0;
+    if (step && *step && end && !*end && step_id < 4294967290ULL)
+        return t2_seterr(T2_EINVAL, "Slurm job %.40s: t2exp runs inside its step %.20s (srun), whose tasks are not "
+                         "the job's allocation: run t2exp from the batch script itself (or salloc's shell), not "
+                         "through srun; %s", job ? job : "?", step, hint);
     if (!list || !spec)
         return t2_seterr(T2_EINVAL, "Slurm job %.40s: %s is not set, so the allocation's %s unknown; %s",
                          job ? job : "?", !list ? "SLURM_JOB_NODELIST (or SLURM_NODELIST)"

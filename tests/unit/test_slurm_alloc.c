@@ -113,6 +113,7 @@ static void clear_env(void)
     unsetenv("SLURM_NODELIST");
     unsetenv("SLURM_TASKS_PER_NODE");
     unsetenv("SLURM_JOB_CPUS_PER_NODE");
+    unsetenv("SLURM_STEP_ID");
 }
 
 static void test_env(void)
@@ -134,6 +135,16 @@ static void test_env(void)
         CHECK(!strcmp(p.hosts[2].name, "n3") && p.hosts[0].slots == 2 && p.hosts[2].slots == 1);
     CHECK_STR(p.origin, "Slurm job 42: SLURM_JOB_NODELIST=n[1-3], SLURM_TASKS_PER_NODE=2(x2),1");
     t2__pool_free(&p);
+    /* Inside a step of the job (srun), SLURM_TASKS_PER_NODE is the step's: refused, saying where to
+     * run instead (it mixed with the job's node list; probe_N). The batch script's step is fine. */
+    setenv("SLURM_STEP_ID", "0", 1);
+    REFUSED(t2__pool_load(&p, NULL, 1, NULL), "Slurm job 42: t2exp runs inside its step 0 (srun)");
+    CHECK(p.hosts == NULL && p.nhosts == 0);
+    setenv("SLURM_STEP_ID", "4294967294", 1);
+    CHECK_OK(t2__pool_load(&p, NULL, 1, NULL));
+    CHECK(p.nhosts == 3 && p.total == 5);
+    t2__pool_free(&p);
+    unsetenv("SLURM_STEP_ID");
     /* Without tasks per node, the CPUs; without SLURM_JOB_NODELIST, the older SLURM_NODELIST. */
     unsetenv("SLURM_TASKS_PER_NODE");
     unsetenv("SLURM_JOB_NODELIST");

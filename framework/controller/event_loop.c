@@ -64,6 +64,27 @@ static int start_distributed(t2__ctl *c, t2__ctl_trial *t, const int *fds, int n
                                          "listens on %s alone, which ranks there cannot reach: set "
                                          "resources.controller_address to this machine's address they reach",
                                unresolved, addr);
+        /* A loopback address given (controller_address, T2EXP_CONTROLLER_ADDR) with hosts this
+         * machine reaches over the network: every launch there failed with a bare "mpirun exited",
+         * and only the trial log said "Connection refused" (probe_N). A route is a local lookup. */
+        char remote[512] = "";
+        for (int h = 0; h < nh && strncmp(addr, "127.", 4) == 0; h++) {
+            char src[64];
+            if (!c->pool.hosts[h].ipv4[0] || t2__route_source(c->pool.hosts[h].ipv4, src, sizeof src) != T2_OK) {
+                t2_clearerr();
+                continue;
+            }
+            /* (A route to one of this machine's own addresses starts from that address.) */
+            if (strncmp(src, "127.", 4) != 0 && strcmp(src, c->pool.hosts[h].ipv4) != 0 && strlen(remote) + strlen(c->pool.hosts[h].name) + 3 < sizeof remote)
+                snprintf(remote + strlen(remote), sizeof remote - strlen(remote), "%s%s", remote[0] ? ", " : "",
+                         c->pool.hosts[h].name);
+        }
+        if (remote[0])
+            t2__progress_event(&c->prog, "warning: the controller listens on %s, a loopback address, which ranks on "
+                                         "%s (other machines) cannot reach: their launches will fail; give "
+                                         "resources.controller_address (or T2EXP_CONTROLLER_ADDR) an address of "
+                                         "this machine they reach, or leave it out",
+                               addr, remote);
         ssize_t k = readlink("/proc/self/exe", c->self_exe, sizeof c->self_exe - 1);
         if (k <= 0) return t2_seterr(T2_EIO, "controller: cannot find its own program: %s", strerror(errno));
         c->self_exe[k] = '\0';

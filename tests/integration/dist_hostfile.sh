@@ -160,4 +160,11 @@ if ip route get 203.0.113.77 >/dev/null 2>&1; then
 else
   echo "dist_hostfile: no default route here, the loopback-address warning is not checked"
 fi
+# A pool of many names says it is looking them up before it does (minutes on a resolver that drops
+# bursts, in silence; probe_N). Address literals need no resolver; the slots_per_trial refusal
+# comes after the lookups, so nothing runs.
+for i in $(seq 1 300); do echo "10.254.$((i / 250)).$((i % 250 + 1)) slots=1"; done > "$WORK/hosts300"
+expect_exit 2 "$T2EXP" create "$WORK/lone.yaml" "$TRIALS/quadratic.so" --config resources.hostfile="$WORK/hosts300" \
+  --config resources.slots_per_trial=301 --config hyperparameters.global_batch_size=400
+expect_in "$OUT" "looking up the pool's 300 host names (at most 24 s; Ctrl-C stops)"
 echo "dist_hostfile: ok"

@@ -120,8 +120,19 @@ static int on_checkpoint(t2__ctl *c, t2__ctl_trial *t, const t2__msg *m)
     snprintf(path, sizeof path, "%s/%s", c->ckpt_dir, name);
     int ok = t2__ckpt_gc_path_check(c->ckpt_dir, path);
     if (ok) {
-        char why[PATH_MAX + 300];
-        t2__fmt_fit(why, sizeof why, "%s", ok == T2_ENOTFOUND ? "no such file in the checkpoint directory" : t2_errmsg());
+        char why[PATH_MAX + 600];
+        /* On a pool, the likely cause is a directory rank 0's host does not share with this one:
+         * the message named no cause (probe_N). Rank 0 runs on the trial's first host. */
+        int h0 = 0;
+        while (t->host_slots && h0 < c->pool.nhosts && !t->host_slots[h0]) h0++;
+        if (ok == T2_ENOTFOUND && t->host_slots && h0 < c->pool.nhosts)
+            t2__fmt_fit(why, sizeof why,
+                        "no such file in the checkpoint directory %s on this machine: rank 0 on %s wrote it where "
+                        "the controller cannot see it; the checkpoint directory (under T2EXP_HOME, or "
+                        "checkpoint_storage) must be on a file system every host of the pool shares",
+                        c->ckpt_dir, c->pool.hosts[h0].name);
+        else
+            t2__fmt_fit(why, sizeof why, "%s", ok == T2_ENOTFOUND ? "no such file in the checkpoint directory" : t2_errmsg());
         t2_clearerr();
         return reject(c, t, "checkpoint report", why);
     }

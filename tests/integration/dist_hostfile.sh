@@ -167,4 +167,20 @@ for i in $(seq 1 300); do echo "10.254.$((i / 250)).$((i % 250 + 1)) slots=1"; d
 expect_exit 2 "$T2EXP" create "$WORK/lone.yaml" "$TRIALS/quadratic.so" --config resources.hostfile="$WORK/hosts300" \
   --config resources.slots_per_trial=301 --config hyperparameters.global_batch_size=400
 expect_in "$OUT" "looking up the pool's 300 host names (at most 24 s; Ctrl-C stops)"
+# A checkpoint directory rank 0's host does not share: the refusal says so (it said "no such file"
+# alone; probe_N). The agent gives the "host" its own empty experiments directory (a mount
+# namespace with a tmpfs there), as a host without the shared file system has.
+if unshare -m true 2>/dev/null; then
+  n=$(( $(sql "SELECT max(id) FROM experiments") + 1 ))
+  cat > "$WORK/noshare-agent" <<A
+#!/bin/sh
+shift
+exec unshare -m sh -c "mount -t tmpfs none $T2EXP_HOME/experiments && mkdir -p $T2EXP_HOME/experiments/$n/checkpoints && exec sh -c \"\\\$0\"" "\$*"
+A
+  chmod +x "$WORK/noshare-agent"
+  sed 's/batches: 60}/batches: 12}/; s/slots_per_trial: 2, //' "$WORK/one.yaml" > "$WORK/ck.yaml"
+  OMPI_MCA_plm_rsh_agent="$WORK/noshare-agent" expect_exit 1 "$T2EXP" create "$WORK/ck.yaml" "$TRIALS/quadratic.so" \
+    --plain --config resources.hostfile="$WORK/hostsA"
+  expect_in "$OUT" "rank 0 on nodeA wrote it where the controller cannot see it; the checkpoint directory (under T2EXP_HOME, or checkpoint_storage) must be on a file system every host of the pool shares"
+fi
 echo "dist_hostfile: ok"

@@ -242,6 +242,12 @@ int t2__ctl_run_experiment(t2__ctl *c, int resumed)
     if (!rc && (!resumed || !t2__searcher_started(c->s))) rc = t2__searcher_start(c->s, &c->ops);
     if (!rc && resumed) rc = t2__ctl_tell_missed_ends(c);
     if (!rc) rc = t2__ctl_apply_and_save(c);
+    /* On a pool, the first trials and the searcher's state are committed before any launch: a pool
+     * whose hosts all failed their probes ended the experiment ERRORED within the first batch,
+     * whose snapshot an error drops (below), and `resume` with the hosts back then refused it as
+     * never saved, where the error said "bring them back". A launch through mpirun costs far more
+     * than this commit; local searches of short trials keep their first batch. */
+    if (!rc && !resumed && c->pool.nhosts > 0) rc = t2__store_flush(c->st, 1);
     if (!rc) rc = t2__ctl_run_loop(c);
     /* The run's last batch commits now, while its end can still be told apart: a commit that
      * fails for want of space pauses the experiment as one mid-run does, instead of a COMPLETED

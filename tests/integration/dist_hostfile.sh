@@ -143,16 +143,22 @@ sql "SELECT overrides FROM experiments WHERE id = $n" | grep -qF "resources.host
 # quotes mpirun's own words, which only the trial's log had (probe_N).
 echo "nodeA slots=1" > "$WORK/hostsA"
 OMPI_MCA_plm_rsh_agent=/nonexistent/agent expect_exit 1 "$T2EXP" create "$WORK/lone.yaml" "$TRIALS/quadratic.so" \
-  --plain --config resources.hostfile="$WORK/hostsA"
+  --plain --config resources.hostfile="$WORK/hostsA" --config max_restarts=1
 expect_in "$OUT" 'host nodeA is unreachable (mpirun on it exited with status '
 expect_in "$OUT" ': The value of the MCA parameter "plm_rsh_agent" was set to a path that could not be found)'
 ls "$WORK"/ompi.t2exp.* >/dev/null 2>&1 && fail "a probe left its files: $(ls "$WORK"/ompi.t2exp.*)"
+# It ended within its first batch, and a resume with the launcher mended continues it, as the error
+# says (bring the hosts back): the first batch and the searcher's state were committed before the
+# first launch (a resume refused it as "ended ERRORED before its searcher's state was first saved").
+n=$(sql "SELECT max(id) FROM experiments")
+printf '#!/bin/sh\nshift\nexec sh -c "$*"\n' > "$WORK/here-agent"; chmod +x "$WORK/here-agent"
+OMPI_MCA_plm_rsh_agent="$WORK/here-agent" expect_exit 0 "$T2EXP" resume "$n" --plain
+expect_in "$OUT" "experiment $n COMPLETED"
 # A loopback controller_address with a host reached over the network: a warning that says so at the
 # first launch (every launch there failed with a bare "mpirun exited"; probe_N). An rsh agent that
 # runs the rank here stands in for the host, so the trial itself completes; TEST-NET-3 is routed
 # through the default route, where there is one.
 if ip route get 203.0.113.77 >/dev/null 2>&1; then
-  printf '#!/bin/sh\nshift\nexec sh -c "$*"\n' > "$WORK/here-agent"; chmod +x "$WORK/here-agent"
   echo "203.0.113.77 slots=1" > "$WORK/hostsR"
   OMPI_MCA_plm_rsh_agent="$WORK/here-agent" expect_exit 0 "$T2EXP" create "$WORK/lone.yaml" "$TRIALS/quadratic.so" \
     --plain --config resources.hostfile="$WORK/hostsR" --config resources.controller_address=127.0.0.1

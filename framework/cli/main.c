@@ -145,9 +145,12 @@ static int open_store(const args *a, int readonly, t2__store **st)
 static int export_home(const args *a, const char *cmd)
 {
     char home[PATH_MAX];
-    t2__hint_set_home(a->home); /* the commands this process tells its user to run name it too */
+    t2__hint_set_home(NULL);
     if (!a->home) return 0;
     if (t2__store_home(a->home, home, sizeof home)) return usage_error(cmd, "--home: %s", t2_errmsg());
+    /* The commands this process tells its user to run name it too, absolute: some are kept (an
+     * experiment's error, controller.log) and read from elsewhere (review). */
+    t2__hint_set_home(home);
     if (setenv("T2EXP_HOME", home, 1) != 0) return usage_error(cmd, "--home: %s", strerror(errno));
     return 0;
 }

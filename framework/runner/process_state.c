@@ -44,24 +44,29 @@ void t2__process_state_reset(void)
         base.saved = 1;
         return;
     }
-    /* A SIGTERM or SIGUSR1 an earlier trial blocked and left pending was for it: taken here, not
-     * delivered to the next trial (a pause it never asked for) or to the worker (review 2). */
-    sigset_t pending, stale;
-    int nstale = 0;
-    sigemptyset(&stale);
-    if (sigpending(&pending) == 0) {
-        if (sigismember(&pending, SIGTERM) && !sigismember(&base.mask, SIGTERM)) sigaddset(&stale, SIGTERM), nstale++;
-        if (sigismember(&pending, SIGUSR1) && !sigismember(&base.mask, SIGUSR1)) sigaddset(&stale, SIGUSR1), nstale++;
-    }
-    const struct timespec at_once = {0, 0};
-    while (nstale-- > 0 && sigtimedwait(&stale, NULL, &at_once) > 0) {
-    }
-    sigprocmask(SIG_SETMASK, &base.mask, NULL);
+    /* The timers stop and their signals' dispositions come back before the mask opens: a timer
+     * that fired while an earlier trial blocked its signal would otherwise be delivered, under
+     * that trial's handler or the default action, the moment the mask opened (review). */
     struct itimerval off;
     memset(&off, 0, sizeof off);
     setitimer(ITIMER_REAL, &off, NULL);
     setitimer(ITIMER_VIRTUAL, &off, NULL);
     setitimer(ITIMER_PROF, &off, NULL);
+    for (int i = 0; i < 5; i++) sigaction(RESET_SIGNALS[i], &base.disp[i], NULL);
+    /* A signal an earlier trial blocked and left pending was for it: taken here, not delivered to
+     * the next trial (SIGTERM or SIGUSR1: a pause it never asked for; a timer's: its death) or to
+     * the worker (review 2). */
+    static const int STALE[5] = {SIGTERM, SIGUSR1, SIGALRM, SIGVTALRM, SIGPROF};
+    sigset_t pending, stale;
+    int nstale = 0;
+    sigemptyset(&stale);
+    if (sigpending(&pending) == 0)
+        for (int i = 0; i < 5; i++)
+            if (sigismember(&pending, STALE[i]) && !sigismember(&base.mask, STALE[i])) sigaddset(&stale, STALE[i]), nstale++;
+    const struct timespec at_once = {0, 0};
+    while (nstale-- > 0 && sigtimedwait(&stale, NULL, &at_once) > 0) {
+    }
+    sigprocmask(SIG_SETMASK, &base.mask, NULL);
     umask(base.umask);
     struct rlimit now;
     /* Raised back only where it was lowered (the soft limit, under the hard one it may still have). */
@@ -71,5 +76,4 @@ void t2__process_state_reset(void)
         if (want.rlim_cur > want.rlim_max) want.rlim_cur = want.rlim_max;
         setrlimit(RLIMIT_NOFILE, &want);
     }
-    for (int i = 0; i < 5; i++) sigaction(RESET_SIGNALS[i], &base.disp[i], NULL);
 }

@@ -207,8 +207,8 @@ static int unfinished_line(t2__store *st, int64_t id, FILE *out)
     int b = sqlite3_bind_int64(s, 1, id), src = b ? b : sqlite3_step(s);
     if (src != SQLITE_ROW) rc = t2__store_err(st, src, "describe: unfinished trials");
     else if (sqlite3_column_int64(s, 0) > 0 && sqlite3_column_int64(s, 1) > 0)
-        fprintf(out, "%lld trial(s) did not end: they run only when `t2exp resume %lld` continues it\n",
-                (long long)sqlite3_column_int64(s, 0), (long long)id);
+        fprintf(out, "%lld trial(s) did not end: they run only when `t2exp%s resume %lld` continues it\n",
+                (long long)sqlite3_column_int64(s, 0), t2__hint_home(), (long long)id);
     else if (sqlite3_column_int64(s, 0) > 0)
         fprintf(out, "%lld trial(s) did not end and never will: it ended before its searcher's state was first "
                      "saved, so it cannot be resumed; create it again once the error is fixed\n",

@@ -179,7 +179,8 @@ static int add_host(parser *p, const char *name, size_t n, int slots, int max_sl
     memcpy(h->name, key, n + 1);
     h->slots = slots;
     h->max_slots = max_slots;
-    h->used = 0;
+    h->used = h->threads = 0;
+    h->ipv4[0] = '\0'; /* looked up later (host_alias.c), if at all */
     h->dead = 0;
     *at = p->n++;
     return T2_OK;

@@ -23,6 +23,7 @@ typedef struct t2__host {
     int slots;     /* > 0 */
     int max_slots; /* 0: not given; else >= slots (accepted for Open MPI; t2exp never oversubscribes) */
     int used;      /* the controller's count of this host's slots given to running trials (0 here) */
+    int threads;   /* the threads their ranks here were given (>= used: each rank has at least 1) */
     int dead;      /* the controller found it unreachable: its slots left the pool (0 here) */
     char ipv4[16]; /* its first IPv4 address, looked up as the pool was loaded ("": none then; 0 here) */
 } t2__host;

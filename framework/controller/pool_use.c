@@ -86,8 +86,9 @@ int t2__ctl_take_slots(t2__ctl *c, t2__ctl_trial *t, int slots, char *path, size
     if (!rc) {
         t->threads = t2__pool_rank_threads(&c->pool, t->host_slots, t->threads);
         snprintf(path, len, "%s.hosts", t->log_path);
-        t2__pool_hold(&c->pool, t->host_slots, +1);
-        if ((rc = t2__pool_write_hostfile(&c->pool, t->host_slots, path))) t2__pool_hold(&c->pool, t->host_slots, -1);
+        t2__pool_hold(&c->pool, t->host_slots, t->threads, +1);
+        if ((rc = t2__pool_write_hostfile(&c->pool, t->host_slots, path)))
+            t2__pool_hold(&c->pool, t->host_slots, t->threads, -1);
     }
     if (rc) {
         free(t->host_slots);
@@ -98,7 +99,7 @@ int t2__ctl_take_slots(t2__ctl *c, t2__ctl_trial *t, int slots, char *path, size
 
 void t2__ctl_release_slots(t2__ctl *c, t2__ctl_trial *t)
 {
-    t2__pool_hold(&c->pool, t->host_slots, -1);
+    t2__pool_hold(&c->pool, t->host_slots, t->threads, -1); /* t->threads: as held (MPI trials keep it) */
     free(t->host_slots);
     t->host_slots = NULL;
 }

@@ -82,16 +82,21 @@ int t2__pool_rank_threads(const t2__slot_pool *p, const int *take, int want)
     int n = want;
     for (int h = 0; h < p->nhosts; h++) {
         if (!take[h]) continue;
-        int free_here = p->hosts[h].slots - p->hosts[h].used, per_rank = free_here / take[h];
+        int busy = p->hosts[h].threads > p->hosts[h].used ? p->hosts[h].threads : p->hosts[h].used;
+        int free_here = p->hosts[h].slots - busy, per_rank = free_here / take[h];
         if (per_rank < n) n = per_rank;
     }
     if (n > T2__MAX_RANK_THREADS) n = T2__MAX_RANK_THREADS;
     return n > 0 ? n : 1;
 }
 
-void t2__pool_hold(t2__slot_pool *p, const int *take, int sign)
+void t2__pool_hold(t2__slot_pool *p, const int *take, int threads, int sign)
 {
-    for (int h = 0; take && h < p->nhosts; h++) p->hosts[h].used += sign * take[h];
+    if (threads < 1) threads = 1;
+    for (int h = 0; take && h < p->nhosts; h++) {
+        p->hosts[h].used += sign * take[h];
+        p->hosts[h].threads += sign * take[h] * threads;
+    }
 }
 
 void t2__pool_kill(t2__slot_pool *p, int h)

@@ -44,12 +44,13 @@ int t2__pool_pick(const t2__slot_pool *p, int slots, int *take);
 /* The most threads a rank may run (t2_set_num_threads' limit, and P's). */
 #define T2__MAX_RANK_THREADS 64
 /* Threads for each rank of a trial about to hold take[] (not held yet): want, but on each of its
- * hosts at most that host's free slots over the trial's ranks there (a slot is a core: a trial
- * given the whole pool's share put 8 threads on a 4-slot host, and more than 64 failed it), and
- * 1..T2__MAX_RANK_THREADS. */
+ * hosts at most the slots there that no running rank's threads take, over the trial's ranks there
+ * (a slot is a core: a trial given the whole pool's share put 8 threads on a 4-slot host, and more
+ * than 64 failed it), and 1..T2__MAX_RANK_THREADS. */
 int t2__pool_rank_threads(const t2__slot_pool *p, const int *take, int want);
-/* Marks take[] as held (+1) or given back (-1). */
-void t2__pool_hold(t2__slot_pool *p, const int *take, int sign);
+/* Marks take[] as held (+1) or given back (-1), each rank with `threads` threads (the same count
+ * both ways). */
+void t2__pool_hold(t2__slot_pool *p, const int *take, int threads, int sign);
 /* Takes host h out of the pool for good (its slots no longer count, no trial gets them). */
 void t2__pool_kill(t2__slot_pool *p, int h);
 

@@ -29,7 +29,7 @@ static int add(expander *e, const char *item, const char *name, size_t len)
     if (len > T2__HOST_NAME_MAX) return bad(e, item, "a host name longer than 253 characters");
     const char *why = t2__host_name_problem(name, len);
     if (why) {
-        char msg[320];
+        char msg[700];
         snprintf(msg, sizeof msg, "host name \"%.*s\"%s", (int)len, name,
                  why[0] == '@' ? " has a character a host name or IP address cannot have" : why);
         return bad(e, item, msg);
@@ -197,8 +197,9 @@ int t2__slurm_pool_env(t2__host **hosts, int *nhosts, int *total, char *origin, 
     /* Inside a job step (`srun t2exp create` in a batch script), srun has set SLURM_TASKS_PER_NODE
      * to the step's tasks while SLURM_JOB_NODELIST stays the job's: the pool mixed the two (one
      * slot of a 4-task job; a two-node job refused over a variable the user never set; probe_N),
-     * and trials launched from a step would compete with it for the job's resources. The batch
-     * script's own step (4294967294) and the extern step are not steps of the user's. */
+     * and trials launched from a step would compete with it for the job's resources. Slurm's own
+     * steps are not the user's: from 4294967290 up (the interactive step of salloc, the batch
+     * script's, 4294967291 since Slurm 20.11 and 4294967294 before, the extern one). */
     const char *step = getenv("SLURM_STEP_ID");
     char *end = NULL;
     unsigned long long step_id = step && *step ? strtoull(step, &end, 10) : 0;
@@ -221,7 +222,7 @@ int t2__slurm_pool_env(t2__host **hosts, int *nhosts, int *total, char *origin, 
     }
     free(counts);
     if (rc) {
-        char why[600];
+        char why[1000];
         snprintf(why, sizeof why, "%s", t2_errmsg());
         free(*hosts);
         *hosts = NULL;

@@ -140,10 +140,17 @@ static void test_env(void)
     setenv("SLURM_STEP_ID", "0", 1);
     REFUSED(t2__pool_load(&p, NULL, 1, NULL), "Slurm job 42: t2exp runs inside its step 0 (srun)");
     CHECK(p.hosts == NULL && p.nhosts == 0);
-    setenv("SLURM_STEP_ID", "4294967294", 1);
-    CHECK_OK(t2__pool_load(&p, NULL, 1, NULL));
-    CHECK(p.nhosts == 3 && p.total == 5);
-    t2__pool_free(&p);
+    setenv("SLURM_STEP_ID", "4294967289", 1); /* the last number a user's step may have */
+    REFUSED(t2__pool_load(&p, NULL, 1, NULL), "inside its step 4294967289 (srun)");
+    /* Slurm's own steps: the batch script's (4294967294 before Slurm 20.11, 4294967291 since), the
+     * interactive one of salloc (4294967290), the extern one. */
+    static const char *const own[] = {"4294967294", "4294967291", "4294967290", "4294967292", "4294967295"};
+    for (size_t k = 0; k < sizeof own / sizeof own[0]; k++) {
+        setenv("SLURM_STEP_ID", own[k], 1);
+        CHECK_OK(t2__pool_load(&p, NULL, 1, NULL));
+        CHECK(p.nhosts == 3 && p.total == 5);
+        t2__pool_free(&p);
+    }
     unsetenv("SLURM_STEP_ID");
     /* Without tasks per node, the CPUs; without SLURM_JOB_NODELIST, the older SLURM_NODELIST. */
     unsetenv("SLURM_TASKS_PER_NODE");

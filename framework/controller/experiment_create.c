@@ -13,11 +13,14 @@
 #include "internal.h"
 
 /* KEY="ABSOLUTE PATH" (a YAML double-quoted string) into out (PATH_MAX * 2 + 64 bytes): an override
- * the store keeps with the experiment, so that a resume from another directory finds the file. */
-static void path_override(const char *key, const char *path, char *out)
+ * the store keeps with the experiment, so that a resume from another directory finds the file.
+ * resolve: through realpath (links followed); else the current directory before it, so that a
+ * link the user points elsewhere later (a hostfile naming today's pool) is read anew (review). */
+static void path_override(const char *key, const char *path, int resolve, char *out)
 {
-    char abs[PATH_MAX];
-    if (!realpath(path, abs)) snprintf(abs, sizeof abs, "%s", path);
+    char abs[PATH_MAX], cwd[PATH_MAX];
+    if (resolve ? !realpath(path, abs) : !getcwd(cwd, sizeof cwd) || (size_t)snprintf(abs, sizeof abs, "%s/%s", cwd, path) >= sizeof abs)
+        snprintf(abs, sizeof abs, "%s", path);
     char *w = out + sprintf(out, "%s=\"", key);
     for (const char *p = abs; *p; p++) {
         if (*p == '"' || *p == '\\') *w++ = '\\';
@@ -79,14 +82,14 @@ int t2__experiment_create(const t2__create_opts *o, int64_t *exp_id)
      * against the directory of each resume, which could find another file of that name). */
     char warm_ovr[PATH_MAX * 2 + 64] = "", lib_ovr[PATH_MAX * 2 + 64] = "";
     if (c.warm && (o->from_checkpoint || cfg->searcher.source_checkpoint))
-        path_override("searcher.source_checkpoint", c.warm, warm_ovr);
+        path_override("searcher.source_checkpoint", c.warm, 1, warm_ovr);
     /* A custom searcher's library likewise, so that a resume from another directory finds it; and a
      * relative resources.hostfile (a resume elsewhere failed, or read another file of that name:
      * another pool; probe_N). */
-    if (cfg->searcher.name == T2__SEARCH_CUSTOM) path_override("searcher.library", cfg->searcher.library, lib_ovr);
+    if (cfg->searcher.name == T2__SEARCH_CUSTOM) path_override("searcher.library", cfg->searcher.library, 1, lib_ovr);
     char hosts_ovr[PATH_MAX * 2 + 64] = "";
     if (cfg->resources.hostfile && cfg->resources.hostfile[0] != '/')
-        path_override("resources.hostfile", cfg->resources.hostfile, hosts_ovr);
+        path_override("resources.hostfile", cfg->resources.hostfile, 0, hosts_ovr);
     t2__experiment_new e = {.name = cfg->name, .description = cfg->description, .config_yaml = cfg->yaml_text,
                             .searcher_name = t2__searcher_name(cfg->searcher.name), .metric = cfg->searcher.metric,
                             .smaller_is_better = cfg->searcher.smaller_is_better, .trial_object = object,

@@ -60,7 +60,7 @@ int t2__host_probe_start(t2__host_probe *p, const char *name, double timeout_s, 
         int null = open("/dev/null", O_RDWR);
         /* Its messages are kept for the verdict (probe_err_line): a broken launcher, not the
          * host, failed every probe, and only the trial's log said so (probe_N). */
-        int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        int err = open(err_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (null >= 0) {
             dup2(null, STDIN_FILENO);
             dup2(null, STDOUT_FILENO);
@@ -89,7 +89,7 @@ static void probe_err_line(const char *session, char *line, size_t len)
     char path[PATH_MAX + 16], buf[4096];
     line[0] = '\0';
     snprintf(path, sizeof path, "%s.err", session);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     unlink(path);
     if (fd < 0) return;
     ssize_t n = read(fd, buf, sizeof buf - 1);

@@ -49,8 +49,12 @@ ctl=$!
 # While its launch waits on the host, the trial is RUNNING there (as a local trial is from its
 # fork), not QUEUED with no hosts (probe_L finding 7).
 for _ in $(seq 600); do [ -e "$WORK/launch-started" ] && break; sleep 0.1; done
-sleep 1
-launching=$(sql "SELECT state || ' ' || hosts FROM trials WHERE hosts LIKE '192.0.2.7%'")
+# (Polled: the row reaches the store with the writer's next batch; the agent holds the launch 3 s.)
+for _ in $(seq 25); do
+  launching=$(sql "SELECT state || ' ' || hosts FROM trials WHERE hosts LIKE '192.0.2.7%'")
+  [ "$launching" = "RUNNING 192.0.2.7:1" ] && break
+  sleep 0.1
+done
 [ "$launching" = "RUNNING 192.0.2.7:1" ] ||
   { kill $ctl; cat "$WORK/out"; fail "a trial launching on 192.0.2.7 should be RUNNING there: '$launching' ($(sql "SELECT state, hosts FROM trials"))"; }
 for _ in $(seq 600); do [ -e "$WORK/probe-started" ] && break; sleep 0.1; done

@@ -30,6 +30,15 @@ static int name_trial_in_error(const t2__ctl *c, const t2__ctl_trial *t, int rc)
     return t2_seterr(rc, "trial " T2__TRIAL_FMT ": %s", T2__TRIAL_ARGS(c, t), why);
 }
 
+/* Appends name to the ", "-separated list (cap bytes); past cap, "..." ends it once. */
+static void list_name(char *list, size_t cap, const char *name)
+{
+    size_t len = strlen(list);
+    if (len >= 3 && !strcmp(list + len - 3, "...")) return;
+    if (len + strlen(name) + 3 < cap) snprintf(list + len, cap - len, "%s%s", len ? ", " : "", name);
+    else if (len + 6 < cap) snprintf(list + len, cap - len, ", ...");
+}
+
 /* A trial on slots_per_trial ranks through mpirun (on the hostfile's pool, if there is one): mpirun
  * is started and the trial is LAUNCHING; rank 0's call back is an event of the loop (launch.c). */
 static int start_distributed(t2__ctl *c, t2__ctl_trial *t, const int *fds, int n)
@@ -52,33 +61,22 @@ static int start_distributed(t2__ctl *c, t2__ctl_trial *t, const int *fds, int n
         if ((rc = t2__listen_tcp(addr, &c->listen_fd, &port))) return rc;
         snprintf(c->connect_addr, sizeof c->connect_addr, "%s:%d", addr, port);
         t2__progress_event(&c->prog, "distributed trials call back to %s", c->connect_addr);
-        /* Loopback because the pool's other names did not resolve when it was loaded: their ranks
-         * could not call back, and nothing said why (review). */
-        char unresolved[512] = "";
-        for (int h = 0; h < nh && strncmp(addr, "127.", 4) == 0; h++)
-            if (!c->pool.hosts[h].ipv4[0] && strlen(unresolved) + strlen(c->pool.hosts[h].name) + 3 < sizeof unresolved)
-                snprintf(unresolved + strlen(unresolved), sizeof unresolved - strlen(unresolved), "%s%s",
-                         unresolved[0] ? ", " : "", c->pool.hosts[h].name);
+        /* Listening on loopback, two kinds of pool host cannot call back: one whose name did not
+         * resolve when the pool was loaded (nothing said why; review), and one this machine reaches
+         * over the network while a loopback address was given (controller_address,
+         * T2EXP_CONTROLLER_ADDR): every launch there failed with a bare "mpirun exited", and only
+         * the trial log said "Connection refused" (probe_N). */
+        char unresolved[512] = "", remote[512] = "";
+        for (int h = 0; h < nh && strncmp(addr, "127.", 4) == 0; h++) {
+            if (!c->pool.hosts[h].ipv4[0]) list_name(unresolved, sizeof unresolved, c->pool.hosts[h].name);
+            else if (t2__route_is_local(c->pool.hosts[h].ipv4) == 0)
+                list_name(remote, sizeof remote, c->pool.hosts[h].name);
+        }
         if (unresolved[0])
             t2__progress_event(&c->prog, "warning: %s did not resolve when the pool was loaded, so the controller "
                                          "listens on %s alone, which ranks there cannot reach: set "
                                          "resources.controller_address to this machine's address they reach",
                                unresolved, addr);
-        /* A loopback address given (controller_address, T2EXP_CONTROLLER_ADDR) with hosts this
-         * machine reaches over the network: every launch there failed with a bare "mpirun exited",
-         * and only the trial log said "Connection refused" (probe_N). A route is a local lookup. */
-        char remote[512] = "";
-        for (int h = 0; h < nh && strncmp(addr, "127.", 4) == 0; h++) {
-            char src[64];
-            if (!c->pool.hosts[h].ipv4[0] || t2__route_source(c->pool.hosts[h].ipv4, src, sizeof src) != T2_OK) {
-                t2_clearerr();
-                continue;
-            }
-            /* (A route to one of this machine's own addresses starts from that address.) */
-            if (strncmp(src, "127.", 4) != 0 && strcmp(src, c->pool.hosts[h].ipv4) != 0 && strlen(remote) + strlen(c->pool.hosts[h].name) + 3 < sizeof remote)
-                snprintf(remote + strlen(remote), sizeof remote - strlen(remote), "%s%s", remote[0] ? ", " : "",
-                         c->pool.hosts[h].name);
-        }
         if (remote[0])
             t2__progress_event(&c->prog, "warning: the controller listens on %s, a loopback address, which ranks on "
                                          "%s (other machines) cannot reach: their launches will fail; give "

@@ -126,15 +126,9 @@ static int on_checkpoint(t2__ctl *c, t2__ctl_trial *t, const t2__msg *m)
          * the message named no cause (probe_N). Rank 0 runs on the trial's first host. */
         int h0 = 0;
         while (t->host_slots && h0 < c->pool.nhosts && !t->host_slots[h0]) h0++;
-        /* Not where rank 0 ran here (a localhost pool, the Slurm batch node): a route to one of
-         * this machine's addresses starts from it (review). */
-        char src[64] = "";
-        const char *ip = t->host_slots && h0 < c->pool.nhosts ? c->pool.hosts[h0].ipv4 : NULL;
-        int local = ip && ip[0] &&
-                    (!strncmp(ip, "127.", 4) ||
-                     (t2__route_source(ip, src, sizeof src) == T2_OK && !strcmp(src, ip)));
-        int remote = ip && !local; /* an address not known (no lookup answered) may be remote */
-        t2_clearerr();
+        /* Not where rank 0 ran here (a localhost pool, the Slurm batch node; review); a host whose
+         * address is not known may be remote. */
+        int remote = t->host_slots && h0 < c->pool.nhosts && t2__route_is_local(c->pool.hosts[h0].ipv4) != 1;
         if (ok == T2_ENOTFOUND && remote)
             t2__fmt_fit(why, sizeof why,
                         "no such file in the checkpoint directory %s on this machine: rank 0 on %s wrote it where "

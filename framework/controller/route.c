@@ -34,6 +34,19 @@ int t2__route_source(const char *host, char *out, size_t len)
     return rc;
 }
 
+int t2__route_is_local(const char *ipv4)
+{
+    if (!ipv4 || !ipv4[0]) return -1;
+    if (!strncmp(ipv4, "127.", 4)) return 1;
+    char src[INET_ADDRSTRLEN];
+    if (t2__route_source(ipv4, src, sizeof src) != T2_OK) {
+        t2_clearerr();
+        return -1;
+    }
+    /* A route to one of this machine's own addresses starts from that address. */
+    return !strncmp(src, "127.", 4) || !strcmp(src, ipv4);
+}
+
 int t2__controller_address_check(const char *addr, const char *what)
 {
     struct in_addr a;

@@ -9,6 +9,11 @@
  * nothing). T2_ENOTFOUND naming the host if it does not resolve to IPv4, T2_EIO if no route. */
 int t2__route_source(const char *host, char *out, size_t len);
 
+/* Whether the IPv4 address ipv4 is this machine's: 1 (a loopback address, or one a route to
+ * starts from itself), 0 (reached over the network), -1 (no address, or no route: unknown). A
+ * local lookup, no packet sent. */
+int t2__route_is_local(const char *ipv4);
+
 /* The address to listen on for a trial's ranks: `configured` (resources.controller_address) if
  * set, else $T2EXP_CONTROLLER_ADDR if set, else the address that routes to the first of the
  * hostfile's hosts that is not this machine's loopback, else 127.0.0.1 (every host is local, or

@@ -18,6 +18,9 @@
 
 extern char **environ;
 
+/* Where a probe's mpirun writes its messages: beside its session directory (which mpirun makes). */
+static void err_path_of(const char *session, char *out, size_t len) { snprintf(out, len, "%s.err", session); }
+
 int t2__host_probe_start(t2__host_probe *p, const char *name, double timeout_s, char *const *env, size_t nenv)
 {
     char host[T2__HOST_NAME_MAX + 8];
@@ -55,7 +58,7 @@ int t2__host_probe_start(t2__host_probe *p, const char *name, double timeout_s, 
         return t2_seterr(T2_EIO, "controller: fork: %s", strerror(fork_errno));
     }
     char err_path[PATH_MAX + 16];
-    snprintf(err_path, sizeof err_path, "%s.err", p->session); /* beside it: mpirun makes the directory */
+    err_path_of(p->session, err_path, sizeof err_path);
     if (pid == 0) {
         int null = open("/dev/null", O_RDWR);
         /* Its messages are kept for the verdict (probe_err_line): a broken launcher, not the
@@ -83,14 +86,13 @@ int t2__host_probe_start(t2__host_probe *p, const char *name, double timeout_s, 
 }
 
 /* The first paragraph of what the probe's mpirun wrote (Open MPI frames its messages in lines of
- * dashes and wraps them), as one printable line into line ("" if none); the file goes. */
+ * dashes and wraps them), as one printable line into line ("" if none). */
 static void probe_err_line(const char *session, char *line, size_t len)
 {
     char path[PATH_MAX + 16], buf[4096];
     line[0] = '\0';
-    snprintf(path, sizeof path, "%s.err", session);
+    err_path_of(session, path, sizeof path);
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    unlink(path);
     if (fd < 0) return;
     ssize_t n = read(fd, buf, sizeof buf - 1);
     close(fd);
@@ -118,8 +120,8 @@ static void clear_after(t2__host_probe *p, t2__proc_tree *tree)
     if (tree) t2__proc_tree_end(tree);
     t2__mpi_session_remove(p->session);
     char err_path[PATH_MAX + 16];
-    snprintf(err_path, sizeof err_path, "%s.err", p->session);
-    unlink(err_path); /* its messages (probe_err_line), if nobody read them */
+    err_path_of(p->session, err_path, sizeof err_path);
+    unlink(err_path); /* its messages (probe_err_line) */
 }
 
 void t2__host_probe_stop(t2__host_probe *p)

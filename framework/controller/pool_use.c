@@ -18,19 +18,15 @@ int t2__ctl_load_pool(t2__ctl *c)
 {
     /* Without MPI no trial could start on the allocation's hosts: the allocation is then left
      * alone and trials run here, as they would outside Slurm. */
-    int slurm = !c->cfg->resources.slurm_off && t2__comm_have_mpi();
+    int rc = t2__pool_read(&c->pool, c->cfg->resources.hostfile,
+                           !c->cfg->resources.slurm_off && t2__comm_have_mpi());
+    if (rc) return rc;
     /* A big pool's lookups can take minutes on a resolver that drops bursts, and create said
-     * nothing meanwhile (2,000 names: 60 s; probe_N): a line first, with the bound. Reading the
-     * file twice is nothing beside a lookup. */
-    t2__slot_pool peek;
-    if (c->o && c->o->out && t2__pool_read(&peek, c->cfg->resources.hostfile, slurm) == T2_OK) {
-        if (peek.nhosts > LOOKUP_NOTE_AT)
-            t2__progress_line(c->o->out, "looking up the pool's %d host names (at most %.0f s; Ctrl-C stops)",
-                              peek.nhosts, t2__host_lookup_deadline(peek.nhosts));
-        t2__pool_free(&peek);
-    }
-    t2_clearerr();
-    return t2__pool_load(&c->pool, c->cfg->resources.hostfile, slurm, &t2__ctl_interrupted);
+     * nothing meanwhile (2,000 names: 60 s; probe_N): a line first, with the bound. */
+    if (c->pool.nhosts > LOOKUP_NOTE_AT && c->o && c->o->out)
+        t2__progress_line(c->o->out, "looking up the pool's %d host names (at most %.0f s; Ctrl-C stops)",
+                          c->pool.nhosts, t2__host_lookup_deadline(c->pool.nhosts));
+    return t2__pool_lookup(&c->pool, c->cfg->resources.hostfile, &t2__ctl_interrupted);
 }
 
 /* t2__sched_plan for cfg on a pool of pool_slots (as t2__sched_limits has it), with a refusal

@@ -12,34 +12,29 @@
 #include "internal.h"
 #include "slurm_alloc.h"
 
-/* Which pool the config names, read without looking any host up. what gets how to name it in a
- * lookup's message ("" for an allocation's, whose names are looked up for addresses only). */
-static int pool_read(t2__slot_pool *p, const char *path, int slurm, char *what, size_t len)
+int t2__pool_read(t2__slot_pool *p, const char *path, int slurm)
 {
     memset(p, 0, sizeof *p);
-    what[0] = '\0';
-    if (path) {
-        snprintf(what, len, "resources.hostfile %s", path);
-        return t2__hostfile_load(path, &p->hosts, &p->nhosts, &p->total);
-    }
+    if (path) return t2__hostfile_load(path, &p->hosts, &p->nhosts, &p->total);
     if (slurm && getenv("SLURM_JOB_ID")) return t2__slurm_pool_env(&p->hosts, &p->nhosts, &p->total, p->origin, sizeof p->origin);
     return T2_OK;
 }
 
-int t2__pool_read(t2__slot_pool *p, const char *path, int slurm)
+int t2__pool_lookup(t2__slot_pool *p, const char *path, const volatile sig_atomic_t *stop)
 {
-    char what[PATH_MAX + 32];
-    return pool_read(p, path, slurm, what, sizeof what);
+    char what[PATH_MAX + 32] = "";
+    if (path) snprintf(what, sizeof what, "resources.hostfile %s", path);
+    /* The hosts are looked up here, before anything is recorded, and never in the event loop. An
+     * allocation's names are looked up for their addresses only (what NULL). */
+    int rc = p->nhosts ? t2__pool_check_aliases(p->hosts, p->nhosts, what[0] ? what : NULL, stop) : T2_OK;
+    if (rc) t2__pool_free(p);
+    return rc;
 }
 
 int t2__pool_load(t2__slot_pool *p, const char *path, int slurm, const volatile sig_atomic_t *stop)
 {
-    char what[PATH_MAX + 32];
-    int rc = pool_read(p, path, slurm, what, sizeof what);
-    /* The hosts are looked up here, before anything is recorded, and never in the event loop. */
-    if (!rc && p->nhosts && (rc = t2__pool_check_aliases(p->hosts, p->nhosts, what[0] ? what : NULL, stop)))
-        t2__pool_free(p);
-    return rc;
+    int rc = t2__pool_read(p, path, slurm);
+    return rc ? rc : t2__pool_lookup(p, path, stop);
 }
 
 void t2__pool_free(t2__slot_pool *p)
@@ -82,8 +77,8 @@ int t2__pool_rank_threads(const t2__slot_pool *p, const int *take, int want)
     int n = want;
     for (int h = 0; h < p->nhosts; h++) {
         if (!take[h]) continue;
-        int busy = p->hosts[h].threads > p->hosts[h].used ? p->hosts[h].threads : p->hosts[h].used;
-        int free_here = p->hosts[h].slots - busy, per_rank = free_here / take[h];
+        /* (threads >= used: t2__pool_hold gives each rank at least one.) */
+        int free_here = p->hosts[h].slots - p->hosts[h].threads, per_rank = free_here / take[h];
         if (per_rank < n) n = per_rank;
     }
     if (n > T2__MAX_RANK_THREADS) n = T2__MAX_RANK_THREADS;

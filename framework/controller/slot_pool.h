@@ -26,6 +26,9 @@ typedef struct t2__slot_pool {
 int t2__pool_load(t2__slot_pool *p, const char *path, int slurm, const volatile sig_atomic_t *stop);
 /* The same pool without looking its hosts up (preview's slot check): slots and names only. */
 int t2__pool_read(t2__slot_pool *p, const char *path, int slurm);
+/* The second half of t2__pool_load: p (from t2__pool_read with the same path) looked up and
+ * checked; p freed on an error. */
+int t2__pool_lookup(t2__slot_pool *p, const char *path, const volatile sig_atomic_t *stop);
 /* T2_EINVAL naming both when two of the n hosts are one machine as Open MPI counts them (this
  * machine under two names; two names of one address): host_alias.c. Names that do not resolve
  * now (or within 12 s for each 256 of them, looked up side by side) are not compared. Each host's ipv4 gets its first

@@ -298,6 +298,19 @@ static const struct {
     {"config policy", {"invariant_config", "constraints"}},
 };
 
+/* How many of root's keys are keys of OTHER_FILES[f]; seen (cap bytes) gets the first 4, ", " between. */
+static int other_keys(const t2__ynode *root, size_t f, char *seen, size_t cap)
+{
+    size_t len = 0;
+    int n = 0;
+    seen[0] = '\0';
+    for (size_t k = 0; k < root->n; k++)
+        for (size_t i = 0; i < 16 && OTHER_FILES[f].keys[i]; i++)
+            if (!strcmp(root->keys[k], OTHER_FILES[f].keys[i]) && n++ < 4 && len < cap)
+                len += (size_t)snprintf(seen + len, cap - len, "%s%s", n > 1 ? ", " : "", root->keys[k]);
+    return n;
+}
+
 /* "t2exp runs experiments" for a file with no searcher or hyperparameters whose keys name one of
  * OTHER_FILES; T2_OK when it may be an experiment config (its own errors then say what is wrong):
  * also when a key is a near miss of those two (`searchr:`), which is an experiment config with a
@@ -311,25 +324,17 @@ static int other_file(const t2__ynode *root, const t2__ymark *origin)
     /* The kind with the most of its keys here: a Helm values.yaml has a master's `db:` too. */
     size_t best = 0;
     int most = 0;
+    char seen[200] = "", now[200];
     for (size_t f = 0; f < sizeof OTHER_FILES / sizeof OTHER_FILES[0]; f++) {
-        int n = 0;
-        for (size_t k = 0; k < root->n; k++)
-            for (size_t i = 0; i < 16 && OTHER_FILES[f].keys[i]; i++) n += !strcmp(root->keys[k], OTHER_FILES[f].keys[i]);
-        if (n > most) most = n, best = f;
+        int n = other_keys(root, f, now, sizeof now);
+        if (n > most) most = n, best = f, memcpy(seen, now, sizeof seen);
     }
     if (!most) return T2_OK;
-    char seen[200] = "";
-    size_t len = 0;
-    int n = 0;
-    for (size_t k = 0; k < root->n; k++)
-        for (size_t i = 0; i < 16 && OTHER_FILES[best].keys[i]; i++)
-            if (!strcmp(root->keys[k], OTHER_FILES[best].keys[i]) && n++ < 4 && len < sizeof seen)
-                len += (size_t)snprintf(seen + len, sizeof seen - len, "%s%s", n > 1 ? ", " : "", root->keys[k]);
     return t2__cfg_err(origin, "",
                        "this looks like Determined's %s, with keys %s%s, not an experiment config: t2exp takes an "
                        "experiment's config (hyperparameters, searcher; docs/config-reference.md) and has no master "
                        "or agent to configure",
-                       OTHER_FILES[best].kind, seen, n > 4 ? ", ..." : "");
+                       OTHER_FILES[best].kind, seen, most > 4 ? ", ..." : "");
 }
 
 static int top_level(t2__config *cfg, const t2__ynode *root)
